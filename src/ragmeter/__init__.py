@@ -1,0 +1,51 @@
+"""ragmeter: measure the retrieval side of RAG systems.
+
+The top-level import stays light (numpy and pyarrow only); readers, reports and the CLI are
+imported on first use.
+
+>>> import ragmeter
+>>> run = ragmeter.Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}})
+>>> qrels = ragmeter.Qrels.from_dict({"q1": {"d2": 1}})
+>>> ragmeter.evaluate(run, qrels, ["mrr"]).run.means()
+{'mrr': 0.5}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.core.data import Qrels, Run
+from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.errors import InputError, MeasureError, RagmeterError
+from ragmeter.evaluation import evaluate
+from ragmeter.metrics.registry import Measure, parse_measure, parse_measures
+
+if TYPE_CHECKING:
+    from ragmeter.io.readers import read_qrels, read_run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Evaluation",
+    "InputError",
+    "Measure",
+    "MeasureError",
+    "Qrels",
+    "RagmeterError",
+    "Run",
+    "RunResult",
+    "__version__",
+    "evaluate",
+    "parse_measure",
+    "parse_measures",
+    "read_qrels",
+    "read_run",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("read_run", "read_qrels"):
+        from ragmeter.io import readers
+
+        return getattr(readers, name)
+    raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")

@@ -1,0 +1,144 @@
+"""The ``ragmeter`` command line: thin commands that parse options, call the library and hand
+the result to ``report``."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.errors import RagmeterError
+
+app = typer.Typer(
+    name="ragmeter",
+    help="Measure the retrieval side of RAG systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    trec = "trec"
+
+
+class MissingPolicy(str, Enum):
+    zero = "zero"
+    skip = "skip"
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"ragmeter: error: {exc}", err=True)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def evaluate(
+    runs: Annotated[list[Path], typer.Argument(help="Run files (TREC, JSON, JSONL, YAML…).")],
+    qrels: Annotated[Path, typer.Option("--qrels", "-q", help="Relevance judgments.")],
+    measure: Annotated[
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),
+    ] = None,
+    per_query: Annotated[bool, typer.Option("--per-query", help="Include per-query values.")] = False,
+    missing: Annotated[
+        MissingPolicy,
+        typer.Option(help="Judged queries absent from a run: score as empty, or skip."),
+    ] = MissingPolicy.zero,
+    rel_level: Annotated[int, typer.Option("--rel-level", help="Relevant ⇔ grade ≥ N.")] = 1,
+    depth: Annotated[
+        int | None, typer.Option("--depth", help="Evaluate only the top N of each ranking.")
+    ] = None,
+    default_k: Annotated[
+        int, typer.Option("--default-k", help="Cutoff for measures given without @k.")
+    ] = 5,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+) -> None:
+    """Evaluate runs against qrels and print one row per run."""
+    from ragmeter.evaluation import evaluate as run_evaluation
+    from ragmeter.io.readers import read_qrels, read_run
+    from ragmeter.report import render
+
+    names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
+    try:
+        qrels_obj = read_qrels(qrels)
+        run_objs = [read_run(p) for p in runs]
+        result = run_evaluation(
+            run_objs,
+            qrels_obj,
+            names,
+            missing=missing.value,
+            rel_level=rel_level,
+            depth=depth,
+            default_k=default_k,
+        )
+    except RagmeterError as exc:
+        _fail(exc)
+        return
+    if fmt is OutputFormat.table:
+        if output is not None:
+            with output.open("w", encoding="utf-8") as fh:
+                render.print_table(result, per_query=per_query, file=fh)
+        else:
+            render.print_table(result, per_query=per_query)
+        return
+    text = render.render(result, fmt.value, per_query=per_query)
+    if output is not None:
+        from ragmeter.io.trec import _atomic_write
+
+        _atomic_write(output, text)
+    else:
+        sys.stdout.write(text)
+    for w in result.warnings:
+        typer.echo(f"warning: {w}", err=True)
+
+
+@app.command()
+def measures() -> None:
+    """List every measure family with its cutoff, parameters and summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragmeter.metrics.registry import REGISTRY
+
+    table = Table(title="ragmeter measures", title_justify="left")
+    for col in ("name", "cutoff", "parameters", "aliases", "summary"):
+        table.add_column(col)
+    for fam in sorted(REGISTRY.families(), key=lambda f: f.name):
+        table.add_row(
+            fam.name,
+            {"none": "", "optional": "@k optional", "required": "@k"}[fam.cutoff],
+            ", ".join(p.name for p in fam.params),
+            ", ".join(fam.aliases),
+            fam.summary,
+        )
+    Console().print(table)
+
+
+@app.command(
+    "trec-eval",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def trec_eval(ctx: typer.Context) -> None:
+    """A drop-in for trec_eval 10.0: ragmeter trec-eval [-q] [-c] [-M N] [-l N] [-m M] QRELS RUN."""
+    from ragmeter.report.trec_eval import main as trec_main
+
+    raise typer.Exit(code=trec_main(list(ctx.args)))
+
+
+def main() -> None:
+    """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
+    # trec_eval's getopt syntax (-M100, -mndcg.1=3) is parsed by its own parser.
+    if len(sys.argv) > 1 and sys.argv[1] == "trec-eval":
+        from ragmeter.report.trec_eval import main as trec_main
+
+        sys.exit(trec_main(sys.argv[2:]))
+    app()

@@ -1,0 +1,228 @@
+"""The aligned view of a run against qrels, computed once per evaluation.
+
+One vectorized join of (query, doc) keys gives every retrieved item its grade (or
+:data:`NOT_JUDGED`); per-query label statistics come from the qrels segments. Every metric is a
+function of these arrays, so ten metrics cost one alignment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragmeter.core.data import IntArray, Qrels, Run
+
+#: Grade of a retrieved item that has no qrels entry ("not in the pool").
+NOT_JUDGED = np.int32(np.iinfo(np.int32).min)
+
+Missing = Literal["zero", "skip"]
+
+
+@dataclass(frozen=True, eq=False)
+class Aligned:
+    """A run's items with their grades, segmented by evaluated query.
+
+    Attributes:
+        query_ids: the evaluated queries (those of the qrels, in byte order).
+        offsets: CSR offsets of each query's retrieved items, rank order.
+        grades: grade of each retrieved item, :data:`NOT_JUDGED` when it has no judgment.
+        run_rows: row of each item in the source run (to reach doc ids, scores, texts).
+        label_offsets: CSR offsets of each query's judgments.
+        label_grades: every judged grade of each query, sorted descending within the query.
+        in_run: whether the query appears in the run at all.
+        cutoffs: per-query cutoff override (``metadata.k``), -1 where none; or ``None``.
+        n_missing: evaluated queries absent from the run (scored as empty runs).
+        n_skipped: qrels queries absent from the run and dropped (``missing="skip"``).
+        n_unjudged_queries: run queries with no judgments, not evaluated.
+        rel_level: the evaluation's default relevance threshold (grade ≥ rel_level).
+    """
+
+    query_ids: npt.NDArray[np.object_]
+    offsets: IntArray
+    grades: npt.NDArray[np.int32]
+    run_rows: IntArray
+    label_offsets: IntArray
+    label_grades: npt.NDArray[np.int32]
+    in_run: npt.NDArray[np.bool_]
+    cutoffs: IntArray | None = None
+    n_missing: int = 0
+    n_skipped: int = 0
+    n_unjudged_queries: int = 0
+    rel_level: int = 1
+    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def lengths(self) -> IntArray:
+        return self._cached("lengths", lambda: np.diff(self.offsets))
+
+    @property
+    def label_lengths(self) -> IntArray:
+        return self._cached("label_lengths", lambda: np.diff(self.label_offsets))
+
+    @property
+    def query_of_item(self) -> IntArray:
+        """Index of the evaluated query each retrieved item belongs to."""
+        return self._cached(
+            "query_of_item",
+            lambda: np.repeat(np.arange(self.n_queries, dtype=np.int64), self.lengths),
+        )
+
+    @property
+    def query_of_label(self) -> IntArray:
+        return self._cached(
+            "query_of_label",
+            lambda: np.repeat(np.arange(self.n_queries, dtype=np.int64), self.label_lengths),
+        )
+
+    @property
+    def ranks(self) -> IntArray:
+        """1-based rank of every retrieved item within its query."""
+        return self._cached(
+            "ranks",
+            lambda: np.arange(len(self.grades), dtype=np.int64)
+            - np.repeat(self.offsets[:-1], self.lengths)
+            + 1,
+        )
+
+    @property
+    def label_ranks(self) -> IntArray:
+        """1-based rank of each judgment in its query's descending grade order (ideal order)."""
+        return self._cached(
+            "label_ranks",
+            lambda: np.arange(len(self.label_grades), dtype=np.int64)
+            - np.repeat(self.label_offsets[:-1], self.label_lengths)
+            + 1,
+        )
+
+    def relevant(self, rel_level: int) -> npt.NDArray[np.bool_]:
+        """Mask of retrieved items with grade ≥ ``rel_level``."""
+        return self._cached(("relevant", rel_level), lambda: self.grades >= rel_level)
+
+    def num_relevant(self, rel_level: int) -> IntArray:
+        """R per query: judgments with grade ≥ ``rel_level``."""
+        return self._cached(
+            ("num_relevant", rel_level),
+            lambda: np.bincount(
+                self.query_of_label,
+                weights=self.label_grades >= rel_level,
+                minlength=self.n_queries,
+            ).astype(np.int64),
+        )
+
+    def _cached(self, key: object, compute: object) -> npt.NDArray[np.int64]:
+        if key not in self._cache:
+            self._cache[key] = compute()  # type: ignore[operator]
+        return self._cache[key]  # type: ignore[return-value]
+
+
+def align(
+    run: Run,
+    qrels: Qrels,
+    *,
+    missing: Missing = "zero",
+    depth: int | None = None,
+    rel_level: int = 1,
+) -> Aligned:
+    """Align ``run`` with ``qrels``.
+
+    Evaluated queries are the qrels' queries. A qrels query absent from the run is scored as
+    an empty run (``missing="zero"``) or dropped (``missing="skip"``); run queries without
+    judgments are not evaluated. ``depth`` truncates each query's ranking (trec_eval ``-M``).
+    """
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
+    qrels_q = pa.array(list(qrels.query_ids), type=pa.string())
+    run_q = pa.array(list(run.query_ids), type=pa.string())
+    run_pos_of_qrels = pc.index_in(qrels_q, value_set=run_q).to_numpy(zero_copy_only=False)
+    present = ~np.isnan(run_pos_of_qrels.astype(np.float64))
+    run_pos = np.where(present, np.nan_to_num(run_pos_of_qrels, nan=-1), -1).astype(np.int64)
+    n_unjudged = int(run.n_queries - present.sum())
+
+    keep_q = present if missing == "skip" else np.ones(len(present), dtype=bool)
+    evaluated = np.flatnonzero(keep_q)
+    n_missing = int((~present[evaluated]).sum())
+    n_skipped = int((~present).sum()) if missing == "skip" else 0
+
+    # Retrieved segments of the evaluated queries, truncated to depth.
+    run_lengths = np.diff(run.offsets)
+    rpos = run_pos[evaluated]
+    seg_len = np.where(rpos >= 0, run_lengths[np.maximum(rpos, 0)], 0) if len(rpos) else rpos
+    if depth is not None:
+        seg_len = np.minimum(seg_len, depth)
+    seg_start = np.where(rpos >= 0, run.offsets[np.maximum(rpos, 0)], 0) if len(rpos) else rpos
+    offsets = np.concatenate([[0], np.cumsum(seg_len)]).astype(np.int64)
+    total = int(offsets[-1])
+    run_rows = (
+        np.repeat(seg_start - offsets[:-1], seg_len) + np.arange(total, dtype=np.int64)
+    ).astype(np.int64)
+
+    # Judgments of the evaluated queries, grades sorted descending within each query.
+    lab_start = qrels.offsets[evaluated]
+    lab_len = np.diff(qrels.offsets)[evaluated]
+    label_offsets = np.concatenate([[0], np.cumsum(lab_len)]).astype(np.int64)
+    label_rows = np.repeat(lab_start - label_offsets[:-1], lab_len) + np.arange(
+        int(label_offsets[-1]), dtype=np.int64
+    )
+    label_query = np.repeat(np.arange(len(evaluated), dtype=np.int64), lab_len)
+    label_grades = qrels.grades[label_rows]
+    order = np.lexsort((-label_grades.astype(np.int64), label_query))
+    label_grades_sorted = label_grades[order]
+
+    grades = _join_grades(run, qrels, run_rows, offsets, label_rows, label_query)
+
+    cutoffs = None
+    if run.cutoffs is not None:
+        cutoffs = np.where(rpos >= 0, run.cutoffs[np.maximum(rpos, 0)], -1).astype(np.int64)
+
+    return Aligned(
+        query_ids=qrels.query_ids[evaluated],
+        offsets=offsets,
+        grades=grades,
+        run_rows=run_rows,
+        label_offsets=label_offsets,
+        label_grades=label_grades_sorted.astype(np.int32),
+        in_run=present[evaluated],
+        cutoffs=cutoffs,
+        n_missing=n_missing,
+        n_skipped=n_skipped,
+        n_unjudged_queries=n_unjudged,
+        rel_level=rel_level,
+    )
+
+
+def _join_grades(
+    run: Run,
+    qrels: Qrels,
+    run_rows: IntArray,
+    offsets: IntArray,
+    label_rows: IntArray,
+    label_query: IntArray,
+) -> npt.NDArray[np.int32]:
+    """Grade of each aligned run item via one hash join on (query, doc)."""
+    n = len(run_rows)
+    grades = np.full(n, NOT_JUDGED, dtype=np.int32)
+    if n == 0 or len(label_rows) == 0:
+        return grades
+    item_query = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+    run_docs = run.doc_ids.take(pa.array(run_rows))
+    label_docs = qrels.doc_ids.take(pa.array(label_rows))
+    if run_docs.type != label_docs.type:
+        # Join keys must share one type; large_string holds either.
+        run_docs = run_docs.cast(pa.large_string())
+        label_docs = label_docs.cast(pa.large_string())
+    left = pa.table({"q": item_query, "d": run_docs, "i": np.arange(n, dtype=np.int64)})
+    right = pa.table({"q": label_query, "d": label_docs, "g": qrels.grades[label_rows]})
+    joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=True)
+    if joined.num_rows:
+        idx = joined["i"].to_numpy()
+        grades[idx] = joined["g"].to_numpy()
+    return grades

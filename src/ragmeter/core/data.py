@@ -1,0 +1,496 @@
+"""Columnar runs and qrels.
+
+Both are stored the same way: the distinct query ids in segment order, CSR ``offsets`` of
+length ``n_queries + 1``, and one row per (query, doc) in contiguous per-query segments.
+Doc ids stay in one Arrow string array (no Python object per row); scores and grades are
+numpy arrays. A candidate pool is a :class:`Run` too.
+
+Ordering rules (SPEC §1):
+
+* ``order="score"`` (TREC runs, ``{qid: {doc: score}}`` dicts): score descending, ties broken
+  by doc id descending in byte order (trec_eval's convention); queries in byte order.
+* ``order="given"`` (ordered lists from JSON samples): the given order within a query, queries
+  in order of first appearance.
+* A doc id repeated within one query keeps its first (best) occurrence; the rest are dropped and
+  counted in :attr:`Run.warnings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragmeter.errors import InputError
+
+Order = Literal["score", "given"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def _as_string_array(values: Any) -> pa.Array:
+    """Return ``values`` as one contiguous Arrow string array."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        if pa.types.is_large_string(values.type) or pa.types.is_string(values.type):
+            return values
+        if pa.types.is_string_view(values.type):
+            return values.cast(pa.large_string())
+        return pc.cast(values, pa.string())
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        values = values.tolist()
+    return pa.array([str(v) for v in values], type=pa.string())
+
+
+def _string_ranks(dictionary: pa.Array) -> IntArray:
+    """Rank of each dictionary entry in byte order (strcmp order, as trec_eval sorts)."""
+    order = pc.sort_indices(dictionary).to_numpy()
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order), dtype=np.int64)
+    return ranks
+
+
+def _encode(values: pa.Array) -> tuple[IntArray, pa.Array]:
+    """Dictionary-encode strings: per-row codes and the dictionary of distinct values."""
+    encoded = pc.dictionary_encode(values)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return codes, encoded.dictionary
+
+
+def _segments(sorted_codes: IntArray, n: int) -> tuple[IntArray, IntArray]:
+    """Offsets of runs of equal codes and the code of each run."""
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.diff(sorted_codes)) + 1
+    starts = np.concatenate([[0], starts]).astype(np.int64)
+    offsets = np.concatenate([starts, [n]]).astype(np.int64)
+    return offsets, sorted_codes[starts]
+
+
+def _first_occurrences(query_codes: IntArray, docs: pa.Array) -> IntArray | None:
+    """Positions to keep so that each (query, doc) pair appears once, at its first position.
+
+    Returns ``None`` when there is no duplicate (the common case, checked without sorting).
+    """
+    n = len(docs)
+    if n == 0:
+        return None
+    table = pa.table({"q": query_codes, "d": docs, "i": np.arange(n, dtype=np.int64)})
+    grouped = table.group_by(["q", "d"], use_threads=False).aggregate([("i", "min")])
+    if grouped.num_rows == n:
+        return None
+    keep: IntArray = np.sort(grouped["i_min"].to_numpy())
+    return keep
+
+
+def _break_ties(
+    perm: IntArray, query_rank: IntArray, scores: FloatArray, docs: pa.Array
+) -> IntArray:
+    """Within equal (query, score) groups of ``perm``, order doc ids descending (byte order)."""
+    q = query_rank[perm]
+    s = scores[perm]
+    same = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not same.any():
+        return perm
+    in_tie = np.zeros(len(perm), dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    positions = np.flatnonzero(in_tie)
+    # A new tie group starts where the previous position is not tied to this one.
+    starts_group = np.ones(len(positions), dtype=bool)
+    starts_group[1:] = ~same[positions[1:] - 1]
+    group = np.cumsum(starts_group)
+    sub = pa.table({"g": group, "d": docs.take(pa.array(perm[positions]))})
+    within = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")])
+    perm = perm.copy()
+    perm[positions] = perm[positions][within.to_numpy()]
+    return perm
+
+
+def _check_finite(scores: FloatArray, source: str, lines: IntArray | None) -> None:
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if len(bad):
+        i = int(bad[0])
+        line = int(lines[i]) if lines is not None else None
+        where = "" if lines is not None else f" (row {i + 1})"
+        raise InputError(
+            f"score is {scores[i]!r}{where}; expected a finite number",
+            source=source,
+            line=line,
+            field="score",
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """A ranked list of documents per query.
+
+    Attributes:
+        query_ids: distinct query ids, in segment order.
+        offsets: CSR offsets, ``offsets[i]:offsets[i+1]`` is query ``i``'s segment, rank order.
+        doc_ids: Arrow string array of doc ids, one per row.
+        scores: float64 scores, one per row (for given-order runs, a decreasing sequence).
+        name: the run's name (TREC ``tag`` column, file stem, or given).
+        cutoffs: optional per-query cutoff override (``metadata.k`` of a sample; -1 = none).
+        texts: optional Arrow string array of passage texts, one per row.
+        warnings: notes produced while reading (e.g. duplicate doc ids dropped).
+        tag: the TREC run tag of the file's last line (trec_eval's ``runid``), if read from one.
+    """
+
+    query_ids: npt.NDArray[np.object_]
+    offsets: IntArray
+    doc_ids: pa.Array
+    scores: FloatArray
+    name: str = "run"
+    cutoffs: IntArray | None = None
+    texts: pa.Array | None = None
+    warnings: tuple[str, ...] = field(default=())
+    tag: str | None = None
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def from_columns(
+        cls,
+        query_ids: Any,
+        doc_ids: Any,
+        scores: Any | None = None,
+        *,
+        name: str = "run",
+        order: Order = "score",
+        source: str = "<run>",
+        lines: IntArray | None = None,
+        cutoffs: Mapping[str, int] | None = None,
+        texts: Any | None = None,
+    ) -> Run:
+        """Build a run from parallel columns (one row per retrieved item).
+
+        ``order="score"`` sorts by score descending with ties broken by doc id descending;
+        ``order="given"`` keeps the row order within each query (``scores`` optional).
+        ``lines`` (1-based line numbers of the rows) makes error messages point at lines.
+        """
+        qids = _as_string_array(query_ids)
+        docs = _as_string_array(doc_ids)
+        n = len(qids)
+        if len(docs) != n:
+            raise InputError(f"{len(docs)} doc ids for {n} query ids", source=source)
+        text_arr = _as_string_array(texts) if texts is not None else None
+        if order == "score":
+            if scores is None:
+                raise InputError("order='score' needs scores", source=source, field="score")
+            score_arr = np.asarray(scores, dtype=np.float64)
+        else:
+            score_arr = (
+                np.asarray(scores, dtype=np.float64)
+                if scores is not None
+                else np.zeros(n, dtype=np.float64)
+            )
+        if len(score_arr) != n:
+            raise InputError(f"{len(score_arr)} scores for {n} rows", source=source)
+        _check_finite(score_arr, source, lines)
+
+        codes, dictionary = _encode(qids)
+        if order == "score":
+            qrank = _string_ranks(dictionary)[codes]
+            perm = _score_order(qrank, score_arr)
+            perm = _break_ties(perm, qrank, score_arr, docs)
+        else:
+            # Rank queries by first appearance; a stable sort keeps the given row order.
+            first = np.full(len(dictionary), n, dtype=np.int64)
+            np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+            qrank = _dense_rank(first)[codes]
+            perm = np.argsort(qrank, kind="stable")
+        sorted_rank = qrank[perm]
+        sorted_docs = docs.take(pa.array(perm)) if not _is_identity(perm) else docs
+        keep = _first_occurrences(sorted_rank, sorted_docs)
+        warnings: list[str] = []
+        if keep is not None:
+            dropped = len(perm) - len(keep)
+            warnings.append(
+                f"{source}: {dropped} duplicate (query, doc) row(s) dropped; "
+                "each doc keeps its best-ranked occurrence"
+            )
+            perm = perm[keep]
+            sorted_rank = sorted_rank[keep]
+            sorted_docs = sorted_docs.take(pa.array(keep))
+        offsets, seg_rank = _segments(sorted_rank, len(perm))
+        # Map each segment back to its query string through any row of the segment.
+        seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
+        qid_values = dictionary.take(pa.array(seg_codes)).to_pylist()
+        query_array = np.array(qid_values, dtype=object)
+        per_query_k = None
+        if cutoffs:
+            per_query_k = np.array([int(cutoffs.get(q, -1)) for q in qid_values], dtype=np.int64)
+        sorted_texts = None
+        if text_arr is not None:
+            sorted_texts = text_arr.take(pa.array(perm))
+        return cls(
+            query_ids=query_array,
+            offsets=offsets,
+            doc_ids=sorted_docs,
+            scores=score_arr[perm],
+            name=name,
+            cutoffs=per_query_k,
+            texts=sorted_texts,
+            warnings=tuple(warnings),
+        )
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<dict>"
+    ) -> Run:
+        """Build a run from ``{qid: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
+        qids, docs, scores = _flatten_nested(data, source, "score")
+        return cls.from_columns(
+            qids, docs, np.asarray(scores, dtype=np.float64), name=name, source=source
+        )
+
+    @classmethod
+    def from_lists(
+        cls,
+        data: Mapping[str, Sequence[str]],
+        *,
+        name: str = "run",
+        source: str = "<lists>",
+        cutoffs: Mapping[str, int] | None = None,
+    ) -> Run:
+        """Build a run from ``{qid: [doc_id, ...]}`` ordered lists, rank 1 first."""
+        qids: list[str] = []
+        docs: list[str] = []
+        for q, ranked in data.items():
+            for d in ranked:
+                qids.append(str(q))
+                docs.append(str(d))
+        n = len(docs)
+        scores = -np.arange(n, dtype=np.float64)
+        return cls.from_columns(
+            qids, docs, scores, name=name, order="given", source=source, cutoffs=cutoffs
+        )
+
+    # -- access -----------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def lengths(self) -> IntArray:
+        return np.diff(self.offsets)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {doc_id: score}}``."""
+        docs = self.doc_ids.to_pylist()
+        out: dict[str, dict[str, float]] = {}
+        for i, q in enumerate(self.query_ids):
+            a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+            out[str(q)] = dict(zip(docs[a:b], self.scores[a:b].tolist(), strict=True))
+        return out
+
+    def ranked(self) -> dict[str, list[str]]:
+        """``{qid: [doc_id, ...]}`` in rank order."""
+        docs = self.doc_ids.to_pylist()
+        return {
+            str(q): docs[int(self.offsets[i]) : int(self.offsets[i + 1])]
+            for i, q in enumerate(self.query_ids)
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Graded relevance judgments ``g(q, d)``; an unjudged pair has no row.
+
+    Queries are in byte order, docs in byte order within a query. Grades are integers; a
+    negative grade means "in the pool but not judged" (trec_eval's convention) and is never
+    relevant.
+    """
+
+    query_ids: npt.NDArray[np.object_]
+    offsets: IntArray
+    doc_ids: pa.Array
+    grades: npt.NDArray[np.int32]
+    name: str = "qrels"
+    warnings: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_columns(
+        cls,
+        query_ids: Any,
+        doc_ids: Any,
+        grades: Any,
+        *,
+        name: str = "qrels",
+        source: str = "<qrels>",
+        lines: IntArray | None = None,
+    ) -> Qrels:
+        """Build qrels from parallel columns; conflicting duplicates are an error."""
+        qids = _as_string_array(query_ids)
+        docs = _as_string_array(doc_ids)
+        grade_arr = np.asarray(grades)
+        n = len(qids)
+        if len(docs) != n or len(grade_arr) != n:
+            raise InputError("query, doc and grade columns differ in length", source=source)
+        if n and grade_arr.dtype.kind == "f":
+            bad = np.flatnonzero(~np.isfinite(grade_arr) | (grade_arr != np.round(grade_arr)))
+            if len(bad):
+                i = int(bad[0])
+                raise InputError(
+                    f"grade {grade_arr[i]!r} is not an integer",
+                    source=source,
+                    line=int(lines[i]) if lines is not None else None,
+                    field="grade",
+                )
+        if n and grade_arr.dtype.kind not in "iuf":
+            raise InputError("grades must be integers", source=source, field="grade")
+        grade_arr = grade_arr.astype(np.int32)
+        codes, dictionary = _encode(qids)
+        qrank = _string_ranks(dictionary)[codes]
+        table = pa.table({"q": qrank, "d": docs, "i": np.arange(n, dtype=np.int64)})
+        perm = pc.sort_indices(
+            table, sort_keys=[("q", "ascending"), ("d", "ascending"), ("i", "ascending")]
+        ).to_numpy()
+        sorted_rank = qrank[perm]
+        sorted_docs = docs.take(pa.array(perm))
+        sorted_grades = grade_arr[perm]
+        warnings: list[str] = []
+        if n > 1:
+            dup = (sorted_rank[1:] == sorted_rank[:-1]) & pc.equal(
+                sorted_docs[1:], sorted_docs[:-1]
+            ).to_numpy(zero_copy_only=False)
+            if dup.any():
+                where = np.flatnonzero(dup)
+                conflict = where[sorted_grades[where] != sorted_grades[where + 1]]
+                if len(conflict):
+                    j = int(conflict[0])
+                    a, b = int(perm[j]), int(perm[j + 1])
+                    first_line = int(lines[a]) if lines is not None else a + 1
+                    second_line = int(lines[b]) if lines is not None else b + 1
+                    raise InputError(
+                        f"query '{qids[b].as_py()}' doc '{docs[b].as_py()}' judged "
+                        f"{grade_arr[b]} here but {grade_arr[a]} on line {first_line}; "
+                        "expected one grade per (query, doc)",
+                        source=source,
+                        line=second_line,
+                        field="grade",
+                    )
+                keep = np.ones(n, dtype=bool)
+                keep[where + 1] = False
+                warnings.append(
+                    f"{source}: {int((~keep).sum())} repeated identical judgment(s) ignored"
+                )
+                perm = perm[keep]
+                sorted_rank = sorted_rank[keep]
+                sorted_docs = sorted_docs.filter(pa.array(keep))
+                sorted_grades = sorted_grades[keep]
+        offsets, _ = _segments(sorted_rank, len(perm))
+        seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
+        query_array = np.array(dictionary.take(pa.array(seg_codes)).to_pylist(), dtype=object)
+        return cls(
+            query_ids=query_array,
+            offsets=offsets,
+            doc_ids=sorted_docs,
+            grades=sorted_grades,
+            name=name,
+            warnings=tuple(warnings),
+        )
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Mapping[str, int] | Iterable[str]],
+        *,
+        name: str = "qrels",
+        source: str = "<dict>",
+    ) -> Qrels:
+        """Build qrels from ``{qid: {doc_id: grade}}`` or ``{qid: [relevant doc ids]}``."""
+        qids: list[str] = []
+        docs: list[str] = []
+        grades: list[Any] = []
+        for q, judged in data.items():
+            if isinstance(judged, Mapping):
+                for d, g in judged.items():
+                    qids.append(str(q))
+                    docs.append(str(d))
+                    grades.append(g)
+            else:
+                for d in judged:
+                    qids.append(str(q))
+                    docs.append(str(d))
+                    grades.append(1)
+        arr = _numeric_column(grades, source, "grade")
+        return cls.from_columns(qids, docs, arr, name=name, source=source)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {doc_id: grade}}``."""
+        docs = self.doc_ids.to_pylist()
+        out: dict[str, dict[str, int]] = {}
+        for i, q in enumerate(self.query_ids):
+            a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+            out[str(q)] = dict(zip(docs[a:b], self.grades[a:b].tolist(), strict=True))
+        return out
+
+
+def _numeric_column(values: list[Any], source: str, field_name: str) -> npt.NDArray[Any]:
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise InputError(
+                f"value {v!r} (item {i + 1}) is not a number", source=source, field=field_name
+            )
+    return np.asarray(values) if values else np.zeros(0, dtype=np.int32)
+
+
+def _flatten_nested(
+    data: Mapping[str, Mapping[str, Any]], source: str, field_name: str
+) -> tuple[list[str], list[str], npt.NDArray[Any]]:
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[Any] = []
+    for q, inner in data.items():
+        if not isinstance(inner, Mapping):
+            raise InputError(
+                f"query '{q}' maps to {type(inner).__name__}; expected {{doc_id: {field_name}}}",
+                source=source,
+            )
+        for d, v in inner.items():
+            qids.append(str(q))
+            docs.append(str(d))
+            values.append(v)
+    return qids, docs, _numeric_column(values, source, field_name)
+
+
+def _dense_rank(values: IntArray) -> IntArray:
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(len(values), dtype=np.int64)
+    return ranks
+
+
+def _is_identity(perm: IntArray) -> bool:
+    return bool(len(perm) == 0 or (perm[0] == 0 and np.all(np.diff(perm) == 1)))
+
+
+def _score_order(query_rank: IntArray, scores: FloatArray) -> IntArray:
+    """Row order by (query rank ascending, score descending); skips the sort if in order."""
+    n = len(scores)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    dq = np.diff(query_rank)
+    in_order = bool(np.all((dq > 0) | ((dq == 0) & (scores[1:] <= scores[:-1]))))
+    if in_order:
+        return np.arange(n, dtype=np.int64)
+    return np.lexsort((-scores, query_rank)).astype(np.int64)

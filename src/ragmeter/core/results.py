@@ -1,0 +1,146 @@
+"""The result of an evaluation: per-query values, aggregates and warnings.
+
+Means, intervals and tests are views of this object; JSON, tables and HTML are renderings of
+it. Nothing downstream recomputes a metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.metrics.registry import Measure
+from ragmeter.stats.aggregate import Aggregate, aggregate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _clean(value: float) -> float | None:
+    """A JSON-safe value: NaN (NA) becomes None."""
+    return None if np.isnan(value) else float(value)
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """Per-query values of one run.
+
+    Attributes:
+        name: the run's name.
+        query_ids: evaluated query ids (rows of ``values``).
+        measures: the measures (columns of ``values``).
+        values: float64 array (query × measure); NaN marks NA (undefined).
+        n_missing: evaluated queries absent from the run (scored as empty runs).
+        n_skipped: qrels queries absent from the run and dropped (``missing="skip"``).
+        n_unjudged_queries: run queries without judgments, not evaluated.
+    """
+
+    name: str
+    query_ids: npt.NDArray[np.object_]
+    measures: tuple[Measure, ...]
+    values: npt.NDArray[np.float64]
+    n_missing: int = 0
+    n_skipped: int = 0
+    n_unjudged_queries: int = 0
+
+    def column(self, measure: Measure | str) -> npt.NDArray[np.float64]:
+        """Per-query values of one measure."""
+        return self.values[:, self._index(measure)]
+
+    def aggregate(self, measure: Measure | str) -> Aggregate:
+        m = self.measures[self._index(measure)]
+        return aggregate(self.column(m), m.spec.aggregate)
+
+    def aggregates(self) -> dict[str, Aggregate]:
+        return {str(m): self.aggregate(m) for m in self.measures}
+
+    def means(self) -> dict[str, float | None]:
+        """``{measure: mean}`` (the family's aggregate; the sum for count measures)."""
+        return {name: agg.value for name, agg in self.aggregates().items()}
+
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        names = [str(m) for m in self.measures]
+        return {
+            str(q): {n: _clean(v) for n, v in zip(names, row, strict=True)}
+            for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
+        }
+
+    def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "metrics": {name: agg.to_dict() for name, agg in self.aggregates().items()},
+        }
+        if per_query:
+            out["per_query"] = self.per_query()
+        return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Wide DataFrame: one row per query, one column per measure (NaN = NA)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.values, columns=[str(m) for m in self.measures])
+        frame.insert(0, "query_id", list(self.query_ids))
+        return frame
+
+    def _index(self, measure: Measure | str) -> int:
+        key = str(measure)
+        for i, m in enumerate(self.measures):
+            if str(m) == key:
+                return i
+        raise KeyError(f"measure '{key}' was not evaluated; have {[str(m) for m in self.measures]}")
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """Results of one or more runs on the same measures, with the warnings collected."""
+
+    runs: tuple[RunResult, ...]
+    measures: tuple[Measure, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def __iter__(self) -> Iterator[RunResult]:
+        return iter(self.runs)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __getitem__(self, key: int | str) -> RunResult:
+        if isinstance(key, int):
+            return self.runs[key]
+        for run in self.runs:
+            if run.name == key:
+                return run
+        raise KeyError(f"no run named '{key}'; have {[r.name for r in self.runs]}")
+
+    @property
+    def run(self) -> RunResult:
+        """The only run (an error if there are several)."""
+        if len(self.runs) != 1:
+            raise ValueError(f"{len(self.runs)} runs; index by name instead")
+        return self.runs[0]
+
+    def means(self) -> dict[str, dict[str, float | None]]:
+        return {r.name: r.means() for r in self.runs}
+
+    def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
+        """The JSON shape: ``{"runs": [...], "warnings": [...]}``; NA is ``None``."""
+        return {
+            "runs": [r.to_dict(per_query=per_query) for r in self.runs],
+            "warnings": list(self.warnings),
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Long DataFrame: columns run, query_id, measure, value (NaN = NA)."""
+        import pandas as pd
+
+        frames = []
+        for r in self.runs:
+            wide = r.to_pandas()
+            long = wide.melt(id_vars="query_id", var_name="measure", value_name="value")
+            long.insert(0, "run", r.name)
+            frames.append(long)
+        return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,55 @@
+"""Exceptions raised by ragmeter.
+
+Every error about user input names where the problem is (file, line, field) and what was
+expected, so that a message alone is enough to fix the input.
+"""
+
+from __future__ import annotations
+
+
+class RagmeterError(Exception):
+    """Base class of every error ragmeter raises on purpose."""
+
+
+class InputError(RagmeterError, ValueError):
+    """Malformed or inconsistent input data.
+
+    Attributes:
+        source: file name (or a description such as ``"<dict>"``) the input came from.
+        line: 1-based line number, when the input is line oriented.
+        field: the field (column) at fault, when known.
+        reason: what was wrong and what was expected.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        self.reason = reason
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.source is not None:
+            where.append(str(self.source))
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.reason}" if prefix else self.reason
+
+
+class MeasureError(RagmeterError, ValueError):
+    """An unknown or malformed measure name, or invalid measure parameters."""
+
+
+class MissingInputError(RagmeterError, ValueError):
+    """A measure needs an input (qrels, pool, judgments, corpus…) that was not given."""

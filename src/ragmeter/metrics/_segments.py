@@ -1,0 +1,87 @@
+"""Segment arithmetic shared by the metric families.
+
+All helpers work on the flat arrays of an :class:`~ragmeter.core.align.Aligned` view: per-item
+masks are reduced per query with ``np.bincount`` (no Python loop over queries), and cutoffs
+are applied by comparing ranks with a per-query cutoff array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.core.align import Aligned
+from ragmeter.metrics.registry import FloatArray, Measure
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def cutoff_per_query(al: Aligned, m: Measure) -> IntArray | None:
+    """The cutoff of each query: ``metadata.k`` > the measure's ``@k``; ``None`` = no cutoff.
+
+    A per-query override applies only where one was given (``cutoffs[q] >= 0``).
+    """
+    base = None if m.k is None else int(m.k)
+    if al.cutoffs is None or not (al.cutoffs >= 0).any():
+        return None if base is None else np.full(al.n_queries, base, dtype=np.int64)
+    fallback = np.iinfo(np.int64).max if base is None else base
+    return np.where(al.cutoffs >= 0, al.cutoffs, fallback).astype(np.int64)
+
+
+def within(al: Aligned, k: IntArray | None) -> BoolArray:
+    """Mask of items ranked at or above their query's cutoff."""
+    if k is None:
+        return np.ones(len(al.grades), dtype=bool)
+    return al.ranks <= k[al.query_of_item]
+
+
+def per_query_sum(al: Aligned, values: npt.ArrayLike) -> FloatArray:
+    """Sum of per-item ``values`` within each query."""
+    return np.bincount(al.query_of_item, weights=values, minlength=al.n_queries).astype(
+        np.float64
+    )
+
+
+def per_query_count(al: Aligned, mask: BoolArray) -> FloatArray:
+    """Count of items of ``mask`` within each query."""
+    return per_query_sum(al, mask)
+
+
+def first_rank(al: Aligned, mask: BoolArray) -> IntArray:
+    """Rank of the first item of ``mask`` in each query; 0 where none."""
+    out = np.zeros(al.n_queries, dtype=np.int64)
+    idx = np.flatnonzero(mask)
+    if len(idx):
+        q = al.query_of_item[idx]
+        first = np.ones(len(idx), dtype=bool)
+        first[1:] = q[1:] != q[:-1]
+        out[q[first]] = al.ranks[idx[first]]
+    return out
+
+
+def running_count(al: Aligned, mask: BoolArray) -> IntArray:
+    """For each item, the number of ``mask`` items at or above it in its query."""
+    cs = np.cumsum(mask, dtype=np.int64)
+    before_segment = np.concatenate([[0], cs])[al.offsets[:-1]]
+    return cs - np.repeat(before_segment, al.lengths)
+
+
+def safe_divide(num: FloatArray, den: npt.ArrayLike, *, empty: float = 0.0) -> FloatArray:
+    """``num / den`` with ``empty`` where ``den == 0`` (``np.nan`` for NA)."""
+    den_arr = np.asarray(den, dtype=np.float64)
+    out = np.full(len(num), empty, dtype=np.float64)
+    np.divide(num, den_arr, out=out, where=den_arr != 0)
+    return out
+
+
+def cutoff_denominator(al: Aligned, k: IntArray | None) -> FloatArray:
+    """The ``k`` of each query (its retrieved length when there is no cutoff)."""
+    if k is None:
+        return al.lengths.astype(np.float64)
+    return k.astype(np.float64)
+
+
+def discount(ranks: IntArray) -> FloatArray:
+    """``1 / log2(rank + 1)``."""
+    return 1.0 / np.log2(ranks.astype(np.float64) + 1.0)

@@ -1,0 +1,279 @@
+"""Classical ranking metrics (SPEC §2), computed on the aligned arrays.
+
+Notation: ``D_k`` the top-k retrieved items of a query, ``Rel`` its relevant set
+(grade ≥ ``rel_level``), ``R = |Rel|``, ``rel_i ∈ {0, 1}`` the relevance at rank ``i``.
+Unjudged retrieved items count as grade 0. A run shorter than ``k`` leaves empty slots that are
+never relevant, and denominators that are "k" stay k. Every function returns one float per
+evaluated query.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.core.align import NOT_JUDGED, Aligned
+from ragmeter.metrics._segments import (
+    cutoff_denominator,
+    cutoff_per_query,
+    discount,
+    first_rank,
+    per_query_count,
+    per_query_sum,
+    running_count,
+    safe_divide,
+    within,
+)
+from ragmeter.metrics.registry import MIN_GEO_MEAN, FloatArray, Measure, Param, register
+
+
+def _positive(value: int | float) -> str | None:
+    return None if value > 0 else "must be > 0"
+
+
+REL_LEVEL = Param(
+    "rel_level",
+    int,
+    None,
+    "relevant ⇔ grade ≥ rel_level (default: the evaluation's, 1 unless set)",
+)
+
+
+def rel_level(al: Aligned, m: Measure) -> int:
+    """The measure's relevance threshold, else the evaluation's."""
+    value = m.param("rel_level")
+    return al.rel_level if value is None else int(value)
+
+
+def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
+    k = cutoff_per_query(al, m)
+    rel = al.relevant(rel_level(al, m)) & within(al, k)
+    return per_query_count(al, rel), k
+
+
+@register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
+def hit(al: Aligned, m: Measure) -> FloatArray:
+    """hit@k = 1 if D_k ∩ Rel ≠ ∅ else 0 (R = 0 → 0).
+
+    Example: Rel = {doc-3, doc-9}, run [doc-7, doc-3, doc-1, doc-9, doc-2] → hit@5 = 1.
+    """
+    count, _ = _relevant_in_cutoff(al, m)
+    return (count > 0).astype(np.float64)
+
+
+@register("success", cutoff="required", params=(REL_LEVEL,))
+def success(al: Aligned, m: Measure) -> FloatArray:
+    """success@k = 1 if a relevant item is in the top k else 0 (trec_eval ``success_k``)."""
+    return hit(al, m)
+
+
+@register("precision", cutoff="required", params=(REL_LEVEL,), aliases=("P", "prec"))
+def precision(al: Aligned, m: Measure) -> FloatArray:
+    """precision@k = |D_k ∩ Rel| / k (k stays k when fewer than k items were retrieved).
+
+    Example: run [doc6, doc2, doc3, doc4, doc5], Rel = {doc2, doc3, doc7} → P@5 = 0.4.
+    """
+    count, k = _relevant_in_cutoff(al, m)
+    return safe_divide(count, cutoff_denominator(al, k))
+
+
+@register("recall", cutoff="optional", params=(REL_LEVEL,), aliases=("rec",))
+def recall(al: Aligned, m: Measure) -> FloatArray:
+    """recall@k = |D_k ∩ Rel| / R (R = 0 → 0, as trec_eval).
+
+    Example: run [doc6, doc2, doc3, doc4, doc5], Rel = {doc2, doc3, doc7} → recall@5 = 2/3.
+    """
+    count, _ = _relevant_in_cutoff(al, m)
+    return safe_divide(count, al.num_relevant(rel_level(al, m)))
+
+
+@register("f1", cutoff="required", params=(REL_LEVEL,))
+def f1(al: Aligned, m: Measure) -> FloatArray:
+    """f1@k = 2·P@k·R@k / (P@k + R@k) = 2·|D_k ∩ Rel| / (k + R); 0 when both are 0.
+
+    Example: run [doc6, doc2, doc3, doc4, doc5], Rel = {doc2, doc3, doc7} → F1@5 = 0.5.
+    """
+    count, k = _relevant_in_cutoff(al, m)
+    den = cutoff_denominator(al, k) + al.num_relevant(rel_level(al, m))
+    return safe_divide(2.0 * count, den)
+
+
+@register("mrr", cutoff="optional", params=(REL_LEVEL,), aliases=("rr",))
+def mrr(al: Aligned, m: Measure) -> FloatArray:
+    """RR = 1 / rank of the first relevant item (within k if given), else 0.
+
+    The mean over queries is MRR. Example: first relevant at rank 2 → 0.5.
+    """
+    k = cutoff_per_query(al, m)
+    first = first_rank(al, al.relevant(rel_level(al, m)) & within(al, k))
+    return safe_divide(np.ones(al.n_queries), first)
+
+
+@register("map", cutoff="optional", params=(REL_LEVEL,), aliases=("ap",))
+def average_precision(al: Aligned, m: Measure) -> FloatArray:
+    """AP = Σ_{i≤n} P@i · rel_i / R, n = k or the whole ranking; R = 0 → 0.
+
+    ``map@k`` is trec_eval's ``map_cut_k``. Example: run [doc1..doc5], Rel = {doc2, doc3,
+    doc5} → AP = (1/2 + 2/3 + 3/5) / 3 = 0.5888889.
+    """
+    k = cutoff_per_query(al, m)
+    rel = al.relevant(rel_level(al, m)) & within(al, k)
+    prec_at_rel = np.where(rel, running_count(al, rel) / al.ranks, 0.0)
+    return safe_divide(per_query_sum(al, prec_at_rel), al.num_relevant(rel_level(al, m)))
+
+
+@register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
+def gm_map(al: Aligned, m: Measure) -> FloatArray:
+    """Per query AP; aggregated as the geometric mean exp(mean(log(max(AP, 1e-5)))).
+
+    As trec_eval's ``gm_map``: values below ``MIN_GEO_MEAN`` = 1e-5 are clamped before the log.
+    """
+    return average_precision(al, m)
+
+
+@register("rprec", params=(REL_LEVEL,), aliases=("Rprec", "r_precision", "R-prec"))
+def r_precision(al: Aligned, m: Measure) -> FloatArray:
+    """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
+    r = al.num_relevant(rel_level(al, m))
+    rel = al.relevant(rel_level(al, m)) & (al.ranks <= r[al.query_of_item])
+    return safe_divide(per_query_count(al, rel), r)
+
+
+def _linear_gain(grades: np.ndarray) -> FloatArray:
+    return np.where(grades > 0, grades, 0).astype(np.float64)
+
+
+def _exp_gain(grades: np.ndarray) -> FloatArray:
+    return np.where(grades > 0, np.exp2(np.maximum(grades, 0).astype(np.float64)) - 1.0, 0.0)
+
+
+def _dcg(al: Aligned, m: Measure, gain: FloatArray) -> FloatArray:
+    k = cutoff_per_query(al, m)
+    mask = within(al, k)
+    return per_query_sum(al, np.where(mask, gain * discount(al.ranks), 0.0))
+
+
+def _ideal_dcg(al: Aligned, m: Measure, gain_fn: object) -> FloatArray:
+    k = cutoff_per_query(al, m)
+    ideal_gain = gain_fn(al.label_grades)  # type: ignore[operator]
+    disc = discount(al.label_ranks)
+    if k is not None:
+        ideal_gain = np.where(al.label_ranks <= k[al.query_of_label], ideal_gain, 0.0)
+    return np.bincount(
+        al.query_of_label, weights=ideal_gain * disc, minlength=al.n_queries
+    ).astype(np.float64)
+
+
+@register("dcg", cutoff="optional")
+def dcg(al: Aligned, m: Measure) -> FloatArray:
+    """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0).
+
+    Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
+    """
+    return _dcg(al, m, _linear_gain(al.grades))
+
+
+@register("ndcg", cutoff="optional", aliases=("nDCG",))
+def ndcg(al: Aligned, m: Measure) -> FloatArray:
+    """nDCG@k = DCG@k / IDCG@k; the ideal ranks all judged gains descending, cut at k.
+
+    Gain = grade (linear), negative grades → 0; IDCG = 0 → 0 (trec_eval ``ndcg_cut``).
+    Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
+    """
+    return safe_divide(_dcg(al, m, _linear_gain(al.grades)), _ideal_dcg(al, m, _linear_gain))
+
+
+@register("ndcg_exp", cutoff="optional")
+def ndcg_exp(al: Aligned, m: Measure) -> FloatArray:
+    """nDCG@k with exponential gain 2^g − 1 (Burges et al.); IDCG = 0 → 0."""
+    return safe_divide(_dcg(al, m, _exp_gain(al.grades)), _ideal_dcg(al, m, _exp_gain))
+
+
+@register("judged", cutoff="required")
+def judged(al: Aligned, m: Measure) -> FloatArray:
+    """judged@k = |{d ∈ D_k : d has a judgment (grade ≥ 0)}| / k.
+
+    Makes label holes visible: unjudged items silently count as non-relevant elsewhere.
+    """
+    k = cutoff_per_query(al, m)
+    has_label = (al.grades != NOT_JUDGED) & (al.grades >= 0)
+    return safe_divide(per_query_count(al, has_label & within(al, k)), cutoff_denominator(al, k))
+
+
+@register("num_ret", aggregate="sum")
+def num_ret(al: Aligned, m: Measure) -> FloatArray:
+    """Number of retrieved items (after any depth limit)."""
+    return al.lengths.astype(np.float64)
+
+
+@register("num_rel", params=(REL_LEVEL,), aggregate="sum")
+def num_rel(al: Aligned, m: Measure) -> FloatArray:
+    """R: number of judged relevant items (grade ≥ rel_level)."""
+    return al.num_relevant(rel_level(al, m)).astype(np.float64)
+
+
+@register("num_rel_ret", params=(REL_LEVEL,), aggregate="sum")
+def num_rel_ret(al: Aligned, m: Measure) -> FloatArray:
+    """Number of relevant items retrieved."""
+    return per_query_count(al, al.relevant(rel_level(al, m)))
+
+
+@register("bpref", params=(REL_LEVEL,))
+def bpref(al: Aligned, m: Measure) -> FloatArray:
+    """bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)).
+
+    ``n_r`` = judged non-relevant items ranked above r, ``N`` = judged non-relevant items of
+    the query (grade in [0, rel_level)); a term is 1 when ``n_r = 0``. Unjudged items are
+    ignored (Buckley & Voorhees 2004, as trec_eval 10.0). R = 0 → 0.
+    """
+    level = rel_level(al, m)
+    rel = al.relevant(level)
+    nonrel = (al.grades >= 0) & (al.grades < level)
+    r = al.num_relevant(level)
+    n_nonrel = np.bincount(
+        al.query_of_label,
+        weights=(al.label_grades >= 0) & (al.label_grades < level),
+        minlength=al.n_queries,
+    )
+    nonrel_above = running_count(al, nonrel)  # rel items are not counted in nonrel
+    q = al.query_of_item
+    cap = np.minimum(n_nonrel, r)[q]
+    penalty = np.divide(
+        np.minimum(nonrel_above, r[q]), cap, out=np.zeros(len(q)), where=cap > 0
+    )
+    terms = np.where(rel, 1.0 - penalty, 0.0)
+    return safe_divide(per_query_sum(al, terms), r)
+
+
+@register(
+    "iprec_at_recall",
+    cutoff="required",
+    cutoff_type=float,
+    params=(REL_LEVEL,),
+    summary="Interpolated precision at a recall level (trec_eval iprec_at_recall_x)",
+)
+def iprec_at_recall(al: Aligned, m: Measure) -> FloatArray:
+    """Interpolated precision at recall level x: max_{j ≥ i_c} P@j.
+
+    ``c = round(x · R)`` (half away from zero) relevant items must be retrieved, ``i_c`` is the
+    rank of the c-th relevant item (rank 1 when c = 0); 0 when fewer than c relevant items
+    were retrieved. As trec_eval 10.0 (``lround``).
+    """
+    level = rel_level(al, m)
+    x = float(m.k if m.k is not None else 0.0)
+    r = al.num_relevant(level)
+    c = np.floor(x * r + 0.5).astype(np.int64)
+    rel = al.relevant(level)
+    idx = np.flatnonzero(rel)
+    count = running_count(al, rel)[idx]
+    q = al.query_of_item[idx]
+    # Precision peaks only at relevant ranks, so the max over ranks ≥ the c-th relevant item
+    # is the max over relevant items whose running count is ≥ c (c = 0: all of them).
+    keep = count >= c[q]
+    out = np.zeros(al.n_queries, dtype=np.float64)
+    np.maximum.at(out, q[keep], count[keep] / al.ranks[idx][keep])
+    return out
+
+
+def geometric_mean(values: FloatArray) -> float:
+    """exp(mean(log(max(v, MIN_GEO_MEAN)))) as trec_eval's gm_* aggregates."""
+    return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))

@@ -1,0 +1,100 @@
+"""Render an :class:`~ragmeter.core.results.Evaluation` as table, JSON, CSV or TREC text."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Literal
+
+from ragmeter.core.results import Evaluation
+
+Format = Literal["table", "json", "csv", "trec"]
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "NA"
+    if float(value).is_integer() and abs(value) >= 1:
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def to_json(ev: Evaluation, *, per_query: bool = False) -> str:
+    """``{"runs": [{"name", "metrics": {m: {"mean", "n", "n_defined"}}, "per_query"?}],
+    "warnings": [...]}``; an undefined value is ``null``, never NaN."""
+    return json.dumps(ev.to_dict(per_query=per_query), indent=2, allow_nan=False) + "\n"
+
+
+def to_csv(ev: Evaluation, *, per_query: bool = False) -> str:
+    """Long CSV: ``run,query,measure,value,n,n_defined`` (query ``all`` for aggregates)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["run", "query", "measure", "value", "n", "n_defined"])
+    for run in ev.runs:
+        if per_query:
+            for qid, row in run.per_query().items():
+                for name, value in row.items():
+                    writer.writerow([run.name, qid, name, "" if value is None else value, "", ""])
+        for name, agg in run.aggregates().items():
+            value = agg.value
+            writer.writerow(
+                [run.name, "all", name, "" if value is None else value, agg.n, agg.n_defined]
+            )
+    return buf.getvalue()
+
+
+def to_trec(ev: Evaluation, *, per_query: bool = False) -> str:
+    """trec_eval-style lines ``measure<TAB>query<TAB>value``, one block per run."""
+    lines = []
+    for run in ev.runs:
+        if len(ev.runs) > 1:
+            lines.append(f"runid\tall\t{run.name}")
+        if per_query:
+            for qid, row in run.per_query().items():
+                for name, value in row.items():
+                    lines.append(f"{name}\t{qid}\t{_fmt(value)}")
+        for name, agg in run.aggregates().items():
+            lines.append(f"{name}\tall\t{_fmt(agg.value)}")
+    return "\n".join(lines) + "\n"
+
+
+def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None) -> None:
+    """A rich table, one row per run and one column per measure (NA shown as NA)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    table = Table(title="ragmeter evaluate", title_justify="left")
+    table.add_column("run", style="bold")
+    for m in ev.measures:
+        table.add_column(str(m), justify="right")
+    table.add_column("queries", justify="right", style="dim")
+    for run in ev.runs:
+        aggs = run.aggregates()
+        n = next(iter(aggs.values())).n if aggs else len(run.query_ids)
+        table.add_row(run.name, *(_fmt(a.value) for a in aggs.values()), str(n))
+    console.print(table)
+    if per_query:
+        for run in ev.runs:
+            pq = Table(title=f"{run.name}: per query", title_justify="left")
+            pq.add_column("query")
+            for m in ev.measures:
+                pq.add_column(str(m), justify="right")
+            for qid, row in run.per_query().items():
+                pq.add_row(qid, *(_fmt(v) for v in row.values()))
+            console.print(pq)
+    for w in ev.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def render(ev: Evaluation, fmt: Format, *, per_query: bool = False) -> str:
+    """Text of a machine format (json, csv, trec)."""
+    if fmt == "json":
+        return to_json(ev, per_query=per_query)
+    if fmt == "csv":
+        return to_csv(ev, per_query=per_query)
+    if fmt == "trec":
+        return to_trec(ev, per_query=per_query)
+    raise ValueError(f"no text rendering for format {fmt!r}")
