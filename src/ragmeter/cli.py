@@ -4,7 +4,7 @@ the result to ``report``."""
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,14 +21,14 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
     trec = "trec"
 
 
-class MissingPolicy(str, Enum):
+class MissingPolicy(StrEnum):
     zero = "zero"
     skip = "skip"
 
@@ -46,7 +46,9 @@ def evaluate(
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),
     ] = None,
-    per_query: Annotated[bool, typer.Option("--per-query", help="Include per-query values.")] = False,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="Include per-query values.")
+    ] = False,
     missing: Annotated[
         MissingPolicy,
         typer.Option(help="Judged queries absent from a run: score as empty, or skip."),

@@ -22,9 +22,9 @@ def _as_runs(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> list[
     if isinstance(runs, Run):
         return [runs]
     if isinstance(runs, Mapping):
-        values = list(runs.values())
-        if values and all(isinstance(v, Run) for v in values):
-            return [replace(v, name=str(k)) for k, v in runs.items()]  # type: ignore[type-var]
+        named = {str(k): v for k, v in runs.items() if isinstance(v, Run)}
+        if named and len(named) == len(runs):
+            return [replace(v, name=k) for k, v in named.items()]
         return [Run.from_dict(runs)]  # type: ignore[arg-type]
     out = []
     for i, r in enumerate(runs):

@@ -63,8 +63,9 @@ def first_rank(al: Aligned, mask: BoolArray) -> IntArray:
 def running_count(al: Aligned, mask: BoolArray) -> IntArray:
     """For each item, the number of ``mask`` items at or above it in its query."""
     cs = np.cumsum(mask, dtype=np.int64)
-    before_segment = np.concatenate([[0], cs])[al.offsets[:-1]]
-    return cs - np.repeat(before_segment, al.lengths)
+    before_segment = np.concatenate([np.zeros(1, dtype=np.int64), cs])[al.offsets[:-1]]
+    out: IntArray = cs - np.repeat(before_segment, al.lengths)
+    return out
 
 
 def safe_divide(num: FloatArray, den: npt.ArrayLike, *, empty: float = 0.0) -> FloatArray:

@@ -13,12 +13,17 @@ from ragmeter.core.results import Evaluation
 Format = Literal["table", "json", "csv", "trec"]
 
 
-def _fmt(value: float | None, digits: int = 4) -> str:
+def _fmt(value: float | None, digits: int = 4, *, count: bool = False) -> str:
+    """A value for people: NA for undefined, integers for counts, 4 decimals otherwise."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "NA"
-    if float(value).is_integer() and abs(value) >= 1:
+    if count and float(value).is_integer():
         return str(int(value))
     return f"{value:.{digits}f}"
+
+
+def _is_count(ev: Evaluation, name: str) -> bool:
+    return any(str(m) == name and m.spec.aggregate == "sum" for m in ev.measures)
 
 
 def to_json(ev: Evaluation, *, per_query: bool = False) -> str:
@@ -54,9 +59,9 @@ def to_trec(ev: Evaluation, *, per_query: bool = False) -> str:
         if per_query:
             for qid, row in run.per_query().items():
                 for name, value in row.items():
-                    lines.append(f"{name}\t{qid}\t{_fmt(value)}")
+                    lines.append(f"{name}\t{qid}\t{_fmt(value, count=_is_count(ev, name))}")
         for name, agg in run.aggregates().items():
-            lines.append(f"{name}\tall\t{_fmt(agg.value)}")
+            lines.append(f"{name}\tall\t{_fmt(agg.value, count=_is_count(ev, name))}")
     return "\n".join(lines) + "\n"
 
 
@@ -66,15 +71,19 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
     from rich.table import Table
 
     console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    if not console.is_terminal:
+        # Files and pipes get the whole table rather than columns cut at 80 characters.
+        console.width = max(console.width, 240)
     table = Table(title="ragmeter evaluate", title_justify="left")
-    table.add_column("run", style="bold")
+    table.add_column("run", style="bold", no_wrap=True)
     for m in ev.measures:
-        table.add_column(str(m), justify="right")
+        table.add_column(str(m), justify="right", no_wrap=True, min_width=len(str(m)))
     table.add_column("queries", justify="right", style="dim")
     for run in ev.runs:
         aggs = run.aggregates()
         n = next(iter(aggs.values())).n if aggs else len(run.query_ids)
-        table.add_row(run.name, *(_fmt(a.value) for a in aggs.values()), str(n))
+        cells = (_fmt(a.value, count=_is_count(ev, k)) for k, a in aggs.items())
+        table.add_row(run.name, *cells, str(n))
     console.print(table)
     if per_query:
         for run in ev.runs:
@@ -83,7 +92,7 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
             for m in ev.measures:
                 pq.add_column(str(m), justify="right")
             for qid, row in run.per_query().items():
-                pq.add_row(qid, *(_fmt(v) for v in row.values()))
+                pq.add_row(qid, *(_fmt(v, count=_is_count(ev, k)) for k, v in row.items()))
             console.print(pq)
     for w in ev.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
