@@ -1,0 +1,87 @@
+"""Helpers shared by the readers and writers: reading files, decoding, atomic writes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from ragmeter.errors import InputError
+
+PathLike = str | os.PathLike[str]
+
+BOM = b"\xef\xbb\xbf"
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """The bytes of ``path``; a directory, a missing or unreadable file is an :class:`InputError`.
+
+    A UTF-8 byte-order mark is refused for every text format (as in TREC files): it would
+    otherwise become part of the first id or column name without anyone noticing.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a directory; expected a file", source=str(p))
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", source=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
+    return data
+
+
+def check_text(data: bytes, source: str, *, what: str) -> None:
+    """Refuse an empty (or all white space) file and a leading byte-order mark."""
+    if data.startswith(BOM):
+        raise InputError(
+            "file starts with a UTF-8 byte-order mark (BOM); expected plain UTF-8 — "
+            "save it without the BOM",
+            source=source,
+            line=1,
+        )
+    if not data.strip():
+        raise InputError(f"file is empty; expected {what}", source=source)
+
+
+def decode(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text; invalid bytes are an error naming their line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text", source=source, line=line
+        ) from None
+
+
+def line_of(text: str, pos: int) -> int:
+    """1-based line number of character offset ``pos`` in ``text``."""
+    return text.count("\n", 0, pos) + 1
+
+
+def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
+
+    Either the complete new file replaces ``path`` or, if anything fails, ``path`` is left as it
+    was and the temporary file is removed: nothing is ever half-written.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8, ``\\n`` line endings) to ``path`` atomically."""
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
+    atomic_write(path, write)

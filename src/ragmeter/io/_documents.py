@@ -1,0 +1,185 @@
+"""Loading JSON, JSONL and YAML documents, keeping the line where each record starts.
+
+Every loader returns plain Python values; records (the elements of a top-level array, of a
+``{"samples": [...]}`` array, or the lines of a JSONL file) come with their 1-based line number
+so that later errors can point at them. Syntax errors carry the decoder's line and column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.errors import InputError
+from ragmeter.io._common import PathLike, check_text, decode, line_of, read_bytes
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded document: its value, and its records with their lines when it has records.
+
+    ``records`` is the list of ``(record, line)`` of a top-level array or of the array under a
+    top-level ``"samples"`` key; ``None`` for any other shape (e.g. a ``{qid: {...}}`` map).
+    """
+
+    value: Any
+    records: list[tuple[Any, int | None]] | None
+    source: str
+
+
+class LineDict(dict[Any, Any]):
+    """A mapping read from YAML that remembers the line it started on."""
+
+    line: int | None = None
+
+
+def _json_error(exc: json.JSONDecodeError, source: str, line: int | None = None) -> InputError:
+    return InputError(
+        f"invalid JSON at column {exc.colno}: {exc.msg}",
+        source=source,
+        line=line if line is not None else exc.lineno,
+    )
+
+
+def load_json(path: PathLike) -> Document:
+    """Load a JSON file; records of a top-level array (or ``"samples"`` array) get lines."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="a JSON document")
+    text = decode(data, source)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(exc, source) from None
+    records: list[tuple[Any, int | None]] | None = None
+    if isinstance(value, list):
+        records = list(zip(value, _array_lines(text, _skip(text, 0)), strict=True))
+    elif isinstance(value, dict) and isinstance(value.get("samples"), list):
+        pos = _member_position(text, "samples")
+        lines = _array_lines(text, pos) if pos is not None else [None] * len(value["samples"])
+        records = list(zip(value["samples"], lines, strict=True))
+    return Document(value, records, source)
+
+
+def load_jsonl(path: PathLike) -> Document:
+    """Load a JSON Lines file: one JSON value per non-blank line."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="one JSON object per line")
+    text = decode(data, source)
+    records: list[tuple[Any, int | None]] = []
+    decoder = json.JSONDecoder()
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value, end = decoder.raw_decode(line, _skip(line, 0))
+        except json.JSONDecodeError as exc:
+            raise _json_error(exc, source, number) from None
+        rest = _skip(line, end)
+        if rest != len(line):
+            raise InputError(
+                f"invalid JSON at column {rest + 1}: extra data after the value; "
+                "expected one JSON value per line",
+                source=source,
+                line=number,
+            )
+        records.append((value, number))
+    return Document([r for r, _ in records], records, source)
+
+
+def load_yaml(path: PathLike) -> Document:
+    """Load a YAML file (needs PyYAML: ``pip install 'ragmeter[yaml]'``)."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="a YAML document")
+    text = decode(data, source)
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise InputError(
+            "reading YAML needs PyYAML; install it with: pip install 'ragmeter[yaml]'",
+            source=source,
+        ) from None
+    loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(loader_base):  # type: ignore[misc,valid-type]
+        pass
+
+    def construct_map(loader: Any, node: Any) -> Any:
+        mapping = LineDict()
+        mapping.line = node.start_mark.line + 1
+        yield mapping
+        mapping.update(loader.construct_mapping(node, deep=True))
+
+    Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
+    try:
+        value = yaml.load(text, Loader=Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        column = f" at column {mark.column + 1}" if mark is not None else ""
+        raise InputError(
+            f"invalid YAML{column}: {exc.problem or exc.context}", source=source, line=line
+        ) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", source=source) from None
+    records: list[tuple[Any, int | None]] | None = None
+    items = None
+    if isinstance(value, list):
+        items = value
+    elif isinstance(value, dict) and isinstance(value.get("samples"), list):
+        items = value["samples"]
+    if items is not None:
+        records = [(r, r.line if isinstance(r, LineDict) else None) for r in items]
+    return Document(value, records, source)
+
+
+def _skip(text: str, pos: int) -> int:
+    match = _WS.match(text, pos)
+    return match.end() if match else pos
+
+
+def _array_lines(text: str, pos: int) -> list[int | None]:
+    """Start line of each element of the (valid) JSON array at ``text[pos]``."""
+    decoder = json.JSONDecoder()
+    out: list[int | None] = []
+    assert text[pos] == "["
+    i = _skip(text, pos + 1)
+    last_pos, last_line = 0, 1
+    while text[i] != "]":
+        last_line += text.count("\n", last_pos, i)
+        last_pos = i
+        out.append(last_line)
+        _, i = decoder.raw_decode(text, i)
+        i = _skip(text, i)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+    return out
+
+
+def _member_position(text: str, key: str) -> int | None:
+    """Position of the value of the last top-level ``key`` of a (valid) JSON object."""
+    decoder = json.JSONDecoder()
+    i = _skip(text, 0)
+    if text[i] != "{":
+        return None
+    i = _skip(text, i + 1)
+    found = None
+    while text[i] != "}":
+        name, i = decoder.raw_decode(text, i)
+        i = _skip(text, _skip(text, i) + 1)  # past ':'
+        if name == key:
+            found = i
+        _, i = decoder.raw_decode(text, i)
+        i = _skip(text, i)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+    return found
+
+
+__all__ = ["Document", "LineDict", "line_of", "load_json", "load_jsonl", "load_yaml"]

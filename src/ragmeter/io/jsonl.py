@@ -1,0 +1,244 @@
+"""Runs and qrels as JSON rows: JSONL files (one object per line) or JSON arrays of objects.
+
+* run rows: ``{"query_id": "q1", "doc_id": "d3", "score": 12.5}`` (``rank`` instead of
+  ``score`` orders by rank; with neither, rows keep their order within a query), optional
+  ``text``.
+* qrels rows: ``{"query_id": "q1", "doc_id": "d3", "relevance": 2}``.
+
+Column-name variants (``qid``, ``docid``, ``grade``, ``rel``…) are those of
+:mod:`ragmeter.io._columns`. Large regular files go through Arrow's JSON reader; anything it
+cannot read, and every error, goes through a line-by-line path that names the line and field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.io import _columns as cols
+from ragmeter.io._common import PathLike, atomic_write_text
+
+Record = tuple[Any, int | None]
+
+
+class _Roles(NamedTuple):
+    """The keys of one row shape that hold each role."""
+
+    query: str
+    doc: str
+    value: str | None
+    text: str | None
+    kind: str  # "score", "rank", "grade" or "" (rows in given order)
+
+
+def _roles(names: list[str], *, qrels: bool, source: str, line: int | None) -> _Roles:
+    def find(variants: tuple[str, ...], role: str, required: bool) -> str | None:
+        return cols.find_column(
+            names, variants, role=role, source=source, required=required, line=line
+        )
+
+    q = find(cols.QUERY, "query id", True)
+    d = find(cols.DOC, "doc id", True)
+    assert q is not None and d is not None
+    if qrels:
+        return _Roles(q, d, find(cols.GRADE, "relevance grade", True), None, "grade")
+    text = find(cols.TEXT, "text", False)
+    score = find(cols.SCORE, "score", False)
+    if score is not None:
+        return _Roles(q, d, score, text, "score")
+    rank = find(cols.RANK, "rank", False)
+    return _Roles(q, d, rank, text, "rank" if rank is not None else "")
+
+
+def _scalar(value: Any, field: str, source: str, line: int | None, index: int) -> Any:
+    if isinstance(value, Mapping | list):
+        where = "" if line is not None else f"row {index}: "
+        raise InputError(
+            f"{where}value is {'an object' if isinstance(value, Mapping) else 'an array'}; "
+            "expected a string or a number",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return value
+
+
+def _id_text(value: Any, field: str, source: str, line: int | None, index: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        kind = "null" if value is None else type(value).__name__
+        where = "" if line is not None else f"row {index}: "
+        raise InputError(
+            f"{where}id is {kind} ({value!r}); expected a string or an integer",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return str(value)
+
+
+def _number(value: Any, field: str, source: str, line: int | None, index: int) -> float:
+    where = "" if line is not None else f"row {index}: "
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InputError(
+                f"{where}{value!r} is not a number", source=source, line=line, field=field
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = "null" if value is None else type(value).__name__
+        raise InputError(
+            f"{where}value is {kind}; expected a number", source=source, line=line, field=field
+        )
+    return float(value)
+
+
+def _rows_table(
+    records: Sequence[Record], source: str, *, qrels: bool
+) -> tuple[pa.Table, np.ndarray | None]:
+    """Validate JSON row objects and gather them into a table with canonical column names."""
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[float] = []
+    texts: list[str | None] = []
+    lines: list[int] = []
+    value_kind: str | None = None  # "score", "rank", "grade" or "" (none) — fixed by row 1
+    cache: dict[tuple[str, ...], _Roles] = {}
+    for index, (rec, line) in enumerate(records, start=1):
+        if not isinstance(rec, Mapping):
+            where = "" if line is not None else f"row {index}: "
+            raise InputError(
+                f"{where}row is {type(rec).__name__}; expected a JSON object",
+                source=source,
+                line=line,
+            )
+        key = tuple(str(k) for k in rec)
+        roles = cache.get(key)
+        if roles is None:
+            roles = _roles(list(key), qrels=qrels, source=source, line=line)
+            cache[key] = roles
+        q, d, v, t, kind = roles
+        if value_kind is None:
+            value_kind = kind
+        elif kind != value_kind:
+            raise InputError(
+                f"row has {('no score or rank' if not kind else repr(v))} but the first row "
+                f"has {('no score or rank' if not value_kind else 'a ' + value_kind)}; "
+                "expected every row to order documents the same way",
+                source=source,
+                line=line,
+                field=v or "score",
+            )
+        qids.append(_id_text(_scalar(rec[q], q, source, line, index), q, source, line, index))
+        docs.append(_id_text(_scalar(rec[d], d, source, line, index), d, source, line, index))
+        if v is not None:
+            num = _number(_scalar(rec[v], v, source, line, index), v, source, line, index)
+            if not math.isfinite(num):
+                where = "" if line is not None else f"row {index}: "
+                raise InputError(
+                    f"{where}value is {num!r}; expected a finite number",
+                    source=source,
+                    line=line,
+                    field=v,
+                )
+            values.append(num)
+        if t is not None:
+            text = rec[t]
+            if text is not None and not isinstance(text, str):
+                raise InputError(
+                    f"text is {type(text).__name__}; expected a string",
+                    source=source,
+                    line=line,
+                    field=t,
+                )
+            texts.append(text)
+        else:
+            texts.append(None)
+        lines.append(line if line is not None else -1)
+    if not records:
+        raise InputError("no rows; expected one JSON object per line", source=source)
+    columns: dict[str, Any] = {
+        "query_id": pa.array(qids, type=pa.string()),
+        "doc_id": pa.array(docs, type=pa.string()),
+    }
+    if value_kind:
+        columns["relevance" if qrels else value_kind] = pa.array(values, type=pa.float64())
+    if any(x is not None for x in texts):
+        columns["text"] = pa.array(texts, type=pa.string())
+    line_arr = None if any(x < 0 for x in lines) else np.asarray(lines, dtype=np.int64)
+    return pa.table(columns), line_arr
+
+
+def run_from_records(records: Sequence[Record], *, source: str, name: str) -> Run:
+    """A run from ``(row object, line)`` pairs."""
+    table, lines = _rows_table(records, source, qrels=False)
+    return cols.run_from_table(table, source=source, name=name, lines=lines)
+
+
+def qrels_from_records(records: Sequence[Record], *, source: str, name: str) -> Qrels:
+    """Qrels from ``(row object, line)`` pairs."""
+    table, lines = _rows_table(records, source, qrels=True)
+    return cols.qrels_from_table(table, source=source, name=name, lines=lines)
+
+
+def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
+    """Read a run from a JSONL file of row objects."""
+    from ragmeter.io._documents import load_jsonl
+
+    doc = load_jsonl(path)
+    assert doc.records is not None
+    return run_from_records(doc.records, source=doc.source, name=name or Path(path).name)
+
+
+def read_jsonl_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
+    """Read qrels from a JSONL file of row objects."""
+    from ragmeter.io._documents import load_jsonl
+
+    doc = load_jsonl(path)
+    assert doc.records is not None
+    return qrels_from_records(doc.records, source=doc.source, name=name or Path(path).name)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def write_jsonl_run(run: Run, path: PathLike) -> None:
+    """Write ``run`` as JSONL rows ``{"query_id", "doc_id", "rank", "score"[, "text"]}``,
+    rank order, atomically. Scores are written exactly (shortest round-trip form)."""
+    docs = run.doc_ids.to_pylist()
+    texts = run.texts.to_pylist() if run.texts is not None else None
+    scores = run.scores.tolist()
+    out: list[str] = []
+    for i, q in enumerate(run.query_ids):
+        a, b = int(run.offsets[i]), int(run.offsets[i + 1])
+        for rank, j in enumerate(range(a, b), start=1):
+            row: dict[str, Any] = {
+                "query_id": str(q),
+                "doc_id": docs[j],
+                "rank": rank,
+                "score": scores[j],
+            }
+            if texts is not None:
+                row["text"] = texts[j]
+            out.append(_dump(row))
+    atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
+
+
+def write_jsonl_qrels(qrels: Qrels, path: PathLike) -> None:
+    """Write ``qrels`` as JSONL rows ``{"query_id", "doc_id", "relevance"}``, atomically."""
+    docs = qrels.doc_ids.to_pylist()
+    grades = qrels.grades.tolist()
+    out: list[str] = []
+    for i, q in enumerate(qrels.query_ids):
+        for j in range(int(qrels.offsets[i]), int(qrels.offsets[i + 1])):
+            out.append(_dump({"query_id": str(q), "doc_id": docs[j], "relevance": grades[j]}))
+    atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))

@@ -1,0 +1,241 @@
+"""CSV, TSV and Parquet files with named columns (read through pyarrow).
+
+CSV and TSV files need a header row naming the columns (see :mod:`ragmeter.io._columns` for the
+accepted names, e.g. ``query_id,doc_id,score`` or ``qid,docid,relevance``); other columns are
+ignored. Ids are always read as strings (``007`` stays ``007``). TSV fields are not quoted;
+CSV fields may be, with ``"``. Errors name the file, the line and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.io import _columns as cols
+from ragmeter.io._common import PathLike, atomic_write, check_text, decode, read_bytes
+
+Delimited = Literal["csv", "tsv"]
+
+
+def _delimiter(kind: Delimited) -> str:
+    return "\t" if kind == "tsv" else ","
+
+
+def _header(text: str, kind: Delimited, source: str) -> tuple[list[str], int]:
+    """Column names of the first non-blank line and that line's number."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            if kind == "tsv":
+                names = line.rstrip("\r").split("\t")
+            else:
+                names = next(csv.reader([line.rstrip("\r")]))
+            return [n.strip() for n in names], number
+    raise InputError("file is empty; expected a header row", source=source)
+
+
+def _row_lines(data: bytes, header_line: int) -> npt.NDArray[np.int64]:
+    """Line numbers of the data rows: every non-empty line after the header (Arrow skips
+    empty lines)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    starts = np.concatenate([[0], ends + 1])
+    ends = np.concatenate([ends, [len(raw)]])
+    length = ends - starts
+    # A line holding only "\r" (CRLF files) is empty too.
+    cr_only = (length == 1) & (raw[np.minimum(starts, max(len(raw) - 1, 0))] == 13)
+    nonempty = (length > 0) & ~cr_only
+    numbers = np.flatnonzero(nonempty) + 1
+    return numbers[numbers > header_line].astype(np.int64)
+
+
+def _check_row_widths(text: str, kind: Delimited, source: str, names: list[str]) -> None:
+    """Find the first line whose field count differs from the header's (slow, for errors)."""
+    width = len(names)
+    lines = text.split("\n")
+    if kind == "tsv":
+        rows = ((i, line.rstrip("\r").split("\t")) for i, line in enumerate(lines, start=1))
+    else:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = ((reader.line_num, r) for r in reader)
+    seen_header = False
+    for number, fields in rows:
+        if not fields or fields == [""]:
+            continue
+        if not seen_header:
+            seen_header = True
+            continue
+        if len(fields) != width:
+            raise InputError(
+                f"{len(fields)} field(s); expected {width} as in the header: {', '.join(names)}",
+                source=source,
+                line=number,
+            )
+
+
+def _read_delimited(
+    path: PathLike, kind: Delimited
+) -> tuple[pa.Table, str, npt.NDArray[np.int64], int]:
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="a header row and data rows")
+    text = decode(data, source)
+    names, header_line = _header(text, kind, source)
+    empty = [i for i, n in enumerate(names) if not n]
+    if empty:
+        raise InputError(
+            f"column {empty[0] + 1} of the header has no name; expected a name for every column",
+            source=source,
+            line=header_line,
+        )
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(
+            f"column {dupes[0]!r} appears twice in the header; expected unique names",
+            source=source,
+            line=header_line,
+        )
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=_delimiter(kind),
+                quote_char=False if kind == "tsv" else '"',
+                double_quote=kind != "tsv",
+                newlines_in_values=kind != "tsv",
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        _check_row_widths(text, kind, source, names)
+        raise InputError(f"cannot parse: {exc}", source=source) from None
+    lines = _row_lines(data, header_line)
+    if len(lines) != table.num_rows:
+        lines = None  # type: ignore[assignment]
+    return table, source, lines, header_line
+
+
+def read_csv_run(path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv") -> Run:
+    """Read a run from a CSV (or TSV) file with a header row."""
+    table, source, lines, header = _read_delimited(path, delimiter)
+    return cols.run_from_table(
+        table, source=source, name=name or Path(path).name, lines=lines, header_line=header
+    )
+
+
+def read_csv_qrels(
+    path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv"
+) -> Qrels:
+    """Read qrels from a CSV (or TSV) file with a header row."""
+    table, source, lines, header = _read_delimited(path, delimiter)
+    return cols.qrels_from_table(
+        table, source=source, name=name or Path(path).name, lines=lines, header_line=header
+    )
+
+
+def _read_parquet(path: PathLike) -> tuple[pa.Table, str]:
+    import pyarrow.parquet as pq
+
+    source = str(path)
+    data = read_bytes(path)
+    if not data:
+        raise InputError("file is empty; expected a Parquet file", source=source)
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"not a readable Parquet file: {exc}", source=source) from None
+    return table, source
+
+
+def read_parquet_run(path: PathLike, *, name: str | None = None) -> Run:
+    """Read a run from a Parquet file with named columns (errors name the row)."""
+    table, source = _read_parquet(path)
+    return cols.run_from_table(table, source=source, name=name or Path(path).name)
+
+
+def read_parquet_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
+    """Read qrels from a Parquet file with named columns (errors name the row)."""
+    table, source = _read_parquet(path)
+    return cols.qrels_from_table(table, source=source, name=name or Path(path).name)
+
+
+def run_table(run: Run) -> pa.Table:
+    """A run as a table ``query_id, doc_id, rank, score`` (+ ``text``), rank order."""
+    lengths = run.lengths()
+    qids = np.repeat(run.query_ids, lengths).astype(object)
+    ranks = np.arange(len(run), dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
+    columns: dict[str, pa.Array] = {
+        "query_id": pa.array(qids.tolist(), type=pa.string()),
+        "doc_id": run.doc_ids,
+        "rank": pa.array(ranks),
+        "score": pa.array(run.scores),
+    }
+    if run.texts is not None:
+        columns["text"] = run.texts
+    return pa.table(columns)
+
+
+def qrels_table(qrels: Qrels) -> pa.Table:
+    """Qrels as a table ``query_id, doc_id, relevance``."""
+    lengths = np.diff(qrels.offsets)
+    qids = np.repeat(qrels.query_ids, lengths).astype(object)
+    return pa.table(
+        {
+            "query_id": pa.array(qids.tolist(), type=pa.string()),
+            "doc_id": qrels.doc_ids,
+            "relevance": pa.array(qrels.grades.astype(np.int64)),
+        }
+    )
+
+
+def write_table(table: pa.Table, path: PathLike, *, fmt: Literal["csv", "tsv", "parquet"]) -> None:
+    """Write ``table`` as CSV, TSV or Parquet, atomically."""
+
+    def write(tmp: Path) -> None:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, tmp)
+            return
+        if fmt == "tsv":
+            _check_tsv_safe(table)
+            with tmp.open("wb") as fh:
+                fh.write(("\t".join(table.column_names) + "\n").encode("utf-8"))
+                pacsv.write_csv(
+                    table,
+                    fh,
+                    write_options=pacsv.WriteOptions(
+                        include_header=False, delimiter="\t", quoting_style="none"
+                    ),
+                )
+            return
+        pacsv.write_csv(table, tmp, write_options=pacsv.WriteOptions(quoting_style="needed"))
+
+    atomic_write(path, write)
+
+
+def _check_tsv_safe(table: pa.Table) -> None:
+    import pyarrow.compute as pc
+
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            bad = pc.any(pc.match_substring_regex(col, r"[\t\n\r]")).as_py()
+            if bad:
+                raise InputError(
+                    "a value contains a tab or line break; TSV cannot hold it (use CSV)",
+                    field=name,
+                )
