@@ -38,6 +38,26 @@ REL_LEVEL = Param(
 )
 
 
+def _check_gains(text: str) -> str | None:
+    from ragmeter.errors import MeasureError
+    from ragmeter.metrics.trec_measures import parse_gains
+
+    try:
+        parse_gains(text)
+    except MeasureError as exc:
+        return str(exc)
+    return None
+
+
+GAINS = Param(
+    "gains",
+    str,
+    "",
+    "gain map 'level=gain,…' (trec_eval's ndcg.1=3,2=9); unlisted judged levels gain their grade",
+    _check_gains,
+)
+
+
 def rel_level(al: Aligned, m: Measure) -> int:
     """The measure's relevance threshold, else the evaluation's."""
     value = m.param("rel_level")
@@ -163,22 +183,33 @@ def _ideal_dcg(al: Aligned, m: Measure, gain_fn: object) -> FloatArray:
     ).astype(np.float64)
 
 
-@register("dcg", cutoff="optional")
+@register("dcg", cutoff="optional", params=(GAINS,))
 def dcg(al: Aligned, m: Measure) -> FloatArray:
     """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0).
 
-    Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
+    With ``gains="1=3,2=9"`` (trec_eval's gain map) a listed grade gains the given value, which
+    may be negative. Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
     """
+    if m.param("gains"):
+        from ragmeter.metrics.trec_measures import gain_dcg
+
+        return gain_dcg(al, m)
     return _dcg(al, m, _linear_gain(al.grades))
 
 
-@register("ndcg", cutoff="optional", aliases=("nDCG",))
+@register("ndcg", cutoff="optional", params=(GAINS,), aliases=("nDCG",))
 def ndcg(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k = DCG@k / IDCG@k; the ideal ranks all judged gains descending, cut at k.
 
     Gain = grade (linear), negative grades → 0; IDCG = 0 → 0 (trec_eval ``ndcg_cut``).
+    ``gains="1=3,2=9,4=4.5"`` is trec_eval's gain map (``ndcg.1=3,2=9,4=4.5``): a listed grade
+    gains the given value (may be ≤ 0), the ideal ranking holds the positive gains.
     Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
     """
+    if m.param("gains"):
+        from ragmeter.metrics.trec_measures import gain_ndcg
+
+        return gain_ndcg(al, m)
     return safe_divide(_dcg(al, m, _linear_gain(al.grades)), _ideal_dcg(al, m, _linear_gain))
 
 

@@ -352,7 +352,7 @@ def _load_families() -> None:
     if _loaded:
         return
     _loaded = True
-    from ragmeter.metrics import ranking, trec  # noqa: F401
+    from ragmeter.metrics import ranking, trec, trec_measures  # noqa: F401
 
 
 def register(
