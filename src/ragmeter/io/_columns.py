@@ -167,12 +167,14 @@ def number_column(col: Any, field: str, loc: Locator, *, integer: bool) -> npt.N
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         i = int(bad[0])
-        raise loc.error(i, field, f"value is {values[i]!r}; expected a finite number")
+        raise loc.error(i, field, f"value is {float(values[i])!r}; expected a finite number")
     if integer:
         frac = np.flatnonzero(values != np.round(values))
         if len(frac):
             i = int(frac[0])
-            raise loc.error(i, field, f"value {values[i]!r} is not an integer; expected {kind}")
+            raise loc.error(
+                i, field, f"value {float(values[i])!r} is not an integer; expected {kind}"
+            )
         return _check_int_range(values.astype(np.int64), field, loc)
     return values
 

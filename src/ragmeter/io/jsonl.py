@@ -112,6 +112,7 @@ def _rows_table(
     lines: list[int] = []
     value_kind: str | None = None  # "score", "rank", "grade" or "" (none) — fixed by row 1
     cache: dict[tuple[str, ...], _Roles] = {}
+    first: _Roles | None = None
     for index, (rec, line) in enumerate(records, start=1):
         if not isinstance(rec, Mapping):
             where = "" if line is not None else f"row {index}: "
@@ -126,6 +127,8 @@ def _rows_table(
             roles = _roles(list(key), qrels=qrels, source=source, line=line)
             cache[key] = roles
         q, d, v, t, kind = roles
+        if first is None:
+            first = roles
         if value_kind is None:
             value_kind = kind
         elif kind != value_kind:
@@ -165,14 +168,16 @@ def _rows_table(
         lines.append(line if line is not None else -1)
     if not records:
         raise InputError("no rows; expected one JSON object per line", source=source)
+    # Columns keep the first row's key names, so that errors name the user's fields.
+    assert first is not None
     columns: dict[str, Any] = {
-        "query_id": pa.array(qids, type=pa.string()),
-        "doc_id": pa.array(docs, type=pa.string()),
+        first.query: pa.array(qids, type=pa.string()),
+        first.doc: pa.array(docs, type=pa.string()),
     }
-    if value_kind:
-        columns["relevance" if qrels else value_kind] = pa.array(values, type=pa.float64())
+    if first.value is not None:
+        columns[first.value] = pa.array(values, type=pa.float64())
     if any(x is not None for x in texts):
-        columns["text"] = pa.array(texts, type=pa.string())
+        columns[first.text or "text"] = pa.array(texts, type=pa.string())
     line_arr = None if any(x < 0 for x in lines) else np.asarray(lines, dtype=np.int64)
     return pa.table(columns), line_arr
 

@@ -29,6 +29,7 @@ from ragmeter.errors import InputError
 from ragmeter.io._documents import Document
 from ragmeter.io.samples import (
     Samples,
+    describe,
     is_sample,
     load_document,
     read_samples,
@@ -145,7 +146,7 @@ def _document_kind(doc: Document) -> Literal["samples", "rows", "nested"]:
                 raise InputError("document is an empty object; expected data", source=doc.source)
             return "nested"
         raise InputError(
-            f"document is a {type(doc.value).__name__}; expected a list of samples, a list "
+            f"document is {describe(doc.value)}; expected a list of samples, a list "
             "of row objects, or a {query_id: {doc_id: value}} object",
             source=doc.source,
         )
@@ -154,7 +155,7 @@ def _document_kind(doc: Document) -> Literal["samples", "rows", "nested"]:
     first, line = doc.records[0]
     if not isinstance(first, Mapping):
         raise InputError(
-            f"record is {type(first).__name__}; expected a JSON object (a sample or a row)",
+            f"record is {describe(first)}; expected an object (a sample or a row)",
             source=doc.source,
             line=line,
         )

@@ -172,7 +172,7 @@ def samples_from_records(
     for index, (record, line) in enumerate(records, start=1):
         ctx = _Context(source, line, index)
         if not isinstance(record, Mapping):
-            raise ctx.error(None, f"sample is {_kind(record)}; expected an object")
+            raise ctx.error(None, f"sample is {describe(record)}; expected an object")
         keys = {_norm(k): k for k in record}
         sid = _sample_id(record, keys, ctx)
         ctx.sid = sid
@@ -227,7 +227,7 @@ def samples_from_records(
         if mkey is not None and record[mkey] is not None:
             meta = record[mkey]
             if not isinstance(meta, Mapping):
-                raise ctx.error(str(mkey), f"is {_kind(meta)}; expected an object")
+                raise ctx.error(str(mkey), f"is {describe(meta)}; expected an object")
             if meta:
                 metadata[sid] = dict(meta)
             if "k" in meta and meta["k"] is not None:
@@ -239,7 +239,7 @@ def samples_from_records(
             k = _key(keys, candidates)
             if k is not None and record[k] is not None:
                 if not isinstance(record[k], str):
-                    raise ctx.error(str(k), f"is {_kind(record[k])}; expected a string")
+                    raise ctx.error(str(k), f"is {describe(record[k])}; expected a string")
                 store[sid] = record[k]
 
     warnings: list[str] = []
@@ -286,7 +286,7 @@ def samples_from_document(
 ) -> Samples:
     """Samples from a loaded document: a list of samples or ``{"samples": [...]}``."""
     if doc.records is None:
-        what = _kind(doc.value)
+        what = describe(doc.value)
         if isinstance(doc.value, Mapping):
             what = "an object without a 'samples' list"
         raise InputError(
@@ -319,7 +319,8 @@ class _Context:
         )
 
 
-def _kind(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A short description of a value's type for error messages (``"a string"``…)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -357,7 +358,9 @@ def _as_id(value: Any, field_name: str, ctx: _Context) -> str:
         hint = (
             " (YAML reads yes/no/on/off as booleans: quote it)" if isinstance(value, bool) else ""
         )
-        raise ctx.error(field_name, f"id is {_kind(value)}; expected a string or an integer{hint}")
+        raise ctx.error(
+            field_name, f"id is {describe(value)}; expected a string or an integer{hint}"
+        )
     text = str(value)
     if not text or text != text.strip():
         raise ctx.error(
@@ -402,7 +405,7 @@ def _retrieved(value: Any, field_name: str, ctx: _Context) -> list[tuple[str, st
         path = f"{field_name}.{lkey}"
         value = value[lkey]
     if not isinstance(value, list | tuple):
-        raise ctx.error(path, f"is {_kind(value)}; expected {expected}")
+        raise ctx.error(path, f"is {describe(value)}; expected {expected}")
     out: list[tuple[str, str | None]] = []
     for i, item in enumerate(value):
         item_path = f"{path}[{i}]"
@@ -417,7 +420,9 @@ def _retrieved(value: Any, field_name: str, ctx: _Context) -> list[tuple[str, st
             if tkey is not None and item[tkey] is not None:
                 text = item[tkey]
                 if not isinstance(text, str):
-                    raise ctx.error(f"{item_path}.{tkey}", f"is {_kind(text)}; expected a string")
+                    raise ctx.error(
+                        f"{item_path}.{tkey}", f"is {describe(text)}; expected a string"
+                    )
             out.append((doc, text))
         else:
             out.append((_as_id(item, item_path, ctx), None))
@@ -436,12 +441,12 @@ def _expected(value: Any, field_name: str, ctx: _Context) -> list[tuple[str, int
         return out
     if isinstance(value, list | tuple):
         return [(_as_id(d, f"{field_name}[{i}]", ctx), 1) for i, d in enumerate(value)]
-    raise ctx.error(field_name, f"is {_kind(value)}; expected {expected}")
+    raise ctx.error(field_name, f"is {describe(value)}; expected {expected}")
 
 
 def _gain(value: Any, field_name: str, ctx: _Context) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ctx.error(field_name, f"gain is {_kind(value)}; expected an integer")
+        raise ctx.error(field_name, f"gain is {describe(value)}; expected an integer")
     if isinstance(value, float) and not (np.isfinite(value) and value == int(value)):
         raise ctx.error(field_name, f"gain {value!r} is not an integer; expected an integer")
     gain = int(value)
@@ -452,7 +457,7 @@ def _gain(value: Any, field_name: str, ctx: _Context) -> int:
 
 def _cutoff(value: Any, field_name: str, ctx: _Context) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ctx.error(field_name, f"is {_kind(value)}; expected a positive integer cutoff")
+        raise ctx.error(field_name, f"is {describe(value)}; expected a positive integer cutoff")
     return value
 
 
@@ -470,6 +475,8 @@ def _query_text(record: Mapping[Any, Any], keys: Mapping[str, Any], ctx: _Contex
             return None
         text = value[qkey]
         if not isinstance(text, str):
-            raise ctx.error(f"{key}.{qkey}", f"is {_kind(text)}; expected a string")
+            raise ctx.error(f"{key}.{qkey}", f"is {describe(text)}; expected a string")
         return text
-    raise ctx.error(str(key), f"is {_kind(value)}; expected a string or an object with 'question'")
+    raise ctx.error(
+        str(key), f"is {describe(value)}; expected a string or an object with 'question'"
+    )

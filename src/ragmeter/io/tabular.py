@@ -96,6 +96,15 @@ def _read_delimited(
             source=source,
             line=header_line,
         )
+    if not any(cols.normalize(n) in cols.QUERY for n in names):
+        raise InputError(
+            f"the header row ({', '.join(repr(n) for n in names)}) names no query id column; "
+            f"expected a header naming the columns, with one of {', '.join(cols.QUERY)} "
+            "(for the headerless TREC layout, use format='trec')",
+            source=source,
+            line=header_line,
+            field="query_id",
+        )
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InputError(
