@@ -47,6 +47,8 @@ class Param:
         value = raw
         if isinstance(raw, str) and self.kind is not str:
             value = _parse_scalar(raw)
+        elif isinstance(raw, str) and len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            value = raw[1:-1]  # a quoted string (needed when it holds commas)
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if self.kind is bool and isinstance(value, str):
