@@ -77,12 +77,11 @@ def test_junk_after_tag_warns_on_stderr_only(
     assert "fields after" in err
 
 
-def test_without_c_missing_query_is_ignored(
+def test_without_c_missing_query_is_refused(
     trec_conformance: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """results.trunc has no ranking for query 302: without -c it is neither printed nor averaged."""
-    status, out, _ = _run(trec_conformance, "-q qrels.test results.trunc", capsys, monkeypatch)
-    assert status == 0
-    qids = {line.split("\t")[1] for line in out.splitlines()}
-    assert qids == {"301", "303", "all"}
-    assert "num_q                 \tall\t2" in out.splitlines()
+    """results.trunc has no ranking for judged query 302: trec_eval 10.0 needs -c for that."""
+    status, out, err = _run(trec_conformance, "-q qrels.test results.trunc", capsys, monkeypatch)
+    assert status == 3
+    assert out == ""
+    assert "'302'" in err and "-c" in err

@@ -10,13 +10,21 @@ import pytest
 
 from ragmeter.report.trec_eval import main
 
-QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq3 0 d 1\n"
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n"
+UNRANKED = "q3 0 d 1\n"  # a judged query the run does not rank
 RUN = "q1 Q0 a 1 3.0 tagA\nq1 Q0 x 2 2.0 tagA\nq2 Q0 c 1 1.0 tagB\nq9 Q0 z 1 1.0 tagB\n"
 
 
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[str, str]:
     (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+@pytest.fixture
+def files_unranked(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels").write_text(QRELS + UNRANKED)
     (tmp_path / "run").write_text(RUN)
     return str(tmp_path / "qrels"), str(tmp_path / "run")
 
@@ -48,7 +56,7 @@ def test_default_measures_and_format(
     status, out, err = call(capsys, *files)
     assert status == 0
     lines = out.splitlines()
-    # runid is the tag of the last line; q3 (no ranking) is ignored without -c
+    # runid is the tag of the last line
     assert lines[0] == "runid                 \tall\ttagB"
     assert lines[1] == "num_q                 \tall\t2"
     assert lines[2] == "num_ret               \tall\t3"
@@ -59,9 +67,9 @@ def test_default_measures_and_format(
 
 
 def test_complete_averages_over_all_qrels_queries(
-    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+    files_unranked: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = call(capsys, "-q", "-c", "-m", "map", "-m", "utility", *files)
+    status, out, _ = call(capsys, "-q", "-c", "-m", "map", "-m", "utility", *files_unranked)
     assert status == 0
     lines = out.splitlines()
     # q3 is printed with zeros (utility too) and map averages over 3 queries: (1 + 1 + 0) / 3
@@ -69,6 +77,14 @@ def test_complete_averages_over_all_qrels_queries(
     assert "utility               \tq3\t0.0000" in lines
     assert "map                   \tall\t0.6667" in lines
     assert "num_q                 \tall\t3" not in lines  # not requested
+
+
+def test_judged_query_without_ranking_is_refused_without_c(
+    files_unranked: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = call(capsys, "-q", "-m", "map", *files_unranked)
+    assert status == 3 and out == ""
+    assert "'q3'" in err and "-c" in err
 
 
 def test_getopt_spellings_agree(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,7 +145,9 @@ def test_usage_and_unreadable_files(
     assert status == 2 and "Quit in file" in err
     (tmp_path / "other").write_text("zz 0 a 1\n")
     status, _, err = call(capsys, str(tmp_path / "other"), files[1])
-    assert status == 7 and "No queries with both results and relevance info" in err
+    assert status == 3 and "'zz'" in err  # judged but unranked: refused without -c
+    status, _, err = call(capsys, "-c", str(tmp_path / "other"), files[1])
+    assert status == 0
 
 
 def test_unimplemented_measure_is_named(

@@ -422,6 +422,17 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                 f"ragmeter trec-eval: {k} run quer{'y' if k == 1 else 'ies'} without "
                 "judgments, not evaluated (as trec_eval)\n"
             )
+        if al.n_skipped:
+            # trec_eval 10.0 cannot evaluate a judged query that has no ranking without -c
+            # (it crashes or reuses another query's ranking); refuse with a clear message.
+            absent = sorted(set(qrels.query_ids.tolist()) - set(run_obj.query_ids.tolist()))
+            shown = ", ".join(f"'{q}'" for q in absent[:5]) + (" …" if len(absent) > 5 else "")
+            raise _Exit(
+                3,
+                f"trec_eval: {len(absent)} judged quer{'y' if len(absent) == 1 else 'ies'} "
+                f"without a ranking in the run ({shown}); trec_eval 10.0 refuses this: "
+                "give -c to score them as empty rankings\n",
+            )
         if al.n_queries == 0:
             raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
         duplicate = _first_duplicate(o, run_obj, al)
