@@ -571,3 +571,40 @@ def test_import_ragmeter_stays_light() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_jsonl_fast_and_line_by_line_paths_agree(tmp_path: Path) -> None:
+    from ragmeter.io._documents import load_jsonl
+    from ragmeter.io.jsonl import qrels_from_records, run_from_records
+
+    regular = tmp_path / "regular.jsonl"
+    _jsonl_run(regular)
+    doc = load_jsonl(regular)
+    assert doc.records is not None
+    _same_run(read_run(regular), run_from_records(doc.records, source="x", name="x"))
+    # Irregular files (key spellings changing per row, numeric ids mixed with strings, blank
+    # lines) are read line by line, with the same result.
+    irregular = tmp_path / "irregular.jsonl"
+    irregular.write_text(
+        '{"qid": 7, "docid": "a", "score": 1}\n\n'
+        '{"query_id": "7", "doc_id": "b", "score": 2.5}\n'
+        '{"queryId": "q", "docId": 3, "score": "0.5"}\n'
+    )
+    assert read_run(irregular).ranked() == {"7": ["b", "a"], "q": ["3"]}
+    qrels = tmp_path / "q.jsonl"
+    _qrels_jsonl(qrels)
+    doc = load_jsonl(qrels)
+    assert doc.records is not None
+    assert (
+        read_qrels(qrels).to_dict()
+        == qrels_from_records(doc.records, source="x", name="x").to_dict()
+    )
+
+
+def test_io_package_exports() -> None:
+    import ragmeter
+    import ragmeter.io
+
+    assert ragmeter.io.read_run is read_run
+    assert ragmeter.io.read_samples is read_samples
+    assert ragmeter.read_run is read_run

@@ -56,11 +56,6 @@ def decode(data: bytes, source: str) -> str:
         ) from None
 
 
-def line_of(text: str, pos: int) -> int:
-    """1-based line number of character offset ``pos`` in ``text``."""
-    return text.count("\n", 0, pos) + 1
-
-
 def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io._common import PathLike, check_text, decode, line_of, read_bytes
+from ragmeter.io._common import PathLike, check_text, decode, read_bytes
 
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -70,6 +70,11 @@ def load_jsonl(path: PathLike) -> Document:
     source = str(path)
     data = read_bytes(path)
     check_text(data, source, what="one JSON object per line")
+    return parse_jsonl(data, source)
+
+
+def parse_jsonl(data: bytes, source: str) -> Document:
+    """Parse JSON Lines ``data`` (already checked for a BOM and emptiness)."""
     text = decode(data, source)
     records: list[tuple[Any, int | None]] = []
     decoder = json.JSONDecoder()
@@ -90,6 +95,18 @@ def load_jsonl(path: PathLike) -> Document:
             )
         records.append((value, number))
     return Document([r for r, _ in records], records, source)
+
+
+def first_jsonl_value(data: bytes, source: str) -> Any:
+    """The value on the first non-blank line of JSON Lines ``data``."""
+    for raw in data.split(b"\n"):
+        if raw.strip():
+            try:
+                return json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                parse_jsonl(data, source)  # raises the precise error (line, column)
+                raise  # pragma: no cover - parse_jsonl always raises here
+    raise InputError("file is empty; expected one JSON object per line", source=source)
 
 
 def load_yaml(path: PathLike) -> Document:
@@ -182,4 +199,12 @@ def _member_position(text: str, key: str) -> int | None:
     return found
 
 
-__all__ = ["Document", "LineDict", "line_of", "load_json", "load_jsonl", "load_yaml"]
+__all__ = [
+    "Document",
+    "LineDict",
+    "first_jsonl_value",
+    "load_json",
+    "load_jsonl",
+    "load_yaml",
+    "parse_jsonl",
+]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,7 +24,12 @@ import pyarrow as pa
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io import _columns as cols
-from ragmeter.io._common import PathLike, atomic_write_text
+from ragmeter.io._common import PathLike, atomic_write_text, check_text, read_bytes
+from ragmeter.io._documents import first_jsonl_value, parse_jsonl
+from ragmeter.io.samples import is_sample, samples_from_document
+
+#: JSON string literal of a Python string (the C encoder ``json.dumps`` itself uses).
+_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 Record = tuple[Any, int | None]
 
@@ -194,56 +199,90 @@ def qrels_from_records(records: Sequence[Record], *, source: str, name: str) -> 
     return cols.qrels_from_table(table, source=source, name=name, lines=lines)
 
 
-def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
-    """Read a run from a JSONL file of row objects."""
-    from ragmeter.io._documents import load_jsonl
+def _fast_table(data: bytes) -> pa.Table:
+    """Arrow's multi-threaded JSON reader; raises on anything irregular (the caller then
+    takes the line-by-line path, which reads it or names the problem)."""
+    import pyarrow.json as pajson
 
-    doc = load_jsonl(path)
+    return pajson.read_json(pa.py_buffer(data), read_options=pajson.ReadOptions(block_size=1 << 24))
+
+
+def _load(path: PathLike) -> tuple[bytes, str, bool]:
+    """The file's bytes, its source name, and whether it holds samples rather than rows."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="one JSON object per line")
+    first = first_jsonl_value(data, source)
+    return data, source, is_sample(first)
+
+
+def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
+    """Read a run from a JSONL file of row objects (or of samples: their retrieved lists)."""
+    data, source, samples = _load(path)
+    run_name = name or Path(path).name
+    if samples:
+        doc = parse_jsonl(data, source)
+        return samples_from_document(doc, name=run_name, need_qrels=False).run
+    try:
+        return cols.run_from_table(_fast_table(data), source=source, name=run_name)
+    except (InputError, pa.ArrowException, ValueError, TypeError):
+        pass
+    doc = parse_jsonl(data, source)
     assert doc.records is not None
-    return run_from_records(doc.records, source=doc.source, name=name or Path(path).name)
+    return run_from_records(doc.records, source=source, name=run_name)
 
 
 def read_jsonl_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
-    """Read qrels from a JSONL file of row objects."""
-    from ragmeter.io._documents import load_jsonl
-
-    doc = load_jsonl(path)
+    """Read qrels from a JSONL file of row objects (or of samples: their expected output)."""
+    data, source, samples = _load(path)
+    qrels_name = name or Path(path).name
+    if samples:
+        doc = parse_jsonl(data, source)
+        return samples_from_document(doc, name=qrels_name, need_run=False).qrels
+    try:
+        return cols.qrels_from_table(_fast_table(data), source=source, name=qrels_name)
+    except (InputError, pa.ArrowException, ValueError, TypeError):
+        pass
+    doc = parse_jsonl(data, source)
     assert doc.records is not None
-    return qrels_from_records(doc.records, source=doc.source, name=name or Path(path).name)
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return qrels_from_records(doc.records, source=source, name=qrels_name)
 
 
 def write_jsonl_run(run: Run, path: PathLike) -> None:
     """Write ``run`` as JSONL rows ``{"query_id", "doc_id", "rank", "score"[, "text"]}``,
     rank order, atomically. Scores are written exactly (shortest round-trip form)."""
-    docs = run.doc_ids.to_pylist()
-    texts = run.texts.to_pylist() if run.texts is not None else None
+    docs = [_str(d) for d in run.doc_ids.to_pylist()]
+    texts = None
+    if run.texts is not None:
+        texts = ["null" if t is None else _str(t) for t in run.texts.to_pylist()]
     scores = run.scores.tolist()
     out: list[str] = []
     for i, q in enumerate(run.query_ids):
+        qid = _str(str(q))
         a, b = int(run.offsets[i]), int(run.offsets[i + 1])
         for rank, j in enumerate(range(a, b), start=1):
-            row: dict[str, Any] = {
-                "query_id": str(q),
-                "doc_id": docs[j],
-                "rank": rank,
-                "score": scores[j],
-            }
-            if texts is not None:
-                row["text"] = texts[j]
-            out.append(_dump(row))
+            tail = "}" if texts is None else f', "text": {texts[j]}}}'
+            out.append(
+                f'{{"query_id": {qid}, "doc_id": {docs[j]}, "rank": {rank}, '
+                f'"score": {_float(scores[j])}{tail}'
+            )
     atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
 
 
 def write_jsonl_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write ``qrels`` as JSONL rows ``{"query_id", "doc_id", "relevance"}``, atomically."""
-    docs = qrels.doc_ids.to_pylist()
+    docs = [_str(d) for d in qrels.doc_ids.to_pylist()]
     grades = qrels.grades.tolist()
     out: list[str] = []
     for i, q in enumerate(qrels.query_ids):
+        qid = _str(str(q))
         for j in range(int(qrels.offsets[i]), int(qrels.offsets[i + 1])):
-            out.append(_dump({"query_id": str(q), "doc_id": docs[j], "relevance": grades[j]}))
+            out.append(f'{{"query_id": {qid}, "doc_id": {docs[j]}, "relevance": {grades[j]}}}')
     atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
+
+
+def _float(value: float) -> str:
+    """A finite float in JSON: Python's shortest round-trip ``repr``."""
+    if not math.isfinite(value):
+        raise InputError(f"score {value!r} cannot be written as JSON; expected a finite number")
+    return repr(value)

@@ -94,6 +94,10 @@ def read_run(path: PathLike, *, format: str | None = None, name: str | None = No
         from ragmeter.io.tabular import read_parquet_run
 
         return read_parquet_run(path, name=run_name)
+    if fmt == "jsonl":
+        from ragmeter.io.jsonl import read_jsonl_run
+
+        return read_jsonl_run(path, name=run_name)
     doc = load_document(path, fmt)  # type: ignore[arg-type]
     kind = _document_kind(doc)
     if kind == "samples":
@@ -124,6 +128,10 @@ def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = 
         from ragmeter.io.tabular import read_parquet_qrels
 
         return read_parquet_qrels(path, name=qrels_name)
+    if fmt == "jsonl":
+        from ragmeter.io.jsonl import read_jsonl_qrels
+
+        return read_jsonl_qrels(path, name=qrels_name)
     doc = load_document(path, fmt)  # type: ignore[arg-type]
     kind = _document_kind(doc)
     if kind == "samples":
