@@ -15,6 +15,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ragmeter import Qrels, Run, evaluate
 from ragmeter.io.dicts import qrels_from_dict, run_from_dict
@@ -608,3 +610,45 @@ def test_io_package_exports() -> None:
     assert ragmeter.io.read_run is read_run
     assert ragmeter.io.read_samples is read_samples
     assert ragmeter.read_run is read_run
+
+
+def test_sample_files_need_only_what_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps([{"id": "q", "retrieved": ["a", "b"]}]))
+    assert read_run(path).ranked() == {"q": ["a", "b"]}  # no expected_output needed for a run
+    path.write_text(json.dumps([{"id": "q", "expected_output": {"a": 2}}]))
+    assert read_qrels(path).to_dict() == {"q": {"a": 2}}  # no retrieved list needed for qrels
+
+
+_IDS = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="\x85\xa0"
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.tuples(
+            _IDS,
+            _IDS,
+            st.floats(allow_nan=False, allow_infinity=False, width=64),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    ext=st.sampled_from(["jsonl", "csv", "tsv", "parquet"]),
+)
+def test_any_run_round_trips_exactly(
+    tmp_path: Path, rows: list[tuple[str, str, float]], ext: str
+) -> None:
+    q, d, s = zip(*rows, strict=True)
+    run = Run.from_columns(list(q), list(d), list(s))
+    path = tmp_path / f"prop.{ext}"
+    write_run(run, path)
+    _same_run(read_run(path), run)
