@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
-from ragmeter import Measure, Qrels, Run, evaluate, parse_measures
+from ragmeter import Measure, MeasureError, Qrels, Run, evaluate, parse_measures
 from ragmeter.core.results import RunResult
 from ragmeter.stats.aggregate import aggregate
 
@@ -577,3 +577,24 @@ def test_missing_queries_zero_versus_skip() -> None:
     assert skip.aggregate("precision@1").mean == 1.0
     assert skip.aggregate("precision@1").n == 1
     assert (skip.n_missing, skip.n_skipped, skip.n_unjudged_queries) == (0, 1, 1)
+
+
+@pytest.mark.xfail(
+    reason="BUG: with rel_level <= -1 (evaluation or measure parameter) a negative grade "
+    "('in the pool but not judged') counts as relevant; SPEC: never relevant",
+    strict=True,
+)
+# threshold -1: grade 0 ('z') is relevant, grade -1 ('p') still is not
+@pytest.mark.parametrize(
+    ("level", "measure", "expected"),
+    [(-1, "num_rel", 1.0), (1, "num_rel(rel_level=-1)", 1.0), (-1, "hit@1", 0.0)],
+)
+def test_negative_grades_never_relevant(level: int, measure: str, expected: float) -> None:
+    # 'p' is in the pool but unjudged (grade -1), 'z' judged non-relevant (grade 0).
+    run = Run.from_lists({"q": ["p"]})
+    qrels = Qrels.from_dict({"q": {"p": -1, "z": 0}})
+    try:
+        result = evaluate(run, qrels, [measure], rel_level=level).run
+    except (MeasureError, ValueError):
+        return  # refusing a negative threshold is fine too
+    assert result.values[0, 0] == expected
