@@ -221,19 +221,27 @@ def write_table(table: pa.Table, path: PathLike, *, fmt: Literal["csv", "tsv", "
             return
         if fmt == "tsv":
             _check_tsv_safe(table)
-            with tmp.open("wb") as fh:
-                fh.write(("\t".join(table.column_names) + "\n").encode("utf-8"))
-                pacsv.write_csv(
-                    table,
-                    fh,
-                    write_options=pacsv.WriteOptions(
-                        include_header=False, delimiter="\t", quoting_style="none"
-                    ),
-                )
+            tmp.write_bytes(_tsv_bytes(table))
             return
         pacsv.write_csv(table, tmp, write_options=pacsv.WriteOptions(quoting_style="needed"))
 
     atomic_write(path, write)
+
+
+def _tsv_bytes(table: pa.Table) -> bytes:
+    """``table`` as TSV: a header, then one line per row, values unquoted; floats in their
+    shortest round-trip form, nulls empty."""
+    columns: list[list[str]] = []
+    for name in table.column_names:
+        col = table.column(name)
+        values = col.to_pylist()
+        if pa.types.is_floating(col.type):
+            columns.append(["" if v is None else repr(float(v)) for v in values])
+        else:
+            columns.append(["" if v is None else str(v) for v in values])
+    lines = ["\t".join(table.column_names)]
+    lines.extend("\t".join(row) for row in zip(*columns, strict=True))
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _check_tsv_safe(table: pa.Table) -> None:
