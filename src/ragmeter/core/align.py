@@ -7,20 +7,22 @@ function of these arrays, so ten metrics cost one alignment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
 
 #: Grade of a retrieved item that has no qrels entry ("not in the pool").
 NOT_JUDGED = np.int32(np.iinfo(np.int32).min)
 
 Missing = Literal["zero", "skip"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,9 +90,11 @@ class Aligned:
         """1-based rank of every retrieved item within its query."""
         return self._cached(
             "ranks",
-            lambda: np.arange(len(self.grades), dtype=np.int64)
-            - np.repeat(self.offsets[:-1], self.lengths)
-            + 1,
+            lambda: (
+                np.arange(len(self.grades), dtype=np.int64)
+                - np.repeat(self.offsets[:-1], self.lengths)
+                + 1
+            ),
         )
 
     @property
@@ -98,9 +102,11 @@ class Aligned:
         """1-based rank of each judgment in its query's descending grade order (ideal order)."""
         return self._cached(
             "label_ranks",
-            lambda: np.arange(len(self.label_grades), dtype=np.int64)
-            - np.repeat(self.label_offsets[:-1], self.label_lengths)
-            + 1,
+            lambda: (
+                np.arange(len(self.label_grades), dtype=np.int64)
+                - np.repeat(self.label_offsets[:-1], self.label_lengths)
+                + 1
+            ),
         )
 
     def relevant(self, rel_level: int) -> npt.NDArray[np.bool_]:
@@ -118,9 +124,9 @@ class Aligned:
             ).astype(np.int64),
         )
 
-    def _cached(self, key: object, compute: object) -> npt.NDArray[np.int64]:
+    def _cached(self, key: object, compute: Callable[[], _T]) -> _T:
         if key not in self._cache:
-            self._cache[key] = compute()  # type: ignore[operator]
+            self._cache[key] = compute()
         return self._cache[key]  # type: ignore[return-value]
 
 
@@ -140,11 +146,13 @@ def align(
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
-    qrels_q = pa.array(list(qrels.query_ids), type=pa.string())
-    run_q = pa.array(list(run.query_ids), type=pa.string())
-    run_pos_of_qrels = pc.index_in(qrels_q, value_set=run_q).to_numpy(zero_copy_only=False)
-    present = ~np.isnan(run_pos_of_qrels.astype(np.float64))
-    run_pos = np.where(present, np.nan_to_num(run_pos_of_qrels, nan=-1), -1).astype(np.int64)
+    run_index = {q: i for i, q in enumerate(run.query_ids.tolist())}
+    run_pos = np.fromiter(
+        (run_index.get(q, -1) for q in qrels.query_ids.tolist()),
+        dtype=np.int64,
+        count=len(qrels.query_ids),
+    )
+    present = run_pos >= 0
     n_unjudged = int(run.n_queries - present.sum())
 
     keep_q = present if missing == "skip" else np.ones(len(present), dtype=bool)
@@ -212,9 +220,29 @@ def _join_grades(
     grades = np.full(n, NOT_JUDGED, dtype=np.int32)
     if n == 0 or len(label_rows) == 0:
         return grades
+    native = _accel.native
+    if native is not None:
+        run_buffers = _accel.string_buffers(run.doc_ids)
+        qrels_buffers = _accel.string_buffers(qrels.doc_ids)
+        if run_buffers is not None and qrels_buffers is not None:
+            label_offsets = np.concatenate(
+                [[0], np.cumsum(np.bincount(label_query, minlength=len(offsets) - 1))]
+            ).astype(np.int64)
+            matched_buf = native.join(
+                np.ascontiguousarray(offsets, dtype=np.int64),
+                np.ascontiguousarray(run_rows, dtype=np.int64),
+                label_offsets,
+                np.ascontiguousarray(label_rows, dtype=np.int64),
+                *run_buffers,
+                *qrels_buffers,
+            )
+            matched = np.frombuffer(matched_buf, dtype=np.int64)
+            hit = matched >= 0
+            grades[hit] = qrels.grades[matched[hit]]
+            return grades
     item_query = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-    run_docs = run.doc_ids.take(pa.array(run_rows))
-    label_docs = qrels.doc_ids.take(pa.array(label_rows))
+    run_docs = run.doc_ids.take(_accel.indices(run_rows))
+    label_docs = qrels.doc_ids.take(_accel.indices(label_rows))
     if run_docs.type != label_docs.type:
         # Join keys must share one type; large_string holds either.
         run_docs = run_docs.cast(pa.large_string())

@@ -19,18 +19,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from ragmeter import _accel
+from ragmeter._accel import LazyModule
 from ragmeter.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    # pyarrow.compute takes ≈0.1 s to import; only the pure (non-C) paths need it.
+    pc = LazyModule("pyarrow.compute")
 
 Order = Literal["score", "given"]
 
 IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.integer[Any]]
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -53,14 +61,24 @@ def _as_string_array(values: Any) -> pa.Array:
 
 def _string_ranks(dictionary: pa.Array) -> IntArray:
     """Rank of each dictionary entry in byte order (strcmp order, as trec_eval sorts)."""
-    order = pc.sort_indices(dictionary).to_numpy()
+    fast = _accel.byte_order(dictionary)
+    order = fast if fast is not None else pc.sort_indices(dictionary).to_numpy()
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order), dtype=np.int64)
     return ranks
 
 
 def _encode(values: pa.Array) -> tuple[IntArray, pa.Array]:
-    """Dictionary-encode strings: per-row codes and the dictionary of distinct values."""
+    """Dictionary-encode strings: per-row codes and the dictionary of distinct values.
+
+    The dictionary is in order of first appearance (both paths).
+    """
+    native = _accel.native
+    buffers = _accel.string_buffers(values) if native is not None else None
+    if native is not None and buffers is not None:
+        code_buf, first_buf = native.encode(*buffers, len(values))
+        first = np.frombuffer(first_buf, dtype=np.int64)
+        return np.frombuffer(code_buf, dtype=np.int64), values.take(_accel.indices(first))
     encoded = pc.dictionary_encode(values)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return codes, encoded.dictionary
@@ -109,7 +127,7 @@ def _break_ties(
     starts_group = np.ones(len(positions), dtype=bool)
     starts_group[1:] = ~same[positions[1:] - 1]
     group = np.cumsum(starts_group)
-    sub = pa.table({"g": group, "d": docs.take(pa.array(perm[positions]))})
+    sub = pa.table({"g": group, "d": docs.take(_accel.indices(perm[positions]))})
     within = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")])
     perm = perm.copy()
     perm[positions] = perm[positions][within.to_numpy()]
@@ -198,6 +216,60 @@ class Run:
         _check_finite(score_arr, source, lines)
 
         codes, dictionary = _encode(qids)
+        return cls._from_encoded(
+            codes,
+            dictionary,
+            docs,
+            score_arr,
+            name=name,
+            order=order,
+            source=source,
+            cutoffs=cutoffs,
+            texts=text_arr,
+        )
+
+    @classmethod
+    def _from_encoded(
+        cls,
+        codes: CodeArray,
+        dictionary: pa.Array,
+        docs: pa.Array,
+        score_arr: FloatArray,
+        *,
+        name: str,
+        order: Order,
+        source: str,
+        cutoffs: Mapping[str, int] | None = None,
+        texts: pa.Array | None = None,
+    ) -> Run:
+        """Build from query codes (into ``dictionary``), doc ids and finite scores."""
+        n = len(codes)
+        text_arr = texts
+        native = _accel.native
+        buffers = _accel.string_buffers(docs) if native is not None else None
+        if order == "score" and native is not None and buffers is not None:
+            ranks = _string_ranks(dictionary)
+            qrank = np.ascontiguousarray(ranks[codes], dtype=np.int64)
+            perm_buf, offsets_buf, dropped = native.order(
+                qrank, len(dictionary), np.ascontiguousarray(score_arr), *buffers, True
+            )
+            perm = np.frombuffer(perm_buf, dtype=np.int64)
+            offsets = np.frombuffer(offsets_buf, dtype=np.int64)
+            query_order = np.empty(len(ranks), dtype=np.int64)
+            query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
+            qid_values = dictionary.take(_accel.indices(query_order)).to_pylist()
+            return cls._assemble(
+                qid_values,
+                offsets,
+                perm,
+                docs,
+                score_arr,
+                dropped,
+                name=name,
+                source=source,
+                cutoffs=cutoffs,
+                texts=text_arr,
+            )
         if order == "score":
             qrank = _string_ranks(dictionary)[codes]
             perm = _score_order(qrank, score_arr)
@@ -209,29 +281,62 @@ class Run:
             qrank = _dense_rank(first)[codes]
             perm = np.argsort(qrank, kind="stable")
         sorted_rank = qrank[perm]
-        sorted_docs = docs.take(pa.array(perm)) if not _is_identity(perm) else docs
+        sorted_docs = docs.take(_accel.indices(perm)) if not _is_identity(perm) else docs
         keep = _first_occurrences(sorted_rank, sorted_docs)
-        warnings: list[str] = []
+        dropped = 0
         if keep is not None:
             dropped = len(perm) - len(keep)
+            perm = perm[keep]
+            sorted_rank = sorted_rank[keep]
+        offsets, _ = _segments(sorted_rank, len(perm))
+        # Map each segment back to its query string through any row of the segment.
+        seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
+        qid_values = dictionary.take(_accel.indices(seg_codes)).to_pylist()
+        return cls._assemble(
+            qid_values,
+            offsets,
+            perm,
+            docs,
+            score_arr,
+            dropped,
+            name=name,
+            source=source,
+            cutoffs=cutoffs,
+            texts=text_arr,
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        qid_values: list[Any],
+        offsets: IntArray,
+        perm: IntArray,
+        docs: pa.Array,
+        score_arr: FloatArray,
+        dropped: int,
+        *,
+        name: str,
+        source: str,
+        cutoffs: Mapping[str, int] | None,
+        texts: pa.Array | None,
+    ) -> Run:
+        """The run of rows ``perm`` (final order), segmented by ``offsets``."""
+        warnings: list[str] = []
+        if dropped:
             warnings.append(
                 f"{source}: {dropped} duplicate (query, doc) row(s) dropped; "
                 "each doc keeps its best-ranked occurrence"
             )
-            perm = perm[keep]
-            sorted_rank = sorted_rank[keep]
-            sorted_docs = sorted_docs.take(pa.array(keep))
-        offsets, seg_rank = _segments(sorted_rank, len(perm))
-        # Map each segment back to its query string through any row of the segment.
-        seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
-        qid_values = dictionary.take(pa.array(seg_codes)).to_pylist()
         query_array = np.array(qid_values, dtype=object)
         per_query_k = None
         if cutoffs:
             per_query_k = np.array([int(cutoffs.get(q, -1)) for q in qid_values], dtype=np.int64)
+        identity = _is_identity(perm) and len(perm) == len(docs)
+        take = None if identity else _accel.indices(perm)
+        sorted_docs = docs if take is None else docs.take(take)
         sorted_texts = None
-        if text_arr is not None:
-            sorted_texts = text_arr.take(pa.array(perm))
+        if texts is not None:
+            sorted_texts = texts if take is None else texts.take(take)
         return cls(
             query_ids=query_array,
             offsets=offsets,
@@ -352,13 +457,34 @@ class Qrels:
             raise InputError("grades must be integers", source=source, field="grade")
         grade_arr = grade_arr.astype(np.int32)
         codes, dictionary = _encode(qids)
+        return cls._from_encoded(
+            codes, dictionary, docs, grade_arr, name=name, source=source, lines=lines
+        )
+
+    @classmethod
+    def _from_encoded(
+        cls,
+        codes: CodeArray,
+        dictionary: pa.Array,
+        docs: pa.Array,
+        grade_arr: npt.NDArray[np.int32],
+        *,
+        name: str,
+        source: str,
+        lines: IntArray | None = None,
+    ) -> Qrels:
+        """Build from query codes (into ``dictionary``), doc ids and int32 grades."""
+        fast = cls._native_from_encoded(codes, dictionary, docs, grade_arr, name=name)
+        if fast is not None:
+            return fast
+        n = len(codes)
         qrank = _string_ranks(dictionary)[codes]
         table = pa.table({"q": qrank, "d": docs, "i": np.arange(n, dtype=np.int64)})
         perm = pc.sort_indices(
             table, sort_keys=[("q", "ascending"), ("d", "ascending"), ("i", "ascending")]
         ).to_numpy()
         sorted_rank = qrank[perm]
-        sorted_docs = docs.take(pa.array(perm))
+        sorted_docs = docs.take(_accel.indices(perm))
         sorted_grades = grade_arr[perm]
         warnings: list[str] = []
         if n > 1:
@@ -374,7 +500,8 @@ class Qrels:
                     first_line = int(lines[a]) if lines is not None else a + 1
                     second_line = int(lines[b]) if lines is not None else b + 1
                     raise InputError(
-                        f"query '{qids[b].as_py()}' doc '{docs[b].as_py()}' judged "
+                        f"query '{dictionary[int(codes[b])].as_py()}' doc '{docs[b].as_py()}' "
+                        f"judged "
                         f"{grade_arr[b]} here but {grade_arr[a]} on line {first_line}; "
                         "expected one grade per (query, doc)",
                         source=source,
@@ -392,7 +519,7 @@ class Qrels:
                 sorted_grades = sorted_grades[keep]
         offsets, _ = _segments(sorted_rank, len(perm))
         seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
-        query_array = np.array(dictionary.take(pa.array(seg_codes)).to_pylist(), dtype=object)
+        query_array = np.array(dictionary.take(_accel.indices(seg_codes)).to_pylist(), dtype=object)
         return cls(
             query_ids=query_array,
             offsets=offsets,
@@ -400,6 +527,41 @@ class Qrels:
             grades=sorted_grades,
             name=name,
             warnings=tuple(warnings),
+        )
+
+    @classmethod
+    def _native_from_encoded(
+        cls,
+        codes: CodeArray,
+        dictionary: pa.Array,
+        docs: pa.Array,
+        grade_arr: npt.NDArray[np.int32],
+        *,
+        name: str,
+    ) -> Qrels | None:
+        """The C path of :meth:`_from_encoded`; None when not built or judgments repeat
+        (the Python path then warns or raises with line numbers)."""
+        native = _accel.native
+        buffers = _accel.string_buffers(docs) if native is not None else None
+        if native is None or buffers is None:
+            return None
+        ranks = _string_ranks(dictionary)
+        perm_buf, offsets_buf, dupes = native.order(
+            np.ascontiguousarray(ranks[codes], dtype=np.int64), len(ranks), None, *buffers, False
+        )
+        if dupes:
+            return None
+        perm = np.frombuffer(perm_buf, dtype=np.int64)
+        query_order = np.empty(len(ranks), dtype=np.int64)
+        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
+        qid_values = dictionary.take(_accel.indices(query_order)).to_pylist()
+        return cls(
+            query_ids=np.array(qid_values, dtype=object),
+            offsets=np.frombuffer(offsets_buf, dtype=np.int64),
+            doc_ids=docs.take(_accel.indices(perm)),
+            grades=grade_arr[perm],
+            name=name,
+            warnings=(),
         )
 
     @classmethod
@@ -481,7 +643,12 @@ def _dense_rank(values: IntArray) -> IntArray:
 
 
 def _is_identity(perm: IntArray) -> bool:
-    return bool(len(perm) == 0 or (perm[0] == 0 and np.all(np.diff(perm) == 1)))
+    n = len(perm)
+    if n == 0:
+        return True
+    if perm[0] != 0 or perm[-1] != n - 1 or perm[n // 2] != n // 2:
+        return False
+    return bool(np.all(np.diff(perm) == 1))
 
 
 def _score_order(query_rank: IntArray, scores: FloatArray) -> IntArray:

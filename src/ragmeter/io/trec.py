@@ -9,9 +9,11 @@ of the id. Blank lines are skipped. CRLF line endings are read like LF (trec_eva
 ``\\r`` as white space) with a warning; a UTF-8 byte-order mark is an error, because trec_eval
 would silently make it part of the first query id.
 
-Reading has two paths that give identical results: a fast one through Arrow's CSV parser for
+Reading has three paths that give identical results: the C accelerator (``ragmeter._native``,
+when built) for ASCII files with exactly the expected fields, Arrow's CSV parser for other
 regular single-delimiter files, and a line-by-line one that handles every other layout and
-produces the precise error (file, line, field, what was expected) for malformed input.
+produces the precise error (file, line, field, what was expected) for malformed input. Each
+fast path declines (returns ``None`` / raises ``ValueError``) rather than guess.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.csv as pacsv
+import pyarrow.compute as pc
 
+from ragmeter import _accel
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 
@@ -67,10 +71,37 @@ def _detect_delimiter(data: bytes) -> str | None:
     return None
 
 
+def _native_columns(
+    data: bytes, kind: int
+) -> tuple[npt.NDArray[np.int32], pa.Array, pa.Array, bytes, str | None] | None:
+    """Codes, query dictionary, doc ids, raw values and last tag, via the C parser; or None."""
+    native = _accel.native
+    if native is None:
+        return None
+    parsed = native.parse_trec(data, kind)
+    if parsed is None:
+        return None
+    qid_offsets, qid_data, qcode, doc_offsets, doc_data, values, tag, wide = parsed
+    codes = np.frombuffer(qcode, dtype=np.int32)
+    docs = pa.Array.from_buffers(
+        pa.large_string() if wide else pa.string(),
+        len(codes),
+        [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
+    )
+    dictionary = pa.Array.from_buffers(
+        pa.large_string(),
+        len(qid_offsets) // 8 - 1,
+        [None, pa.py_buffer(qid_offsets), pa.py_buffer(qid_data)],
+    ).cast(pa.string())
+    return codes, dictionary, docs, values, (tag.decode("ascii") if tag is not None else None)
+
+
 def _fast_table(data: bytes, names: tuple[str, ...], types: dict[str, pa.DataType]) -> pa.Table:
     delimiter = _detect_delimiter(data)
     if delimiter is None:
         raise ValueError("irregular layout")
+    import pyarrow.csv as pacsv
+
     table = pacsv.read_csv(
         pa.py_buffer(data),
         read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
@@ -88,13 +119,20 @@ def _fast_table(data: bytes, names: tuple[str, ...], types: dict[str, pa.DataTyp
     if table.num_rows == 0:
         raise ValueError("empty")
     # A comment line that happens to have the right number of fields parses as a row.
-    if pa.compute.any(pa.compute.starts_with(qid, "#")).as_py():
+    if pc.any(pc.starts_with(qid, "#")).as_py():
         raise ValueError("comments")
+    zero = pa.scalar(0, pa.int32())  # a pyarrow scalar: a Python 0 would import pandas
     for col in types:
-        if types[col] == pa.string() and pa.compute.any(
-            pa.compute.equal(pa.compute.utf8_length(table.column(col)), 0)
-        ).as_py():
+        if (
+            types[col] == pa.string()
+            and pc.any(pc.equal(pc.utf8_length(table.column(col)), zero)).as_py()
+        ):
             raise ValueError("empty field")
+    if "grade" in types:
+        grades = table.column("grade")
+        limit = pa.scalar(2**31 - 1, pa.int64())
+        if pc.max(pc.abs(grades)).as_py() > limit.as_py():
+            raise ValueError("grade out of range")  # the line-by-line path reports it
     return table
 
 
@@ -110,7 +148,9 @@ def _split_lines(data: bytes, source: str) -> tuple[list[list[str]], list[int], 
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(
-                f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text", source=source, line=number
+                f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text",
+                source=source,
+                line=number,
             ) from None
         fields = text.split()
         if not fields or fields[0].startswith("#"):
@@ -168,6 +208,20 @@ def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> R
     source = str(path)
     data = _read_bytes(path)
     run_name = name or Path(path).name
+    native = _native_columns(data, 0)
+    if native is not None:
+        del data  # the parsed columns replace the file's bytes
+        codes, dictionary, docs, values, tag = native
+        run = Run._from_encoded(
+            codes,
+            dictionary,
+            docs,
+            np.frombuffer(values, dtype=np.float64),
+            name=run_name,
+            order="score",
+            source=source,
+        )
+        return replace(run, tag=tag)
     try:
         table = _fast_table(
             data,
@@ -199,7 +253,18 @@ def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) ->
     source = str(path)
     data = _read_bytes(path)
     qrels_name = name or Path(path).name
+    native = _native_columns(data, 1)
+    if native is not None:
+        codes, dictionary, docs, values, _ = native
+        # Grades are within ±(2**31 - 1): the parser declines anything else.
+        grades = np.frombuffer(values, dtype=np.int64).astype(np.int32)
+        qrels = Qrels._native_from_encoded(codes, dictionary, docs, grades, name=qrels_name)
+        if qrels is not None:
+            return qrels
+        # Repeated judgments: the line-by-line path reports them with line numbers.
     try:
+        if native is not None:
+            raise ValueError("repeated judgments")
         table = _fast_table(
             data, QRELS_FIELDS, {"qid": pa.string(), "docid": pa.string(), "grade": pa.int64()}
         )

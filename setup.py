@@ -1,0 +1,18 @@
+"""Build configuration for the optional C accelerator; everything else is in pyproject.toml.
+
+``ragmeter._native`` speeds up TREC parsing, per-query ordering and the (query, doc) join. It is
+optional: when it cannot be compiled (no C compiler), installation goes on and ragmeter uses
+its pure numpy/pyarrow path, which gives identical results.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "ragmeter._native",
+            sources=["src/ragmeter/_native.c"],
+            optional=True,
+        )
+    ]
+)

@@ -1,0 +1,72 @@
+"""Access to the optional C accelerator ``ragmeter._native``.
+
+``native`` is the extension module, or ``None`` when it was not built (or ``RAGMETER_PURE=1``
+is set); callers read it at call time, so tests can switch paths by setting it. Both paths give
+identical results.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+native: ModuleType | None
+try:
+    if os.environ.get("RAGMETER_PURE"):
+        raise ImportError("RAGMETER_PURE is set")
+    from ragmeter import _native
+
+    native = _native
+except ImportError:  # not built: the pure numpy/pyarrow path is used
+    native = None
+
+
+def string_buffers(arr: pa.Array) -> tuple[Any, Any, bool, int] | None:
+    """``(offsets, data, wide, offset)`` of a non-empty, null-free string array, else None."""
+    if len(arr) == 0 or arr.null_count:
+        return None
+    if pa.types.is_string(arr.type):
+        wide = False
+    elif pa.types.is_large_string(arr.type):
+        wide = True
+    else:
+        return None
+    _, offsets, data = arr.buffers()
+    if offsets is None:
+        return None
+    return offsets, (data if data is not None else b""), wide, arr.offset
+
+
+def indices(values: npt.NDArray[np.integer[Any]]) -> pa.Array:
+    """An Arrow int64 array over ``values`` (zero copy).
+
+    ``pa.array`` would do, but it imports pandas (≈0.3 s) on first use when pandas is installed.
+    """
+    arr = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(arr), [None, pa.py_buffer(arr)])
+
+
+def byte_order(strings: pa.Array) -> npt.NDArray[np.int64] | None:
+    """Positions of ``strings`` sorted in byte order (stable), via the C path; else None."""
+    buffers = string_buffers(strings) if native is not None else None
+    if native is None or buffers is None:
+        return None
+    zeros = np.zeros(len(strings), dtype=np.int64)
+    perm, _, _ = native.order(zeros, 1, None, *buffers, False)
+    return np.frombuffer(perm, dtype=np.int64)
+
+
+class LazyModule:
+    """A module imported on first attribute access."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)

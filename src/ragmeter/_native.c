@@ -1,0 +1,723 @@
+/*
+ * ragmeter._native: optional accelerator for the hot path (TREC parsing, string encoding,
+ * per-query ordering + dedupe, and the (query, doc) join).
+ *
+ * Only the CPython C API; arrays come and go through the buffer protocol (numpy arrays,
+ * Arrow buffers, bytes) and bytearrays. Every function has a pure numpy/pyarrow twin in
+ * ragmeter.core / ragmeter.io that gives identical results; the parsers return None for any
+ * input they do not handle exactly like the Python reader (comments are handled; CR, tabs
+ * mixed with odd whitespace, non-ASCII bytes, unusual numbers, wrong field counts are not),
+ * and the caller then takes the Python path, which produces the warnings and precise errors.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+/* ---------------------------------------------------------------- growable buffers */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} vec;
+
+static int vec_reserve(vec *v, size_t extra) {
+    if (v->len + extra <= v->cap) return 0;
+    size_t cap = v->cap ? v->cap : 4096;
+    while (cap < v->len + extra) cap *= 2;
+    char *p = realloc(v->p, cap);
+    if (!p) return -1;
+    v->p = p;
+    v->cap = cap;
+    return 0;
+}
+
+static PyObject *vec_to_bytearray(vec *v) {
+    PyObject *out = PyByteArray_FromStringAndSize(v->p ? v->p : "", (Py_ssize_t)v->len);
+    free(v->p);
+    v->p = NULL;
+    v->len = v->cap = 0;
+    return out;
+}
+
+static PyObject *new_bytearray(Py_ssize_t size, char **data) {
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, size);
+    if (out) *data = PyByteArray_AS_STRING(out);
+    return out;
+}
+
+/* ---------------------------------------------------------------- strings + hashing */
+
+typedef struct {
+    const char *data;
+    const void *offsets;
+    int wide; /* 1: int64 offsets, 0: int32 */
+    Py_ssize_t base;  /* array offset (slice start) */
+} strarr;
+
+static inline void str_at(const strarr *s, int64_t i, const char **p, size_t *n) {
+    int64_t a, b;
+    if (s->wide) {
+        a = ((const int64_t *)s->offsets)[s->base + i];
+        b = ((const int64_t *)s->offsets)[s->base + i + 1];
+    } else {
+        a = ((const int32_t *)s->offsets)[s->base + i];
+        b = ((const int32_t *)s->offsets)[s->base + i + 1];
+    }
+    *p = s->data + a;
+    *n = (size_t)(b - a);
+}
+
+static inline uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+/* byte-order comparison (memcmp, shorter first on a common prefix): Arrow's / strcmp order */
+static inline int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) {
+    int c = memcmp(a, b, na < nb ? na : nb);
+    if (c) return c;
+    return (na > nb) - (na < nb);
+}
+
+/* ---------------------------------------------------------------- number parsing */
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Strict decimal float: [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)?. Returns 0 on success. */
+static int parse_float(const char *p, size_t n, double *out) {
+    size_t i = 0;
+    int neg = 0;
+    if (n == 0 || n > 64) return -1;
+    if (p[i] == '+' || p[i] == '-') { neg = p[i] == '-'; i++; }
+    uint64_t mant = 0;
+    int digits = 0, frac = 0, int_digits = 0, frac_digits = 0;
+    while (i < n && p[i] >= '0' && p[i] <= '9') {
+        if (mant || p[i] != '0') digits++;
+        if (digits <= 19) mant = mant * 10 + (uint64_t)(p[i] - '0');
+        else frac--; /* digit dropped: scale up */
+        i++; int_digits++;
+    }
+    if (i < n && p[i] == '.') {
+        i++;
+        while (i < n && p[i] >= '0' && p[i] <= '9') {
+            if (mant || p[i] != '0') digits++;
+            if (digits <= 19) { mant = mant * 10 + (uint64_t)(p[i] - '0'); frac++; }
+            i++; frac_digits++;
+        }
+    }
+    if (int_digits + frac_digits == 0) return -1;
+    int exp = 0;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        int eneg = 0, ed = 0;
+        if (i < n && (p[i] == '+' || p[i] == '-')) { eneg = p[i] == '-'; i++; }
+        while (i < n && p[i] >= '0' && p[i] <= '9') {
+            if (exp < 100000) exp = exp * 10 + (p[i] - '0');
+            i++; ed++;
+        }
+        if (!ed) return -1;
+        if (eneg) exp = -exp;
+    }
+    if (i != n) return -1;
+    int e10 = exp - frac;
+    double v;
+    if (digits <= 15 && mant < (1ULL << 53) && e10 >= -22 && e10 <= 22) {
+        v = (double)mant; /* exact */
+        v = e10 < 0 ? v / POW10[-e10] : v * POW10[e10];  /* one correctly rounded op */
+    } else {
+        char buf[80];
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        char *end = NULL;
+        v = PyOS_string_to_double(buf, &end, NULL);
+        if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+        if (end != buf + n) return -1;
+        *out = v;
+        return isfinite(v) ? 0 : -1;
+    }
+    *out = neg ? -v : v;
+    return isfinite(*out) ? 0 : -1;
+}
+
+/* Strict integer [+-]? d+ within [-(2^31-1), 2^31-1]. */
+static int parse_grade(const char *p, size_t n, int64_t *out) {
+    size_t i = 0;
+    int neg = 0;
+    if (n == 0 || n > 18) return -1;
+    if (p[i] == '+' || p[i] == '-') { neg = p[i] == '-'; i++; }
+    if (i == n) return -1;
+    int64_t v = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    if (v > 2147483647LL) return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- TREC parsing */
+
+/* byte classes: 0 field char, 1 blank (space, tab), 2 newline, 3 unsupported */
+static unsigned char CLS[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) CLS[c] = (c > 0x20 && c < 0x7f) ? 0 : 3;
+    CLS[' '] = 1;
+    CLS['\t'] = 1;
+    CLS['\n'] = 2;
+}
+
+/*
+ * parse_trec(data, kind) -> None | (qid_offsets: bytearray int64[nq+1], qid_data: bytearray,
+ *     qcode: bytearray int32[n],
+ *     doc_offsets: bytearray int32/int64[n+1], doc_data: bytearray, values: bytearray,
+ *     last_tag: bytes | None, wide: bool)
+ * kind 0: run "qid Q0 doc rank score tag" (values float64); kind 1: qrels "qid iter doc grade"
+ * (values int64).
+ */
+static PyObject *parse_trec(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int kind;
+    if (!PyArg_ParseTuple(args, "y*i", &buf, &kind)) return NULL;
+    const char *s = buf.buf;
+    const size_t len = (size_t)buf.len;
+    const int nf = kind == 0 ? 6 : 4;
+    const int doc_field = 2, val_field = kind == 0 ? 4 : 3;
+    const int wide = len >= ((size_t)1 << 31);
+
+    vec qcode = {0}, offs = {0}, docs = {0}, vals = {0}, qoffs = {0}, qdata = {0};
+    Py_ssize_t nq = 0;
+    PyObject *qmap = PyDict_New(), *result = NULL, *tag = NULL;
+    const char *prev_q = NULL;
+    size_t prev_qn = 0;
+    int32_t cur_code = -1;
+    size_t n = 0;
+    int ok = 0;
+    const char *last_tag = NULL;
+    size_t last_tag_n = 0;
+    if (!qmap) goto done;
+
+    /* rough sizing: ~35 bytes per run line, ~20 per qrels line */
+    size_t guess = len / (kind == 0 ? 30 : 16) + 16;
+    if (vec_reserve(&qcode, guess * 4) || vec_reserve(&offs, (guess + 1) * (wide ? 8 : 4)) ||
+        vec_reserve(&vals, guess * 8) || vec_reserve(&docs, len / 4 + 16))
+        goto nomem;
+    if (vec_reserve(&qoffs, 8)) goto nomem;
+    { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
+    if (wide) { int64_t z = 0; memcpy(offs.p, &z, 8); offs.len = 8; }
+    else { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
+
+    size_t i = 0;
+    while (i < len) {
+        const char *fp[7];
+        size_t fn[7];
+        int k = 0;
+        /* one line */
+        for (;;) {
+            while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
+            if (i >= len) break;
+            unsigned char c = CLS[(unsigned char)s[i]];
+            if (c == 2) break;
+            if (c == 3) goto fallback;
+            size_t a = i;
+            while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+            if (i < len && CLS[(unsigned char)s[i]] == 3) goto fallback;
+            if (k == 0 && s[a] == '#') { /* comment line */
+                while (i < len && s[i] != '\n') {
+                    if (CLS[(unsigned char)s[i]] == 3) goto fallback;
+                    i++;
+                }
+                k = -1;
+                break;
+            }
+            if (k >= nf) goto fallback; /* extra fields: Python path warns */
+            fp[k] = s + a;
+            fn[k] = i - a;
+            k++;
+        }
+        if (i < len) i++; /* newline */
+        if (k <= 0) continue; /* blank or comment */
+        if (k != nf) goto fallback;
+        /* query code: consecutive rows usually share it */
+        if (!(prev_q && fn[0] == prev_qn && memcmp(fp[0], prev_q, prev_qn) == 0)) {
+            PyObject *key = PyBytes_FromStringAndSize(fp[0], (Py_ssize_t)fn[0]);
+            if (!key) goto done;
+            PyObject *found = PyDict_GetItemWithError(qmap, key);
+            if (found) {
+                cur_code = (int32_t)PyLong_AsLong(found);
+            } else if (PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto done;
+            } else {
+                if (nq >= INT32_MAX) { Py_DECREF(key); goto fallback; }
+                PyObject *code = PyLong_FromSsize_t(nq);
+                if (!code || PyDict_SetItem(qmap, key, code)) {
+                    Py_XDECREF(code);
+                    Py_DECREF(key);
+                    goto done;
+                }
+                Py_DECREF(code);
+                if (vec_reserve(&qdata, fn[0]) || vec_reserve(&qoffs, 8)) {
+                    Py_DECREF(key);
+                    goto nomem;
+                }
+                memcpy(qdata.p + qdata.len, fp[0], fn[0]);
+                qdata.len += fn[0];
+                { int64_t o = (int64_t)qdata.len; memcpy(qoffs.p + qoffs.len, &o, 8); qoffs.len += 8; }
+                cur_code = (int32_t)nq++;
+            }
+            Py_DECREF(key);
+            prev_q = fp[0];
+            prev_qn = fn[0];
+        }
+        if (vec_reserve(&qcode, 4) || vec_reserve(&offs, 8) || vec_reserve(&vals, 8) ||
+            vec_reserve(&docs, fn[doc_field]))
+            goto nomem;
+        memcpy(qcode.p + qcode.len, &cur_code, 4);
+        qcode.len += 4;
+        memcpy(docs.p + docs.len, fp[doc_field], fn[doc_field]);
+        docs.len += fn[doc_field];
+        if (wide) { int64_t o = (int64_t)docs.len; memcpy(offs.p + offs.len, &o, 8); offs.len += 8; }
+        else { int32_t o = (int32_t)docs.len; memcpy(offs.p + offs.len, &o, 4); offs.len += 4; }
+        if (kind == 0) {
+            double v;
+            if (parse_float(fp[val_field], fn[val_field], &v)) goto fallback;
+            memcpy(vals.p + vals.len, &v, 8);
+            last_tag = fp[5];
+            last_tag_n = fn[5];
+        } else {
+            int64_t g;
+            if (parse_grade(fp[val_field], fn[val_field], &g)) goto fallback;
+            memcpy(vals.p + vals.len, &g, 8);
+        }
+        vals.len += 8;
+        n++;
+    }
+    if (n == 0) goto fallback;
+    ok = 1;
+    goto done;
+
+nomem:
+    PyErr_NoMemory();
+    goto done;
+fallback:
+    ok = 2;
+done:
+    PyBuffer_Release(&buf);
+    if (ok == 1) {
+        if (last_tag) tag = PyBytes_FromStringAndSize(last_tag, (Py_ssize_t)last_tag_n);
+        else { tag = Py_None; Py_INCREF(tag); }
+        PyObject *a = vec_to_bytearray(&qcode), *b = vec_to_bytearray(&offs),
+                 *c = vec_to_bytearray(&docs), *d = vec_to_bytearray(&vals),
+                 *e = vec_to_bytearray(&qoffs), *f = vec_to_bytearray(&qdata);
+        if (tag && a && b && c && d && e && f)
+            result = Py_BuildValue("(NNNNNNNO)", e, f, a, b, c, d, tag, wide ? Py_True : Py_False);
+        else {
+            Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c); Py_XDECREF(d); Py_XDECREF(tag);
+            Py_XDECREF(e); Py_XDECREF(f);
+        }
+    } else if (ok == 2) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    free(qcode.p); free(offs.p); free(docs.p); free(vals.p); free(qoffs.p); free(qdata.p);
+    Py_XDECREF(qmap);
+    return result;
+}
+
+/* ---------------------------------------------------------------- helpers for array args */
+
+typedef struct {
+    Py_buffer offsets, data;
+    int have_off, have_data;
+    strarr s;
+} strargs;
+
+static int get_strarr(PyObject *off, PyObject *data, int wide, Py_ssize_t base, strargs *a) {
+    memset(a, 0, sizeof(*a));
+    if (PyObject_GetBuffer(off, &a->offsets, PyBUF_SIMPLE)) return -1;
+    a->have_off = 1;
+    if (PyObject_GetBuffer(data, &a->data, PyBUF_SIMPLE)) return -1;
+    a->have_data = 1;
+    a->s.data = a->data.buf;
+    a->s.offsets = a->offsets.buf;
+    a->s.wide = wide;
+    a->s.base = base;
+    return 0;
+}
+
+static void release_strarr(strargs *a) {
+    if (a->have_off) PyBuffer_Release(&a->offsets);
+    if (a->have_data) PyBuffer_Release(&a->data);
+}
+
+/* ---------------------------------------------------------------- encode */
+
+/*
+ * encode(offsets, data, wide, base, n) -> (codes: bytearray int64[n], first_rows: bytearray
+ * int64[n_distinct]). Codes in order of first appearance (as Arrow's dictionary_encode).
+ */
+static PyObject *encode(PyObject *self, PyObject *args) {
+    PyObject *off, *data;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OOinn", &off, &data, &wide, &base, &n)) return NULL;
+    strargs sa;
+    PyObject *codes_obj = NULL, *result = NULL;
+    int64_t *table = NULL;
+    vec first = {0};
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    char *cbuf = NULL;
+    codes_obj = new_bytearray(n * 8, &cbuf);
+    if (!codes_obj) goto done;
+    int64_t *codes = (int64_t *)cbuf;
+    size_t cap = 1024;
+    size_t used = 0;
+    table = malloc(cap * sizeof(int64_t));
+    if (!table) { PyErr_NoMemory(); goto done; }
+    for (size_t j = 0; j < cap; j++) table[j] = -1;
+    const char *pp = NULL;
+    size_t pn = 0;
+    int64_t pcode = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *p;
+        size_t ln;
+        str_at(&sa.s, i, &p, &ln);
+        if (pcode >= 0 && ln == pn && memcmp(p, pp, ln) == 0) { codes[i] = pcode; continue; }
+        uint64_t h = hash_bytes(p, ln);
+        size_t slot = h & (cap - 1);
+        int64_t code = -1;
+        while (table[slot] >= 0) {
+            int64_t row = ((int64_t *)first.p)[table[slot]];
+            const char *q;
+            size_t qn;
+            str_at(&sa.s, row, &q, &qn);
+            if (qn == ln && memcmp(p, q, ln) == 0) { code = table[slot]; break; }
+            slot = (slot + 1) & (cap - 1);
+        }
+        if (code < 0) {
+            code = (int64_t)used;
+            if (vec_reserve(&first, 8)) { PyErr_NoMemory(); goto done; }
+            memcpy(first.p + first.len, &(int64_t){i}, 8);
+            first.len += 8;
+            table[slot] = code;
+            used++;
+            if (used * 2 > cap) { /* grow + rehash */
+                size_t ncap = cap * 2;
+                int64_t *nt = malloc(ncap * sizeof(int64_t));
+                if (!nt) { PyErr_NoMemory(); goto done; }
+                for (size_t j = 0; j < ncap; j++) nt[j] = -1;
+                for (size_t c = 0; c < used; c++) {
+                    const char *q;
+                    size_t qn;
+                    str_at(&sa.s, ((int64_t *)first.p)[c], &q, &qn);
+                    size_t s2 = hash_bytes(q, qn) & (ncap - 1);
+                    while (nt[s2] >= 0) s2 = (s2 + 1) & (ncap - 1);
+                    nt[s2] = (int64_t)c;
+                }
+                free(table);
+                table = nt;
+                cap = ncap;
+            }
+        }
+        codes[i] = code;
+        pp = p; pn = ln; pcode = code;
+    }
+    PyObject *f = vec_to_bytearray(&first);
+    if (f) result = Py_BuildValue("(ON)", codes_obj, f);
+done:
+    release_strarr(&sa);
+    free(table);
+    free(first.p);
+    Py_XDECREF(codes_obj);
+    return result;
+}
+
+/* ---------------------------------------------------------------- ordering */
+
+typedef struct {
+    const double *scores; /* NULL: order by doc ascending (qrels) */
+    const strarr *docs;
+} order_ctx;
+
+/* run: score desc, doc desc, row asc. qrels: doc asc, row asc. */
+static inline int before(const order_ctx *c, int64_t a, int64_t b) {
+    const char *pa, *pb;
+    size_t na, nb;
+    if (c->scores) {
+        double sa = c->scores[a], sb = c->scores[b];
+        if (sa != sb) return sa > sb;
+        str_at(c->docs, a, &pa, &na);
+        str_at(c->docs, b, &pb, &nb);
+        int k = cmp_bytes(pa, na, pb, nb);
+        if (k) return k > 0;
+        return a < b;
+    }
+    str_at(c->docs, a, &pa, &na);
+    str_at(c->docs, b, &pb, &nb);
+    int k = cmp_bytes(pa, na, pb, nb);
+    if (k) return k < 0;
+    return a < b;
+}
+
+static void merge_sort(const order_ctx *c, int64_t *v, int64_t *tmp, size_t n) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            size_t j = i;
+            while (j > 0 && before(c, x, v[j - 1])) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    merge_sort(c, v, tmp, h);
+    merge_sort(c, v + h, tmp, n - h);
+    if (!before(c, v[h], v[h - 1])) return;
+    memcpy(tmp, v, h * sizeof(int64_t));
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) v[k++] = before(c, v[j], tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h) v[k++] = tmp[i++];
+}
+
+/*
+ * order(qrank: int64[n] buffer, n_queries, scores: float64[n] buffer | None, doc offsets, doc
+ * data, wide, base, dedupe: bool) -> (perm: bytearray int64[m], offsets: bytearray
+ * int64[n_queries+1], n_dupes)
+ * Rows grouped by qrank (ascending, stable), ordered within a query (see `before`); with
+ * `dedupe` later rows repeating a (query, doc) are dropped, else only counted.
+ */
+static PyObject *order(PyObject *self, PyObject *args) {
+    PyObject *qrank_obj, *scores_obj, *off, *data;
+    Py_ssize_t nq, base;
+    int wide, dedupe;
+    if (!PyArg_ParseTuple(args, "OnOOOinp", &qrank_obj, &nq, &scores_obj, &off, &data, &wide,
+                          &base, &dedupe))
+        return NULL;
+    Py_buffer qb, sb;
+    int have_q = 0, have_s = 0;
+    strargs sa;
+    memset(&sa, 0, sizeof(sa));
+    PyObject *perm_obj = NULL, *offs_obj = NULL, *result = NULL;
+    int64_t *tmp = NULL, *table = NULL;
+    if (PyObject_GetBuffer(qrank_obj, &qb, PyBUF_SIMPLE)) goto done;
+    have_q = 1;
+    if (scores_obj != Py_None) {
+        if (PyObject_GetBuffer(scores_obj, &sb, PyBUF_SIMPLE)) goto done;
+        have_s = 1;
+    }
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    const int64_t *qrank = qb.buf;
+    Py_ssize_t n = qb.len / 8;
+    if (have_s && sb.len / 8 != n) { PyErr_SetString(PyExc_ValueError, "length mismatch"); goto done; }
+    char *pbuf = NULL, *obuf = NULL;
+    perm_obj = new_bytearray(n * 8, &pbuf);
+    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
+    if (!perm_obj || !offs_obj) goto done;
+    int64_t *perm = (int64_t *)pbuf, *offs = (int64_t *)obuf;
+    /* counting sort by query rank */
+    memset(offs, 0, (nq + 1) * 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t r = qrank[i];
+        if (r < 0 || r >= nq) { PyErr_SetString(PyExc_ValueError, "rank out of range"); goto done; }
+        offs[r + 1]++;
+    }
+    for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
+    {
+        int64_t *pos = malloc((nq + 1) * 8);
+        if (!pos) { PyErr_NoMemory(); goto done; }
+        memcpy(pos, offs, (nq + 1) * 8);
+        for (Py_ssize_t i = 0; i < n; i++) perm[pos[qrank[i]]++] = i;
+        free(pos);
+    }
+    order_ctx ctx = {have_s ? (const double *)sb.buf : NULL, &sa.s};
+    size_t maxlen = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if ((size_t)(offs[q + 1] - offs[q]) > maxlen) maxlen = (size_t)(offs[q + 1] - offs[q]);
+    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    size_t tcap = 16;
+    while (tcap < 2 * maxlen) tcap *= 2;
+    table = malloc(tcap * sizeof(int64_t));
+    if (!tmp || !table) { PyErr_NoMemory(); goto done; }
+    int64_t w = 0, dupes = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        int64_t a = offs[q], b = offs[q + 1];
+        size_t len = (size_t)(b - a);
+        int64_t *v = perm + a;
+        int sorted = 1;
+        for (size_t i = 1; i < len; i++)
+            if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
+        if (!sorted) merge_sort(&ctx, v, tmp, len);
+        offs[q] = w;
+        if (len < 2) {
+            if (len) perm[w++] = v[0];
+            continue;
+        }
+        if (!have_s) {
+            /* sorted by doc: duplicates are adjacent */
+            const char *pp, *cp;
+            size_t pn, cn;
+            str_at(&sa.s, v[0], &pp, &pn);
+            int64_t first = v[0];
+            perm[w++] = first;
+            for (size_t i = 1; i < len; i++) {
+                str_at(&sa.s, v[i], &cp, &cn);
+                if (cn == pn && memcmp(cp, pp, cn) == 0) {
+                    dupes++;
+                    if (dedupe) continue;
+                }
+                perm[w++] = v[i];
+                pp = cp; pn = cn;
+            }
+            continue;
+        }
+        size_t cap = 16;
+        while (cap < 2 * len) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        for (size_t i = 0; i < len; i++) {
+            int64_t row = v[i];
+            const char *p;
+            size_t ln;
+            str_at(&sa.s, row, &p, &ln);
+            size_t slot = hash_bytes(p, ln) & (cap - 1);
+            int dup = 0;
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&sa.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+            if (dup) {
+                dupes++;
+                if (dedupe) continue;
+            } else {
+                table[slot] = row;
+            }
+            perm[w++] = row;
+        }
+    }
+    offs[nq] = w;
+    if (PyByteArray_Resize(perm_obj, w * 8)) goto done;
+    result = Py_BuildValue("(OOL)", perm_obj, offs_obj, (long long)dupes);
+done:
+    if (have_q) PyBuffer_Release(&qb);
+    if (have_s) PyBuffer_Release(&sb);
+    release_strarr(&sa);
+    free(tmp);
+    free(table);
+    Py_XDECREF(perm_obj);
+    Py_XDECREF(offs_obj);
+    return result;
+}
+
+/* ---------------------------------------------------------------- join */
+
+/*
+ * join(offsets int64[nq+1], run_rows int64[total], label_offsets int64[nq+1], label_rows
+ *      int64[L], grades int32 (qrels rows), run docs (off, data, wide, base), qrels docs
+ *      (off, data, wide, base)) -> bytearray int64[total]: the qrels row judging each item, or -1
+ */
+static PyObject *join(PyObject *self, PyObject *args) {
+    PyObject *o_off, *o_rows, *o_loff, *o_lrows, *r_off, *r_data, *l_off, *l_data;
+    int r_wide, l_wide;
+    Py_ssize_t r_base, l_base;
+    if (!PyArg_ParseTuple(args, "OOOOOOinOOin", &o_off, &o_rows, &o_loff, &o_lrows,
+                          &r_off, &r_data, &r_wide, &r_base, &l_off, &l_data, &l_wide, &l_base))
+        return NULL;
+    Py_buffer b[4];
+    int have = 0;
+    strargs rs, ls;
+    memset(&rs, 0, sizeof(rs));
+    memset(&ls, 0, sizeof(ls));
+    PyObject *out = NULL, *result = NULL;
+    int64_t *table = NULL;
+    PyObject *objs[4] = {o_off, o_rows, o_loff, o_lrows};
+    for (; have < 4; have++)
+        if (PyObject_GetBuffer(objs[have], &b[have], PyBUF_SIMPLE)) goto done;
+    if (get_strarr(r_off, r_data, r_wide, r_base, &rs)) goto done;
+    if (get_strarr(l_off, l_data, l_wide, l_base, &ls)) goto done;
+    const int64_t *offs = b[0].buf, *rows = b[1].buf, *loffs = b[2].buf, *lrows = b[3].buf;
+    Py_ssize_t nq = b[0].len / 8 - 1, total = b[1].len / 8;
+    if (b[2].len != b[0].len) { PyErr_SetString(PyExc_ValueError, "length mismatch"); goto done; }
+    char *gbuf = NULL;
+    out = new_bytearray(total * 8, &gbuf);
+    if (!out) goto done;
+    int64_t *g = (int64_t *)gbuf;
+    for (Py_ssize_t i = 0; i < total; i++) g[i] = -1;
+    size_t maxl = 0;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if ((size_t)(loffs[q + 1] - loffs[q]) > maxl) maxl = (size_t)(loffs[q + 1] - loffs[q]);
+    size_t tcap = 16;
+    while (tcap < 2 * maxl) tcap *= 2;
+    table = malloc(tcap * sizeof(int64_t));
+    if (!table) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        int64_t la = loffs[q], lb = loffs[q + 1];
+        if (la == lb || offs[q] == offs[q + 1]) continue;
+        size_t cap = 16;
+        while (cap < 2 * (size_t)(lb - la)) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        for (int64_t j = la; j < lb; j++) {
+            const char *p;
+            size_t ln;
+            str_at(&ls.s, lrows[j], &p, &ln);
+            size_t slot = hash_bytes(p, ln) & (cap - 1);
+            while (table[slot] >= 0) slot = (slot + 1) & (cap - 1);
+            table[slot] = lrows[j];
+        }
+        for (int64_t i = offs[q]; i < offs[q + 1]; i++) {
+            const char *p;
+            size_t ln;
+            str_at(&rs.s, rows[i], &p, &ln);
+            size_t slot = hash_bytes(p, ln) & (cap - 1);
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&ls.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { g[i] = table[slot]; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+        }
+    }
+    result = out;
+    out = NULL;
+done:
+    for (int k = 0; k < have; k++) PyBuffer_Release(&b[k]);
+    release_strarr(&rs);
+    release_strarr(&ls);
+    free(table);
+    Py_XDECREF(out);
+    return result;
+}
+
+/* ---------------------------------------------------------------- module */
+
+static PyMethodDef methods[] = {
+    {"parse_trec", parse_trec, METH_VARARGS, "Parse a TREC run (kind 0) or qrels (kind 1)."},
+    {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
+    {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
+    {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "ragmeter's optional accelerator.", -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    init_classes();
+    return PyModule_Create(&module);
+}

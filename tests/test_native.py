@@ -1,0 +1,225 @@
+"""The C accelerator (``ragmeter._native``) and the pure numpy/pyarrow path give identical
+Run, Qrels and aligned arrays — on random files with ties, duplicates, comments, blank lines
+and odd whitespace, and on Arrow columns (string, large_string, sliced)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ragmeter import _accel
+from ragmeter.core.align import align
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.io.trec import read_trec_qrels, read_trec_run
+
+pytestmark = pytest.mark.skipif(_accel.native is None, reason="C accelerator not built")
+
+
+@pytest.fixture
+def both(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Any]], tuple[Any, Any]]:
+    """Run a thunk with the accelerator, then without it."""
+
+    def call(thunk: Callable[[], Any]) -> tuple[Any, Any]:
+        native = _accel.native
+        fast = _outcome(thunk)
+        monkeypatch.setattr(_accel, "native", None)
+        try:
+            pure = _outcome(thunk)
+        finally:
+            monkeypatch.setattr(_accel, "native", native)
+        return fast, pure
+
+    return call
+
+
+def _outcome(thunk: Callable[[], Any]) -> Any:
+    try:
+        return thunk()
+    except InputError as exc:
+        return ("error", str(exc))
+
+
+def _run_state(run: Run) -> dict[str, Any]:
+    return {
+        "query_ids": run.query_ids.tolist(),
+        "offsets": run.offsets.tolist(),
+        "doc_ids": run.doc_ids.to_pylist(),
+        "doc_type": str(run.doc_ids.type),
+        "scores": run.scores.tolist(),
+        "tag": run.tag,
+        "warnings": run.warnings,
+        "texts": None if run.texts is None else run.texts.to_pylist(),
+    }
+
+
+def _qrels_state(qrels: Qrels) -> dict[str, Any]:
+    return {
+        "query_ids": qrels.query_ids.tolist(),
+        "offsets": qrels.offsets.tolist(),
+        "doc_ids": qrels.doc_ids.to_pylist(),
+        "doc_type": str(qrels.doc_ids.type),
+        "grades": qrels.grades.tolist(),
+        "grade_dtype": str(qrels.grades.dtype),
+        "warnings": qrels.warnings,
+    }
+
+
+def _aligned_state(run: Run, qrels: Qrels) -> dict[str, Any]:
+    al = align(run, qrels)
+    return {
+        name: getattr(al, name).tolist()
+        for name in (
+            "query_ids",
+            "offsets",
+            "grades",
+            "run_rows",
+            "label_offsets",
+            "label_grades",
+            "in_run",
+        )
+    } | {"n": (al.n_missing, al.n_unjudged_queries)}
+
+
+def _state(obj: Any) -> Any:
+    if isinstance(obj, Run):
+        return _run_state(obj)
+    if isinstance(obj, Qrels):
+        return _qrels_state(obj)
+    return obj
+
+
+def _sep(rng: random.Random) -> str:
+    return rng.choice([" ", " ", " ", "\t", "  ", " \t "])
+
+
+def _random_files(rng: random.Random, tmp: Path) -> tuple[Path, Path]:
+    n_q = rng.randint(1, 12)
+    qids = [f"q{rng.randint(0, 30)}" for _ in range(n_q)]
+    vocab = [f"d{i}" for i in range(rng.randint(3, 40))] + ["D1", "d#1", "d-1.x"]
+    odd = rng.random() < 0.5
+    lines = []
+    for q in qids:
+        for rank in range(rng.randint(0, 15)):
+            doc = rng.choice(vocab)
+            score = rng.choice(["1", "2.5", "2.50", "-0.5", "3e-1", "0.3", "7", "1.25"])
+            sep = _sep(rng) if odd else " "
+            lead = rng.choice(["", " ", "\t"]) if odd else ""
+            lines.append(sep.join([lead + q, "Q0", doc, str(rank + 1), score, "tag1"]))
+        if odd and rng.random() < 0.3:
+            lines.append(rng.choice(["# comment", "  # indented comment x y", "", "   "]))
+    if rng.random() < 0.5:
+        rng.shuffle(lines)
+    if not any(line.strip() and not line.strip().startswith("#") for line in lines):
+        lines.append("q1 Q0 d1 1 1.0 tag1")
+    run_path = tmp / "run.txt"
+    run_path.write_text("\n".join(lines) + rng.choice(["\n", ""]))
+
+    qlines = []
+    judged: dict[tuple[str, str], int] = {}
+    for q in [*qids, f"q{rng.randint(0, 30)}"]:
+        for doc in rng.sample(vocab, k=min(len(vocab), rng.randint(0, 6))):
+            grade = judged.setdefault((q, doc), rng.choice([-1, 0, 1, 1, 2, 3]))
+            sep = _sep(rng) if odd else " "
+            qlines.append(sep.join([q, "0", doc, str(grade)]))
+            if rng.random() < 0.05:  # a repeated identical judgment
+                qlines.append(sep.join([q, "0", doc, str(grade)]))
+    if odd and rng.random() < 0.5:
+        qlines.insert(rng.randint(0, len(qlines)), "# qrels comment")
+    if not qlines:
+        qlines.append("q1 0 d1 1")
+    qrels_path = tmp / "qrels.txt"
+    qrels_path.write_text("\n".join(qlines) + "\n")
+    return run_path, qrels_path
+
+
+def _seeds() -> Iterator[int]:
+    yield from range(60)
+
+
+@pytest.mark.parametrize("seed", list(_seeds()))
+def test_random_files_identical(seed: int, tmp_path: Path, both: Any) -> None:
+    rng = random.Random(seed)
+    run_path, qrels_path = _random_files(rng, tmp_path)
+    fast, pure = both(lambda: read_trec_run(run_path))
+    assert _state(fast) == _state(pure)
+    fq, pq = both(lambda: read_trec_qrels(qrels_path))
+    assert _state(fq) == _state(pq)
+    if isinstance(fast, Run) and isinstance(fq, Qrels):
+        fa, pa_ = both(lambda: _aligned_state(fast, fq))
+        assert fa == pa_
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 Q0 d1 1 1.0 t\r\nq1 Q0 d2 2 0.5 t\r\n",  # CRLF: warning
+        "q1 Q0 dé 1 1.0 t\nq1 Q0 d2 2 0.5 t\n",  # non-ASCII id
+        "q1 Q0 d1 1 1.0 t extra\n",  # extra field: warning
+        "q1 Q0 d1 1 nan t\n",  # not finite: error
+        "q1 Q0 d1 1 1e999 t\n",  # overflow: error
+        "q1 Q0 d1 1 1_0 t\n",  # Python float syntax
+        "q1 Q0 d1 1 x t\n",  # not a number: error
+        "q1 Q0 d1 1\n",  # too few fields: error
+        "# only a comment\n",
+        "q1 Q0 d1 1 0.1000000000000000055511151231257827 t\nq1 Q0 d2 1 1.7976931348623157e308 t\n",
+        "q1 Q0 d1 1 5e-324 t\nq1 Q0 d2 1 -0.0 t\nq1 Q0 d3 1 0 t\nq1 Q0 d1 1 .5 t\n",
+    ],
+)
+def test_odd_run_files_identical(text: str, tmp_path: Path, both: Any) -> None:
+    path = tmp_path / "run.txt"
+    path.write_bytes(text.encode())
+    fast, pure = both(lambda: read_trec_run(path))
+    assert _state(fast) == _state(pure)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 0 d1 1\nq1 0 d1 2\n",  # conflicting judgments: error with line numbers
+        "# c\nq1 0 d1 1\n\nq1 0 d1 1\n",  # repeated identical judgment: warning
+        "q1 0 d1 3000000000\n",  # out of int32 range: error
+        "q1 0 d1 +2\nq2 0 d1 -1\n",
+        "q1 0 d1 1.0\n",
+    ],
+)
+def test_odd_qrels_files_identical(text: str, tmp_path: Path, both: Any) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(text.encode())
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert _state(fast) == _state(pure)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_columns_identical(seed: int, both: Any) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    qids = [f"q{i}" for i in rng.integers(0, 25, n)]
+    docs = [f"d{i}" for i in rng.integers(0, 60, n)]
+    scores = rng.integers(0, 6, n).astype(np.float64) / 2
+    kind = seed % 3
+    if kind == 0:
+        q_arr, d_arr = pa.array(qids), pa.array(docs)
+    elif kind == 1:
+        q_arr, d_arr = pa.array(qids, pa.large_string()), pa.array(docs, pa.large_string())
+    else:  # sliced arrays (non-zero offset)
+        q_arr = pa.array(["x", *qids]).slice(1)
+        d_arr = pa.array(["y", "z", *docs]).slice(2)
+    texts = [f"text {i}" for i in range(n)]
+    fast, pure = both(lambda: Run.from_columns(q_arr, d_arr, scores, texts=texts))
+    assert _state(fast) == _state(pure)
+    grades = rng.integers(-1, 4, n)
+    pairs = {(q, d): int(g) for q, d, g in zip(qids, docs, grades, strict=True)}
+    qq = [q for q, _ in pairs]
+    dd = [d for _, d in pairs]
+    gg = list(pairs.values())
+    fq, pq = both(lambda: Qrels.from_columns(qq, dd, gg))
+    assert _state(fq) == _state(pq)
+    fa, pa_ = both(lambda: _aligned_state(fast, fq))
+    assert fa == pa_
