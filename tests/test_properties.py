@@ -9,6 +9,7 @@ reference's mean / geometric mean / sum.
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,19 +24,21 @@ from ragmeter import Measure, MeasureError, Qrels, Run, evaluate, parse_measures
 from ragmeter.core.results import RunResult
 from ragmeter.stats.aggregate import aggregate
 
+#: RAGMETER_PROPERTY_EXAMPLES=5000 runs a much longer search (e.g. before a release).
+EXAMPLES = int(os.environ.get("RAGMETER_PROPERTY_EXAMPLES", "200"))
 SETTINGS = settings(
-    max_examples=120,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 #: for the secondary properties (invariances, bounds), which each evaluate twice
-LIGHT = settings(SETTINGS, max_examples=60)
+LIGHT = settings(SETTINGS, max_examples=max(1, EXAMPLES * 2 // 5))
 TOL = 1e-12
 
 QUERIES = ["q1", "q2", "Q3", "q10"]
 # "B" < "a" < "aa" < "b" in byte order; "é" sorts after every ASCII id.
 DOCS = ["a", "aa", "b", "B", "c", "d", "e", "é"]
-SCORES = [0.0, 0.5, 1.0, 2.0, -1.0]
+SCORES = [0.0, 0.5, 1.0, 2.0, -1.0, -0.0]  # -0.0 ties with 0.0
 
 # -- the measures under test ---------------------------------------------------------------
 
@@ -396,6 +399,21 @@ def test_duplicate_rows_keep_best_occurrence(
     result = evaluate(run, _qrels(qrels), MEASURES).run
     want = ref.evaluate(ref.order_rows(rows), qrels, _result_measures(result))
     assert_matches(per_query(result), want)
+
+
+@LIGHT
+@given(runs=st.lists(scored_run, min_size=1, max_size=3), qrels=graded_qrels)
+def test_many_runs_equal_one_at_a_time(
+    runs: list[dict[str, dict[str, float]]], qrels: dict[str, dict[str, int]]
+) -> None:
+    for run in runs:
+        assume(_usable(run))
+    together = evaluate([Run.from_dict(r) for r in runs], _qrels(qrels), MEASURES)
+    assert len(together) == len(runs)
+    for run, result in zip(runs, together, strict=True):
+        alone = evaluate(Run.from_dict(run), _qrels(qrels), MEASURES).run
+        assert list(result.query_ids) == list(alone.query_ids)
+        np.testing.assert_array_equal(result.values, alone.values)
 
 
 # -- invariances and bounds ----------------------------------------------------------------
