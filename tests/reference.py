@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 #: trec_eval's MIN_GEO_MEAN: per-query values are clamped to it before the log of gm_map.
 MIN_GEO_MEAN = 1e-5
@@ -30,6 +29,8 @@ MIN_GEO_MEAN = 1e-5
 #: ``gm_map`` is the geometric mean of the same per-query AP as ``map``, so it follows it.
 RANK_CUTOFF_FAMILIES = frozenset(
     {
+        "relative_precision",
+        "unjudged",
         "hit",
         "success",
         "precision",
@@ -47,6 +48,17 @@ RANK_CUTOFF_FAMILIES = frozenset(
 #: Families that take a ``rel_level`` parameter (the graded-gain families do not).
 REL_LEVEL_FAMILIES = frozenset(
     {
+        "gm_bpref",
+        "set_precision",
+        "set_recall",
+        "set_map",
+        "set_f",
+        "set_relative_precision",
+        "relative_precision",
+        "num_nonrel_judged_ret",
+        "utility",
+        "avg_iprec",
+        "rprec_mult",
         "hit",
         "success",
         "precision",
@@ -63,9 +75,11 @@ REL_LEVEL_FAMILIES = frozenset(
     }
 )
 #: How each family is aggregated over queries.
-SUM_FAMILIES = frozenset({"num_ret", "num_rel", "num_rel_ret"})
-GMEAN_FAMILIES = frozenset({"gm_map"})
-ALL_FAMILIES = RANK_CUTOFF_FAMILIES | REL_LEVEL_FAMILIES | {"num_ret"}
+SUM_FAMILIES = frozenset(
+    {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_unjudged_ret"}
+)
+GMEAN_FAMILIES = frozenset({"gm_map", "gm_bpref"})
+ALL_FAMILIES = RANK_CUTOFF_FAMILIES | REL_LEVEL_FAMILIES | SUM_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -255,10 +269,10 @@ def bpref(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> floa
 def recall_rank_count(x: float, r: int) -> int:
     """Number of relevant docs a recall level ``x`` asks for: round half up of ``x·R``.
 
-    Computed exactly on the decimal value of ``x`` (0.1 is one tenth, not the nearest double).
+    Computed in double precision, as trec_eval does in C (for a few (x, R) such as
+    (0.7, 45) this differs from rounding the exact decimal product).
     """
-    exact = Fraction(str(x)) * r
-    return math.floor(exact + Fraction(1, 2))
+    return math.floor(x * r + 0.5)
 
 
 def iprec_at_recall(
@@ -283,6 +297,63 @@ def iprec_at_recall(
     if start is None:
         return 0.0
     return max(precisions[start - 1 :], default=0.0)
+
+
+# -- further trec_eval 10.0 measures (checked against its test-suite outputs) -------------
+
+
+def _num_rel_ret(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> int:
+    return sum(1 for d in ranking if _is_rel(d, grades, level))
+
+
+def set_precision(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> float:
+    return _num_rel_ret(ranking, grades, level) / len(ranking) if ranking else 0.0
+
+
+def set_recall(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> float:
+    r = _num_rel(grades, level)
+    return _num_rel_ret(ranking, grades, level) / r if r else 0.0
+
+
+def set_f1(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> float:
+    p, r = set_precision(ranking, grades, level), set_recall(ranking, grades, level)
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def relative_precision(
+    ranking: Sequence[str], grades: Mapping[str, int], k: int | None, level: int
+) -> float:
+    """Relevant retrieved in the top k over the most there could be, min(k, R)."""
+    top = _top(ranking, k)
+    best = min(len(ranking) if k is None else k, _num_rel(grades, level))
+    return _num_rel_ret(top, grades, level) / best if best else 0.0
+
+
+def utility(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> float:
+    """trec_eval's default utility (a=1, b=-1, c=d=0): relevant minus non-relevant retrieved."""
+    found = _num_rel_ret(ranking, grades, level)
+    return float(found - (len(ranking) - found))
+
+
+def eleven_point_average(ranking: Sequence[str], grades: Mapping[str, int], level: int) -> float:
+    levels = [i / 10 for i in range(11)]
+    return sum(iprec_at_recall(ranking, grades, x, level) for x in levels) / len(levels)
+
+
+def r_precision_multiple(
+    ranking: Sequence[str], grades: Mapping[str, int], x: float, level: int
+) -> float:
+    """P@c with c = (long)(x·R + 0.9), in double precision as trec_eval; c = 0 → 0."""
+    c = int(x * _num_rel(grades, level) + 0.9)
+    return _num_rel_ret(ranking[:c], grades, level) / c if c else 0.0
+
+
+def _unjudged(doc: str, grades: Mapping[str, int]) -> bool:
+    return doc not in grades or grades[doc] < 0
+
+
+def unjudged_at(ranking: Sequence[str], grades: Mapping[str, int], k: int) -> float:
+    return sum(1 for d in ranking[:k] if _unjudged(d, grades)) / k
 
 
 def value(
@@ -343,6 +414,34 @@ def value(
     if fam == "iprec_at_recall":
         assert k is not None
         return iprec_at_recall(ranking, grades, float(k), level)
+    if fam == "gm_bpref":
+        return bpref(ranking, grades, level)
+    if fam == "set_precision":
+        return set_precision(ranking, grades, level)
+    if fam == "set_recall":
+        return set_recall(ranking, grades, level)
+    if fam == "set_map":
+        return set_precision(ranking, grades, level) * set_recall(ranking, grades, level)
+    if fam == "set_f":
+        return set_f1(ranking, grades, level)
+    if fam == "set_relative_precision":
+        return relative_precision(ranking, grades, None, level)
+    if fam == "relative_precision":
+        return relative_precision(ranking, grades, ik, level)
+    if fam == "num_nonrel_judged_ret":
+        return float(sum(1 for d in ranking if d in grades and 0 <= grades[d] < level))
+    if fam == "num_unjudged_ret":
+        return float(sum(1 for d in ranking if _unjudged(d, grades)))
+    if fam == "utility":
+        return utility(ranking, grades, level)
+    if fam == "avg_iprec":
+        return eleven_point_average(ranking, grades, level)
+    if fam == "rprec_mult":
+        assert k is not None
+        return r_precision_multiple(ranking, grades, float(k), level)
+    if fam == "unjudged":
+        assert ik is not None
+        return unjudged_at(ranking, grades, ik)
     raise KeyError(f"reference has no family {fam!r}")
 
 

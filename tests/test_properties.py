@@ -73,8 +73,15 @@ def _measure_names() -> list[str]:
         "success@2",
     ):
         names += [f"{fam}(rel_level=2)", f"{fam}(rel_level=3)"]
+    # further trec_eval measures
+    names += ["set_P", "set_recall", "set_map", "set_F", "set_relative_P", "gm_bpref"]
+    names += ["num_nonrel_judged_ret", "num_unjudged_ret", "utility", "avg_iprec"]
+    names += [f"relative_P@{k}" for k in CUTOFFS] + [f"unjudged@{k}" for k in CUTOFFS]
+    names += [f"rprec_mult@{x}" for x in (0.2, 0.5, 1.0, 1.5, 2.0)]
+    for fam in ("set_P", "set_F", "relative_P@2", "num_nonrel_judged_ret", "rprec_mult@0.5"):
+        names += [f"{fam}(rel_level=2)"]
     # measures that need a cutoff and get none use default_k
-    names += ["hit", "P", "f1", "judged", "success"]
+    names += ["hit", "P", "f1", "judged", "success", "relative_P", "unjudged"]
     return names
 
 
@@ -207,6 +214,8 @@ def _read_trec_run(path: Path) -> dict[str, list[str]]:
 
 def _trec_measure(name: str) -> ref.RefMeasure | None:
     prefixes = {
+        "relative_P_": "relative_precision",
+        "unj_": "unjudged",
         "P_": "precision",
         "recall_": "recall",
         "ndcg_cut_": "ndcg",
@@ -216,6 +225,8 @@ def _trec_measure(name: str) -> ref.RefMeasure | None:
     for prefix, family in prefixes.items():
         if name.startswith(prefix):
             return ref.RefMeasure(family, int(name[len(prefix) :]))
+    if name.startswith("Rprec_mult_"):
+        return ref.RefMeasure("rprec_mult", float(name[len("Rprec_mult_") :]))
     if name.startswith("iprec_at_recall_"):
         return ref.RefMeasure("iprec_at_recall", float(name[len("iprec_at_recall_") :]))
     plain = {
@@ -228,6 +239,15 @@ def _trec_measure(name: str) -> ref.RefMeasure | None:
         "bpref": "bpref",
         "recip_rank": "mrr",
         "ndcg": "ndcg",
+        "set_P": "set_precision",
+        "set_recall": "set_recall",
+        "set_map": "set_map",
+        "set_F": "set_f",
+        "set_relative_P": "set_relative_precision",
+        "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+        "gm_bpref": "gm_bpref",
+        "utility": "utility",
+        "11pt_avg": "avg_iprec",
     }
     return ref.RefMeasure(plain[name]) if name in plain else None
 
@@ -458,6 +478,16 @@ def test_invariant_under_input_order(
 
 
 NORMALIZED = {
+    "set_precision",
+    "set_recall",
+    "set_map",
+    "set_f",
+    "set_relative_precision",
+    "relative_precision",
+    "avg_iprec",
+    "rprec_mult",
+    "unjudged",
+    "gm_bpref",
     "hit",
     "success",
     "precision",
@@ -495,7 +525,7 @@ def test_bounds(
         col = result.column(m)
         if m.family in NORMALIZED:
             assert ((col >= 0) & (col <= 1 + 1e-12)).all(), str(m)
-        else:
+        elif m.family != "utility":  # utility = relevant − non-relevant retrieved
             assert (col >= 0).all(), str(m)
         if m.family.startswith("num_"):
             assert (col == np.round(col)).all(), str(m)
