@@ -106,6 +106,7 @@ def test_indexing_runs() -> None:
     assert len(ev) == 2
     assert [r.name for r in ev] == ["A", "B"]
     assert ev["B"] is ev[1]
+    assert [r["name"] for r in ev.to_dict()["runs"]] == ["A", "B"]
     with pytest.raises(KeyError, match="no run named 'C'"):
         ev["C"]
     with pytest.raises(ValueError, match="2 runs"):
