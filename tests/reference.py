@@ -19,7 +19,7 @@ Conventions (SPEC §1):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: trec_eval's MIN_GEO_MEAN: per-query values are clamped to it before the log of gm_map.
@@ -89,6 +89,9 @@ class RefMeasure:
     family: str
     k: int | float | None = None
     rel_level: int | None = None
+    #: trec_eval's gain map for dcg/ndcg (``ndcg_1=3,2=9``): grade → gain; other grades
+    #: keep gain = grade (negative → 0)
+    gains: tuple[tuple[int, float], ...] = ()
 
 
 # -- run ordering ------------------------------------------------------------------------
@@ -210,14 +213,25 @@ def _linear(g: int) -> float:
     return float(g) if g > 0 else 0.0
 
 
+def _mapped(gains: Mapping[int, float]) -> Callable[[int], float]:
+    def gain(g: int) -> float:
+        return float(gains[g]) if g >= 0 and g in gains else _linear(g)
+
+    return gain
+
+
 def _exponential(g: int) -> float:
     return 2.0**g - 1.0 if g > 0 else 0.0
 
 
 def dcg(
-    ranking: Sequence[str], grades: Mapping[str, int], k: int | None, exp: bool = False
+    ranking: Sequence[str],
+    grades: Mapping[str, int],
+    k: int | None,
+    exp: bool = False,
+    gain_map: Mapping[int, float] | None = None,
 ) -> float:
-    gain = _exponential if exp else _linear
+    gain = _exponential if exp else _mapped(gain_map) if gain_map else _linear
     total = 0.0
     for i, d in enumerate(_top(ranking, k), start=1):
         if d in grades:
@@ -226,16 +240,20 @@ def dcg(
 
 
 def ndcg(
-    ranking: Sequence[str], grades: Mapping[str, int], k: int | None, exp: bool = False
+    ranking: Sequence[str],
+    grades: Mapping[str, int],
+    k: int | None,
+    exp: bool = False,
+    gain_map: Mapping[int, float] | None = None,
 ) -> float:
-    gain = _exponential if exp else _linear
+    gain = _exponential if exp else _mapped(gain_map) if gain_map else _linear
     ideal_gains = sorted((gain(g) for g in grades.values()), reverse=True)
     if k is not None:
         ideal_gains = ideal_gains[:k]
     ideal = sum(g / math.log2(i + 1) for i, g in enumerate(ideal_gains, start=1))
     if ideal == 0:
         return 0.0
-    return dcg(ranking, grades, k, exp) / ideal
+    return dcg(ranking, grades, k, exp, gain_map) / ideal
 
 
 def judged(ranking: Sequence[str], grades: Mapping[str, int], k: int) -> float:
@@ -395,9 +413,9 @@ def value(
     if fam == "rprec":
         return r_precision(ranking, grades, level)
     if fam == "dcg":
-        return dcg(ranking, grades, ik)
+        return dcg(ranking, grades, ik, gain_map=dict(measure.gains))
     if fam == "ndcg":
-        return ndcg(ranking, grades, ik)
+        return ndcg(ranking, grades, ik, gain_map=dict(measure.gains))
     if fam == "ndcg_exp":
         return ndcg(ranking, grades, ik, exp=True)
     if fam == "judged":

@@ -73,6 +73,9 @@ def _measure_names() -> list[str]:
         "success@2",
     ):
         names += [f"{fam}(rel_level=2)", f"{fam}(rel_level=3)"]
+    # graded gains mapped as trec_eval's ndcg_1=3,2=9 (the second is ndcg_exp's gains)
+    for gains in ("1=3,2=9,4=4.5", "0=0,1=1,2=3,3=7,4=15"):
+        names += [f"ndcg({gains=})", f"ndcg@3({gains=})", f"dcg@2({gains=})"]
     # further trec_eval measures
     names += ["set_P", "set_recall", "set_map", "set_F", "set_relative_P", "gm_bpref"]
     names += ["num_nonrel_judged_ret", "num_unjudged_ret", "utility", "avg_iprec"]
@@ -91,8 +94,13 @@ MEASURES = parse_measures(MEASURE_NAMES)
 
 
 def to_ref(m: Measure) -> ref.RefMeasure:
-    level = m.param("rel_level") if "rel_level" in {p.name for p in m.spec.params} else None
-    return ref.RefMeasure(m.family, m.k, level)
+    names = {p.name for p in m.spec.params}
+    level = m.param("rel_level") if "rel_level" in names else None
+    gains: tuple[tuple[int, float], ...] = ()
+    if "gains" in names and m.param("gains"):
+        pairs = [pair.split("=") for pair in str(m.param("gains")).split(",")]
+        gains = tuple((int(a), float(b)) for a, b in pairs)
+    return ref.RefMeasure(m.family, m.k, level, gains)
 
 
 def _result_measures(result: RunResult) -> dict[str, ref.RefMeasure]:
@@ -225,6 +233,9 @@ def _trec_measure(name: str) -> ref.RefMeasure | None:
     for prefix, family in prefixes.items():
         if name.startswith(prefix):
             return ref.RefMeasure(family, int(name[len(prefix) :]))
+    if name.startswith("ndcg_") and "=" in name:
+        pairs = [pair.split("=") for pair in name[len("ndcg_") :].split(",")]
+        return ref.RefMeasure("ndcg", gains=tuple((int(a), float(b)) for a, b in pairs))
     if name.startswith("Rprec_mult_"):
         return ref.RefMeasure("rprec_mult", float(name[len("Rprec_mult_") :]))
     if name.startswith("iprec_at_recall_"):
