@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pytest
@@ -134,10 +135,12 @@ def test_degenerate_inputs(
         assert agg.n_defined == int((~np.isnan(result.values[:, j])).sum())
 
 
-def _shuffled(data: Mapping[str, Mapping[str, object]], rng: random.Random) -> dict:
+def _shuffled(
+    data: Mapping[str, Mapping[str, Any]], rng: random.Random
+) -> dict[str, dict[str, Any]]:
     keys = list(data)
     rng.shuffle(keys)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for q in keys:
         items = list(data[q].items())
         rng.shuffle(items)

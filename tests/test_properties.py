@@ -13,6 +13,7 @@ import os
 import random
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -450,10 +451,12 @@ def test_many_runs_equal_one_at_a_time(
 # -- invariances and bounds ----------------------------------------------------------------
 
 
-def _shuffled_nested(data: Mapping[str, Mapping[str, float]], rng: random.Random) -> dict:
+def _shuffled_nested(
+    data: Mapping[str, Mapping[str, Any]], rng: random.Random
+) -> dict[str, dict[str, Any]]:
     keys = list(data)
     rng.shuffle(keys)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for q in keys:
         inner = list(data[q].items())
         rng.shuffle(inner)
