@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -14,8 +14,8 @@ from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import MissingInputError
 from ragmeter.metrics.registry import Measure, parse_measures
 
-RunLike = Run | Mapping[str, Mapping[str, float]]
-QrelsLike = Qrels | Mapping[str, Any]
+RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]]
+QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
 
 
 def _as_runs(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> list[Run]:

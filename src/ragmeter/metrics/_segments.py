@@ -86,3 +86,48 @@ def cutoff_denominator(al: Aligned, k: IntArray | None) -> FloatArray:
 def discount(ranks: IntArray) -> FloatArray:
     """``1 / log2(rank + 1)``."""
     return 1.0 / np.log2(ranks.astype(np.float64) + 1.0)
+
+
+def _segment_ends(
+    offsets: IntArray, lengths: IntArray, k: IntArray | None
+) -> tuple[IntArray, IntArray]:
+    starts = offsets[:-1]
+    if k is None:
+        return starts, offsets[1:]
+    return starts, starts + np.minimum(k, lengths)
+
+
+def count_within(al: Aligned, key: object, mask: BoolArray, k: IntArray | None) -> FloatArray:
+    """Per query, the number of ``mask`` items among the first ``k`` (all if ``k`` is None).
+
+    One cached integer prefix sum per mask (``key`` names it), then O(queries) index
+    arithmetic per cutoff: exact, and ten cutoffs cost one pass over the items.
+    """
+    prefix = al._cached(
+        ("prefix", key),
+        lambda: np.concatenate([np.zeros(1, np.int64), np.cumsum(mask, dtype=np.int64)]),
+    )
+    starts, ends = _segment_ends(al.offsets, al.lengths, k)
+    counts: FloatArray = (prefix[ends] - prefix[starts]).astype(np.float64)
+    return counts
+
+
+def sum_within(
+    values: FloatArray, offsets: IntArray, lengths: IntArray, k: IntArray | None
+) -> FloatArray:
+    """Per segment, the sum of the first ``k`` ``values`` (all if ``k`` is None).
+
+    Each segment is summed on its own (``np.add.reduceat``), in rank order, as a per-query
+    loop would: no cancellation error from differences of a global running sum.
+    """
+    n_seg = len(offsets) - 1
+    starts, ends = _segment_ends(offsets, lengths, k)
+    if n_seg == 0 or len(values) == 0:
+        return np.zeros(n_seg, dtype=np.float64)
+    padded = np.concatenate([values, np.zeros(1, dtype=np.float64)])
+    bounds = np.empty(2 * n_seg, dtype=np.int64)
+    bounds[0::2] = starts
+    bounds[1::2] = ends
+    sums = np.add.reduceat(padded, bounds)[0::2]
+    out: FloatArray = np.where(ends > starts, sums, 0.0)
+    return out

@@ -9,10 +9,13 @@ evaluated query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.metrics._segments import (
+    count_within,
     cutoff_denominator,
     cutoff_per_query,
     discount,
@@ -21,7 +24,7 @@ from ragmeter.metrics._segments import (
     per_query_sum,
     running_count,
     safe_divide,
-    within,
+    sum_within,
 )
 from ragmeter.metrics.registry import MIN_GEO_MEAN, FloatArray, Measure, Param, register
 
@@ -66,8 +69,22 @@ def rel_level(al: Aligned, m: Measure) -> int:
 
 def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
     k = cutoff_per_query(al, m)
-    rel = al.relevant(rel_level(al, m)) & within(al, k)
-    return per_query_count(al, rel), k
+    level = rel_level(al, m)
+    return count_within(al, ("relevant", level), al.relevant(level), k), k
+
+
+def _first_relevant(al: Aligned, level: int) -> np.ndarray:
+    return al._cached(("first_relevant", level), lambda: first_rank(al, al.relevant(level)))
+
+
+def _precision_at_relevant(al: Aligned, level: int) -> FloatArray:
+    """P@i at each relevant item i, 0 elsewhere (the terms of AP)."""
+
+    def compute() -> FloatArray:
+        rel = al.relevant(level)
+        return np.where(rel, running_count(al, rel) / al.ranks, 0.0)
+
+    return al._cached(("precision_at_relevant", level), compute)
 
 
 @register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
@@ -124,7 +141,9 @@ def mrr(al: Aligned, m: Measure) -> FloatArray:
     The mean over queries is MRR. Example: first relevant at rank 2 → 0.5.
     """
     k = cutoff_per_query(al, m)
-    first = first_rank(al, al.relevant(rel_level(al, m)) & within(al, k))
+    first = _first_relevant(al, rel_level(al, m))
+    if k is not None:
+        first = np.where(first <= k, first, 0)
     return safe_divide(np.ones(al.n_queries), first)
 
 
@@ -135,10 +154,10 @@ def average_precision(al: Aligned, m: Measure) -> FloatArray:
     ``map@k`` is trec_eval's ``map_cut_k``. Example: run [doc1..doc5], Rel = {doc2, doc3,
     doc5} → AP = (1/2 + 2/3 + 3/5) / 3 = 0.5888889.
     """
-    k = cutoff_per_query(al, m)
-    rel = al.relevant(rel_level(al, m)) & within(al, k)
-    prec_at_rel = np.where(rel, running_count(al, rel) / al.ranks, 0.0)
-    return safe_divide(per_query_sum(al, prec_at_rel), al.num_relevant(rel_level(al, m)))
+    level = rel_level(al, m)
+    terms = _precision_at_relevant(al, level)
+    total = sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
+    return safe_divide(total, al.num_relevant(level))
 
 
 @register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
@@ -153,9 +172,9 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
 @register("rprec", params=(REL_LEVEL,), aliases=("Rprec", "r_precision", "R-prec"))
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
-    r = al.num_relevant(rel_level(al, m))
-    rel = al.relevant(rel_level(al, m)) & (al.ranks <= r[al.query_of_item])
-    return safe_divide(per_query_count(al, rel), r)
+    level = rel_level(al, m)
+    r = al.num_relevant(level)
+    return safe_divide(count_within(al, ("relevant", level), al.relevant(level), r), r)
 
 
 def _linear_gain(grades: np.ndarray) -> FloatArray:
@@ -166,21 +185,22 @@ def _exp_gain(grades: np.ndarray) -> FloatArray:
     return np.where(grades > 0, np.exp2(np.maximum(grades, 0).astype(np.float64)) - 1.0, 0.0)
 
 
-def _dcg(al: Aligned, m: Measure, gain: FloatArray) -> FloatArray:
-    k = cutoff_per_query(al, m)
-    mask = within(al, k)
-    return per_query_sum(al, np.where(mask, gain * discount(al.ranks), 0.0))
+def _dcg(al: Aligned, m: Measure, gain_fn: Callable[[np.ndarray], FloatArray]) -> FloatArray:
+    terms = al._cached(
+        ("dcg_terms", gain_fn.__name__), lambda: gain_fn(al.grades) * discount(al.ranks)
+    )
+    return sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
 
 
-def _ideal_dcg(al: Aligned, m: Measure, gain_fn: object) -> FloatArray:
-    k = cutoff_per_query(al, m)
-    ideal_gain = gain_fn(al.label_grades)  # type: ignore[operator]
-    disc = discount(al.label_ranks)
-    if k is not None:
-        ideal_gain = np.where(al.label_ranks <= k[al.query_of_label], ideal_gain, 0.0)
-    return np.bincount(
-        al.query_of_label, weights=ideal_gain * disc, minlength=al.n_queries
-    ).astype(np.float64)
+def _ideal_dcg(
+    al: Aligned, m: Measure, gain_fn: Callable[[np.ndarray], FloatArray]
+) -> FloatArray:
+    # label_grades are sorted descending within each query: the ideal ranking.
+    terms = al._cached(
+        ("ideal_dcg_terms", gain_fn.__name__),
+        lambda: gain_fn(al.label_grades) * discount(al.label_ranks),
+    )
+    return sum_within(terms, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
 
 
 @register("dcg", cutoff="optional", params=(GAINS,))
@@ -194,7 +214,7 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
         from ragmeter.metrics.trec_measures import gain_dcg
 
         return gain_dcg(al, m)
-    return _dcg(al, m, _linear_gain(al.grades))
+    return _dcg(al, m, _linear_gain)
 
 
 @register("ndcg", cutoff="optional", params=(GAINS,), aliases=("nDCG",))
@@ -210,13 +230,13 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
         from ragmeter.metrics.trec_measures import gain_ndcg
 
         return gain_ndcg(al, m)
-    return safe_divide(_dcg(al, m, _linear_gain(al.grades)), _ideal_dcg(al, m, _linear_gain))
+    return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
 
 
 @register("ndcg_exp", cutoff="optional")
 def ndcg_exp(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k with exponential gain 2^g − 1 (Burges et al.); IDCG = 0 → 0."""
-    return safe_divide(_dcg(al, m, _exp_gain(al.grades)), _ideal_dcg(al, m, _exp_gain))
+    return safe_divide(_dcg(al, m, _exp_gain), _ideal_dcg(al, m, _exp_gain))
 
 
 @register("judged", cutoff="required")
@@ -227,7 +247,7 @@ def judged(al: Aligned, m: Measure) -> FloatArray:
     """
     k = cutoff_per_query(al, m)
     has_label = (al.grades != NOT_JUDGED) & (al.grades >= 0)
-    return safe_divide(per_query_count(al, has_label & within(al, k)), cutoff_denominator(al, k))
+    return safe_divide(count_within(al, "judged", has_label, k), cutoff_denominator(al, k))
 
 
 @register("num_ret", aggregate="sum")
