@@ -182,7 +182,7 @@ def _qrels(data: Mapping[str, Mapping[str, int]]) -> Qrels:
 
 #: ``evaluate`` crashes on a run without any row (see test_empty_run_scores_zero); until that
 #: is fixed the property tests draw runs with at least one row. Set to False once it passes.
-EMPTY_RUN_BUG = True
+EMPTY_RUN_BUG = False
 
 
 def _usable(run: Mapping[str, object]) -> bool:
@@ -190,11 +190,6 @@ def _usable(run: Mapping[str, object]) -> bool:
     return not EMPTY_RUN_BUG or any(bool(v) for v in run.values())
 
 
-@pytest.mark.xfail(
-    reason="BUG: evaluate() raises IndexError in align() for a run with no rows when "
-    "missing='zero' (once fixed, set EMPTY_RUN_BUG = False above)",
-    strict=True,
-)
 def test_empty_run_scores_zero() -> None:
     # Every qrels query is missing from the empty run: scored as an empty ranking → 0.
     result = evaluate(Run.from_dict({}), Qrels.from_dict({"q1": {"a": 1}}), ["map", "P@1"]).run
@@ -641,11 +636,6 @@ def test_missing_queries_zero_versus_skip() -> None:
     assert (skip.n_missing, skip.n_skipped, skip.n_unjudged_queries) == (0, 1, 1)
 
 
-@pytest.mark.xfail(
-    reason="BUG: with rel_level <= -1 (evaluation or measure parameter) a negative grade "
-    "('in the pool but not judged') counts as relevant; SPEC: never relevant",
-    strict=True,
-)
 # threshold -1: grade 0 ('z') is relevant, grade -1 ('p') still is not
 @pytest.mark.parametrize(
     ("level", "measure", "expected"),

@@ -55,11 +55,6 @@ def test_parse_structure() -> None:
     assert parse_measure("recall") == Measure("recall", None)
 
 
-@pytest.mark.xfail(
-    reason="BUG: ndcg takes no rel_level parameter, although the registry's own docstring "
-    "gives ndcg@10(rel_level=2) as the example canonical name",
-    strict=True,
-)
 def test_parse_ndcg_with_rel_level() -> None:
     m = parse_measure("ndcg@10(rel_level=2)")
     assert str(m) == "ndcg@10(rel_level=2)"
@@ -170,11 +165,6 @@ def test_canonical_round_trip(m: Measure) -> None:
     assert hash(parse_measure(text)) == hash(m)
 
 
-@pytest.mark.xfail(
-    reason="BUG: a float cutoff prints with 2 decimals, so iprec_at_recall@0.125 prints as "
-    "iprec_at_recall@0.12 and parses back to another measure (and collides with it as a key)",
-    strict=True,
-)
 def test_float_cutoff_round_trip_three_decimals() -> None:
     m = parse_measure("iprec_at_recall@0.125")
     assert parse_measure(str(m)) == m
@@ -193,11 +183,6 @@ def test_measures_are_hashable_and_immutable() -> None:
     assert a != parse_measure("P@5(rel_level=2)")
 
 
-@pytest.mark.xfail(
-    reason="BUG: Measure is declared order=True but sorting a cutoff-less measure with one "
-    "that has a cutoff raises TypeError (None < int)",
-    strict=True,
-)
 def test_measures_sort() -> None:
     got = sorted([parse_measure("recall@5"), parse_measure("recall"), parse_measure("map")])
     assert [str(m) for m in got] == ["map", "recall", "recall@5"]
@@ -278,20 +263,12 @@ def test_group_is_not_one_measure() -> None:
         parse_measure("official")
 
 
-@pytest.mark.xfail(
-    reason="BUG: a recall level outside [0, 1] (iprec_at_recall@1.5, @-0.1) is accepted",
-    strict=True,
-)
 @pytest.mark.parametrize("name", ["iprec_at_recall@1.5", "iprec_at_recall@-0.1"])
 def test_recall_level_out_of_range(name: str) -> None:
     with pytest.raises(MeasureError, match="iprec_at_recall"):
         parse_measure(name)
 
 
-@pytest.mark.xfail(
-    reason="BUG: a repeated parameter (hit@3(rel_level=2,rel_level=3)) silently keeps the last",
-    strict=True,
-)
 def test_repeated_parameter_is_an_error() -> None:
     with pytest.raises(MeasureError, match="rel_level"):
         parse_measure("hit@3(rel_level=2,rel_level=3)")

@@ -118,11 +118,6 @@ def test_indexing_runs() -> None:
     assert ev["A"].column(parse_measures("mrr")[0]).tolist() == [0.5, 0.0, 0.0]
 
 
-@pytest.mark.xfail(
-    reason="BUG: RunResult.column/aggregate compare raw strings: a measure evaluated as 'P@2' "
-    "cannot be looked up as 'P@2' or 'P_2', only as its canonical 'precision@2'",
-    strict=True,
-)
 def test_lookup_by_any_spelling() -> None:
     result = evaluate(RUN, QRELS, ["P@2"]).run
     assert result.column("P@2").tolist() == [0.5, 0.0, 0.0]

@@ -7,9 +7,9 @@ function of these arrays, so ten metrics cost one alignment.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,12 @@ class Aligned:
         n_skipped: qrels queries absent from the run and dropped (``missing="skip"``).
         n_unjudged_queries: run queries with no judgments, not evaluated.
         rel_level: the evaluation's default relevance threshold (grade ≥ rel_level).
+        label_rows: the qrels row of each judgment (in ``label_grades`` order).
+        item_label: for each retrieved item, the index of its judgment in the label arrays,
+            -1 when it has none.
+        label_in_pool: for each judgment, whether the candidate pool holds that doc (set by
+            the evaluation for pool-based measures; ``None`` until then).
+        options: evaluation-wide defaults of measure parameters (e.g. ``grade_map``).
     """
 
     query_ids: npt.NDArray[np.object_]
@@ -56,6 +62,10 @@ class Aligned:
     n_skipped: int = 0
     n_unjudged_queries: int = 0
     rel_level: int = 1
+    label_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    item_label: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    label_in_pool: npt.NDArray[np.bool_] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
     _cache: dict[object, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -110,16 +120,18 @@ class Aligned:
         )
 
     def relevant(self, rel_level: int) -> npt.NDArray[np.bool_]:
-        """Mask of retrieved items with grade ≥ ``rel_level``."""
-        return self._cached(("relevant", rel_level), lambda: self.grades >= rel_level)
+        """Mask of retrieved items with grade ≥ ``rel_level`` (a negative grade never is)."""
+        floor = max(rel_level, 0)
+        return self._cached(("relevant", floor), lambda: self.grades >= floor)
 
     def num_relevant(self, rel_level: int) -> IntArray:
-        """R per query: judgments with grade ≥ ``rel_level``."""
+        """R per query: judgments with grade ≥ ``rel_level`` (a negative grade never is)."""
+        floor = max(rel_level, 0)
         return self._cached(
-            ("num_relevant", rel_level),
+            ("num_relevant", floor),
             lambda: np.bincount(
                 self.query_of_label,
-                weights=self.label_grades >= rel_level,
+                weights=self.label_grades >= floor,
                 minlength=self.n_queries,
             ).astype(np.int64),
         )
@@ -161,12 +173,14 @@ def align(
     n_skipped = int((~present).sum()) if missing == "skip" else 0
 
     # Retrieved segments of the evaluated queries, truncated to depth.
-    run_lengths = np.diff(run.offsets)
+    # Sentinel entries let absent queries (-1) index safely, even into an empty run.
+    run_lengths = np.append(np.diff(run.offsets), 0)
+    run_starts = np.append(run.offsets[:-1], 0)
     rpos = run_pos[evaluated]
-    seg_len = np.where(rpos >= 0, run_lengths[np.maximum(rpos, 0)], 0) if len(rpos) else rpos
+    seg_len = run_lengths[rpos]
     if depth is not None:
         seg_len = np.minimum(seg_len, depth)
-    seg_start = np.where(rpos >= 0, run.offsets[np.maximum(rpos, 0)], 0) if len(rpos) else rpos
+    seg_start = run_starts[rpos]
     offsets = np.concatenate([[0], np.cumsum(seg_len)]).astype(np.int64)
     total = int(offsets[-1])
     run_rows = (
@@ -184,12 +198,20 @@ def align(
     label_grades = qrels.grades[label_rows]
     order = np.lexsort((-label_grades.astype(np.int64), label_query))
     label_grades_sorted = label_grades[order]
+    label_rows_sorted = label_rows[order]
 
-    grades = _join_grades(run, qrels, run_rows, offsets, label_rows, label_query)
+    matched = _join_rows(run, qrels, run_rows, offsets, label_rows, label_query)
+    hit = matched >= 0
+    grades = np.full(len(matched), NOT_JUDGED, dtype=np.int32)
+    grades[hit] = qrels.grades[matched[hit]]
+    label_of_row = np.full(len(qrels.grades), -1, dtype=np.int64)
+    label_of_row[label_rows_sorted] = np.arange(len(label_rows_sorted), dtype=np.int64)
+    item_label = np.full(len(matched), -1, dtype=np.int64)
+    item_label[hit] = label_of_row[matched[hit]]
 
     cutoffs = None
     if run.cutoffs is not None:
-        cutoffs = np.where(rpos >= 0, run.cutoffs[np.maximum(rpos, 0)], -1).astype(np.int64)
+        cutoffs = np.append(run.cutoffs, -1)[rpos].astype(np.int64)
 
     return Aligned(
         query_ids=qrels.query_ids[evaluated],
@@ -204,22 +226,24 @@ def align(
         n_skipped=n_skipped,
         n_unjudged_queries=n_unjudged,
         rel_level=rel_level,
+        label_rows=label_rows_sorted.astype(np.int64),
+        item_label=item_label,
     )
 
 
-def _join_grades(
+def _join_rows(
     run: Run,
     qrels: Qrels,
     run_rows: IntArray,
     offsets: IntArray,
     label_rows: IntArray,
     label_query: IntArray,
-) -> npt.NDArray[np.int32]:
-    """Grade of each aligned run item via one hash join on (query, doc)."""
+) -> IntArray:
+    """The qrels row judging each aligned run item (-1 if none), by one join on (query, doc)."""
     n = len(run_rows)
-    grades = np.full(n, NOT_JUDGED, dtype=np.int32)
+    matched_rows = np.full(n, -1, dtype=np.int64)
     if n == 0 or len(label_rows) == 0:
-        return grades
+        return matched_rows
     native = _accel.native
     if native is not None:
         run_buffers = _accel.string_buffers(run.doc_ids)
@@ -236,10 +260,8 @@ def _join_grades(
                 *run_buffers,
                 *qrels_buffers,
             )
-            matched = np.frombuffer(matched_buf, dtype=np.int64)
-            hit = matched >= 0
-            grades[hit] = qrels.grades[matched[hit]]
-            return grades
+            matched: IntArray = np.frombuffer(matched_buf, dtype=np.int64).copy()
+            return matched
     item_query = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
     run_docs = run.doc_ids.take(_accel.indices(run_rows))
     label_docs = qrels.doc_ids.take(_accel.indices(label_rows))
@@ -248,9 +270,8 @@ def _join_grades(
         run_docs = run_docs.cast(pa.large_string())
         label_docs = label_docs.cast(pa.large_string())
     left = pa.table({"q": item_query, "d": run_docs, "i": np.arange(n, dtype=np.int64)})
-    right = pa.table({"q": label_query, "d": label_docs, "g": qrels.grades[label_rows]})
+    right = pa.table({"q": label_query, "d": label_docs, "r": label_rows})
     joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=True)
     if joined.num_rows:
-        idx = joined["i"].to_numpy()
-        grades[idx] = joined["g"].to_numpy()
-    return grades
+        matched_rows[joined["i"].to_numpy()] = joined["r"].to_numpy()
+    return matched_rows

@@ -42,6 +42,20 @@ CodeArray = npt.NDArray[np.integer[Any]]
 FloatArray = npt.NDArray[np.float64]
 
 
+def _as_id_array(values: Any, source: str, field_name: str) -> pa.Array:
+    """Ids as one contiguous Arrow string array; a missing (null) id is an error."""
+    if not isinstance(values, pa.Array | pa.ChunkedArray):
+        values = list(values)
+        for i, v in enumerate(values):
+            if v is None:
+                raise InputError(f"row {i + 1}: missing id", source=source, field=field_name)
+    arr = _as_string_array(values)
+    if arr.null_count:
+        i = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"row {i + 1}: missing id", source=source, field=field_name)
+    return arr
+
+
 def _as_string_array(values: Any) -> pa.Array:
     """Return ``values`` as one contiguous Arrow string array."""
     if isinstance(values, pa.ChunkedArray):
@@ -141,7 +155,7 @@ def _check_finite(scores: FloatArray, source: str, lines: IntArray | None) -> No
         line = int(lines[i]) if lines is not None else None
         where = "" if lines is not None else f" (row {i + 1})"
         raise InputError(
-            f"score is {scores[i]!r}{where}; expected a finite number",
+            f"score is {float(scores[i])}{where}; expected a finite number",
             source=source,
             line=line,
             field="score",
@@ -195,8 +209,8 @@ class Run:
         ``order="given"`` keeps the row order within each query (``scores`` optional).
         ``lines`` (1-based line numbers of the rows) makes error messages point at lines.
         """
-        qids = _as_string_array(query_ids)
-        docs = _as_string_array(doc_ids)
+        qids = _as_id_array(query_ids, source, "query_id")
+        docs = _as_id_array(doc_ids, source, "doc_id")
         n = len(qids)
         if len(docs) != n:
             raise InputError(f"{len(docs)} doc ids for {n} query ids", source=source)
@@ -437,8 +451,8 @@ class Qrels:
         lines: IntArray | None = None,
     ) -> Qrels:
         """Build qrels from parallel columns; conflicting duplicates are an error."""
-        qids = _as_string_array(query_ids)
-        docs = _as_string_array(doc_ids)
+        qids = _as_id_array(query_ids, source, "query_id")
+        docs = _as_id_array(doc_ids, source, "doc_id")
         grade_arr = np.asarray(grades)
         n = len(qids)
         if len(docs) != n or len(grade_arr) != n:

@@ -87,10 +87,21 @@ class RunResult:
         return frame
 
     def _index(self, measure: Measure | str) -> int:
+        """Column of ``measure``, given as a Measure or any spelling of its name."""
         key = str(measure)
         for i, m in enumerate(self.measures):
             if str(m) == key:
                 return i
+        if isinstance(measure, str):
+            from ragmeter.errors import MeasureError
+            from ragmeter.metrics.registry import REGISTRY
+
+            try:
+                parsed = REGISTRY.parse(measure)
+            except MeasureError:
+                parsed = []
+            if len(parsed) == 1 and parsed[0] in self.measures:
+                return self.measures.index(parsed[0])
         raise KeyError(f"measure '{key}' was not evaluated; have {[str(m) for m in self.measures]}")
 
 

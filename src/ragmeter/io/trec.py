@@ -298,7 +298,7 @@ def write_trec_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = 
     for i, q in enumerate(run.query_ids):
         a, b = int(run.offsets[i]), int(run.offsets[i + 1])
         for rank, j in enumerate(range(a, b), start=1):
-            lines.append(f"{q} Q0 {docs[j]} {rank} {run.scores[j]:.6g} {label}\n")
+            lines.append(f"{q} Q0 {docs[j]} {rank} {float(run.scores[j])!r} {label}\n")
     _atomic_write(path, "".join(lines))
 
 

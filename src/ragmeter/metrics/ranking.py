@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ragmeter.core.align import NOT_JUDGED, Aligned
+from ragmeter.errors import MeasureError
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -185,25 +186,48 @@ def _exp_gain(grades: np.ndarray) -> FloatArray:
     return np.where(grades > 0, np.exp2(np.maximum(grades, 0).astype(np.float64)) - 1.0, 0.0)
 
 
-def _dcg(al: Aligned, m: Measure, gain_fn: Callable[[np.ndarray], FloatArray]) -> FloatArray:
+GainFn = Callable[[np.ndarray], FloatArray]
+
+GRADED_REL_LEVEL = Param(
+    "rel_level",
+    int,
+    None,
+    "grades below this gain nothing (default: every positive grade gains; the evaluation's "
+    "--rel-level does not apply to graded measures, as in trec_eval)",
+)
+
+
+def _gains(grades: np.ndarray, gain_fn: GainFn, level: int | None) -> FloatArray:
+    gains = gain_fn(grades)
+    return gains if level is None else np.where(grades >= level, gains, 0.0)
+
+
+def _one_gain_rule(m: Measure) -> None:
+    if m.param("rel_level") is not None:
+        raise MeasureError(f"{m}: give either a gain map or rel_level, not both")
+
+
+def _dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
+    level = m.param("rel_level")
     terms = al._cached(
-        ("dcg_terms", gain_fn.__name__), lambda: gain_fn(al.grades) * discount(al.ranks)
+        ("dcg_terms", gain_fn.__name__, level),
+        lambda: _gains(al.grades, gain_fn, level) * discount(al.ranks),
     )
     return sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
 
 
-def _ideal_dcg(
-    al: Aligned, m: Measure, gain_fn: Callable[[np.ndarray], FloatArray]
-) -> FloatArray:
-    # label_grades are sorted descending within each query: the ideal ranking.
+def _ideal_dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
+    # label_grades are sorted descending within each query: the ideal ranking (gains zeroed
+    # below rel_level stay at the bottom).
+    level = m.param("rel_level")
     terms = al._cached(
-        ("ideal_dcg_terms", gain_fn.__name__),
-        lambda: gain_fn(al.label_grades) * discount(al.label_ranks),
+        ("ideal_dcg_terms", gain_fn.__name__, level),
+        lambda: _gains(al.label_grades, gain_fn, level) * discount(al.label_ranks),
     )
     return sum_within(terms, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
 
 
-@register("dcg", cutoff="optional", params=(GAINS,))
+@register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
 def dcg(al: Aligned, m: Measure) -> FloatArray:
     """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0).
 
@@ -213,15 +237,17 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     if m.param("gains"):
         from ragmeter.metrics.trec_measures import gain_dcg
 
+        _one_gain_rule(m)
         return gain_dcg(al, m)
     return _dcg(al, m, _linear_gain)
 
 
-@register("ndcg", cutoff="optional", params=(GAINS,), aliases=("nDCG",))
+@register("ndcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL), aliases=("nDCG",))
 def ndcg(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k = DCG@k / IDCG@k; the ideal ranks all judged gains descending, cut at k.
 
     Gain = grade (linear), negative grades → 0; IDCG = 0 → 0 (trec_eval ``ndcg_cut``).
+    ``ndcg@10(rel_level=2)`` gives grades below 2 no gain, in the run and in the ideal.
     ``gains="1=3,2=9,4=4.5"`` is trec_eval's gain map (``ndcg.1=3,2=9,4=4.5``): a listed grade
     gains the given value (may be ≤ 0), the ideal ranking holds the positive gains.
     Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
@@ -229,11 +255,12 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     if m.param("gains"):
         from ragmeter.metrics.trec_measures import gain_ndcg
 
+        _one_gain_rule(m)
         return gain_ndcg(al, m)
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
 
 
-@register("ndcg_exp", cutoff="optional")
+@register("ndcg_exp", cutoff="optional", params=(GRADED_REL_LEVEL,))
 def ndcg_exp(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k with exponential gain 2^g − 1 (Burges et al.); IDCG = 0 → 0."""
     return safe_divide(_dcg(al, m, _exp_gain), _ideal_dcg(al, m, _exp_gain))
@@ -299,6 +326,7 @@ def bpref(al: Aligned, m: Measure) -> FloatArray:
     "iprec_at_recall",
     cutoff="required",
     cutoff_type=float,
+    cutoff_max=1.0,
     params=(REL_LEVEL,),
     summary="Interpolated precision at a recall level (trec_eval iprec_at_recall_x)",
 )

@@ -81,8 +81,8 @@ class Family:
     aliases: tuple[str, ...] = ()
     aggregate: Aggregation = "mean"
     needs: frozenset[str] = frozenset({"qrels"})
-    #: value of the cutoff when none is given and the family has one (None = whole ranking)
-    default_cutoff: int | None = None
+    #: largest valid cutoff (e.g. 1.0 for a recall level); ints must be ≥ 1, floats ≥ 0
+    cutoff_max: float | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -91,13 +91,22 @@ class Family:
         raise KeyError(name)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Measure:
-    """One measure: a family, an optional cutoff and its non-default parameters."""
+    """One measure: a family, an optional cutoff and its non-default parameters.
+
+    Measures sort by family, then no cutoff before cutoffs in increasing order, then params.
+    """
 
     family: str
     k: int | float | None = None
     params: tuple[tuple[str, Any], ...] = field(default=())
+
+    def _sort_key(self) -> tuple[str, bool, float, str]:
+        return (self.family, self.k is not None, float(self.k or 0), repr(self.params))
+
+    def __lt__(self, other: Measure) -> bool:
+        return self._sort_key() < other._sort_key()
 
     def __str__(self) -> str:
         text = self.family
@@ -130,7 +139,8 @@ class Measure:
 
 def _format_cutoff(k: int | float) -> str:
     if isinstance(k, float):
-        return f"{k:.2f}"
+        short = f"{k:.2f}"  # trec_eval's spelling of levels (0.10), where it is exact
+        return short if float(short) == k else repr(k)
     return str(k)
 
 
@@ -305,8 +315,13 @@ def _coerce_cutoff(spec: Family, k: int | float) -> int | float:
             k = int(k)
         if k < 1:
             raise MeasureError(f"{spec.name}: cutoff must be ≥ 1, got {k}")
-        return k
-    return float(k)
+    else:
+        k = float(k)
+        if not k >= 0:
+            raise MeasureError(f"{spec.name}: cutoff must be ≥ 0, got {k}")
+    if spec.cutoff_max is not None and k > spec.cutoff_max:
+        raise MeasureError(f"{spec.name}: cutoff must be ≤ {spec.cutoff_max}, got {k}")
+    return k
 
 
 def _parse_params(name: str, text: str | None) -> dict[str, Any]:
@@ -317,6 +332,8 @@ def _parse_params(name: str, text: str | None) -> dict[str, Any]:
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise MeasureError(f"{name}: malformed parameter '{part}'; expected key=value")
+        if key.strip() in params:
+            raise MeasureError(f"{name}: parameter '{key.strip()}' given twice")
         params[key.strip()] = value.strip()
     return params
 
@@ -367,7 +384,7 @@ def register(
     aliases: tuple[str, ...] = (),
     aggregate: Aggregation = "mean",
     needs: Iterable[str] = ("qrels",),
-    default_cutoff: int | None = None,
+    cutoff_max: float | None = None,
 ) -> Callable[[Callable[[Any, Measure], FloatArray]], Callable[[Any, Measure], FloatArray]]:
     """Decorator registering a compute function as a measure family."""
 
@@ -384,7 +401,7 @@ def register(
                 aliases=aliases,
                 aggregate=aggregate,
                 needs=frozenset(needs),
-                default_cutoff=default_cutoff,
+                cutoff_max=cutoff_max,
             )
         )
         return fn
