@@ -28,8 +28,19 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 def test_json_shape_and_per_query(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     code, _, _ = _invoke(
-        "evaluate", *RUNS, "--qrels", QRELS, "-m", "ndcg@10", "-m", "P_10",
-        "--per-query", "--format", "json", "-o", str(out),
+        "evaluate",
+        *RUNS,
+        "--qrels",
+        QRELS,
+        "-m",
+        "ndcg@10",
+        "-m",
+        "P_10",
+        "--per-query",
+        "--format",
+        "json",
+        "-o",
+        str(out),
     )
     assert code == 0
     data = json.loads(out.read_text())
@@ -87,9 +98,54 @@ def test_errors_exit_non_zero_with_a_clear_message(tmp_path: Path) -> None:
 
 def test_python_dash_m_runs_the_same_cli() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ragmeter", "evaluate", RUNS[0], "--qrels", QRELS,
-         "-m", "mrr", "-f", "trec"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ragmeter",
+            "evaluate",
+            RUNS[0],
+            "--qrels",
+            QRELS,
+            "-m",
+            "mrr",
+            "-f",
+            "trec",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("mrr\tall\t")
+
+
+def test_samples_file_carries_its_own_judgments(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.json"
+    samples.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "q-1",
+                    "actual_output": {
+                        "retrieved": [
+                            {"id": d} for d in ["doc-7", "doc-3", "doc-1", "doc-9", "doc-2"]
+                        ]
+                    },
+                    "expected_output": ["doc-3", "doc-9"],
+                    "metadata": {"k": 5},
+                }
+            ]
+        )
+    )
+    code, stdout, _ = _invoke("evaluate", str(samples), "-m", "ndcg@5", "-m", "mrr", "-f", "json")
+    assert code == 0
+    metrics = json.loads(stdout)["runs"][0]["metrics"]
+    # SPEC §2 (seed 002): nDCG@5 = (1/log2 3 + 1/log2 5) / (1 + 1/log2 3), RR = 1/2
+    assert abs(metrics["ndcg@5"]["mean"] - 0.6509209298) < 1e-10
+    assert metrics["mrr"]["mean"] == 0.5
+
+
+def test_table_written_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "table.txt"
+    code, _, _ = _invoke("evaluate", RUNS[0], "--qrels", QRELS, "-m", "map", "-o", str(out))
+    assert code == 0 and "run_bm25.txt" in out.read_text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -40,8 +40,19 @@ def _fail(exc: Exception) -> None:
 
 @app.command()
 def evaluate(
-    runs: Annotated[list[Path], typer.Argument(help="Run files (TREC, JSON, JSONL, YAML…).")],
-    qrels: Annotated[Path, typer.Option("--qrels", "-q", help="Relevance judgments.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(help="Run files: TREC, samples JSON/JSONL/YAML, CSV, TSV, Parquet."),
+    ],
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            "-q",
+            help="Relevance judgments. Without it, each run must be a samples file whose "
+            "expected_output gives its judgments.",
+        ),
+    ] = None,
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),
@@ -64,38 +75,50 @@ def evaluate(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
+    from ragmeter.core.results import Evaluation
     from ragmeter.evaluation import evaluate as run_evaluation
     from ragmeter.io.readers import read_qrels, read_run
-    from ragmeter.report import render
 
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
+    options = {
+        "missing": missing.value,
+        "rel_level": rel_level,
+        "depth": depth,
+        "default_k": default_k,
+    }
     try:
-        qrels_obj = read_qrels(qrels)
-        run_objs = [read_run(p) for p in runs]
-        result = run_evaluation(
-            run_objs,
-            qrels_obj,
-            names,
-            missing=missing.value,
-            rel_level=rel_level,
-            depth=depth,
-            default_k=default_k,
-        )
+        if qrels is not None:
+            qrels_obj = read_qrels(qrels)
+            result = run_evaluation([read_run(p) for p in runs], qrels_obj, names, **options)
+        else:
+            # Samples files carry their own judgments (expected_output).
+            result = Evaluation.concat(
+                [run_evaluation(read_run(p), read_qrels(p), names, **options) for p in runs]
+            )
     except RagmeterError as exc:
         _fail(exc)
         return
+    _emit(result, fmt, per_query=per_query, output=output)
+
+
+def _emit(result: Any, fmt: OutputFormat, *, per_query: bool, output: Path | None) -> None:
+    """Print or write (atomically) an evaluation in the chosen format; warnings to stderr."""
+    import io
+
+    from ragmeter.io._common import atomic_write_text
+    from ragmeter.report import render
+
     if fmt is OutputFormat.table:
-        if output is not None:
-            with output.open("w", encoding="utf-8") as fh:
-                render.print_table(result, per_query=per_query, file=fh)
-        else:
+        if output is None:
             render.print_table(result, per_query=per_query)
+            return
+        buffer = io.StringIO()
+        render.print_table(result, per_query=per_query, file=buffer)
+        atomic_write_text(output, buffer.getvalue())
         return
     text = render.render(result, fmt.value, per_query=per_query)  # type: ignore[arg-type]
     if output is not None:
-        from ragmeter.io.trec import _atomic_write
-
-        _atomic_write(output, text)
+        atomic_write_text(output, text)
     else:
         sys.stdout.write(text)
     for w in result.warnings:

@@ -137,6 +137,18 @@ class Evaluation:
     def means(self) -> dict[str, dict[str, float | None]]:
         return {r.name: r.means() for r in self.runs}
 
+    @classmethod
+    def concat(cls, evaluations: list[Evaluation]) -> Evaluation:
+        """One evaluation holding the runs of several (on the same measures)."""
+        if not evaluations:
+            raise ValueError("nothing to concatenate")
+        measures = evaluations[0].measures
+        if any(e.measures != measures for e in evaluations):
+            raise ValueError("evaluations differ in their measures")
+        runs = tuple(r for e in evaluations for r in e.runs)
+        warnings = tuple(w for e in evaluations for w in e.warnings)
+        return cls(runs, measures, warnings)
+
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         """The JSON shape: ``{"runs": [...], "warnings": [...]}``; NA is ``None``."""
         return {

@@ -29,6 +29,7 @@ import pyarrow as pa
 from ragmeter import _accel
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
+from ragmeter.io._common import atomic_write_text
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "grade")
@@ -299,7 +300,7 @@ def write_trec_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = 
         a, b = int(run.offsets[i]), int(run.offsets[i + 1])
         for rank, j in enumerate(range(a, b), start=1):
             lines.append(f"{q} Q0 {docs[j]} {rank} {float(run.scores[j])!r} {label}\n")
-    _atomic_write(path, "".join(lines))
+    atomic_write_text(path, "".join(lines))
 
 
 def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
@@ -309,16 +310,4 @@ def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
     for i, q in enumerate(qrels.query_ids):
         for j in range(int(qrels.offsets[i]), int(qrels.offsets[i + 1])):
             lines.append(f"{q} 0 {docs[j]} {int(qrels.grades[j])}\n")
-    _atomic_write(path, "".join(lines))
-
-
-def _atomic_write(path: str | os.PathLike[str], text: str) -> None:
-    """Write to a temporary file beside ``path`` and rename, so no half-written file remains."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    atomic_write_text(path, "".join(lines))
