@@ -41,9 +41,7 @@ def main() -> None:
                 scores[d] += signal * g + (0.6 if name == "dense" and g > 0 else 0.0)
             top = np.argsort(-scores, kind="stable")[:DEPTH]
             for rank, d in enumerate(top, start=1):
-                runs[name].append(
-                    f"{qid} Q0 {_doc(int(d))} {rank} {scores[d] + 10:.4f} {name}\n"
-                )
+                runs[name].append(f"{qid} Q0 {_doc(int(d))} {rank} {scores[d] + 10:.4f} {name}\n")
     (HERE / "qrels.txt").write_text("".join(qrels_lines), encoding="utf-8")
     for name, lines in runs.items():
         (HERE / f"run_{name}.txt").write_text("".join(lines), encoding="utf-8")

@@ -8,6 +8,7 @@ without relevant items, queries missing from the run, run queries missing from t
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +27,15 @@ pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 FAMILIES = REGISTRY.families()
 DOCS = ["a", "aa", "b", "B", "c", "d", "e", "f", "g", "é"]
 QUERIES = ["q1", "q2", "q3", "q4", "q5", "q6"]
+
+
+def _scaled(family: Family) -> dict[str, Any]:
+    """Evaluation options putting the random grades (-1..4) on the family's grade scale."""
+    if family.grade_scale is None:
+        return {}
+    low, high = family.grade_scale
+    pairs = ",".join(f"{g}:{min(max(g + 2, low), high)}" for g in range(-1, 5))
+    return {"grade_map": pairs}
 
 
 def _skip_unless_qrels_only(family: Family) -> None:
@@ -97,6 +107,7 @@ def test_one_float_per_query(family: Family, seed: int) -> None:
     run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
     for missing in ("zero", "skip"):
         aligned = align(run, qrels, missing=missing)  # type: ignore[arg-type]
+        aligned = dataclasses.replace(aligned, options=_scaled(family))
         for m in _measures(family):
             values = np.asarray(family.compute(aligned, m))
             _check_values(values, aligned.n_queries, f"{m} ({missing})")
@@ -124,6 +135,7 @@ def test_degenerate_inputs(
         Qrels.from_dict(qrels_dict),
         _measures(family),
         missing=missing,  # type: ignore[arg-type]
+        **_scaled(family),
     ).run
     judged = {q for q, g in qrels_dict.items() if g}
     expected = judged if missing == "zero" else judged & {q for q, r in run_dict.items() if r}
@@ -154,12 +166,15 @@ def test_invariant_under_query_permutation(family: Family, seed: int) -> None:
     _skip_unless_qrels_only(family)
     run_dict, qrels_dict = _random_inputs(seed)
     measures = _measures(family)
-    a = evaluate(Run.from_dict(run_dict), Qrels.from_dict(qrels_dict), measures).run
+    a = evaluate(
+        Run.from_dict(run_dict), Qrels.from_dict(qrels_dict), measures, **_scaled(family)
+    ).run
     rng = random.Random(seed + 100)
     b = evaluate(
         Run.from_dict(_shuffled(run_dict, rng)),
         Qrels.from_dict(_shuffled(qrels_dict, rng)),
         list(reversed(measures)),
+        **_scaled(family),
     ).run
     assert sorted(a.query_ids) == sorted(b.query_ids)
     rows_b = {q: i for i, q in enumerate(b.query_ids)}
@@ -174,13 +189,13 @@ def test_deterministic(family: Family) -> None:
     run_dict, qrels_dict = _random_inputs(7)
     run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
     measures = _measures(family)
-    first = evaluate(run, qrels, measures).run
-    again = evaluate(run, qrels, measures + measures).run
+    first = evaluate(run, qrels, measures, **_scaled(family)).run
+    again = evaluate(run, qrels, measures + measures, **_scaled(family)).run
     assert again.measures == first.measures, "a repeated measure is evaluated once"
     np.testing.assert_array_equal(first.values, again.values)
     for m in measures:
         # alone, it gives the same values as next to the others (no shared state leaks)
-        alone = evaluate(run, qrels, [m]).run
+        alone = evaluate(run, qrels, [m], **_scaled(family)).run
         np.testing.assert_array_equal(alone.column(m), first.column(m), err_msg=str(m))
 
 

@@ -71,6 +71,25 @@ def evaluate(
     default_k: Annotated[
         int, typer.Option("--default-k", help="Cutoff for measures given without @k.")
     ] = 5,
+    pool: Annotated[
+        Path | None,
+        typer.Option(
+            "--pool",
+            help="The retriever's candidate run, for pool-based measures (proc@K, pct_proc@K); "
+            "by default each run is its own pool.",
+        ),
+    ] = None,
+    pool_depth: Annotated[
+        int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
+    ] = None,
+    grade_map: Annotated[
+        str | None,
+        typer.Option(
+            "--grade-map",
+            help="Map grades onto the 1..5 utility scale of the set-based measures, "
+            "e.g. 0:1,1:3,2:4,3:5 for TREC 0..3.",
+        ),
+    ] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
 ) -> None:
@@ -80,13 +99,16 @@ def evaluate(
     from ragmeter.io.readers import read_qrels, read_run
 
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
-    options = {
-        "missing": missing.value,
-        "rel_level": rel_level,
-        "depth": depth,
-        "default_k": default_k,
-    }
     try:
+        options: dict[str, Any] = {
+            "missing": missing.value,
+            "rel_level": rel_level,
+            "depth": depth,
+            "default_k": default_k,
+            "pool": read_run(pool) if pool is not None else None,
+            "pool_depth": pool_depth,
+            "grade_map": grade_map,
+        }
         if qrels is not None:
             qrels_obj = read_qrels(qrels)
             result = run_evaluation([read_run(p) for p in runs], qrels_obj, names, **options)

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from ragmeter.core.align import Aligned, Missing, align
+from ragmeter.core.align import Aligned, Missing, align, pool_membership
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import MissingInputError
@@ -59,6 +59,9 @@ def evaluate(
     rel_level: int = 1,
     depth: int | None = None,
     default_k: int = 5,
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    grade_map: str | None = None,
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
 
@@ -72,6 +75,11 @@ def evaluate(
         rel_level: default relevance threshold (relevant ⇔ grade ≥ rel_level).
         depth: evaluate only the first ``depth`` items of each ranking.
         default_k: cutoff for measures that need one and were given none.
+        pool: the retriever's candidate list for pool-based measures (``proc@K``…); by default
+            each run is its own pool.
+        pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
+        grade_map: default grade mapping onto the 1..5 utility scale for the set-based
+            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate
@@ -85,12 +93,33 @@ def evaluate(
         raise MissingInputError("these measures need qrels")
     qrels_obj = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
     measure_list = resolve_measures(measures, default_k=default_k)
+    options = _evaluation_options(grade_map)
+    pool_cutoffs = [m.k for m in measure_list if m.spec.uses_pool]
+    needs_pool = bool(pool_cutoffs)
+    selection = max((int(k) for k in pool_cutoffs if k is not None), default=None)
     warnings: list[str] = list(qrels_obj.warnings)
+    if pool is not None:
+        warnings.extend(pool.warnings)
     results = []
     for run in run_list:
         warnings.extend(run.warnings)
         aligned = align(run, qrels_obj, missing=missing, depth=depth, rel_level=rel_level)
+        aligned = replace(aligned, options=options)
         warnings.extend(_alignment_warnings(run.name, aligned))
+        if needs_pool:
+            in_pool, outside = pool_membership(
+                aligned,
+                pool if pool is not None else run,
+                qrels_obj,
+                depth=pool_depth,
+                selection=selection,
+            )
+            aligned = replace(aligned, label_in_pool=in_pool, _cache={})
+            if outside:
+                warnings.append(
+                    f"run '{run.name}': {outside} judged item(s) of the top {selection} are not "
+                    "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
+                )
         results.append(
             RunResult(
                 name=run.name,
@@ -103,6 +132,16 @@ def evaluate(
             )
         )
     return Evaluation(tuple(results), tuple(measure_list), tuple(warnings))
+
+
+def _evaluation_options(grade_map: str | None) -> dict[str, Any]:
+    """Evaluation-wide defaults of measure parameters, validated like the parameters."""
+    options: dict[str, Any] = {}
+    if grade_map:
+        from ragmeter.metrics.setwise import GRADE_MAP
+
+        options["grade_map"] = GRADE_MAP.coerce("--grade-map", grade_map)
+    return options
 
 
 def _alignment_warnings(name: str, al: Aligned) -> list[str]:

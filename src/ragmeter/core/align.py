@@ -48,6 +48,7 @@ class Aligned:
         label_in_pool: for each judgment, whether the candidate pool holds that doc (set by
             the evaluation for pool-based measures; ``None`` until then).
         options: evaluation-wide defaults of measure parameters (e.g. ``grade_map``).
+        qrels_doc_ids: the qrels' doc ids (indexed by ``label_rows``), for messages.
     """
 
     query_ids: npt.NDArray[np.object_]
@@ -66,6 +67,7 @@ class Aligned:
     item_label: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     label_in_pool: npt.NDArray[np.bool_] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    qrels_doc_ids: pa.Array | None = None
     _cache: dict[object, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -118,6 +120,12 @@ class Aligned:
                 + 1
             ),
         )
+
+    def label_doc_id(self, i: int) -> str:
+        """Doc id of judgment ``i`` (for messages); ``?`` when unknown."""
+        if self.qrels_doc_ids is None or not len(self.label_rows):
+            return "?"
+        return str(self.qrels_doc_ids[int(self.label_rows[i])].as_py())
 
     def relevant(self, rel_level: int) -> npt.NDArray[np.bool_]:
         """Mask of retrieved items with grade ≥ ``rel_level`` (a negative grade never is)."""
@@ -228,7 +236,32 @@ def align(
         rel_level=rel_level,
         label_rows=label_rows_sorted.astype(np.int64),
         item_label=item_label,
+        qrels_doc_ids=qrels.doc_ids,
     )
+
+
+def pool_membership(
+    al: Aligned,
+    pool: Run,
+    qrels: Qrels,
+    *,
+    depth: int | None = None,
+    selection: int | None = None,
+) -> tuple[npt.NDArray[np.bool_], int]:
+    """Which judgments of ``al`` the candidate ``pool`` holds (within ``depth``).
+
+    Also returns how many judged items of ``al``'s top ``selection`` the pool lacks: a
+    selection drawn from the pool has none, and when it has some, RA-nWG can exceed PROC.
+    """
+    pooled = align(pool, qrels, missing="zero", depth=depth)
+    in_rows = np.zeros(len(qrels.grades), dtype=bool)
+    in_rows[pooled.label_rows[pooled.item_label[pooled.item_label >= 0]]] = True
+    label_in_pool = in_rows[al.label_rows]
+    judged = al.item_label >= 0
+    if selection is not None:
+        judged &= al.ranks <= selection
+    outside = int((judged & ~label_in_pool[np.maximum(al.item_label, 0)]).sum())
+    return label_in_pool, outside
 
 
 def _join_rows(

@@ -38,9 +38,7 @@ def within(al: Aligned, k: IntArray | None) -> BoolArray:
 
 def per_query_sum(al: Aligned, values: npt.ArrayLike) -> FloatArray:
     """Sum of per-item ``values`` within each query."""
-    return np.bincount(al.query_of_item, weights=values, minlength=al.n_queries).astype(
-        np.float64
-    )
+    return np.bincount(al.query_of_item, weights=values, minlength=al.n_queries).astype(np.float64)
 
 
 def per_query_count(al: Aligned, mask: BoolArray) -> FloatArray:

@@ -315,9 +315,7 @@ def bpref(al: Aligned, m: Measure) -> FloatArray:
     nonrel_above = running_count(al, nonrel)  # rel items are not counted in nonrel
     q = al.query_of_item
     cap = np.minimum(n_nonrel, r)[q]
-    penalty = np.divide(
-        np.minimum(nonrel_above, r[q]), cap, out=np.zeros(len(q)), where=cap > 0
-    )
+    penalty = np.divide(np.minimum(nonrel_above, r[q]), cap, out=np.zeros(len(q)), where=cap > 0)
     terms = np.where(rel, 1.0 - penalty, 0.0)
     return safe_divide(per_query_sum(al, terms), r)
 

@@ -83,6 +83,10 @@ class Family:
     needs: frozenset[str] = frozenset({"qrels"})
     #: largest valid cutoff (e.g. 1.0 for a recall level); ints must be ≥ 1, floats ≥ 0
     cutoff_max: float | None = None
+    #: the family reads the candidate pool (the run itself unless one is given)
+    uses_pool: bool = False
+    #: the grade scale the family's labels must be on (after any grade map), e.g. (1, 5)
+    grade_scale: tuple[int, int] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -295,9 +299,7 @@ class Registry:
         return msg
 
 
-_GRAMMAR = re.compile(
-    r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<k>[^()]+))?(?:\((?P<params>.*)\))?"
-)
+_GRAMMAR = re.compile(r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<k>[^()]+))?(?:\((?P<params>.*)\))?")
 
 
 def _parse_cutoff_text(name: str, text: str) -> int | float:
@@ -371,7 +373,7 @@ def _load_families() -> None:
     if _loaded:
         return
     _loaded = True
-    from ragmeter.metrics import ranking, trec, trec_measures  # noqa: F401
+    from ragmeter.metrics import ranking, setwise, trec, trec_measures  # noqa: F401
 
 
 def register(
@@ -385,6 +387,8 @@ def register(
     aggregate: Aggregation = "mean",
     needs: Iterable[str] = ("qrels",),
     cutoff_max: float | None = None,
+    uses_pool: bool = False,
+    grade_scale: tuple[int, int] | None = None,
 ) -> Callable[[Callable[[Any, Measure], FloatArray]], Callable[[Any, Measure], FloatArray]]:
     """Decorator registering a compute function as a measure family."""
 
@@ -402,6 +406,8 @@ def register(
                 aggregate=aggregate,
                 needs=frozenset(needs),
                 cutoff_max=cutoff_max,
+                uses_pool=uses_pool,
+                grade_scale=grade_scale,
             )
         )
         return fn
