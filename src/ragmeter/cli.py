@@ -181,6 +181,20 @@ def trec_eval(ctx: typer.Context) -> None:
     raise typer.Exit(code=trec_main(list(ctx.args)))
 
 
+#: modules adding commands to ``app`` (see :mod:`ragmeter.commands`)
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _register_commands() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_commands()
+
+
 def _tune_allocator() -> None:
     """Let glibc reuse freed large buffers instead of returning them to the kernel.
 
