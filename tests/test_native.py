@@ -223,3 +223,20 @@ def test_random_columns_identical(seed: int, both: Any) -> None:
     assert _state(fq) == _state(pq)
     fa, pa_ = both(lambda: _aligned_state(fast, fq))
     assert fa == pa_
+
+
+def test_take_strings_matches_arrow_take() -> None:
+    import pyarrow as pa
+
+    from ragmeter import _accel
+
+    rng = np.random.default_rng(3)
+    words = ["", "a", "bb", "ccc#", "é", "dddd dd"]
+    for wide in (False, True):
+        arr = pa.array([words[i] for i in rng.integers(0, len(words), 50)])
+        if wide:
+            arr = arr.cast(pa.large_string())
+        sliced = arr.slice(5, 30)
+        perm = rng.permutation(30)
+        got = _accel.take_strings(sliced, perm)
+        assert got.to_pylist() == sliced.take(pa.array(perm)).to_pylist()

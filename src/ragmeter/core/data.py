@@ -271,7 +271,8 @@ class Run:
             offsets = np.frombuffer(offsets_buf, dtype=np.int64)
             query_order = np.empty(len(ranks), dtype=np.int64)
             query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
-            qid_values = dictionary.take(_accel.indices(query_order)).to_pylist()
+            all_qids = dictionary.to_pylist()
+            qid_values = [all_qids[i] for i in query_order.tolist()]
             return cls._assemble(
                 qid_values,
                 offsets,
@@ -346,11 +347,10 @@ class Run:
         if cutoffs:
             per_query_k = np.array([int(cutoffs.get(q, -1)) for q in qid_values], dtype=np.int64)
         identity = _is_identity(perm) and len(perm) == len(docs)
-        take = None if identity else _accel.indices(perm)
-        sorted_docs = docs if take is None else docs.take(take)
+        sorted_docs = docs if identity else _accel.take_strings(docs, perm)
         sorted_texts = None
         if texts is not None:
-            sorted_texts = texts if take is None else texts.take(take)
+            sorted_texts = texts if identity else _accel.take_strings(texts, perm)
         return cls(
             query_ids=query_array,
             offsets=offsets,
@@ -568,11 +568,12 @@ class Qrels:
         perm = np.frombuffer(perm_buf, dtype=np.int64)
         query_order = np.empty(len(ranks), dtype=np.int64)
         query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
-        qid_values = dictionary.take(_accel.indices(query_order)).to_pylist()
+        all_qids = dictionary.to_pylist()
+        qid_values = [all_qids[i] for i in query_order.tolist()]
         return cls(
             query_ids=np.array(qid_values, dtype=object),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
-            doc_ids=docs.take(_accel.indices(perm)),
+            doc_ids=docs if _is_identity(perm) else _accel.take_strings(docs, perm),
             grades=grade_arr[perm],
             name=name,
             warnings=(),

@@ -88,11 +88,21 @@ def _native_columns(
         len(codes),
         [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
     )
-    dictionary = pa.Array.from_buffers(
-        pa.large_string(),
-        len(qid_offsets) // 8 - 1,
-        [None, pa.py_buffer(qid_offsets), pa.py_buffer(qid_data)],
-    ).cast(pa.string())
+    # Query ids are few: narrow their offsets here rather than through Array.cast, which
+    # would import pyarrow.compute (0.1 s) on the fast path.
+    offsets64 = np.frombuffer(qid_offsets, dtype=np.int64)
+    if offsets64[-1] < 2**31:
+        dictionary = pa.Array.from_buffers(
+            pa.string(),
+            len(offsets64) - 1,
+            [None, pa.py_buffer(offsets64.astype(np.int32)), pa.py_buffer(qid_data)],
+        )
+    else:
+        dictionary = pa.Array.from_buffers(
+            pa.large_string(),
+            len(offsets64) - 1,
+            [None, pa.py_buffer(qid_offsets), pa.py_buffer(qid_data)],
+        )
     return codes, dictionary, docs, values, (tag.decode("ascii") if tag is not None else None)
 
 
