@@ -156,8 +156,11 @@ def measures() -> None:
     from ragmeter.metrics.registry import REGISTRY
 
     table = Table(title="ragmeter measures", title_justify="left")
-    for col in ("name", "cutoff", "parameters", "aliases", "summary"):
-        table.add_column(col)
+    table.add_column("name", no_wrap=True)
+    table.add_column("cutoff", no_wrap=True)
+    table.add_column("parameters", max_width=32)
+    table.add_column("aliases", max_width=24)
+    table.add_column("summary", ratio=1)
     for fam in sorted(REGISTRY.families(), key=lambda f: f.name):
         table.add_row(
             fam.name,
@@ -166,7 +169,10 @@ def measures() -> None:
             ", ".join(fam.aliases),
             fam.summary,
         )
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    console.print(table)
 
 
 @app.command(
