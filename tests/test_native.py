@@ -240,3 +240,35 @@ def test_take_strings_matches_arrow_take() -> None:
         perm = rng.permutation(30)
         got = _accel.take_strings(sliced, perm)
         assert got.to_pylist() == sliced.take(pa.array(perm)).to_pylist()
+
+
+@pytest.mark.skipif(_accel.native is None, reason="C accelerator not built")
+def test_memory_mapped_run_equals_read_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file past the mapping threshold is parsed from an mmap whose parsed pages are
+    released every 64 MB; the result must equal reading it into memory."""
+    from ragmeter.io import trec
+
+    rng = np.random.default_rng(11)
+    n_queries, depth = 12_000, 100
+    lines = []
+    for q in range(n_queries):
+        docs = rng.integers(0, 10**9, depth)
+        scores = np.sort(rng.random(depth))[::-1]
+        lines.append(
+            "".join(
+                f"query-{q:06d} Q0 document-{d:012d} {i + 1} {s:.8f} run-tag-{q % 7}\n"
+                for i, (d, s) in enumerate(zip(docs, scores, strict=True))
+            )
+        )
+    path = tmp_path / "big.run"
+    path.write_text("".join(lines))
+    assert path.stat().st_size > 70 << 20  # past one 64 MB release step
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 << 62)
+    in_memory = trec.read_trec_run(path)
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1)
+    mapped = trec.read_trec_run(path)
+    assert mapped.query_ids.tolist() == in_memory.query_ids.tolist()
+    assert np.array_equal(mapped.offsets, in_memory.offsets)
+    assert np.array_equal(mapped.scores, in_memory.scores)
+    assert mapped.doc_ids.equals(in_memory.doc_ids)
+    assert mapped.tag == in_memory.tag == f"run-tag-{(n_queries - 1) % 7}"

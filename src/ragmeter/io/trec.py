@@ -18,6 +18,7 @@ fast path declines (returns ``None`` / raises ``ValueError``) rather than guess.
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -36,17 +37,28 @@ QRELS_FIELDS = ("qid", "iter", "docid", "grade")
 _BOM = b"\xef\xbb\xbf"
 
 
-def _read_bytes(path: str | os.PathLike[str]) -> bytes:
+#: files at least this large are memory-mapped, so the C parser can drop parsed pages
+MAP_THRESHOLD = 64 << 20
+
+
+def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
+    """The file's content: bytes, or a read-only memory map for a large file."""
     p = Path(path)
     if p.is_dir():
         raise InputError("is a directory; expected a file", source=str(p))
     try:
-        data = p.read_bytes()
+        with p.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data: bytes | mmap.mmap
+            if size >= MAP_THRESHOLD and _accel.native is not None:
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            else:
+                data = fh.read()
     except FileNotFoundError:
         raise InputError("no such file", source=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    if data.startswith(_BOM):
+    if data[:3] == _BOM:
         raise InputError(
             "file starts with a UTF-8 byte-order mark (BOM); expected plain UTF-8 — "
             "save it without the BOM",
@@ -56,7 +68,7 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
-def _detect_delimiter(data: bytes) -> str | None:
+def _detect_delimiter(data: bytes | mmap.mmap) -> str | None:
     """The single delimiter of a regular file, or None if the layout needs the slow path."""
     if b"\r" in data[:65536]:
         return None
@@ -72,13 +84,13 @@ def _detect_delimiter(data: bytes) -> str | None:
 
 
 def _native_columns(
-    data: bytes, kind: int
+    data: bytes | mmap.mmap, kind: int
 ) -> tuple[npt.NDArray[np.int32], pa.Array, pa.Array, bytes, str | None] | None:
     """Codes, query dictionary, doc ids, raw values and last tag, via the C parser; or None."""
     native = _accel.native
     if native is None:
         return None
-    parsed = native.parse_trec(data, kind)
+    parsed = native.parse_trec(data, kind, isinstance(data, mmap.mmap))
     if parsed is None:
         return None
     qid_offsets, qid_data, qcode, doc_offsets, doc_data, values, tag, wide = parsed
@@ -106,7 +118,9 @@ def _native_columns(
     return codes, dictionary, docs, values, (tag.decode("ascii") if tag is not None else None)
 
 
-def _fast_table(data: bytes, names: tuple[str, ...], types: dict[str, pa.DataType]) -> pa.Table:
+def _fast_table(
+    data: bytes | mmap.mmap, names: tuple[str, ...], types: dict[str, pa.DataType]
+) -> pa.Table:
     delimiter = _detect_delimiter(data)
     if delimiter is None:
         raise ValueError("irregular layout")
@@ -172,9 +186,9 @@ def _split_lines(data: bytes, source: str) -> tuple[list[list[str]], list[int], 
 
 
 def _slow_columns(
-    data: bytes, source: str, expected: tuple[str, ...], allow_extra: bool
+    data: bytes | mmap.mmap, source: str, expected: tuple[str, ...], allow_extra: bool
 ) -> tuple[list[list[str]], np.ndarray, list[str]]:
-    rows, lines, crlf = _split_lines(data, source)
+    rows, lines, crlf = _split_lines(bytes(data), source)
     warnings: list[str] = []
     if not rows:
         raise InputError(f"no data lines; expected lines of '{' '.join(expected)}'", source=source)
