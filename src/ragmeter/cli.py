@@ -92,6 +92,37 @@ def evaluate(
     ] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    judgments: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgments",
+            help="Sub-question judgments for coverage, alpha_ndcg@K, density (JSONL, long TSV "
+            "or diversity qrels). Without --qrels, the judged queries are evaluated.",
+        ),
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}."),
+    ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Passage texts JSONL {id, text} (for density)."),
+    ] = None,
+    answers: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--answers",
+            help="Rated answers JSONL {query_id, ratings, text} for answer_coverage and "
+            "answer_density: one file, or one per run (repeatable).",
+        ),
+    ] = None,
+    context_k: Annotated[
+        str,
+        typer.Option("--k", help="Context size of the coverage measures: N or 'oracle' (|P*|)."),
+    ] = "oracle",
+    tau: Annotated[
+        int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")
+    ] = 3,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.core.results import Evaluation
@@ -99,6 +130,8 @@ def evaluate(
     from ragmeter.io.readers import read_qrels, read_run
 
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
+    if judgments is not None and measure is None:
+        names = ["coverage", "alpha_ndcg@20"] + (["density"] if corpus is not None else [])
     try:
         options: dict[str, Any] = {
             "missing": missing.value,
@@ -109,7 +142,16 @@ def evaluate(
             "pool_depth": pool_depth,
             "grade_map": grade_map,
         }
-        if qrels is not None:
+        if judgments is not None:
+            from ragmeter.commands.crux import coverage_options
+
+            options.update(
+                coverage_options(judgments, questions, corpus, answers, context_k, tau, len(runs))
+            )
+        if qrels is None and judgments is not None:
+            # the judged queries are evaluated; classical measures use the CRUX graded qrels
+            result = run_evaluation([read_run(p) for p in runs], None, names, **options)
+        elif qrels is not None:
             qrels_obj = read_qrels(qrels)
             result = run_evaluation([read_run(p) for p in runs], qrels_obj, names, **options)
         else:
@@ -188,7 +230,7 @@ def trec_eval(ctx: typer.Context) -> None:
 
 
 #: modules adding commands to ``app`` (see :mod:`ragmeter.commands`)
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("ragmeter.commands.crux",)
 
 
 def _register_commands() -> None:

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 
 from ragmeter.core.align import Aligned, Missing, align, pool_membership
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.core.side import side_options, with_side_inputs
 from ragmeter.errors import MissingInputError
 from ragmeter.metrics.registry import Measure, parse_measures
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.io.lengths import PassageLengths
+    from ragmeter.io.utilities import Utilities
 
 RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]]
 QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
@@ -36,7 +42,7 @@ def resolve_measures(measures: Iterable[str | Measure] | str, *, default_k: int)
     """Parse measures; a family that needs a cutoff and got none uses ``default_k``."""
     out = []
     for m in parse_measures(measures):
-        if m.k is None and m.spec.cutoff == "required":
+        if m.k is None and m.spec.cutoff == "required" and m.budget is None:
             m = Measure(m.family, default_k, m.params)
         out.append(m)
     return out
@@ -52,7 +58,7 @@ def compute(aligned: Aligned, measures: Sequence[Measure]) -> np.ndarray:
 
 def evaluate(
     runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
-    qrels: QrelsLike,
+    qrels: QrelsLike | None,
     measures: Iterable[str | Measure] | str,
     *,
     missing: Missing = "zero",
@@ -62,6 +68,14 @@ def evaluate(
     pool: Run | None = None,
     pool_depth: int | None = None,
     grade_map: str | None = None,
+    judgments: Judgments | None = None,
+    corpus: Corpus | None = None,
+    answers: Answers | Sequence[Answers | None] | None = None,
+    context_k: int | Literal["oracle"] | None = None,
+    tau: int = 3,
+    token_counter: TokenCounter | None = None,
+    passage_lengths: PassageLengths | None = None,
+    utilities: Utilities | None = None,
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
 
@@ -80,6 +94,20 @@ def evaluate(
         pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
         grade_map: default grade mapping onto the 1..5 utility scale for the set-based
             measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
+        judgments: sub-question judgments for the coverage measures (``coverage``,
+            ``alpha_ndcg@K``, ``density``, ``answer_*``). Without ``qrels``, the evaluated
+            queries are the judged ones and the classical measures use the CRUX graded qrels
+            derived from them (required 3, partially redundant 2, fully redundant 1).
+        corpus: passage texts (for ``density``).
+        answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
+        context_k: context size of the coverage measures without ``@k``: a number, or
+            ``"oracle"``/``None`` for ``|P*|`` per query (the paper's setting).
+        tau: answerability threshold of the coverage measures (rating ≥ tau).
+        token_counter: tokenizer of ``density`` (text → token count); whitespace tokens
+            by default.
+        passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
+            see :func:`ragmeter.io.lengths.read_passage_lengths`.
+        utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate
@@ -89,18 +117,24 @@ def evaluate(
         0.6509209298
     """
     run_list = _as_runs(runs)
+    if qrels is None and judgments is not None:
+        qrels = judgments.graded_qrels(tau)
     if qrels is None:
         raise MissingInputError("these measures need qrels")
     qrels_obj = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
     measure_list = resolve_measures(measures, default_k=default_k)
     options = _evaluation_options(grade_map)
+    options.update(side_options(measure_list))
     pool_cutoffs = [m.k for m in measure_list if m.spec.uses_pool]
     needs_pool = bool(pool_cutoffs)
     selection = max((int(k) for k in pool_cutoffs if k is not None), default=None)
     warnings: list[str] = list(qrels_obj.warnings)
+    if judgments is not None:
+        warnings.extend(judgments.warnings)
+    answers_of = _answers_per_run(answers, len(run_list))
     if pool is not None:
         warnings.extend(pool.warnings)
-    results = []
+    results: list[RunResult] = []
     for run in run_list:
         warnings.extend(run.warnings)
         aligned = align(run, qrels_obj, missing=missing, depth=depth, rel_level=rel_level)
@@ -120,6 +154,20 @@ def evaluate(
                     f"run '{run.name}': {outside} judged item(s) of the top {selection} are not "
                     "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
                 )
+        if judgments is not None:
+            aligned = _with_coverage(
+                aligned,
+                run,
+                judgments,
+                corpus=corpus,
+                answers=answers_of[len(results)],
+                context_k=context_k,
+                tau=tau,
+                token_counter=token_counter,
+            )
+        aligned = with_side_inputs(
+            aligned, run, qrels_obj, measure_list, lengths=passage_lengths, utilities=utilities
+        )
         results.append(
             RunResult(
                 name=run.name,
@@ -132,6 +180,41 @@ def evaluate(
             )
         )
     return Evaluation(tuple(results), tuple(measure_list), tuple(warnings))
+
+
+def _answers_per_run(
+    answers: Answers | Sequence[Answers | None] | None, n_runs: int
+) -> list[Answers | None]:
+    if answers is None or not isinstance(answers, Sequence):
+        return [answers] * n_runs
+    if len(answers) != n_runs:
+        raise ValueError(f"{len(answers)} answer sets for {n_runs} runs; expected one per run")
+    return list(answers)
+
+
+def _with_coverage(
+    aligned: Aligned,
+    run: Run,
+    judgments: Judgments,
+    *,
+    context_k: int | Literal["oracle"] | None,
+    **options: Any,
+) -> Aligned:
+    """``aligned`` with its items joined to the sub-question judgments (coverage measures)."""
+    from ragmeter import _accel
+    from ragmeter.core.judgments import coverage_view
+
+    rows = _accel.indices(aligned.run_rows)
+    view = coverage_view(
+        judgments,
+        aligned.query_ids,
+        aligned.offsets,
+        run.doc_ids.take(rows),
+        item_texts=run.texts.take(rows) if run.texts is not None else None,
+        context_k=None if context_k in (None, "oracle") else int(context_k),
+        **options,
+    )
+    return replace(aligned, coverage=view)
 
 
 def _evaluation_options(grade_map: str | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,9 @@ import pyarrow as pa
 
 from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import CoverageView
 
 #: Grade of a retrieved item that has no qrels entry ("not in the pool").
 NOT_JUDGED = np.int32(np.iinfo(np.int32).min)
@@ -49,6 +52,12 @@ class Aligned:
             the evaluation for pool-based measures; ``None`` until then).
         options: evaluation-wide defaults of measure parameters (e.g. ``grade_map``).
         qrels_doc_ids: the qrels' doc ids (indexed by ``label_rows``), for messages.
+        side: arrays joined from side inputs by the evaluation: ``item_tokens`` /
+            ``label_tokens`` (token length of each retrieved item / judgment, from a corpus),
+            ``item_utility`` (UDCG utility of each retrieved item, NaN where none),
+            ``item_doc_ids`` (the retrieved doc ids, for messages).
+        coverage: the items joined to sub-question judgments, for the coverage measures
+            (set by the evaluation when judgments are given; see :mod:`ragmeter.core.judgments`).
     """
 
     query_ids: npt.NDArray[np.object_]
@@ -68,6 +77,8 @@ class Aligned:
     label_in_pool: npt.NDArray[np.bool_] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     qrels_doc_ids: pa.Array | None = None
+    coverage: CoverageView | None = None
+    side: Mapping[str, Any] = field(default_factory=dict)
     _cache: dict[object, object] = field(default_factory=dict, repr=False)
 
     @property

@@ -373,7 +373,7 @@ def _load_families() -> None:
     if _loaded:
         return
     _loaded = True
-    from ragmeter.metrics import ranking, setwise, trec, trec_measures  # noqa: F401
+    from ragmeter.metrics import coverage, ranking, setwise, trec, trec_measures  # noqa: F401
 
 
 def register(

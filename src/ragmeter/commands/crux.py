@@ -1,0 +1,275 @@
+"""Commands for coverage of the retrieval context (SPEC §4; CRUX).
+
+* ``ragmeter crux build-qrels J --out-graded G --out-diversity D``: graded qrels (required 3,
+  partially redundant 2, fully redundant 1 — the released CRUX code's mapping) and diversity
+  qrels ``qid subtopic docid 0/1`` (1 ⇔ rating ≥ τ), written atomically.
+* ``ragmeter crux summary J``: ``|P*|``, ``|Q_ans|`` and the redundancy counts per query.
+* ``ragmeter correlate RESULTS.json … --target answer_coverage``: Kendall τ-b and Spearman ρ
+  between each metric's system ranking and the target's, over the runs of the results files
+  (the JSON ``ragmeter evaluate -f json`` writes).
+
+Also :func:`coverage_options`, which reads the coverage inputs of ``ragmeter evaluate``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragmeter.errors import InputError, RagmeterError
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"ragmeter: error: {exc}", err=True)
+    raise typer.Exit(code=2)
+
+
+def coverage_options(
+    judgments: Path,
+    questions: Path | None,
+    corpus: Path | None,
+    answers: list[Path] | None,
+    context_k: str,
+    tau: int,
+    n_runs: int,
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures."""
+    from ragmeter.io.judgments import read_answers, read_corpus, read_judgments
+
+    k: int | str
+    if context_k.strip().lower() == "oracle":
+        k = "oracle"
+    else:
+        try:
+            k = int(context_k)
+        except ValueError:
+            raise InputError(f"--k {context_k!r}: expected a number or 'oracle'") from None
+        if k < 1:
+            raise InputError(f"--k {k}: expected ≥ 1 or 'oracle'")
+    if not 1 <= tau <= 5:
+        raise InputError(f"--tau {tau}: expected 1..5")
+    answer_sets: Any = None
+    if answers:
+        read = [read_answers(p) for p in answers]
+        if len(read) == 1:
+            answer_sets = read[0]
+        elif len(read) == n_runs:
+            answer_sets = read
+        else:
+            raise InputError(
+                f"{len(read)} --answers files for {n_runs} runs; give one, or one per run"
+            )
+    return {
+        "judgments": read_judgments(judgments, questions=questions),
+        "corpus": read_corpus(corpus) if corpus is not None else None,
+        "answers": answer_sets,
+        "context_k": k,
+        "tau": tau,
+    }
+
+
+crux_app = typer.Typer(
+    name="crux",
+    help="Coverage of the retrieval context (CRUX): qrels from sub-question judgments.",
+    no_args_is_help=True,
+)
+
+
+@crux_app.command("build-qrels")
+def build_qrels(
+    judgments: Annotated[Path, typer.Argument(help="Sub-question judgments (JSONL, TSV, …).")],
+    out_graded: Annotated[
+        Path | None,
+        typer.Option("--out-graded", help="Graded qrels: required 3, partly 2, fully 1."),
+    ] = None,
+    out_diversity: Annotated[
+        Path | None,
+        typer.Option("--out-diversity", help="Diversity qrels: qid subtopic docid 0/1."),
+    ] = None,
+    questions: Annotated[
+        Path | None, typer.Option("--questions", help="Sub-questions JSONL.")
+    ] = None,
+    tau: Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau.")] = 3,
+) -> None:
+    """Write graded and diversity qrels derived from sub-question judgments."""
+    from ragmeter.io.judgments import read_judgments, write_crux_qrels
+
+    if out_graded is None and out_diversity is None:
+        _fail(InputError("nothing to write: give --out-graded and/or --out-diversity"))
+    try:
+        if not 1 <= tau <= 5:
+            raise InputError(f"--tau {tau}: expected 1..5")
+        jud = read_judgments(judgments, questions=questions)
+        skipped = write_crux_qrels(jud, graded=out_graded, diversity=out_diversity, tau=tau)
+    except RagmeterError as exc:
+        _fail(exc)
+        return
+    for w in jud.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    if skipped:
+        typer.echo(
+            f"warning: {skipped} quer{'y' if skipped == 1 else 'ies'} without an answerable "
+            f"sub-question (rating ≥ {tau}) left out",
+            err=True,
+        )
+
+
+@crux_app.command("summary")
+def summary(
+    judgments: Annotated[Path, typer.Argument(help="Sub-question judgments.")],
+    questions: Annotated[
+        Path | None, typer.Option("--questions", help="Sub-questions JSONL.")
+    ] = None,
+    tau: Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau.")] = 3,
+) -> None:
+    """Per query: sub-questions, |Q_ans|, passages, |P*| (in greedy order) and redundancy."""
+    import numpy as np
+
+    from ragmeter.io.judgments import read_judgments
+
+    try:
+        jud = read_judgments(judgments, questions=questions)
+    except RagmeterError as exc:
+        _fail(exc)
+        return
+    offsets, rows = jud.required(tau)
+    labels = jud.labels(tau)
+    docs = jud.doc_ids.to_pylist()
+    n_ans = jud.n_answerable(tau)
+    out = []
+    for q in range(jud.n_queries):
+        a, b = int(jud.offsets[q]), int(jud.offsets[q + 1])
+        lab = labels[a:b]
+        out.append(
+            {
+                "query_id": str(jud.query_ids[q]),
+                "questions": int(jud.widths[q]),
+                "answerable": int(n_ans[q]),
+                "passages": b - a,
+                "required": [docs[r] for r in rows[offsets[q] : offsets[q + 1]].tolist()],
+                "partly_redundant": int(np.sum(lab == 2)),
+                "fully_redundant": int(np.sum(lab == 1)),
+            }
+        )
+    sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+
+
+def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
+    """``{run: {metric: value}}`` from ``evaluate -f json`` files (runs must be distinct)."""
+    systems: dict[str, dict[str, float]] = {}
+    for path in paths:
+        from ragmeter.io._common import decode, read_bytes
+
+        source = str(path)
+        try:
+            doc = json.loads(decode(read_bytes(path), source))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+        runs = doc.get("runs") if isinstance(doc, dict) else None
+        if not isinstance(runs, list):
+            raise InputError(
+                'expected the JSON of `ragmeter evaluate -f json` ({"runs": [...]})',
+                source=source,
+            )
+        for i, run in enumerate(runs):
+            if not isinstance(run, dict) or not isinstance(run.get("metrics"), dict):
+                raise InputError(f"runs[{i}] has no metrics", source=source, field="runs")
+            name = str(run.get("name", f"{path.stem}#{i + 1}"))
+            if name in systems:
+                name = f"{path.stem}:{name}"
+            if name in systems:
+                raise InputError(f"run '{name}' appears twice", source=source)
+            values: dict[str, float] = {}
+            for metric, agg in run["metrics"].items():
+                value = agg.get("mean") if isinstance(agg, dict) else agg
+                if isinstance(agg, dict) and value is None:
+                    value = agg.get("sum")
+                values[str(metric)] = float("nan") if value is None else float(value)
+            systems[name] = values
+    return systems
+
+
+def correlations(systems: dict[str, dict[str, float]], target: str) -> list[dict[str, Any]]:
+    """Kendall τ-b and Spearman ρ of every metric against ``target`` over the systems."""
+    import numpy as np
+
+    from ragmeter.stats.agreement import kendall_tau_b, spearman_rho
+
+    names = sorted(systems)
+    if not any(target in systems[s] for s in names):
+        have = sorted({m for s in names for m in systems[s]})
+        raise InputError(f"target metric '{target}' not in the results; have {', '.join(have)}")
+    y = np.array([systems[s].get(target, math.nan) for s in names], dtype=np.float64)
+    metrics = sorted({m for s in names for m in systems[s]} - {target})
+    out = []
+    for metric in metrics:
+        x = np.array([systems[s].get(metric, math.nan) for s in names], dtype=np.float64)
+        tau = kendall_tau_b(x, y)
+        rho = spearman_rho(x, y)
+        out.append(
+            {
+                "metric": metric,
+                "n_systems": tau.n,
+                "kendall_tau_b": tau.to_dict()["statistic"],
+                "kendall_p": tau.to_dict()["pvalue"],
+                "spearman_rho": rho.to_dict()["statistic"],
+                "spearman_p": rho.to_dict()["pvalue"],
+            }
+        )
+    return out
+
+
+def correlate(
+    results: Annotated[
+        list[Path], typer.Argument(help="Results JSON of `ragmeter evaluate -f json` (runs).")
+    ],
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="The metric the others are compared with.")
+    ] = "answer_coverage",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Rank correlation (Kendall τ-b, Spearman ρ) of each metric's system ranking with the
+    target's, over the runs of the results files."""
+    try:
+        systems = _load_results(results)
+        if len(systems) < 2:
+            raise InputError(f"{len(systems)} run(s) in the results; need at least 2 systems")
+        rows = correlations(systems, target)
+    except RagmeterError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        doc = {"target": target, "systems": sorted(systems), "correlations": rows}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    def fmt(v: float | None) -> str:
+        return "NA" if v is None else f"{v:.4f}"
+
+    table = Table(
+        title=f"rank correlation with {target} over {len(systems)} systems", title_justify="left"
+    )
+    for col in ("metric", "n", "kendall τ-b", "p", "spearman ρ", "p"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["metric"],
+            str(r["n_systems"]),
+            fmt(r["kendall_tau_b"]),
+            fmt(r["kendall_p"]),
+            fmt(r["spearman_rho"]),
+            fmt(r["spearman_p"]),
+        )
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(crux_app, name="crux")
+    app.command("correlate")(correlate)
