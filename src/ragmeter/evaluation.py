@@ -245,3 +245,17 @@ def _alignment_warnings(name: str, al: Aligned) -> list[str]:
             f"run '{name}': {n} quer{'y' if n == 1 else 'ies'} without judgments, not evaluated"
         )
     return out
+
+
+def sweep(
+    runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
+    qrels: QrelsLike,
+    measures: Iterable[str | Measure] | str,
+    ks: Sequence[int] | str,
+    **options: Any,
+) -> Any:
+    """Every measure at every cutoff of ``ks`` (``"1:50"``, ``"1,5,10"``) in one pass per
+    run; see :func:`ragmeter.sweep.sweep` (returns a :class:`ragmeter.sweep.Sweep`)."""
+    from ragmeter.sweep import sweep as run_sweep
+
+    return run_sweep(runs, qrels, measures, ks, **options)

@@ -114,10 +114,14 @@ class Measure:
 
     def __str__(self) -> str:
         text = self.family
+        params = self.params
         if self.k is not None:
             text += f"@{_format_cutoff(self.k)}"
-        if self.params:
-            inner = ",".join(f"{k}={_format_value(v)}" for k, v in self.params)
+        elif self.budget is not None:
+            text += f"@{self.budget}t"  # a token budget is spelled as a cutoff: ra_nwg@512t
+            params = tuple(p for p in params if p[0] != BUDGET)
+        if params:
+            inner = ",".join(f"{k}={_format_value(v)}" for k, v in params)
             text += f"({inner})"
         return text
 
@@ -129,6 +133,14 @@ class Measure:
     def spec(self) -> Family:
         return REGISTRY.family(self.family)
 
+    @property
+    def budget(self) -> int | None:
+        """The token budget B of ``name@Bt`` (parameter ``budget``), or ``None``."""
+        for key, value in self.params:
+            if key == BUDGET:
+                return int(value)
+        return None
+
     def param(self, name: str) -> Any:
         """The value of parameter ``name`` (its default when not given)."""
         for key, value in self.params:
@@ -139,6 +151,10 @@ class Measure:
     def with_params(self, **overrides: Any) -> Measure:
         """A copy with parameters set (validated); defaults are not stored."""
         return REGISTRY.make(self.family, self.k, {**dict(self.params), **overrides})
+
+
+#: the parameter holding a token budget; ``name@512t`` is ``name(budget=512)``
+BUDGET = "budget"
 
 
 def _format_cutoff(k: int | float) -> str:
@@ -231,6 +247,10 @@ class Registry:
             value = spec.param(key).coerce(spec.name, raw)
             if value != spec.param(key).default:
                 stored.append((key, value))
+        if k is not None and any(key == BUDGET for key, _ in stored):
+            raise MeasureError(
+                f"{spec.name}: give either a cutoff @K or a token budget @Bt, not both"
+            )
         return Measure(spec.name, k, tuple(sorted(stored)))
 
     def parse(self, text: str) -> list[Measure]:
@@ -245,6 +265,15 @@ class Registry:
         if match and match["base"].lower() in self._aliases:
             params = _parse_params(name, match["params"])
             k = match["k"]
+            budget = re.fullmatch(r"\s*(\d+)\s*[tT]\s*", k) if k else None
+            if budget is not None:
+                spec = self.family(match["base"])
+                if not any(p.name == BUDGET for p in spec.params):
+                    raise MeasureError(f"{spec.name} takes no token budget (got @{k})")
+                if BUDGET in params:
+                    raise MeasureError(f"{name}: token budget given twice")
+                params[BUDGET] = budget[1]
+                return [self.make(match["base"], None, params)]
             return [self.make(match["base"], _parse_cutoff_text(name, k) if k else None, params)]
         trec = self._parse_trec(name)
         if trec is not None:
@@ -373,7 +402,7 @@ def _load_families() -> None:
     if _loaded:
         return
     _loaded = True
-    from ragmeter.metrics import coverage, ranking, setwise, trec, trec_measures  # noqa: F401
+    from ragmeter.metrics import coverage, ranking, setwise, trec, trec_measures, udcg  # noqa: F401
 
 
 def register(

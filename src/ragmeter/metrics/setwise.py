@@ -21,20 +21,15 @@ top-4 grades [4,3,3,3] → ra_nwg@4 = 0.35 / 1.5333… = 0.22826086956521735.
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
-from ragmeter.errors import InputError
-from ragmeter.metrics._segments import (
-    count_within,
-    cutoff_denominator,
-    cutoff_per_query,
-    safe_divide,
-    sum_within,
-)
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
+from ragmeter.errors import InputError, MissingInputError
+from ragmeter.metrics._segments import cutoff_denominator, cutoff_per_query, safe_divide
+from ragmeter.metrics.registry import BUDGET, FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -96,6 +91,16 @@ WEIGHT_PARAMS: tuple[Param, ...] = (
     Param("fallback_w3", float, 0.2, "w3 when the pool has no grade 5", _non_negative),
     GRADE_MAP,
 )
+BUDGET_PARAM = Param(
+    BUDGET,
+    int,
+    0,
+    "token budget B, spelled name@Bt (ra_nwg@512t): the selection is the longest prefix of "
+    "the run within B tokens, the ideal the best subset of the labels within B (needs "
+    "passage lengths, --corpus)",
+    lambda v: None if v >= 1 else "must be ≥ 1",
+)
+BUDGET_PARAMS: tuple[Param, ...] = (*WEIGHT_PARAMS, BUDGET_PARAM)
 HARM_MAX_GRADE = Param(
     "harm_max_grade", int, 1, "labelled grades ≤ this are harmful (1 or 2)", _harm_grade
 )
@@ -239,9 +244,189 @@ def pool_labels(al: Aligned) -> BoolArray:
     return al._cached("pool_labels_from_run", compute)
 
 
+# -- running sums over the head of each query ----------------------------------------------
+#
+# A set measure at cutoff K reads only the first K items (or K best labels) of each query.
+# They are gathered once into a (queries × width) matrix, zero-padded past the end of a short
+# query, and summed with ``np.cumsum(axis=1)``: a sequential sum in rank order, so column K-1
+# holds the value at K. The evaluation sets ``options["head_width"]`` to its largest set
+# cutoff, so every cutoff (a sweep of K = 1..50 included) reads one column of one matrix:
+# K steps of O(queries), and every value equals the single-K value bit for bit (the first K
+# columns of a cumsum do not depend on the width).
+
+HEAD_WIDTH = "head_width"
+
+
+def _width(al: Aligned, k: IntArray | None, lengths: IntArray) -> int:
+    """Columns needed for cutoffs ``k`` over segments of ``lengths`` (a sweep may ask more)."""
+    longest = int(lengths.max(initial=0))
+    need = longest if k is None else int(k.max(initial=0))
+    return max(0, min(max(need, int(al.options.get(HEAD_WIDTH, 0) or 0)), longest))
+
+
+def _head(al: Aligned, side: str, width: int) -> IntArray:
+    """Flat index of the first ``width`` items (``side="items"``) or labels of each query.
+
+    -1 past the end of a query's segment.
+    """
+
+    def compute() -> IntArray:
+        if side == "items":
+            offsets, lengths = al.offsets, al.lengths
+        else:
+            offsets, lengths = al.label_offsets, al.label_lengths
+        cols = np.arange(width, dtype=np.int64)
+        index: IntArray = np.where(
+            cols[None, :] < lengths[:, None], offsets[:-1, None] + cols[None, :], -1
+        )
+        return index
+
+    return al._cached(("head", side, width), compute)
+
+
+def _gather(values: npt.NDArray[Any], index: IntArray, fill: Any) -> npt.NDArray[Any]:
+    """``values[index]`` with ``fill`` where ``index`` is -1."""
+    padded = np.append(values, np.asarray([fill], dtype=values.dtype))
+    return padded[index]
+
+
+def _head_labels(al: Aligned, width: int) -> IntArray:
+    """Judgment index of each head item (-1: no judgment or past the end)."""
+    return al._cached(
+        ("head_labels", width),
+        lambda: _gather(al.item_label, _head(al, "items", width), -1),
+    )
+
+
+def _head_scale(al: Aligned, m: Measure, width: int) -> IntArray:
+    """Utility grade of each head item (0: unlabelled or past the end)."""
+    return al._cached(
+        ("head_scale", width, _grade_map(al, m)),
+        lambda: _gather(label_scale(al, m), _head_labels(al, width), 0),
+    )
+
+
+def _at(running: npt.NDArray[Any], k: IntArray | None) -> FloatArray:
+    """Per query, the running sum at cutoff ``k`` (the whole row when ``k`` is None)."""
+    n, width = running.shape
+    if width == 0:
+        return np.zeros(n, dtype=np.float64)
+    col = np.full(n, width, dtype=np.int64) if k is None else np.minimum(k, width)
+    out: FloatArray = np.where(col > 0, running[np.arange(n), np.maximum(col, 1) - 1], 0).astype(
+        np.float64
+    )
+    return out
+
+
+def _observed_gain(al: Aligned, m: Measure, k: IntArray | None) -> FloatArray:
+    """``G_obs``: the weights of each query's top ``k`` items, summed in rank order."""
+    width = _width(al, k, al.lengths)
+    running = al._cached(
+        ("observed_running", width, _weight_key(m, al)),
+        lambda: np.cumsum(_gather(label_weights(al, m), _head_labels(al, width), 0.0), axis=1),
+    )
+    return _at(running, k)
+
+
 def _ideal_gain(al: Aligned, m: Measure, k: IntArray | None, *, pool_only: bool) -> FloatArray:
-    values = _sorted_label_weights(al, m, pool_only=pool_only)
-    return sum_within(values, al.label_offsets, al.label_lengths, k)
+    """``G_ideal`` (or ``G_pool``): the ``k`` largest label weights, summed largest first."""
+    width = _width(al, k, al.label_lengths)
+
+    def compute() -> FloatArray:
+        values = _sorted_label_weights(al, m, pool_only=pool_only)
+        return np.cumsum(_gather(values, _head(al, "labels", width), 0.0), axis=1)
+
+    running = al._cached(("ideal_running", pool_only, width, _weight_key(m, al)), compute)
+    return _at(running, k)
+
+
+def _count_head(al: Aligned, m: Measure, k: IntArray | None, low: int, high: int) -> FloatArray:
+    """Per query, the top-``k`` items whose utility grade lies in ``low..high``."""
+    width = _width(al, k, al.lengths)
+
+    def compute() -> IntArray:
+        scale = _head_scale(al, m, width)
+        return np.cumsum((scale >= low) & (scale <= high), axis=1, dtype=np.int64)
+
+    running = al._cached(("count_running", low, high, width, _grade_map(al, m)), compute)
+    return _at(running, k)
+
+
+# -- token budgets --------------------------------------------------------------------------
+
+
+def _tokens(al: Aligned, key: str, what: str) -> IntArray:
+    tokens = al.side.get(key)
+    if tokens is None:
+        raise MissingInputError(
+            f"{what}: a token budget needs passage lengths; pass --corpus "
+            "(evaluate(..., passage_lengths=...))"
+        )
+    out: IntArray = tokens
+    return out
+
+
+def budget_cutoff(al: Aligned, budget: int, what: str = "budget") -> IntArray:
+    """Per query, the length of the longest prefix of the run whose token lengths fit in B.
+
+    ``n(q) = max{n : Σ_{i ≤ n} len(d_i) ≤ B}`` (lengths are ≥ 0, so the prefix sums rise).
+    """
+
+    def compute() -> IntArray:
+        tokens = _tokens(al, "item_tokens", what)
+        cs = np.cumsum(tokens, dtype=np.int64)
+        before = np.concatenate([np.zeros(1, np.int64), cs])[al.offsets[:-1]]
+        fits = (cs - np.repeat(before, al.lengths)) <= budget
+        return np.bincount(al.query_of_item, weights=fits, minlength=al.n_queries).astype(np.int64)
+
+    return al._cached(("budget_cutoff", budget), compute)
+
+
+def knapsack_gain(al: Aligned, m: Measure, budget: int, *, pool_only: bool) -> FloatArray:
+    """The best gain of a subset of each query's labels within ``budget`` tokens.
+
+    ``max_{S ⊆ U, Σ_{d∈S} len(d) ≤ B} Σ_{d∈S} w(d)`` (over ``U ∩ P`` with ``pool_only``): an
+    exact 0/1 knapsack by dynamic programming over token counts, ``best[c]`` = the best gain
+    within ``c`` tokens, updated once per label, ``best[c] = max(best[c], best[c − len] + w)``.
+    Labels of weight 0 or longer than B cannot help and are left out. Vectorized over queries:
+    one (queries × (B+1)) table per chunk of queries, one step per label rank.
+    """
+
+    def compute() -> FloatArray:
+        weights = label_weights(al, m)
+        if pool_only:
+            weights = np.where(pool_labels(al), weights, 0.0)
+        tokens = _tokens(al, "label_tokens", str(m))
+        use = (weights > 0) & (tokens <= budget)
+        query = al.query_of_label[use]
+        best = np.zeros(al.n_queries, dtype=np.float64)
+        if not len(query):
+            return best
+        counts = np.bincount(query, minlength=al.n_queries)
+        active = np.flatnonzero(counts)
+        row_of = np.full(al.n_queries, -1, dtype=np.int64)
+        row_of[active] = np.arange(len(active))
+        starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
+        col = np.arange(len(query), dtype=np.int64) - starts[query]
+        width = int(counts.max())
+        gain = np.zeros((len(active), width), dtype=np.float64)
+        size = np.full((len(active), width), budget + 1, dtype=np.int64)  # pads never fit
+        gain[row_of[query], col] = weights[use]
+        size[row_of[query], col] = tokens[use]
+        capacity = np.arange(budget + 1, dtype=np.int64)
+        chunk = max(1, (1 << 21) // (budget + 1))
+        for lo in range(0, len(active), chunk):
+            g, z = gain[lo : lo + chunk], size[lo : lo + chunk]
+            table = np.zeros((len(g), budget + 1), dtype=np.float64)
+            for j in range(width):
+                source = capacity[None, :] - z[:, j, None]
+                fits = source >= 0
+                taken = np.take_along_axis(table, np.maximum(source, 0), axis=1) + g[:, j, None]
+                table = np.where(fits & (taken > table), taken, table)
+            best[active[lo : lo + chunk]] = table[:, budget]
+        return best
+
+    return al._cached(("knapsack", budget, pool_only, _weight_key(m, al)), compute)
 
 
 # -- the measures --------------------------------------------------------------------------
@@ -250,7 +435,7 @@ def _ideal_gain(al: Aligned, m: Measure, k: IntArray | None, *, pool_only: bool)
 set_measure = partial(register, cutoff="required", grade_scale=(SCALE_MIN, SCALE_MAX))
 
 
-@set_measure("ra_nwg", params=WEIGHT_PARAMS, summary="Rarity-aware nWG@K")
+@set_measure("ra_nwg", params=BUDGET_PARAMS, summary="Rarity-aware nWG@K (or @Bt tokens)")
 def ra_nwg(al: Aligned, m: Measure) -> FloatArray:
     """RA-nWG@K = G_obs(K) / G_ideal(K); NA if G_ideal = 0.
 
@@ -258,15 +443,24 @@ def ra_nwg(al: Aligned, m: Measure) -> FloatArray:
     ``G_ideal`` is the sum of the K largest weights of the labelled pool. Reference: pool
     [5,4,4,3,3,3,2,1], top-4 grades [4,3,3,3] → (0.25 + 3/30) / (1 + 0.25 + 0.25 + 1/30)
     = 0.22826086956521735.
+
+    With a token budget (``ra_nwg@512t``): ``G_obs`` sums the longest prefix of the run whose
+    lengths fit in B, ``G_ideal`` is the best subset of the labelled pool within B (0/1
+    knapsack, see :func:`knapsack_gain`); NA if ``G_ideal = 0``.
     """
+    budget = m.budget
+    if budget is not None:
+        observed = _observed_gain(al, m, budget_cutoff(al, budget, str(m)))
+        ideal = knapsack_gain(al, m, budget, pool_only=False)
+        return safe_divide(observed, ideal, empty=np.nan)
     k = cutoff_per_query(al, m)
-    observed = sum_within(item_weights(al, m), al.offsets, al.lengths, k)
+    observed = _observed_gain(al, m, k)
     return safe_divide(observed, _ideal_gain(al, m, k, pool_only=False), empty=np.nan)
 
 
 @set_measure(
     "proc",
-    params=WEIGHT_PARAMS,
+    params=BUDGET_PARAMS,
     uses_pool=True,
     summary="Pool-restricted oracle of RA-nWG@K",
 )
@@ -275,7 +469,16 @@ def proc(al: Aligned, m: Measure) -> FloatArray:
 
     ``G_pool`` sums the K largest weights among the labelled passages the retriever's pool
     holds. Low PROC means the retriever never found the evidence. NA if G_ideal = 0.
+    With a token budget (``proc@512t``) both are knapsack optima within B tokens, ``G_pool``
+    over the pool's labels only.
     """
+    budget = m.budget
+    if budget is not None:
+        return safe_divide(
+            knapsack_gain(al, m, budget, pool_only=True),
+            knapsack_gain(al, m, budget, pool_only=False),
+            empty=np.nan,
+        )
     k = cutoff_per_query(al, m)
     return safe_divide(
         _ideal_gain(al, m, k, pool_only=True),
@@ -286,7 +489,7 @@ def proc(al: Aligned, m: Measure) -> FloatArray:
 
 @set_measure(
     "pct_proc",
-    params=WEIGHT_PARAMS,
+    params=BUDGET_PARAMS,
     uses_pool=True,
     summary="RA-nWG@K as a share of PROC@K",
 )
@@ -308,8 +511,7 @@ def _labels_at_least(al: Aligned, m: Measure, grade: int, *, pool_only: bool) ->
 
 def _found_at_least(al: Aligned, m: Measure, grade: int) -> tuple[FloatArray, IntArray | None]:
     k = cutoff_per_query(al, m)
-    mask = item_scale(al, m) >= grade
-    return count_within(al, ("scale_at_least", grade, _grade_map(al, m)), mask, k), k
+    return _count_head(al, m, k, grade, SCALE_MAX), k
 
 
 def _normalized_recall(al: Aligned, m: Measure, grade: int) -> FloatArray:
@@ -353,8 +555,6 @@ def harm(al: Aligned, m: Measure) -> FloatArray:
     Unlabelled items and empty slots (a run shorter than K) are not harmful.
     """
     h = int(m.param("harm_max_grade"))
-    scale = item_scale(al, m)
-    harmful = (scale >= SCALE_MIN) & (scale <= h)
     k = cutoff_per_query(al, m)
-    count = count_within(al, ("harmful", h, _grade_map(al, m)), harmful, k)
+    count = _count_head(al, m, k, SCALE_MIN, h)
     return safe_divide(count, cutoff_denominator(al, k))

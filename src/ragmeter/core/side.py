@@ -1,0 +1,95 @@
+"""Side inputs joined onto an alignment: passage lengths (token budgets) and utilities (UDCG).
+
+The evaluation calls :func:`with_side_inputs` once per run, after alignment; the arrays land
+in :attr:`Aligned.side`, indexed like the aligned items / judgments, so a measure reads them
+without another join. Nothing is joined unless a requested measure needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter import _accel
+from ragmeter.core.align import Aligned
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.metrics.registry import Measure
+
+if TYPE_CHECKING:
+    from ragmeter.io.lengths import PassageLengths
+    from ragmeter.io.utilities import Utilities
+
+
+def side_options(measures: Sequence[Measure]) -> dict[str, Any]:
+    """Evaluation-wide options for the set measures: ``head_width`` = their largest cutoff.
+
+    The set measures gather each query's first ``head_width`` items once and read every
+    cutoff from that (see :mod:`ragmeter.metrics.setwise`).
+    """
+    widths = [
+        int(m.k)
+        for m in measures
+        if m.spec.grade_scale is not None and isinstance(m.k, int) and m.budget is None
+    ]
+    return {"head_width": max(widths)} if widths else {}
+
+
+def with_side_inputs(
+    aligned: Aligned,
+    run: Run,
+    qrels: Qrels,
+    measures: Sequence[Measure],
+    *,
+    lengths: PassageLengths | None = None,
+    utilities: Utilities | None = None,
+) -> Aligned:
+    """``aligned`` with the side arrays the ``measures`` need.
+
+    Token budgets (a measure with ``budget``) need a length for every retrieved item (within
+    the evaluated depth) and every judgment of the evaluated queries: a doc without one is an
+    error naming it. ``udcg`` gets the utility of each retrieved item (NaN where the
+    utilities have none: an error only if such an item falls inside a cutoff, see
+    :mod:`ragmeter.metrics.udcg`).
+    """
+    side: dict[str, Any] = dict(aligned.side)
+    needs_lengths = any(m.budget is not None for m in measures)
+    needs_utilities = any(m.family == "udcg" for m in measures)
+    if not (needs_lengths and lengths is not None) and not (
+        needs_utilities and utilities is not None
+    ):
+        return aligned
+    item_docs = run.doc_ids.take(_accel.indices(aligned.run_rows))
+    side["item_doc_ids"] = item_docs
+    if needs_lengths and lengths is not None:
+        item_tokens = lengths.lookup(item_docs)
+        _check_lengths(aligned, item_tokens, item_docs, "retrieved", lengths.source)
+        label_docs = qrels.doc_ids.take(_accel.indices(aligned.label_rows))
+        label_tokens = lengths.lookup(label_docs)
+        _check_lengths(aligned, label_tokens, label_docs, "judged", lengths.source)
+        side["item_tokens"] = item_tokens
+        side["label_tokens"] = label_tokens
+    if needs_utilities and utilities is not None:
+        item_queries = aligned.query_ids[aligned.query_of_item]
+        side["item_utility"] = utilities.lookup(item_queries, item_docs)
+    return replace(aligned, side=side)
+
+
+def _check_lengths(aligned: Aligned, tokens: np.ndarray, docs: Any, what: str, source: str) -> None:
+    missing = np.flatnonzero(tokens < 0)
+    if not len(missing):
+        return
+    i = int(missing[0])
+    if what == "retrieved":
+        query = aligned.query_ids[aligned.query_of_item[i]]
+    else:
+        query = aligned.query_ids[aligned.query_of_label[i]]
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    raise InputError(
+        f"no length for {what} doc '{docs[i].as_py()}' of query '{query}'{more}; a token "
+        "budget needs the length of every retrieved and judged passage",
+        source=source,
+    )
