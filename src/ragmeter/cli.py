@@ -230,7 +230,7 @@ def trec_eval(ctx: typer.Context) -> None:
 
 
 #: modules adding commands to ``app`` (see :mod:`ragmeter.commands`)
-COMMAND_MODULES: tuple[str, ...] = ("ragmeter.commands.crux",)
+COMMAND_MODULES: tuple[str, ...] = ("ragmeter.commands.crux", "ragmeter.commands.compare")
 
 
 def _register_commands() -> None:

@@ -1,4 +1,10 @@
-"""Aggregation and statistics over per-query values."""
+"""Aggregation and statistics over per-query values.
+
+``compare`` (runs against a baseline: CIs, paired tests, corrections, effect sizes) and the
+paired tests, bootstrap and corrections are imported on first use.
+"""
+
+from typing import Any
 
 from ragmeter.stats.aggregate import Aggregate, aggregate
 from ragmeter.stats.agreement import (
@@ -10,6 +16,25 @@ from ragmeter.stats.agreement import (
     spearman_rho,
 )
 
+#: lazily imported names → their module (comparison imports core.results, which imports us)
+_LAZY = {
+    "compare": "comparison",
+    "Comparison": "comparison",
+    "Difference": "comparison",
+    "MetricSummary": "comparison",
+    "PairedTest": "paired",
+    "paired_t_test": "paired",
+    "randomization_test": "paired",
+    "wilcoxon_test": "paired",
+    "cohens_d": "paired",
+    "rank_biserial": "paired",
+    "bootstrap_ci": "bootstrap",
+    "paired_bootstrap_ci": "bootstrap",
+    "adjust": "correction",
+    "holm": "correction",
+    "bonferroni": "correction",
+}
+
 __all__ = [
     "Aggregate",
     "ConfusionMatrix",
@@ -19,4 +44,13 @@ __all__ = [
     "confusion_matrix",
     "kendall_tau_b",
     "spearman_rho",
+    *_LAZY,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"ragmeter.stats.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'ragmeter.stats' has no attribute {name!r}")

@@ -1,0 +1,230 @@
+"""``ragmeter compare``: did it get better? Paired tests of runs against a baseline (SPEC §6).
+
+``ragmeter compare RUN_A RUN_B [RUN_C ...] --qrels Q -m ndcg@10 [--baseline RUN_A]
+[--test randomization|t|wilcoxon] [--correction holm|bonferroni|none] [--permutations N]
+[--bootstrap N] [--seed N] [--alpha A] [--format table|json|csv|markdown|latex] [-o FILE]``
+
+The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared by
+:func:`ragmeter.stats.compare` and printed by :mod:`ragmeter.report.comparison`.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Run
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+    latex = "latex"
+
+
+class TestChoice(StrEnum):
+    randomization = "randomization"
+    t = "t"
+    wilcoxon = "wilcoxon"
+
+
+class CorrectionChoice(StrEnum):
+    holm = "holm"
+    bonferroni = "bonferroni"
+    none = "none"
+
+
+class MissingChoice(StrEnum):
+    zero = "zero"
+    skip = "skip"
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"ragmeter: error: {exc}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
+    """Runs renamed by their path where names collide (two files called run.txt)."""
+    from dataclasses import replace
+
+    names = [r.name for r in runs]
+    out = []
+    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
+        name = run.name
+        if names.count(name) > 1:
+            name = str(path)
+            if [str(p) for p in paths].count(name) > 1:
+                name = f"{name}#{i + 1}"
+        out.append(run if name == run.name else replace(run, name=name))
+    return out
+
+
+def _baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> int:
+    """The run named by ``--baseline``: its path as given, its file name or its run name."""
+    if baseline is None:
+        return 0
+    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
+        if baseline in (str(path), path.name, run.name):
+            return i
+    choices = ", ".join(r.name for r in runs)
+    raise RagmeterError(f"--baseline {baseline!r} is none of the runs ({choices})")
+
+
+def compare_command(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(help="Two or more run files (any format `ragmeter evaluate` reads)."),
+    ],
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            "-q",
+            help="Relevance judgments. Without it, each run must be a samples file with "
+            "its own judgments.",
+        ),
+    ] = None,
+    measure: Annotated[
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, map (repeatable)."),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            "-b",
+            help="The baseline run (path, file name or run name); default: the first.",
+        ),
+    ] = None,
+    test: Annotated[
+        TestChoice, typer.Option("--test", help="Paired test.")
+    ] = TestChoice.randomization,
+    correction: Annotated[
+        CorrectionChoice,
+        typer.Option("--correction", help="Correction across all comparisons of the report."),
+    ] = CorrectionChoice.holm,
+    permutations: Annotated[
+        int,
+        typer.Option("--permutations", min=1, help="Random sign flips of the randomization test."),
+    ] = 10_000,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draws.")] = 0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+    ] = 0.05,
+    confidence: Annotated[
+        float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")
+    ] = 0.95,
+    missing: Annotated[
+        MissingChoice,
+        typer.Option(help="Judged queries absent from a run: score as empty, or skip."),
+    ] = MissingChoice.zero,
+    rel_level: Annotated[int, typer.Option("--rel-level", help="Relevant ⇔ grade ≥ N.")] = 1,
+    depth: Annotated[
+        int | None, typer.Option("--depth", help="Evaluate only the top N of each ranking.")
+    ] = None,
+    default_k: Annotated[
+        int, typer.Option("--default-k", help="Cutoff for measures given without @k.")
+    ] = 5,
+    pool: Annotated[
+        Path | None,
+        typer.Option("--pool", help="The retriever's candidate run, for pool-based measures."),
+    ] = None,
+    pool_depth: Annotated[
+        int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
+    ] = None,
+    grade_map: Annotated[
+        str | None,
+        typer.Option(
+            "--grade-map", help="Map grades onto the 1..5 utility scale, e.g. 0:1,1:3,2:4,3:5."
+        ),
+    ] = None,
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+) -> None:
+    """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
+    corrected for many comparisons, effect sizes."""
+    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels, read_run
+    from ragmeter.stats.comparison import compare
+
+    if len(runs) < 2:
+        _fail(RagmeterError("compare needs at least two runs"))
+    names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
+    try:
+        options: dict[str, Any] = {
+            "missing": missing.value,
+            "rel_level": rel_level,
+            "depth": depth,
+            "default_k": default_k,
+            "pool": read_run(pool) if pool is not None else None,
+            "pool_depth": pool_depth,
+            "grade_map": grade_map,
+        }
+        run_objs = _distinct_names([read_run(p) for p in runs], runs)
+        base = _baseline_index(baseline, run_objs, runs)
+        if qrels is not None:
+            result = evaluate(run_objs, read_qrels(qrels), names, **options)
+        else:
+            result = Evaluation.concat(
+                [
+                    evaluate(r, read_qrels(p), names, **options)
+                    for r, p in zip(run_objs, runs, strict=True)
+                ]
+            )
+        comparison = compare(
+            result,
+            baseline=base,
+            test=test.value,  # type: ignore[arg-type]
+            correction=correction.value,  # type: ignore[arg-type]
+            alpha=alpha,
+            confidence=confidence,
+            permutations=permutations,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    except (RagmeterError, ValueError, KeyError) as exc:
+        _fail(exc)
+        return
+    _emit(comparison, fmt, output)
+
+
+def _emit(comparison: Any, fmt: CompareFormat, output: Path | None) -> None:
+    import io
+
+    from ragmeter.io._common import atomic_write_text
+    from ragmeter.report import comparison as render
+
+    if fmt is CompareFormat.table:
+        if output is None:
+            render.print_table(comparison)
+            return
+        buffer = io.StringIO()
+        render.print_table(comparison, file=buffer)
+        atomic_write_text(output, buffer.getvalue())
+        return
+    text = render.render(comparison, fmt.value)  # type: ignore[arg-type]
+    if output is not None:
+        atomic_write_text(output, text)
+    else:
+        sys.stdout.write(text)
+    for w in comparison.warnings:
+        typer.echo(f"warning: {w}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ragmeter compare`` to the command line."""
+    app.command("compare")(compare_command)

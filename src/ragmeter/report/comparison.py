@@ -1,0 +1,384 @@
+"""Render a :class:`~ragmeter.stats.comparison.Comparison`: terminal table, JSON, CSV, Markdown,
+LaTeX (booktabs). Formatting only — every number comes from the Comparison."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ragmeter.stats.comparison import Comparison, Difference, MetricSummary
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+ComparisonFormat = Literal["table", "json", "csv", "markdown", "latex"]
+
+#: marker of each verdict: ▲/▼ significant better/worse; △/▽ significant change of a measure
+#: without a better direction; · not significant; blank when untestable
+MARKERS = {"better": "▲", "worse": "▼", "up": "△", "down": "▽", "ns": "·", "na": ""}
+_STYLES = {"better": "bold green", "worse": "bold red", "up": "yellow", "down": "yellow"}
+_TEST_NAMES = {"randomization": "randomization test", "t": "paired t-test", "wilcoxon": "Wilcoxon"}
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or math.isnan(value):
+        return "NA"
+    return f"{value:.{digits}f}"
+
+
+def _signed(value: float, digits: int = 4) -> str:
+    if math.isnan(value):
+        return "NA"
+    return f"{value:+.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if math.isnan(value):
+        return "NA"
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def _mean_ci(s: MetricSummary) -> str:
+    if math.isnan(s.mean):
+        return "NA"
+    return f"{_num(s.mean)} [{_num(s.ci_low)}, {_num(s.ci_high)}]"
+
+
+def _diff_ci(d: Difference) -> str:
+    if math.isnan(d.difference):
+        return "NA"
+    return f"{_signed(d.difference)} [{_signed(d.ci_low)}, {_signed(d.ci_high)}]"
+
+
+def _effect(c: Comparison, d: Difference) -> str:
+    value = d.rank_biserial if c.test == "wilcoxon" else d.cohens_d
+    return _signed(value, 2)
+
+
+@dataclass(frozen=True)
+class _Row:
+    measure: str
+    baseline: str  # mean [CI] of the baseline, on the first row of a measure only
+    run: str
+    mean: str
+    diff: str
+    p: str
+    marker: str
+    verdict: str
+    effect: str
+    n: str
+    dropped: str
+
+
+def _rows(c: Comparison) -> list[_Row]:
+    rows = []
+    for measure in c.measures:
+        base = _mean_ci(c.summary(c.baseline, measure))
+        for i, run in enumerate(c.runs[1:]):
+            d = c.difference(run, measure)
+            rows.append(
+                _Row(
+                    measure=measure if i == 0 else "",
+                    baseline=base if i == 0 else "",
+                    run=run,
+                    mean=_mean_ci(c.summary(run, measure)),
+                    diff=_diff_ci(d),
+                    p=_p(d.p_adjusted),
+                    marker=MARKERS[d.verdict],
+                    verdict=d.verdict,
+                    effect=_effect(c, d),
+                    n=str(d.n),
+                    dropped=str(d.n_dropped),
+                )
+            )
+    return rows
+
+
+def _headers(c: Comparison) -> list[str]:
+    pct = f"{c.confidence * 100:g}%"
+    p_name = "p" if c.correction == "none" else f"p ({_CORRECTION_NAMES[c.correction]})"
+    effect = "r_rb" if c.test == "wilcoxon" else "d"
+    return [
+        "measure",
+        f"{c.baseline} (baseline) [{pct} CI]",
+        "run",
+        f"mean [{pct} CI]",
+        f"Δ [{pct} CI]",
+        p_name,
+        "",
+        effect,
+        "n",
+        "dropped",
+    ]
+
+
+def _cells(r: _Row) -> list[str]:
+    return [r.measure, r.baseline, r.run, r.mean, r.diff, r.p, r.marker, r.effect, r.n, r.dropped]
+
+
+def describe(c: Comparison) -> str:
+    """One line saying how the numbers were obtained."""
+    test = _TEST_NAMES[c.test]
+    if c.test == "randomization":
+        test += f" ({c.permutations:,} sign flips, or all when fewer)"
+    return (
+        f"{test}, {_CORRECTION_NAMES[c.correction]} over {len(c.differences)} comparison"
+        f"{'s' if len(c.differences) != 1 else ''}, α = {c.alpha:g}; "
+        f"{c.confidence * 100:g}% percentile bootstrap CI ({c.bootstrap:,} resamples, "
+        f"seed {c.seed})"
+    )
+
+
+def legend(c: Comparison) -> str:
+    effect = (
+        "r_rb: matched-pairs rank-biserial"
+        if c.test == "wilcoxon"
+        else "d: paired Cohen's d (mean Δ / sd Δ)"
+    )
+    return (
+        f"▲ better, ▼ worse (adjusted p ≤ {c.alpha:g}; △ ▽ a significant change of a measure "
+        "with no better direction), · not significant. Δ = run − baseline over the n queries "
+        f"both define; dropped: queries of either run left out (NA). {effect}."
+    )
+
+
+def _stacked(value: str, interval: str, style: str = "") -> Text:
+    """A value over its interval (dim), for narrow terminal columns."""
+    from rich.text import Text
+
+    text = Text(value, style=style)
+    if interval:
+        text.append("\n" + interval, style="dim")
+    return text
+
+
+def _split(cell: str) -> tuple[str, str]:
+    head, _, tail = cell.partition(" [")
+    return head, ("[" + tail) if tail else ""
+
+
+def print_table(c: Comparison, *, file: object = None) -> None:
+    """The comparison as a rich table (colours in a terminal), then the legend and warnings.
+
+    Means and differences show their interval on a second line, so the table fits about
+    100 columns.
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    table = Table(
+        title=f"ragmeter compare: baseline {c.baseline}",
+        title_justify="left",
+        title_style="bold",
+        caption=f"{describe(c)}.\n{legend(c)}",
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    headers = _headers(c)
+    headers[1] = "baseline"
+    headers[3] = "mean"
+    headers[4] = "Δ"
+    justify = ["left", "right", "left", "right", "right", "right", "center", "right", "right"]
+    for i, header in enumerate(headers):
+        table.add_column(
+            header,
+            justify=justify[i] if i < len(justify) else "right",  # type: ignore[arg-type]
+            no_wrap=True,
+            style="bold" if i == 0 else ("dim" if i >= 8 else None),
+        )
+    several = len(c.runs) > 2
+    for k, row in enumerate(_rows(c)):
+        if several and row.measure and k:
+            table.add_section()
+        style = _STYLES.get(row.verdict, "")
+        cells: list[str | Text] = [*_cells(row)]
+        cells[1] = _stacked(*_split(row.baseline))
+        cells[3] = _stacked(*_split(row.mean))
+        cells[4] = _stacked(*_split(row.diff), style=style)
+        cells[5] = Text(row.p, style=style)
+        cells[6] = Text(row.marker, style=style or "dim")
+        table.add_row(*cells)
+    console.print(table)
+    for w in c.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def to_json(c: Comparison) -> str:
+    """``Comparison.to_dict()`` as JSON; NA is ``null``, never NaN."""
+    return json.dumps(c.to_dict(), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+CSV_COLUMNS = (
+    "run",
+    "baseline",
+    "measure",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "sd",
+    "n",
+    "n_defined",
+    "difference",
+    "difference_ci_low",
+    "difference_ci_high",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "verdict",
+    "cohens_d",
+    "rank_biserial",
+    "n_paired",
+    "n_dropped",
+    "method",
+)
+
+
+def _csv_value(value: float | int | str | bool | None) -> str | float | int:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def to_csv(c: Comparison) -> str:
+    """One row per run and measure (the baseline's rows have no difference); NA is empty."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for run in c.runs:
+        for measure in c.measures:
+            s = c.summary(run, measure)
+            row: list[float | int | str | bool | None] = [
+                run,
+                c.baseline,
+                measure,
+                s.mean,
+                s.ci_low,
+                s.ci_high,
+                s.sd,
+                s.n,
+                s.n_defined,
+            ]
+            if run == c.baseline:
+                row += [None] * (len(CSV_COLUMNS) - len(row))
+            else:
+                d = c.difference(run, measure)
+                row += [
+                    d.difference,
+                    d.ci_low,
+                    d.ci_high,
+                    d.statistic,
+                    d.p_value,
+                    d.p_adjusted,
+                    d.significant,
+                    d.verdict,
+                    d.cohens_d,
+                    d.rank_biserial,
+                    d.n,
+                    d.n_dropped,
+                    d.method,
+                ]
+            writer.writerow([_csv_value(v) for v in row])
+    return buf.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(c: Comparison) -> str:
+    """A GitHub-flavoured Markdown table with the description and legend."""
+    headers = _headers(c)
+    align = ["---", "---:", "---", "---:", "---:", "---:", ":---:", "---:", "---:", "---:"]
+    lines = [
+        f"**ragmeter compare** — {describe(c)}",
+        "",
+        "| " + " | ".join(_md_escape(h) for h in headers) + " |",
+        "|" + "|".join(align) + "|",
+    ]
+    for row in _rows(c):
+        cells = _cells(row)
+        if row.verdict in ("better", "worse", "up", "down"):
+            cells[4] = f"**{cells[4]}**"
+        lines.append("| " + " | ".join(_md_escape(x) for x in cells) + " |")
+    lines += ["", legend(c)]
+    lines += [f"\n> warning: {w}" for w in c.warnings]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_LATEX_MARKERS = {
+    "▲": r"$\blacktriangle$",
+    "▼": r"$\blacktriangledown$",
+    "△": r"$\vartriangle$",
+    "▽": r"$\triangledown$",
+    "·": r"$\cdot$",
+}
+
+
+def _tex(text: str) -> str:
+    out = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    out = out.replace("Δ", r"$\Delta$").replace("α", r"$\alpha$").replace("—", "---")
+    return out.replace("−", "-")
+
+
+def to_latex(c: Comparison) -> str:
+    """A booktabs ``tabular`` (needs ``\\usepackage{booktabs,amssymb}``)."""
+    headers = _headers(c)
+    lines = [
+        "% ragmeter compare: " + describe(c).replace("%", r"\%"),
+        r"% needs \usepackage{booktabs,amssymb}",
+        r"\begin{tabular}{llllllcrrr}",
+        r"\toprule",
+        " & ".join(_tex(h) for h in headers) + r" \\",
+        r"\midrule",
+    ]
+    first = True
+    for row in _rows(c):
+        if row.measure and not first:
+            lines.append(r"\addlinespace")
+        first = False
+        cells = [_tex(x) for x in _cells(row)]
+        cells[6] = _LATEX_MARKERS.get(row.marker, "")
+        if row.verdict in ("better", "worse", "up", "down"):
+            cells[4] = r"\textbf{" + cells[4] + "}"
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", "% " + legend(c).replace("%", r"\%")]
+    return "\n".join(lines) + "\n"
+
+
+def render(c: Comparison, fmt: ComparisonFormat) -> str:
+    """Text of a format other than the terminal table."""
+    if fmt == "json":
+        return to_json(c)
+    if fmt == "csv":
+        return to_csv(c)
+    if fmt == "markdown":
+        return to_markdown(c)
+    if fmt == "latex":
+        return to_latex(c)
+    raise ValueError(f"no text rendering for format {fmt!r}")

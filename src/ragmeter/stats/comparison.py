@@ -1,0 +1,516 @@
+"""Compare runs on the same queries: means with bootstrap CIs, paired differences, paired tests
+with a correction for many comparisons, and effect sizes.
+
+:func:`compare` takes an :class:`~ragmeter.core.results.Evaluation` (any measure family: it
+works on the per-query values) and returns a :class:`Comparison` that the renderers in
+:mod:`ragmeter.report.comparison` print; nothing is computed there.
+
+Rules:
+
+* Runs are aligned by query id. A pair counts only where both runs have the query and both
+  values are defined (not NA); ``n_dropped`` counts the other queries of either run.
+* Each run's mean, standard deviation and CI are over its own defined values (the mean is
+  the one ``evaluate`` reports; count measures show the mean per query, not the sum).
+* The difference is run − baseline over the paired queries; its CI is a paired bootstrap
+  (the same resampled queries for both runs).
+* Geometric-mean measures (``gm_map``, ``gm_bpref``) are compared on log(max(v, 10⁻⁵)): the
+  tests and effect sizes use those logs; means and CIs are back-transformed (exp), and the
+  difference is gm(run) − gm(baseline) per bootstrap replicate.
+* All p-values of one comparison (every run against the baseline, every measure) are
+  adjusted together (Holm by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.metrics.registry import MIN_GEO_MEAN, Measure
+from ragmeter.stats._common import FloatArray
+from ragmeter.stats.bootstrap import bootstrap_means, percentile_interval
+from ragmeter.stats.correction import CORRECTIONS, Correction, adjust
+from ragmeter.stats.paired import (
+    TESTS,
+    PairedTest,
+    TestName,
+    _cohens_d,
+    _rank_biserial,
+    _t_from_differences,
+    randomization_pvalues,
+    wilcoxon_test,
+)
+
+Verdict = Literal["better", "worse", "up", "down", "ns", "na"]
+
+#: families where a lower value is better
+LOWER_IS_BETTER = frozenset({"harm", "num_nonrel_judged_ret"})
+#: families that describe a run or its judgments rather than its quality
+NEUTRAL = frozenset(
+    {
+        "num_ret",
+        "num_rel",
+        "num_unjudged_ret",
+        "idcg",
+        "judged",
+        "unjudged",
+        "rbp_resid",
+        "relstring",
+    }
+)
+
+
+def direction(measure: Measure) -> int:
+    """+1 when higher is better, −1 when lower is better, 0 when neither (counts of items…).
+
+    A family may declare ``higher_is_better`` (True / False / None); else the tables above.
+    """
+    declared = getattr(measure.spec, "higher_is_better", "unset")
+    if declared is True:
+        return 1
+    if declared is False:
+        return -1
+    if declared is None:
+        return 0
+    if measure.family in LOWER_IS_BETTER:
+        return -1
+    if measure.family in NEUTRAL:
+        return 0
+    return 1
+
+
+def _clean(v: float) -> float | None:
+    return None if v is None or math.isnan(v) else float(v)
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """One run on one measure.
+
+    Attributes:
+        mean: the mean over defined values (geometric for gm_* measures); NaN if none.
+        sd: sample standard deviation of the per-query values (n − 1; NaN below 2).
+        ci_low, ci_high: percentile bootstrap CI of the mean.
+        n: queries evaluated; n_defined: queries where the value is defined.
+    """
+
+    run: str
+    measure: str
+    mean: float
+    sd: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_defined: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "measure": self.measure,
+            "mean": _clean(self.mean),
+            "sd": _clean(self.sd),
+            "ci": [_clean(self.ci_low), _clean(self.ci_high)],
+            "n": self.n,
+            "n_defined": self.n_defined,
+        }
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One run against the baseline on one measure.
+
+    Attributes:
+        difference: run − baseline over the paired queries (of geometric means for gm_*).
+        ci_low, ci_high: paired percentile bootstrap CI of the difference.
+        statistic, p_value, method: the paired test (see :class:`~ragmeter.stats.paired.
+            PairedTest`); p_adjusted: after the correction across the comparison.
+        cohens_d: paired d_z = mean(d)/sd(d); rank_biserial: (W⁺ − W⁻)/(W⁺ + W⁻).
+        n: paired queries (both runs defined); n_dropped: queries of either run left out.
+        significant: p_adjusted ≤ alpha.
+        verdict: ``better`` / ``worse`` (significant, by the measure's direction), ``up`` /
+            ``down`` (significant, measure without a direction), ``ns``, or ``na``.
+    """
+
+    run: str
+    baseline: str
+    measure: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    method: str
+    cohens_d: float
+    rank_biserial: float
+    n: int
+    n_dropped: int
+    significant: bool
+    verdict: Verdict
+
+    @property
+    def effect_size(self) -> float:
+        """Rank-biserial for a Wilcoxon test, Cohen's d otherwise (see ``Comparison``)."""
+        return self.rank_biserial if self.method.startswith("wilcoxon") else self.cohens_d
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "baseline": self.baseline,
+            "measure": self.measure,
+            "difference": _clean(self.difference),
+            "ci": [_clean(self.ci_low), _clean(self.ci_high)],
+            "statistic": _clean(self.statistic),
+            "p_value": _clean(self.p_value),
+            "p_adjusted": _clean(self.p_adjusted),
+            "method": self.method,
+            "cohens_d": _clean(self.cohens_d),
+            "rank_biserial": _clean(self.rank_biserial),
+            "n": self.n,
+            "n_dropped": self.n_dropped,
+            "significant": self.significant,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Runs compared with a baseline: what the ``compare`` command prints.
+
+    ``summaries`` holds every run (baseline first) × measure; ``differences`` every other
+    run × measure, in run then measure order.
+    """
+
+    baseline: str
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    summaries: tuple[MetricSummary, ...]
+    differences: tuple[Difference, ...]
+    test: TestName
+    correction: Correction
+    alpha: float
+    confidence: float
+    permutations: int
+    bootstrap: int
+    seed: int | None
+    directions: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def effect_name(self) -> str:
+        return "rank_biserial" if self.test == "wilcoxon" else "cohens_d"
+
+    def summary(self, run: str, measure: str) -> MetricSummary:
+        for s in self.summaries:
+            if s.run == run and s.measure == measure:
+                return s
+        raise KeyError(f"no summary of run '{run}' on '{measure}'")
+
+    def difference(self, run: str, measure: str) -> Difference:
+        for d in self.differences:
+            if d.run == run and d.measure == measure:
+                return d
+        raise KeyError(f"no difference of run '{run}' on '{measure}'")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (NA is ``None``, never NaN)."""
+        return {
+            "baseline": self.baseline,
+            "runs": list(self.runs),
+            "measures": list(self.measures),
+            "settings": {
+                "test": self.test,
+                "correction": self.correction,
+                "alpha": self.alpha,
+                "confidence": self.confidence,
+                "permutations": self.permutations,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+                "effect_size": self.effect_name,
+            },
+            "summaries": [s.to_dict() for s in self.summaries],
+            "differences": [d.to_dict() for d in self.differences],
+            "warnings": list(self.warnings),
+        }
+
+
+# -- computation ----------------------------------------------------------------------------
+
+
+def _union_values(
+    runs: Sequence[RunResult], measures: Sequence[Measure]
+) -> tuple[FloatArray, list[np.ndarray]]:
+    """Values U × runs × measures over the sorted union of the runs' query ids (NaN where a
+    run lacks the query or the value is NA), and for each run which of the U it has."""
+    own = [np.asarray(r.query_ids, dtype=object).astype(str) for r in runs]
+    ids = np.unique(np.concatenate(own))
+    values = np.full((ids.shape[0], len(runs), len(measures)), np.nan)
+    present = []
+    for i, r in enumerate(runs):
+        rows = np.searchsorted(ids, own[i])
+        cols = [r._index(m) for m in measures]
+        values[rows, i, :] = r.values[:, cols]
+        has = np.zeros(ids.shape[0], dtype=bool)
+        has[rows] = True
+        present.append(has)
+    return values, present
+
+
+def _resolve_baseline(evaluation: Evaluation, baseline: str | int | None) -> int:
+    if baseline is None:
+        return 0
+    if isinstance(baseline, int):
+        if not -len(evaluation.runs) <= baseline < len(evaluation.runs):
+            raise KeyError(f"no run {baseline}; have {len(evaluation.runs)}")
+        return baseline % len(evaluation.runs)
+    names = [r.name for r in evaluation.runs]
+    if baseline in names:
+        return names.index(baseline)
+    raise KeyError(f"no run named '{baseline}'; have {names}")
+
+
+class _Bootstrap:
+    """Bootstrap jobs grouped by the set of queries they resample (shared draws)."""
+
+    def __init__(self, replicates: int, seed: int | None) -> None:
+        self.replicates = replicates
+        self.seed = seed
+        self._groups: dict[bytes, tuple[np.ndarray, list[FloatArray]]] = {}
+        self._where: list[tuple[bytes, int]] = []
+
+    def add(self, mask: np.ndarray, column: FloatArray) -> int:
+        key = np.packbits(mask).tobytes() + mask.shape[0].to_bytes(8, "little")
+        group = self._groups.setdefault(key, (mask, []))
+        group[1].append(column[mask])
+        self._where.append((key, len(group[1]) - 1))
+        return len(self._where) - 1
+
+    def run(self) -> list[FloatArray]:
+        """Replicate means of every job, in the order added."""
+        results: dict[bytes, FloatArray] = {}
+        for key, (mask, cols) in self._groups.items():
+            if not mask.any():
+                results[key] = np.full((self.replicates, len(cols)), np.nan)
+                continue
+            results[key] = bootstrap_means(
+                np.column_stack(cols), replicates=self.replicates, seed=self.seed
+            )
+        return [results[key][:, j] for key, j in self._where]
+
+
+def compare(
+    evaluation: Evaluation,
+    *,
+    baseline: str | int | None = None,
+    measures: Sequence[str | Measure] | None = None,
+    test: TestName = "randomization",
+    correction: Correction = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    seed: int | None = 0,
+) -> Comparison:
+    """Compare every run of ``evaluation`` with the ``baseline`` run (default: the first).
+
+    Args:
+        evaluation: the per-query values of two or more runs (from :func:`ragmeter.evaluate`).
+        baseline: the baseline run, by name or position.
+        measures: a subset of the evaluated measures (default: all).
+        test: ``randomization`` (paired sign-flip, default), ``t`` (paired t-test) or
+            ``wilcoxon`` (signed-rank).
+        correction: ``holm`` (default), ``bonferroni`` or ``none``, across all the
+            run × measure comparisons of this call.
+        alpha: significance level for the adjusted p-values (significant ⇔ p̃ ≤ alpha).
+        confidence: level of the percentile bootstrap intervals.
+        permutations: random sign vectors of the randomization test.
+        bootstrap: bootstrap replicates.
+        seed: seed of the bootstrap and randomization draws (same seed, same numbers).
+
+    Example:
+        >>> import ragmeter
+        >>> from ragmeter.stats import compare
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> runs = {
+        ...     "base": ragmeter.Run.from_lists({"q1": ["x", "a"], "q2": ["b"], "q3": ["x", "c"]}),
+        ...     "new": ragmeter.Run.from_lists({"q1": ["a"], "q2": ["b"], "q3": ["c"]}),
+        ... }
+        >>> c = compare(ragmeter.evaluate(runs, qrels, ["mrr"]), bootstrap=1000)
+        >>> d = c.difference("new", "mrr")
+        >>> round(d.difference, 4), d.n, round(d.p_value, 2), d.method
+        (0.3333, 3, 0.5, 'exact')
+    """
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if len(evaluation.runs) < 2:
+        raise ValueError("compare needs at least two runs")
+    names = [r.name for r in evaluation.runs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"run names must be distinct to compare runs, got {names}")
+    base = _resolve_baseline(evaluation, baseline)
+    order = [base] + [i for i in range(len(evaluation.runs)) if i != base]
+    runs = [evaluation.runs[i] for i in order]
+    if measures is None:
+        measure_list = list(evaluation.measures)
+    else:
+        probe = evaluation.runs[0]
+        measure_list = [probe.measures[probe._index(m)] for m in measures]
+    values, present = _union_values(runs, measure_list)
+    n_runs, n_meas = len(runs), len(measure_list)
+    geometric = [m.spec.aggregate == "gmean" for m in measure_list]
+    directions = tuple(direction(m) for m in measure_list)
+
+    # values on the scale that is averaged: log for geometric means
+    scaled = values.copy()
+    for j, geo in enumerate(geometric):
+        if geo:
+            with np.errstate(invalid="ignore"):
+                scaled[:, :, j] = np.log(np.maximum(values[:, :, j], MIN_GEO_MEAN))
+    defined = ~np.isnan(values)
+
+    boot = _Bootstrap(bootstrap, seed)
+    summary_jobs = [
+        [boot.add(defined[:, r, j], scaled[:, r, j]) for j in range(n_meas)] for r in range(n_runs)
+    ]
+    diff_jobs: list[list[tuple[int, ...]]] = []
+    diff_columns: list[FloatArray] = []
+    pair_masks: list[np.ndarray] = []
+    for r in range(1, n_runs):
+        row: list[tuple[int, ...]] = []
+        for j in range(n_meas):
+            mask = defined[:, 0, j] & defined[:, r, j]
+            pair_masks.append(mask)
+            d = np.where(mask, scaled[:, r, j] - scaled[:, 0, j], 0.0)
+            diff_columns.append(d)
+            if geometric[j]:
+                row.append((boot.add(mask, scaled[:, 0, j]), boot.add(mask, scaled[:, r, j])))
+            else:
+                row.append((boot.add(mask, d),))
+        diff_jobs.append(row)
+    reps = boot.run()
+
+    summaries: list[MetricSummary] = []
+    for r, run in enumerate(runs):
+        for j, m in enumerate(measure_list):
+            col = values[:, r, j][present[r]]
+            ok = col[~np.isnan(col)]
+            rep = reps[summary_jobs[r][j]]
+            if geometric[j]:
+                rep = np.exp(rep)
+                logs = scaled[:, r, j][defined[:, r, j]]
+                mean = float(np.exp(np.mean(logs))) if ok.size else math.nan
+            else:
+                mean = float(np.mean(ok)) if ok.size else math.nan
+            low, high = percentile_interval(rep, confidence)
+            summaries.append(
+                MetricSummary(
+                    run=run.name,
+                    measure=str(m),
+                    mean=mean,
+                    sd=float(np.std(ok, ddof=1)) if ok.size > 1 else math.nan,
+                    ci_low=float(low[0]),
+                    ci_high=float(high[0]),
+                    n=int(col.shape[0]),
+                    n_defined=int(ok.shape[0]),
+                )
+            )
+
+    # paired tests: all columns at once for the randomization test
+    diffs = np.column_stack(diff_columns) if diff_columns else np.empty((values.shape[0], 0))
+    tests: list[PairedTest] = []
+    if test == "randomization":
+        pvals, methods = randomization_pvalues(diffs, permutations=permutations, seed=seed)
+        for c in range(diffs.shape[1]):
+            d = diffs[pair_masks[c], c]
+            total = float(d.sum())
+            sign = 0 if total == 0 else (1 if total > 0 else -1)
+            stat = float(np.mean(d)) if d.size else math.nan
+            tests.append(
+                PairedTest("randomization", stat, float(pvals[c]), d.size, methods[c], sign)
+            )
+    else:
+        for c in range(diffs.shape[1]):
+            d = diffs[pair_masks[c], c]
+            if test == "t":
+                tests.append(_t_from_differences(d))
+            else:
+                tests.append(wilcoxon_test(d, np.zeros_like(d)))
+    adjusted = adjust([t.pvalue for t in tests], correction)
+
+    differences: list[Difference] = []
+    c = 0
+    for r in range(1, n_runs):
+        either = present[0] | present[r]
+        for j, m in enumerate(measure_list):
+            t = tests[c]
+            mask = pair_masks[c]
+            d = diffs[mask, c]
+            jobs = diff_jobs[r - 1][j]
+            if geometric[j]:
+                rep = np.exp(reps[jobs[1]]) - np.exp(reps[jobs[0]])
+                point = (
+                    float(np.exp(scaled[mask, r, j].mean()) - np.exp(scaled[mask, 0, j].mean()))
+                    if mask.any()
+                    else math.nan
+                )
+            else:
+                rep = reps[jobs[0]]
+                point = float(d.mean()) if d.size else math.nan
+            low, high = percentile_interval(rep, confidence)
+            p_adj = float(adjusted[c])
+            significant = bool(not math.isnan(p_adj) and p_adj <= alpha)
+            differences.append(
+                Difference(
+                    run=runs[r].name,
+                    baseline=runs[0].name,
+                    measure=str(m),
+                    difference=point,
+                    ci_low=float(low[0]),
+                    ci_high=float(high[0]),
+                    statistic=t.statistic,
+                    p_value=t.pvalue,
+                    p_adjusted=p_adj,
+                    method=f"{t.test}:{t.method}" if t.test != "t" else "t",
+                    cohens_d=_cohens_d(d),
+                    rank_biserial=_rank_biserial(d),
+                    n=int(d.size),
+                    n_dropped=int(np.sum(either)) - int(d.size),
+                    significant=significant,
+                    verdict=_verdict(significant, t, directions[j]),
+                )
+            )
+            c += 1
+    return Comparison(
+        baseline=runs[0].name,
+        runs=tuple(r.name for r in runs),
+        measures=tuple(str(m) for m in measure_list),
+        summaries=tuple(summaries),
+        differences=tuple(differences),
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        permutations=permutations,
+        bootstrap=bootstrap,
+        seed=seed,
+        directions=directions,
+        warnings=tuple(evaluation.warnings),
+    )
+
+
+def _verdict(significant: bool, t: PairedTest, sense: int) -> Verdict:
+    if math.isnan(t.pvalue):
+        return "na"
+    if not significant or t.direction == 0:
+        return "ns"
+    if sense == 0:
+        return "up" if t.direction > 0 else "down"
+    return "better" if t.direction * sense > 0 else "worse"
