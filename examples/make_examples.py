@@ -45,6 +45,17 @@ def main() -> None:
     (HERE / "qrels.txt").write_text("".join(qrels_lines), encoding="utf-8")
     for name, lines in runs.items():
         (HERE / f"run_{name}.txt").write_text("".join(lines), encoding="utf-8")
+    write_lengths()
+
+
+def write_lengths() -> None:
+    """``passage_lengths.tsv``: a token length (40–400) per document, for token budgets
+    (``ra_nwg@512t --corpus examples/passage_lengths.tsv``); its own seed, so the other
+    files do not change."""
+    rng = np.random.default_rng(512)
+    lengths = rng.integers(40, 401, N_DOCS)
+    rows = "".join(f"{_doc(i)}\t{int(n)}\n" for i, n in enumerate(lengths))
+    (HERE / "passage_lengths.tsv").write_text("id\tlength\n" + rows, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,11 @@ def evaluate(
     ] = None,
     corpus: Annotated[
         Path | None,
-        typer.Option("--corpus", help="Passage texts JSONL {id, text} (for density)."),
+        typer.Option(
+            "--corpus",
+            help="Passage texts JSONL {id, text} (for density); for token budgets "
+            "(ra_nwg@512t) also {id, length} rows, TSV/CSV/Parquet with id + text/length.",
+        ),
     ] = None,
     answers: Annotated[
         list[Path] | None,
@@ -118,11 +122,40 @@ def evaluate(
     ] = None,
     context_k: Annotated[
         str,
-        typer.Option("--k", help="Context size of the coverage measures: N or 'oracle' (|P*|)."),
+        typer.Option(
+            "--k",
+            help="Context size of the coverage measures: N or 'oracle' (|P*|). Without "
+            "--judgments, or given as a range/list (1:50, 1,5,10, 1:50:5): a cutoff sweep of "
+            "the -m measures (given without @k), every K in one pass.",
+        ),
     ] = "oracle",
     tau: Annotated[
         int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")
     ] = 3,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            "--tokenizer",
+            help="Token counter of --corpus texts for token budgets (ra_nwg@512t): "
+            "whitespace (default), tiktoken:<encoding>, hf:<tokenizer path>.",
+        ),
+    ] = None,
+    utilities: Annotated[
+        Path | None,
+        typer.Option(
+            "--utilities",
+            help="Per-passage utilities for udcg@K: 'qid docid utility' lines, JSON/JSONL "
+            "rows, or the UDCG reference data (with --udcg-model).",
+        ),
+    ] = None,
+    udcg_model: Annotated[
+        str | None,
+        typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
+    ] = None,
+    curves: Annotated[
+        Path | None,
+        typer.Option("--curves", help="With a --k sweep: write the curves here (.json or .csv)."),
+    ] = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.core.results import Evaluation
@@ -132,6 +165,20 @@ def evaluate(
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
     if judgments is not None and measure is None:
         names = ["coverage", "alpha_ndcg@20"] + (["density"] if corpus is not None else [])
+    sweep_ks: list[int] | None = None
+    base_measures: list[Any] = []
+    if context_k != "oracle" and (judgments is None or any(c in context_k for c in ":,")):
+        from ragmeter.metrics.registry import parse_measures
+        from ragmeter.sweep import expand, parse_ks
+
+        try:
+            sweep_ks = parse_ks(context_k)
+            base_measures = list(parse_measures(names))
+            names = [str(m) for m in expand(base_measures, sweep_ks)]
+        except RagmeterError as exc:
+            _fail(exc)
+            return
+        context_k = "oracle"
     try:
         options: dict[str, Any] = {
             "missing": missing.value,
@@ -142,6 +189,7 @@ def evaluate(
             "pool_depth": pool_depth,
             "grade_map": grade_map,
         }
+        _set_measure_inputs(options, names, corpus, tokenizer, utilities, udcg_model)
         if judgments is not None:
             from ragmeter.commands.crux import coverage_options
 
@@ -161,6 +209,64 @@ def evaluate(
             )
     except RagmeterError as exc:
         _fail(exc)
+        return
+    if sweep_ks is not None:
+        _emit_sweep(result, base_measures, sweep_ks, fmt, per_query, output, curves)
+        return
+    if curves is not None:
+        _fail(ValueError("--curves needs a --k sweep (e.g. --k 1:50)"))
+    _emit(result, fmt, per_query=per_query, output=output)
+
+
+def _set_measure_inputs(
+    options: dict[str, Any],
+    names: list[str],
+    corpus: Path | None,
+    tokenizer: str | None,
+    utilities: Path | None,
+    udcg_model: str | None,
+) -> None:
+    """Passage lengths (token budgets) and utilities (udcg), read only when a measure needs
+    them; a missing one is left for the measure to report."""
+    from ragmeter.metrics.registry import parse_measures
+
+    measures = parse_measures(names)
+    if corpus is not None and any(m.budget is not None for m in measures):
+        from ragmeter.io.lengths import read_passage_lengths
+
+        options["passage_lengths"] = read_passage_lengths(corpus, counter=tokenizer)
+    if utilities is not None:
+        from ragmeter.io.utilities import read_utilities
+
+        options["utilities"] = read_utilities(utilities, model=udcg_model)
+
+
+def _emit_sweep(
+    result: Any,
+    base: list[Any],
+    ks: list[int],
+    fmt: OutputFormat,
+    per_query: bool,
+    output: Path | None,
+    curves: Path | None,
+) -> None:
+    """A sweep: the curves table (table format) or the m@K evaluation; curves to a file."""
+    from ragmeter.io._common import atomic_write_text
+    from ragmeter.sweep import Sweep
+
+    done = Sweep(result, tuple(base), tuple(ks))
+    if curves is not None:
+        text = done.to_csv() if curves.suffix.lower() == ".csv" else done.to_json()
+        atomic_write_text(curves, text)
+    if fmt is OutputFormat.table and not per_query:
+        if output is None:
+            done.print_table()
+            return
+        import io
+
+        buffer = io.StringIO()
+        done.print_table(file=buffer)
+        atomic_write_text(output, buffer.getvalue())
         return
     _emit(result, fmt, per_query=per_query, output=output)
 
@@ -230,7 +336,11 @@ def trec_eval(ctx: typer.Context) -> None:
 
 
 #: modules adding commands to ``app`` (see :mod:`ragmeter.commands`)
-COMMAND_MODULES: tuple[str, ...] = ("ragmeter.commands.crux", "ragmeter.commands.compare")
+COMMAND_MODULES: tuple[str, ...] = (
+    "ragmeter.commands.crux",
+    "ragmeter.commands.compare",
+    "ragmeter.commands.diagnose",
+)
 
 
 def _register_commands() -> None:
