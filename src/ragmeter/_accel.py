@@ -52,13 +52,20 @@ def indices(values: npt.NDArray[np.integer[Any]]) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(arr), [None, pa.py_buffer(arr)])
 
 
+#: above this many rows, take_strings uses Arrow's take
+SMALL_TAKE = 1 << 20
+
+
 def take_strings(arr: pa.Array, positions: npt.NDArray[np.integer[Any]]) -> pa.Array:
     """``arr.take(positions)`` for a null-free string array, with numpy only.
 
     ``Array.take`` imports ``pyarrow.compute`` (≈0.1 s at start-up); the fast path avoids it.
     Falls back to ``take`` for arrays with nulls or other types.
     """
-    if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+    simple = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+    # The numpy gather needs an int64 index per byte: cheap for small arrays, where it saves
+    # the start-up cost, but Arrow's take is far lighter on memory for large ones.
+    if arr.null_count or not simple or len(positions) > SMALL_TAKE:
         return arr.take(indices(positions))
     wide = pa.types.is_large_string(arr.type)
     _, offsets_buf, data_buf = arr.buffers()

@@ -359,8 +359,9 @@ def _tune_allocator() -> None:
     An evaluation allocates many short-lived arrays of tens of megabytes. By default glibc
     serves each from a fresh ``mmap`` and the kernel zero-fills every page on first touch,
     which costs more than the arithmetic (measured: 6.2 s → 4.3 s for 10 M run lines). The
-    command line owns its process, so it raises the mmap and trim thresholds; the library
-    itself never touches the allocator. A no-op where glibc is absent.
+    command line owns its process, so it raises the mmap threshold to 256 MB (larger arrays
+    still go back to the kernel at once, which keeps 100 M-line runs under 8 GiB) and the
+    trim threshold; the library itself never touches the allocator. A no-op without glibc.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -369,7 +370,7 @@ def _tune_allocator() -> None:
 
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3
-        libc.mallopt(m_mmap_threshold, 1 << 30)
+        libc.mallopt(m_mmap_threshold, 256 << 20)
         libc.mallopt(m_trim_threshold, (1 << 31) - 1)
     except (OSError, AttributeError):
         return

@@ -101,10 +101,15 @@ def count_within(al: Aligned, key: object, mask: BoolArray, k: IntArray | None) 
     One cached integer prefix sum per mask (``key`` names it), then O(queries) index
     arithmetic per cutoff: exact, and ten cutoffs cost one pass over the items.
     """
-    prefix = al._cached(
-        ("prefix", key),
-        lambda: np.concatenate([np.zeros(1, np.int64), np.cumsum(mask, dtype=np.int64)]),
-    )
+
+    def compute() -> IntArray:
+        # int32 holds any count below 2^31 items and halves this cached array
+        dtype = np.int32 if len(mask) < np.iinfo(np.int32).max else np.int64
+        prefix = np.zeros(len(mask) + 1, dtype=dtype)
+        np.cumsum(mask, dtype=dtype, out=prefix[1:])
+        return prefix  # type: ignore[return-value]
+
+    prefix = al._cached(("prefix", key), compute)
     starts, ends = _segment_ends(al.offsets, al.lengths, k)
     counts: FloatArray = (prefix[ends] - prefix[starts]).astype(np.float64)
     return counts
