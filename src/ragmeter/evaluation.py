@@ -50,7 +50,8 @@ def resolve_measures(measures: Iterable[str | Measure] | str, *, default_k: int)
 
 def compute(aligned: Aligned, measures: Sequence[Measure]) -> np.ndarray:
     """Per-query values (query × measure) of ``measures`` on one alignment."""
-    values = np.empty((aligned.n_queries, len(measures)), dtype=np.float64)
+    # column-major: each measure writes one contiguous column (a sweep writes hundreds)
+    values = np.empty((aligned.n_queries, len(measures)), dtype=np.float64, order="F")
     for j, m in enumerate(measures):
         values[:, j] = m.spec.compute(aligned, m)
     return values
