@@ -23,10 +23,16 @@ def cutoff_per_query(al: Aligned, m: Measure) -> IntArray | None:
     A per-query override applies only where one was given (``cutoffs[q] >= 0``).
     """
     base = None if m.k is None else int(m.k)
-    if al.cutoffs is None or not (al.cutoffs >= 0).any():
-        return None if base is None else np.full(al.n_queries, base, dtype=np.int64)
-    fallback = np.iinfo(np.int64).max if base is None else base
-    return np.where(al.cutoffs >= 0, al.cutoffs, fallback).astype(np.int64)
+
+    def compute() -> IntArray | None:
+        if al.cutoffs is None or not (al.cutoffs >= 0).any():
+            return None if base is None else np.full(al.n_queries, base, dtype=np.int64)
+        fallback = np.iinfo(np.int64).max if base is None else base
+        out: IntArray = np.where(al.cutoffs >= 0, al.cutoffs, fallback).astype(np.int64)
+        return out
+
+    # Sweeps ask for the same cutoff once per measure: build each array once.
+    return al._cached(("cutoff_per_query", base), compute)
 
 
 def within(al: Aligned, k: IntArray | None) -> BoolArray:
