@@ -389,3 +389,23 @@ def test_cli_build_qrels_and_correlate(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     (row,) = doc["correlations"]
     assert row["metric"] == "coverage" and row["n_systems"] == 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(
+        st.one_of(
+            st.none(), st.text(alphabet=st.sampled_from(list("ab \t\n\x0b\x1cé\u00a0\u2003")))
+        ),
+        max_size=20,
+    ),
+    start=st.integers(0, 3),
+)
+def test_whitespace_token_count_is_str_split(texts: list[str | None], start: int) -> None:
+    import pyarrow as pa
+
+    from ragmeter.core.judgments import count_tokens
+
+    arr = pa.array(texts, type=pa.string()).slice(min(start, len(texts)))
+    want = [len(t.split()) if t else 0 for t in texts[min(start, len(texts)) :]]
+    assert count_tokens(arr).tolist() == want

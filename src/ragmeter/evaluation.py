@@ -119,7 +119,10 @@ def evaluate(
     """
     run_list = _as_runs(runs)
     if qrels is None and judgments is not None:
-        qrels = judgments.graded_qrels(tau)
+        coverage_only = all(
+            "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
+        )
+        qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
     if qrels is None:
         raise MissingInputError("these measures need qrels")
     qrels_obj = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)

@@ -61,9 +61,6 @@ REQUIRED, PARTLY_REDUNDANT, FULLY_REDUNDANT, NO_ANSWERABLE = 3, 2, 1, 0
 #: counts the tokens of one text (a pluggable tokenizer)
 TokenCounter = Callable[[str], int]
 
-#: upper bound on the cells of one dense (queries × passages × questions) block
-_BLOCK_CELLS = 1 << 22
-
 _T = TypeVar("_T")
 RatingArray = npt.NDArray[np.int8]
 BoolArray = npt.NDArray[np.bool_]
@@ -83,6 +80,42 @@ def ranges(starts: IntArray, lengths: IntArray) -> IntArray:
 
 def _offsets(lengths: npt.ArrayLike) -> IntArray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+
+
+def _bounds(offsets: IntArray, segments: IntArray) -> IntArray:
+    bounds = np.empty(2 * len(segments), dtype=np.int64)
+    bounds[0::2] = offsets[segments]
+    bounds[1::2] = offsets[segments + 1]
+    return bounds
+
+
+def segment_max(values: IntArray, offsets: IntArray, segments: IntArray) -> IntArray:
+    """Maximum of ``values`` over each of ``segments`` (non-empty, CSR ``offsets``)."""
+    padded = np.concatenate([values, values[:1]])
+    out: IntArray = np.maximum.reduceat(padded, _bounds(offsets, segments))[0::2]
+    return out
+
+
+def segment_argmax(
+    values: FloatArray, offsets: IntArray, segments: IntArray
+) -> tuple[FloatArray, IntArray]:
+    """Maximum of each of ``segments`` (non-empty) and the index of its first occurrence."""
+    top = np.maximum.reduceat(np.concatenate([values, values[:1]]), _bounds(offsets, segments))
+    top = top[0::2]
+    lengths = offsets[segments + 1] - offsets[segments]
+    whole = len(segments) == len(offsets) - 1 and int(offsets[0]) == 0
+    idx = np.arange(len(values), dtype=np.int64) if whole else ranges(offsets[segments], lengths)
+    hit = (values if whole else values[idx]) == np.repeat(top, lengths)
+    local = np.where(hit, np.arange(len(idx), dtype=np.int64), len(idx))
+    first = np.minimum.reduceat(local, _offsets(lengths)[:-1])
+    return top, idx[first]
+
+
+def distinct(values: IntArray, size: int) -> IntArray:
+    """Sorted distinct ``values`` (all in ``0..size-1``) by marking, not hashing or sorting."""
+    mark = np.zeros(size, dtype=bool)
+    mark[values] = True
+    return np.flatnonzero(mark)
 
 
 def _int_ratings(values: Sequence[Any], source: str, line: int | None, row: int) -> list[int]:
@@ -312,12 +345,45 @@ class Judgments:
         """Global question index of every rating cell."""
 
         def compute() -> IntArray:
-            rows = self.cell_row
-            local = np.arange(len(self.ratings), dtype=np.int64) - self.rating_offsets[rows]
-            out: IntArray = self.question_offsets[self.row_query[rows]] + local
+            shift = self.question_offsets[self.row_query] - self.rating_offsets[:-1]
+            out: IntArray = np.repeat(shift, np.diff(self.rating_offsets))
+            out += np.arange(len(self.ratings), dtype=np.int64)
             return out
 
         return self._cached("cell_question", compute)
+
+    def rows_of(self, cells: IntArray) -> IntArray:
+        """Row of each of ``cells`` (sorted or not), by binary search: no per-cell array of
+        the whole rating matrix."""
+        out: IntArray = np.searchsorted(self.rating_offsets, cells, side="right") - 1
+        return out
+
+    def questions_of(self, cells: IntArray, rows: IntArray | None = None) -> IntArray:
+        """Global question index of each of ``cells`` (``rows``: their rows, if known)."""
+        if rows is None:
+            rows = self.rows_of(cells)
+        out: IntArray = (
+            cells - self.rating_offsets[rows] + self.question_offsets[self.row_query[rows]]
+        )
+        return out
+
+    def at_least(self, tau: int) -> tuple[IntArray, IntArray, IntArray]:
+        """The cells rated ≥ τ: ``(cells, rows, global questions)``, in cell order."""
+
+        def compute() -> tuple[IntArray, IntArray, IntArray]:
+            cells = np.flatnonzero(self.ratings >= tau)
+            rows = self.rows_of(cells)
+            return cells, rows, self.questions_of(cells, rows)
+
+        return self._cached(("at_least", tau), compute)
+
+    def _answered(self, rows: IntArray, tau: int) -> IntArray:
+        """Global questions that ``rows`` answer (rating ≥ τ), with repeats."""
+        widths = np.diff(self.rating_offsets)[rows]
+        cells = ranges(self.rating_offsets[rows], widths)
+        cell_rows = np.repeat(rows, widths)
+        hit = self.ratings[cells] >= tau
+        return self.questions_of(cells[hit], cell_rows[hit])
 
     @property
     def question_query(self) -> IntArray:
@@ -337,7 +403,7 @@ class Judgments:
         """``Q_ans`` as a mask over global questions: some judged passage rates it ≥ τ."""
 
         def compute() -> BoolArray:
-            hit = self.cell_question[self.ratings >= tau]
+            hit = self.at_least(tau)[2]
             return np.bincount(hit, minlength=int(self.question_offsets[-1])) > 0
 
         return self._cached(("answerable", tau), compute)
@@ -351,57 +417,6 @@ class Judgments:
             ).astype(np.int64),
         )
 
-    # -- dense blocks -----------------------------------------------------------------
-    def _blocks(
-        self, rows: IntArray, row_offsets: IntArray, queries: IntArray
-    ) -> list[tuple[IntArray, IntArray, RatingArray]]:
-        """Dense rating blocks of ``queries``: ``(queries, row index, R[b, p, i])``.
-
-        ``rows``/``row_offsets`` give, per query (CSR over all queries), the rows to lay out
-        in order. Queries are grouped by size so that padding stays small; padding rates −2
-        (never answerable, never positive) and has row index −1.
-        """
-        sizes = np.diff(row_offsets)[queries]
-        widths = self.widths[queries]
-        order = np.lexsort((widths, sizes))
-        out = []
-        start = 0
-        n = len(order)
-        while start < n:
-            p_max = max(int(sizes[order[start]]), 1)
-            end = start + 1
-            w_max = max(int(widths[order[start]]), 1)
-            while end < n:
-                p = max(int(sizes[order[end]]), 1)
-                w = max(w_max, int(widths[order[end]]))
-                if (end - start + 1) * p * w > _BLOCK_CELLS and end > start:
-                    break
-                p_max, w_max = p, w
-                end += 1
-            # sizes are sorted: the last query of the block has the most rows
-            qs = queries[order[start:end]]
-            out.append(self._dense(qs, rows, row_offsets, p_max, w_max))
-            start = end
-        return out
-
-    def _dense(
-        self, qs: IntArray, rows: IntArray, row_offsets: IntArray, p_max: int, w_max: int
-    ) -> tuple[IntArray, IntArray, RatingArray]:
-        b = len(qs)
-        counts = np.diff(row_offsets)[qs]
-        picked = rows[ranges(row_offsets[qs], counts)]
-        slot = np.repeat(np.arange(b, dtype=np.int64), counts)
-        pos = np.arange(len(picked), dtype=np.int64) - np.repeat(_offsets(counts)[:-1], counts)
-        row_index = np.full((b, p_max), -1, dtype=np.int64)
-        row_index[slot, pos] = picked
-        dense = np.full((b, p_max, w_max), -2, dtype=np.int8)
-        row_w = np.diff(self.rating_offsets)[picked]
-        cells = ranges(self.rating_offsets[picked], row_w)
-        base = np.repeat((slot * p_max + pos) * w_max, row_w)
-        local = np.arange(len(cells), dtype=np.int64) - np.repeat(_offsets(row_w)[:-1], row_w)
-        dense.reshape(-1)[base + local] = self.ratings[cells]
-        return qs, row_index, dense
-
     # -- required subset --------------------------------------------------------------
     def required(self, tau: int = DEFAULT_TAU) -> tuple[IntArray, IntArray]:
         """``P*`` per query as CSR ``(offsets, rows)``, rows in greedy selection order.
@@ -413,36 +428,39 @@ class Judgments:
         return self._cached(("required", tau), lambda: self._greedy_required(tau))
 
     def _greedy_required(self, tau: int) -> tuple[IntArray, IntArray]:
+        """The greedy of :meth:`required` on sparse cells, all queries at once.
+
+        For τ ≥ 1 the +0.1 term never separates candidates that cover something new (a
+        passage answering an uncovered question rates it > 0), so the first maximum of the
+        count is the first maximum of the score; τ < 1 is refused.
+        """
+        if tau < 1:
+            raise ValueError(f"tau must be ≥ 1, got {tau}")
         n_q = self.n_queries
-        queries = np.flatnonzero(self.n_answerable(tau) > 0)
-        all_rows = np.arange(len(self), dtype=np.int64)
+        cells, cell_row, cell_q = self.at_least(tau)  # answerable cells, all uncovered
+        uncovered = self.answerable(tau).copy()
+        row_query = self.row_query
+        pos_in_query = np.arange(len(self), dtype=np.int64) - self.offsets[row_query]
+        n_max = int(np.diff(self.offsets).max(initial=0)) + 1
         picked_q: list[IntArray] = []
         picked_row: list[IntArray] = []
-        picked_step: list[IntArray] = []
-        for qs, row_index, dense in self._blocks(all_rows, self.offsets, queries):
-            ans: BoolArray = np.greater_equal(dense, tau)
-            pos: BoolArray = np.greater(dense, 0)
-            uncovered: BoolArray = np.any(ans, axis=1)
-            active = np.flatnonzero(uncovered.any(axis=1))
-            step = 0
-            while len(active):
-                a = ans[active]
-                u = uncovered[active][:, None, :]
-                score = 10 * (a & u).sum(axis=2, dtype=np.int32)
-                score += (pos[active] & u).any(axis=2)
-                best = score.argmax(axis=1)
-                picked_q.append(qs[active])
-                picked_row.append(row_index[active, best])
-                picked_step.append(np.full(len(active), step, dtype=np.int64))
-                uncovered[active] &= ~a[np.arange(len(active)), best]
-                active = active[uncovered[active].any(axis=1)]
-                step += 1
+        while len(cells):
+            counts = np.bincount(cell_row, minlength=len(self)).astype(np.int64)
+            queries = distinct(row_query[cell_row], n_q)
+            # one key per row: count first, then earlier input position
+            key = counts * n_max + (n_max - 1 - pos_in_query)
+            best_key = segment_max(key, self.offsets, queries)
+            best = self.offsets[queries] + (n_max - 1 - best_key % n_max)
+            picked_q.append(queries)
+            picked_row.append(best)
+            uncovered[self._answered(best, tau)] = False
+            keep = uncovered[cell_q]
+            cells, cell_row, cell_q = cells[keep], cell_row[keep], cell_q[keep]
         if not picked_q:
             return np.zeros(n_q + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
         q = np.concatenate(picked_q)
         r = np.concatenate(picked_row)
-        s = np.concatenate(picked_step)
-        order = np.lexsort((s, q))
+        order = np.argsort(q, kind="stable")  # steps were appended in order
         return _offsets(np.bincount(q, minlength=n_q)), r[order]
 
     def required_size(self, tau: int = DEFAULT_TAU) -> IntArray:
@@ -460,7 +478,7 @@ class Judgments:
             n_questions = int(self.question_offsets[-1])
             best = np.full(n_questions, RATING_MIN - 1, dtype=np.int64)
             cells = ranges(self.rating_offsets[req], np.diff(self.rating_offsets)[req])
-            np.maximum.at(best, self.cell_question[cells], self.ratings[cells])
+            np.maximum.at(best, self.questions_of(cells), self.ratings[cells])
             not_below = self.ratings.astype(np.int64) >= best[self.cell_question]
             partly = np.bincount(self.cell_row, weights=not_below, minlength=len(self)) > 0
             out = np.where(partly, PARTLY_REDUNDANT, FULLY_REDUNDANT).astype(np.int32)
@@ -487,34 +505,53 @@ class Judgments:
     def _greedy_ideal(self, alpha: float, depth: int, tau: int) -> FloatArray:
         n_q = self.n_queries
         out = np.zeros(n_q, dtype=np.float64)
-        answering = np.bincount(self.cell_row, weights=self.ratings >= tau, minlength=len(self))
-        rows = np.flatnonzero(answering > 0)
-        # doc id descending (byte order) within each query: argmax's first maximum is then
-        # ndeval's tie-break to the larger docno
-        doc_rank = _string_ranks(self.doc_ids.take(_accel.indices(rows))) if len(rows) else rows
+        _, cell_rows, cell_q = self.at_least(tau)
+        rows = distinct(cell_rows, len(self))
+        if not len(rows):
+            return out
+        # doc id descending (byte order) within each query: the first maximum of a segment
+        # is then ndeval's tie-break to the larger docno
+        doc_rank = _string_ranks(self.doc_ids.take(_accel.indices(rows)))
         rows = rows[np.lexsort((-doc_rank, self.row_query[rows]))]
-        row_offsets = _offsets(np.bincount(self.row_query[rows], minlength=n_q))
-        queries = np.flatnonzero(np.diff(row_offsets) > 0)
+        slot_of_row = np.full(len(self), -1, dtype=np.int64)
+        slot_of_row[rows] = np.arange(len(rows), dtype=np.int64)
+        slot_offsets = _offsets(np.bincount(self.row_query[rows], minlength=n_q))
+        # cells in (row, question) order; grouped by slot, each slot's cells stay in
+        # question order, so a slot's gain is summed as ndeval sums it
+        cell_slot = slot_of_row[cell_rows]
+        by_slot = np.argsort(cell_slot, kind="stable")
+        slot_cells_q = cell_q[by_slot]
+        slot_cell_offsets = _offsets(np.bincount(cell_slot, minlength=len(rows)))
+        # question → slots answering it
+        by_question = np.argsort(cell_q, kind="stable")
+        question_slots = cell_slot[by_question]
+        question_offsets = _offsets(np.bincount(cell_q, minlength=int(self.question_offsets[-1])))
+        weight = np.ones(int(self.question_offsets[-1]), dtype=np.float64)
+        gain: FloatArray = np.asarray(
+            np.bincount(cell_slot, weights=weight[cell_q], minlength=len(rows)), dtype=np.float64
+        )
+        queries = np.flatnonzero(np.diff(slot_offsets) > 0)
         decay = 1.0 - alpha
-        for qs, row_index, dense in self._blocks(rows, row_offsets, queries):
-            judged = (dense >= tau).astype(np.float64)
-            b, p_max, w_max = judged.shape
-            weight = np.ones((b, w_max), dtype=np.float64)
-            taken = np.zeros((b, p_max), dtype=bool)
-            taken[row_index < 0] = True
-            total = np.zeros(b, dtype=np.float64)
-            arange = np.arange(b)
-            for rank in range(1, min(depth, p_max) + 1):
-                gain = np.matmul(judged, weight[:, :, None])[:, :, 0]
-                gain[taken] = -1.0
-                best = gain.argmax(axis=1)
-                top = gain[arange, best]
-                if not (top > 0).any():
-                    break
-                total += np.maximum(top, 0.0) / np.log2(rank + 1.0)
-                taken[arange, best] = True
-                weight = np.where(judged[arange, best] > 0, weight * decay, weight)
-            out[qs] = total
+        for rank in range(1, depth + 1):
+            if not len(queries):
+                break
+            top, best = segment_argmax(gain, slot_offsets, queries)
+            live = top > 0
+            queries, top, best = queries[live], top[live], best[live]
+            out[queries] += top / np.log2(rank + 1.0)
+            gain[best] = -1.0  # taken
+            hit = distinct(self._answered(rows[best], tau), len(weight))
+            weight[hit] *= decay
+            # exact re-sum of the slots answering a question whose weight changed
+            lengths = np.diff(question_offsets)[hit]
+            touched = distinct(question_slots[ranges(question_offsets[hit], lengths)], len(rows))
+            touched = touched[gain[touched] >= 0]
+            widths = np.diff(slot_cell_offsets)[touched]
+            cells_t = ranges(slot_cell_offsets[touched], widths)
+            local = np.repeat(np.arange(len(touched), dtype=np.int64), widths)
+            gain[touched] = np.bincount(
+                local, weights=weight[slot_cells_q[cells_t]], minlength=len(touched)
+            )
         return out
 
     # -- as qrels ---------------------------------------------------------------------
@@ -529,13 +566,26 @@ class Judgments:
         if skip_unanswerable:
             keep = self.n_answerable(tau)[self.row_query] > 0
         idx = np.flatnonzero(keep)
-        qids = pa.array(self.query_ids[self.row_query[idx]].tolist(), type=pa.string())
+        qids = pa.array(self.query_ids.tolist(), type=pa.string())
         return Qrels.from_columns(
-            qids,
+            qids.take(_accel.indices(self.row_query[idx])),
             self.doc_ids.take(_accel.indices(idx)),
             labels[idx],
             name=self.name,
             source=self.name,
+        )
+
+    def query_qrels(self) -> Qrels:
+        """Qrels naming the judged queries without any judgment: what an evaluation of
+        coverage measures alone aligns against (no qrels join of every passage)."""
+        from ragmeter.core.data import Qrels
+
+        return Qrels(
+            query_ids=self.query_ids.copy(),
+            offsets=np.zeros(self.n_queries + 1, dtype=np.int64),
+            doc_ids=pa.array([], type=pa.string()),
+            grades=np.zeros(0, dtype=np.int32),
+            name=self.name,
         )
 
     def diversity_rows(self, tau: int = DEFAULT_TAU) -> tuple[IntArray, IntArray, BoolArray]:
@@ -593,6 +643,9 @@ def count_tokens(texts: pa.Array, counter: TokenCounter | None = None) -> IntArr
     default, computed in Arrow; ``counter`` (one call per text) otherwise. A null text has 0.
     """
     if counter is None:
+        fast = _ascii_tokens(texts)
+        if fast is not None:
+            return fast
         import pyarrow.compute as pc
 
         # trimmed first: Arrow yields an empty token for leading/trailing white space
@@ -607,6 +660,41 @@ def count_tokens(texts: pa.Array, counter: TokenCounter | None = None) -> IntArr
         dtype=np.int64,
         count=len(texts),
     )
+
+
+#: Python's ``str.split()`` white space among ASCII bytes (\t \n \v \f \r, \x1c-\x1f, space)
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _ascii_tokens(texts: pa.Array) -> IntArray | None:
+    """Whitespace tokens per text from the raw bytes (numpy); ``None`` unless every text is
+    ASCII and the array is a plain string array (the Arrow path handles the rest)."""
+    if not pa.types.is_string(texts.type) or len(texts) == 0:
+        return None
+    buffers = texts.buffers()
+    if buffers[2] is None:
+        return np.zeros(len(texts), dtype=np.int64)
+    raw = np.frombuffer(buffers[1], dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(buffers[2], dtype=np.uint8)[int(raw[0]) : int(raw[-1])]
+    if len(data) and int(data.max()) >= 0x80:
+        return None
+    offsets = raw.astype(np.int64) - int(raw[0])
+    space = _ASCII_SPACE[data]
+    # a token starts at a non-space byte that begins a text or follows a space
+    starts = ~space
+    starts[1:] &= space[:-1]
+    begins = offsets[:-1][offsets[:-1] < len(data)]
+    starts[begins] = ~space[begins]
+    lengths = np.diff(offsets)
+    counts: IntArray = np.zeros(len(texts), dtype=np.int64)
+    filled = lengths > 0
+    if filled.any():
+        sums = np.add.reduceat(starts, offsets[:-1][filled], dtype=np.int64)
+        counts[filled] = sums
+    if texts.null_count:
+        counts[texts.is_null().to_numpy(zero_copy_only=False)] = 0
+    return counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -726,31 +814,34 @@ def coverage_view(
     item_doc_ids: pa.Array,
     **options: Any,
 ) -> CoverageView:
-    """Join aligned items (``offsets`` over ``query_ids``, doc ids per item) to judgment rows.
-
-    One Arrow hash join on (query, doc id), as the qrels join of :func:`~ragmeter.core.align.align`.
-    """
+    """Join aligned items (``offsets`` over ``query_ids``, doc ids per item) to judgment rows,
+    with the (query, doc id) join of :func:`~ragmeter.core.align.align`."""
     index = judgments.index()
     query = np.fromiter(
         (index.get(str(q), -1) for q in query_ids.tolist()), dtype=np.int64, count=len(query_ids)
     )
     n_items = len(item_doc_ids)
     item_row = np.full(n_items, -1, dtype=np.int64)
-    lengths = np.diff(offsets)
     if n_items and len(judgments):
-        item_query = np.repeat(query, lengths)
-        left_docs = item_doc_ids
-        right_docs = judgments.doc_ids
-        if left_docs.type != right_docs.type:
-            left_docs = left_docs.cast(pa.large_string())
-            right_docs = right_docs.cast(pa.large_string())
-        left = pa.table({"q": item_query, "d": left_docs, "i": np.arange(n_items, dtype=np.int64)})
-        right = pa.table(
-            {"q": judgments.row_query, "d": right_docs, "r": np.arange(len(judgments))}
+        from types import SimpleNamespace
+        from typing import cast
+
+        from ragmeter.core.align import _join_rows
+        from ragmeter.core.data import Qrels, Run
+
+        # the qrels join of align(): per evaluated query, its judgment rows
+        known = np.maximum(query, 0)
+        lengths = np.where(query >= 0, np.diff(judgments.offsets)[known], 0)
+        label_rows = ranges(judgments.offsets[known], lengths)
+        label_query = np.repeat(np.arange(len(query), dtype=np.int64), lengths)
+        item_row = _join_rows(
+            cast(Run, SimpleNamespace(doc_ids=item_doc_ids)),
+            cast(Qrels, SimpleNamespace(doc_ids=judgments.doc_ids)),
+            np.arange(n_items, dtype=np.int64),
+            offsets,
+            label_rows,
+            label_query,
         )
-        joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=True)
-        if joined.num_rows:
-            item_row[joined["i"].to_numpy()] = joined["r"].to_numpy()
     return CoverageView(
         judgments=judgments, query=query, item_row=item_row, item_doc_ids=item_doc_ids, **options
     )

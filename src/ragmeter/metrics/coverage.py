@@ -111,13 +111,15 @@ def _in_context(al: Aligned, size: IntArray) -> BoolArray:
     return mask
 
 
-def _item_cells(view: CoverageView, items: IntArray) -> tuple[IntArray, IntArray]:
-    """For judged ``items``: (item of each rating cell, cell index into the ratings)."""
+def _item_cells(view: CoverageView, items: IntArray, tau: int) -> tuple[IntArray, IntArray]:
+    """For judged ``items``: (item, global question) of each of their cells rated ≥ τ."""
     jud = view.judgments
     rows = view.item_row[items]
     widths = np.diff(jud.rating_offsets)[rows]
     cells = ranges(jud.rating_offsets[rows], widths)
-    return np.repeat(items, widths), cells
+    hit = jud.ratings[cells] >= tau
+    cell_rows = np.repeat(rows, widths)[hit]
+    return np.repeat(items, widths)[hit], jud.questions_of(cells[hit], cell_rows)
 
 
 def _covered(al: Aligned, view: CoverageView, tau: int, size: IntArray) -> IntArray:
@@ -126,8 +128,7 @@ def _covered(al: Aligned, view: CoverageView, tau: int, size: IntArray) -> IntAr
     def compute() -> IntArray:
         jud = view.judgments
         items = np.flatnonzero(_in_context(al, size) & (view.item_row >= 0))
-        _, cells = _item_cells(view, items)
-        hit = jud.cell_question[cells[jud.ratings[cells] >= tau]]
+        _, hit = _item_cells(view, items, tau)
         flags = np.zeros(int(jud.question_offsets[-1]), dtype=bool)
         flags[hit] = True
         per_query = np.bincount(jud.question_query, weights=flags, minlength=jud.n_queries)
@@ -191,10 +192,7 @@ def alpha_ndcg(al: Aligned, m: Measure) -> FloatArray:
     jud = view.judgments
 
     items = np.flatnonzero(_in_context(al, size) & (view.item_row >= 0))
-    cell_item, cells = _item_cells(view, items)
-    hit = jud.ratings[cells] >= tau
-    cell_item = cell_item[hit]
-    question = jud.cell_question[cells[hit]]
+    cell_item, question = _item_cells(view, items, tau)
     # c = earlier context passages answering the same question: rank within (question, item)
     order = np.lexsort((cell_item, question))
     question, cell_item = question[order], cell_item[order]
