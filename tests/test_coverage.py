@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ragmeter import Run, evaluate
+from ragmeter import Run, _accel, evaluate
 from ragmeter.cli import app
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.errors import MissingInputError
@@ -409,3 +409,72 @@ def test_whitespace_token_count_is_str_split(texts: list[str | None], start: int
     arr = pa.array(texts, type=pa.string()).slice(min(start, len(texts)))
     want = [len(t.split()) if t else 0 for t in texts[min(start, len(texts)) :]]
     assert count_tokens(arr).tolist() == want
+
+
+# -- the C accelerator against the pure numpy path ----------------------------------------
+
+
+def _random_crux(seed: int) -> tuple[Judgments, Corpus, Run]:
+    """Judgments with many ties (few distinct ratings, repeated rating rows), some queries
+    wider than 64 sub-questions, doc ids in ascending, descending and shuffled order."""
+    rng = random.Random(seed)
+    data: dict[str, dict[str, list[int]]] = {}
+    runs: dict[str, list[str]] = {}
+    corpus: dict[str, str] = {}
+    for q in range(rng.randint(1, 12)):
+        width = rng.choice([1, 3, 15, 64, 65, 130])
+        n_docs = rng.choice([1, 5, 20, 40])
+        names = [f"d{rng.randint(0, 999):03d}x{i}" for i in range(n_docs)]
+        layout = rng.choice(["ascending", "descending", "shuffled"])
+        if layout != "shuffled":
+            names.sort(reverse=layout == "descending")
+        palette = rng.choice([[0, 5], [0, 3, 4, -1], [0, 1, 2, 3, 4, 5, -1]])
+        shared = [rng.choice(palette) for _ in range(width)]
+        data[f"q{q}"] = {
+            d: list(shared) if rng.random() < 0.3 else [rng.choice(palette) for _ in range(width)]
+            for d in names
+        }
+        for d in names:
+            corpus[d] = " ".join("w" * rng.randint(1, 3) for _ in range(rng.randint(0, 6)))
+        runs[f"q{q}"] = rng.sample(names, k=rng.randint(1, len(names)))
+    return Judgments.from_dict(data), Corpus.from_dict(corpus), Run.from_lists(runs)
+
+
+@pytest.mark.skipif(_accel.native is None, reason="the C extension is not built")
+@pytest.mark.parametrize("seed", range(40))
+def test_native_coverage_greedies_match_pure(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    native = _accel.native
+    base, corpus, run = _random_crux(seed)
+    measures = ["coverage", "alpha_ndcg@20", "alpha_ndcg@3(alpha=0.3)", "density", "coverage@2"]
+
+    def compute() -> tuple[list[np.ndarray], np.ndarray]:
+        j = Judgments.from_dict(
+            {
+                str(q): {
+                    base.doc_ids[r].as_py(): base.ratings[
+                        base.rating_offsets[r] : base.rating_offsets[r + 1]
+                    ].tolist()
+                    for r in range(int(base.offsets[i]), int(base.offsets[i + 1]))
+                }
+                for i, q in enumerate(base.query_ids.tolist())
+            }
+        )
+        c = Corpus(corpus.doc_ids, corpus.texts)
+        parts: list[np.ndarray] = []
+        for tau in (1, 3, 5):
+            parts += [*j.required(tau), j.answerable(tau), j.labels(tau)]
+            for alpha, depth in ((0.5, 20), (0.0, 5), (0.9, 1), (0.25, 0)):
+                parts.append(j.ideal_alpha_dcg(alpha, depth, tau))
+        parts.append(c.lookup(run.doc_ids))
+        values = evaluate(run, None, measures, judgments=j, corpus=c).run.values
+        return parts, values
+
+    native_parts, native_values = compute()
+    monkeypatch.setattr(_accel, "native", None)
+    pure_parts, pure_values = compute()
+    monkeypatch.setattr(_accel, "native", native)
+    assert len(native_parts) == len(pure_parts)
+    for got, want in zip(native_parts, pure_parts, strict=True):
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes()  # bit for bit
+    assert native_values.tobytes() == pure_values.tobytes()

@@ -1,6 +1,7 @@
 /*
  * ragmeter._native: optional accelerator for the hot path (TREC parsing, string encoding,
- * per-query ordering + dedupe, and the (query, doc) join).
+ * per-query ordering + dedupe, the (query, doc) join, and for the coverage measures the P* and
+ * ideal alpha-DCG greedies, the answerable questions, corpus id look-ups and token counts).
  *
  * Only the CPython C API; arrays come and go through the buffer protocol (numpy arrays,
  * Arrow buffers, bytes) and bytearrays. Every function has a pure numpy/pyarrow twin in
@@ -787,6 +788,526 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- coverage greedies */
+
+/* bitsets of `words` uint64 words over a query's sub-questions */
+static inline int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+
+/*
+ * Fill masks[k*words ..] with the questions row (first_row + k) rates >= tau, for k < n_rows;
+ * OR them into `any` (the query's answerable questions). Returns 0, or -1 on a width mismatch.
+ */
+static int row_masks(const int64_t *roffs, const int8_t *ratings, int64_t first_row,
+                     int64_t n_rows, int64_t width, int64_t words, int tau, uint64_t *masks,
+                     uint64_t *any) {
+    memset(masks, 0, (size_t)(n_rows * words) * 8);
+    memset(any, 0, (size_t)words * 8);
+    for (int64_t k = 0; k < n_rows; k++) {
+        int64_t a = roffs[first_row + k], b = roffs[first_row + k + 1];
+        if (b - a > width) return -1;
+        uint64_t *m = masks + k * words;
+        for (int64_t c = a; c < b; c++)
+            if (ratings[c] >= tau) m[(c - a) >> 6] |= (uint64_t)1 << ((c - a) & 63);
+        for (int64_t w = 0; w < words; w++) any[w] |= m[w];
+    }
+    return 0;
+}
+
+typedef struct {
+    Py_buffer b[4];
+    int have;
+} bufs4;
+
+static int get_bufs(bufs4 *g, PyObject **objs, int n) {
+    g->have = 0;
+    for (; g->have < n; g->have++)
+        if (PyObject_GetBuffer(objs[g->have], &g->b[g->have], PyBUF_SIMPLE)) return -1;
+    return 0;
+}
+
+static void release_bufs(bufs4 *g) {
+    for (int k = 0; k < g->have; k++) PyBuffer_Release(&g->b[k]);
+}
+
+/*
+ * required(offsets int64[nq+1], widths int64[nq], rating_offsets int64[rows+1], ratings int8,
+ *          tau) -> (offsets bytearray int64[nq+1], rows bytearray int64[m])
+ * The greedy required subset P* of each query (SPEC §4), rows in selection order: while an
+ * answerable question is uncovered, take the first row (input order) answering the most
+ * uncovered questions. Twin of Judgments._greedy_required (tau >= 1).
+ */
+static PyObject *required(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    int tau;
+    if (!PyArg_ParseTuple(args, "OOOOi", &objs[0], &objs[1], &objs[2], &objs[3], &tau))
+        return NULL;
+    bufs4 g;
+    PyObject *rows_obj = NULL, *offs_obj = NULL, *result = NULL;
+    uint64_t *masks = NULL, *unc = NULL;
+    int64_t *picked = NULL;
+    if (get_bufs(&g, objs, 4)) goto done;
+    const int64_t *offs = g.b[0].buf, *widths = g.b[1].buf, *roffs = g.b[2].buf;
+    const int8_t *ratings = g.b[3].buf;
+    Py_ssize_t nq = g.b[0].len / 8 - 1;
+    if (nq < 0 || g.b[1].len / 8 != nq || g.b[2].len / 8 != offs[nq] + 1) {
+        PyErr_SetString(PyExc_ValueError, "length mismatch");
+        goto done;
+    }
+    int64_t max_rows = 0, max_words = 1;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if (offs[q + 1] - offs[q] > max_rows) max_rows = offs[q + 1] - offs[q];
+        if ((widths[q] + 63) / 64 > max_words) max_words = (widths[q] + 63) / 64;
+    }
+    masks = malloc((size_t)(max_rows * max_words + 1) * 8);
+    unc = malloc((size_t)max_words * 8);
+    picked = malloc((size_t)(offs[nq] + 1) * 8);
+    char *obuf = NULL;
+    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
+    if (!masks || !unc || !picked) { PyErr_NoMemory(); goto done; }
+    if (!offs_obj) goto done;
+    int64_t *out_offs = (int64_t *)obuf;
+    int64_t m = 0;
+    out_offs[0] = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        int64_t first = offs[q], n = offs[q + 1] - offs[q], words = (widths[q] + 63) / 64;
+        if (words < 1) words = 1;
+        if (row_masks(roffs, ratings, first, n, widths[q], words, tau, masks, unc)) {
+            PyErr_SetString(PyExc_ValueError, "row wider than its query");
+            goto done;
+        }
+        for (;;) {
+            int64_t best = -1, best_count = 0;
+            for (int64_t k = 0; k < n; k++) {
+                const uint64_t *mk = masks + k * words;
+                int64_t c = 0;
+                for (int64_t w = 0; w < words; w++) c += popcount64(mk[w] & unc[w]);
+                if (c > best_count) { best_count = c; best = k; }
+            }
+            if (best < 0) break;
+            picked[m++] = first + best;
+            const uint64_t *mb = masks + best * words;
+            for (int64_t w = 0; w < words; w++) unc[w] &= ~mb[w];
+        }
+        out_offs[q + 1] = m;
+    }
+    char *rbuf = NULL;
+    rows_obj = new_bytearray(m * 8, &rbuf);
+    if (!rows_obj) goto done;
+    if (m) memcpy(rbuf, picked, (size_t)m * 8);
+    result = Py_BuildValue("(OO)", offs_obj, rows_obj);
+done:
+    release_bufs(&g);
+    free(masks);
+    free(unc);
+    free(picked);
+    Py_XDECREF(rows_obj);
+    Py_XDECREF(offs_obj);
+    return result;
+}
+
+/*
+ * answerable(offsets int64[nq+1], widths int64[nq], rating_offsets int64[rows+1], ratings int8,
+ *            tau) -> bytearray bool[sum(widths)]: per global question, whether some row of its
+ * query rates it >= tau. Twin of Judgments.answerable's bincount over at_least.
+ */
+static PyObject *answerable(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    int tau;
+    if (!PyArg_ParseTuple(args, "OOOOi", &objs[0], &objs[1], &objs[2], &objs[3], &tau))
+        return NULL;
+    bufs4 g;
+    PyObject *out = NULL, *result = NULL;
+    if (get_bufs(&g, objs, 4)) goto done;
+    const int64_t *offs = g.b[0].buf, *widths = g.b[1].buf, *roffs = g.b[2].buf;
+    const int8_t *ratings = g.b[3].buf;
+    Py_ssize_t nq = g.b[0].len / 8 - 1;
+    if (nq < 0 || g.b[1].len / 8 != nq || g.b[2].len / 8 != offs[nq] + 1) {
+        PyErr_SetString(PyExc_ValueError, "length mismatch");
+        goto done;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) total += widths[q];
+    char *flags = NULL;
+    out = new_bytearray(total, &flags);
+    if (!out) goto done;
+    memset(flags, 0, (size_t)total);
+    int64_t base = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        for (int64_t row = offs[q]; row < offs[q + 1]; row++) {
+            int64_t a = roffs[row], b = roffs[row + 1];
+            if (b - a > widths[q]) {
+                PyErr_SetString(PyExc_ValueError, "row wider than its query");
+                goto done;
+            }
+            for (int64_t c = a; c < b; c++) flags[base + (c - a)] |= ratings[c] >= tau;
+        }
+        base += widths[q];
+    }
+    result = out;
+    out = NULL;
+done:
+    release_bufs(&g);
+    Py_XDECREF(out);
+    return result;
+}
+
+static void sort_docs_merge(const strarr *s, int64_t *v, int64_t *tmp, int64_t n);
+
+/* merge sort of rows by doc id descending (byte order), equal ids in ascending row order */
+static inline int doc_after(const strarr *s, int64_t a, int64_t b) {
+    const char *pa, *pb;
+    size_t na, nb;
+    str_at(s, a, &pa, &na);
+    str_at(s, b, &pb, &nb);
+    int c = cmp_bytes(pa, na, pb, nb);
+    return c > 0 || (c == 0 && a < b);
+}
+
+static void sort_docs_desc(const strarr *s, int64_t *v, int64_t *tmp, int64_t n) {
+    if (n < 2) return;
+    /* rows are often in strictly ascending doc order already: then reversing sorts them */
+    int64_t i = 1;
+    while (i < n && doc_after(s, v[i], v[i - 1]) && !doc_after(s, v[i - 1], v[i])) i++;
+    if (i == n) {
+        for (int64_t a = 0, b = n - 1; a < b; a++, b--) {
+            int64_t t = v[a];
+            v[a] = v[b];
+            v[b] = t;
+        }
+        return;
+    }
+    sort_docs_merge(s, v, tmp, n);
+}
+
+static void sort_docs_merge(const strarr *s, int64_t *v, int64_t *tmp, int64_t n) {
+    if (n < 2) return;
+    if (n <= 16) {
+        for (int64_t i = 1; i < n; i++) {
+            int64_t x = v[i], j = i;
+            while (j > 0 && doc_after(s, x, v[j - 1])) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    sort_docs_merge(s, v, tmp, h);
+    sort_docs_merge(s, v + h, tmp, n - h);
+    memcpy(tmp, v, (size_t)h * 8);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) v[k++] = doc_after(s, v[j], tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h) v[k++] = tmp[i++];
+}
+
+/*
+ * ideal_alpha_dcg(offsets int64[nq+1], widths int64[nq], rating_offsets int64[rows+1],
+ *                 ratings int8, tau, decay, discounts float64[depth], doc offsets, doc data,
+ *                 wide, base) -> bytearray float64[nq]
+ * ndeval's greedy ideal per query over the rows answering something: at each rank the row of
+ * largest gain sum_i J(d,i) w_i (summed in question order from 0.0; w_i = decay^c_i by
+ * repeated multiplication), ties to the larger doc id; stops at depth or when no gain is left.
+ * Gain / discounts[rank] is added in rank order. Twin of Judgments._greedy_ideal.
+ */
+static PyObject *ideal_alpha_dcg(PyObject *self, PyObject *args) {
+    PyObject *objs[4], *disc_obj, *d_off, *d_data;
+    int tau, wide;
+    double decay;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "OOOOidOOOin", &objs[0], &objs[1], &objs[2], &objs[3], &tau,
+                          &decay, &disc_obj, &d_off, &d_data, &wide, &base))
+        return NULL;
+    bufs4 g;
+    Py_buffer db;
+    int have_d = 0;
+    strargs sa;
+    memset(&sa, 0, sizeof(sa));
+    PyObject *out_obj = NULL, *result = NULL;
+    uint64_t *masks = NULL, *any = NULL, *hit = NULL;
+    int64_t *slots = NULL, *tmp = NULL, *slot_k = NULL;
+    double *weight = NULL, *gain = NULL;
+    if (get_bufs(&g, objs, 4)) goto done;
+    if (PyObject_GetBuffer(disc_obj, &db, PyBUF_SIMPLE)) goto done;
+    have_d = 1;
+    if (get_strarr(d_off, d_data, wide, base, &sa)) goto done;
+    const int64_t *offs = g.b[0].buf, *widths = g.b[1].buf, *roffs = g.b[2].buf;
+    const int8_t *ratings = g.b[3].buf;
+    const double *disc = db.buf;
+    Py_ssize_t depth = db.len / 8;
+    Py_ssize_t nq = g.b[0].len / 8 - 1;
+    if (nq < 0 || g.b[1].len / 8 != nq || g.b[2].len / 8 != offs[nq] + 1) {
+        PyErr_SetString(PyExc_ValueError, "length mismatch");
+        goto done;
+    }
+    int64_t max_rows = 0, max_words = 1, max_width = 1;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if (offs[q + 1] - offs[q] > max_rows) max_rows = offs[q + 1] - offs[q];
+        if ((widths[q] + 63) / 64 > max_words) max_words = (widths[q] + 63) / 64;
+        if (widths[q] > max_width) max_width = widths[q];
+    }
+    masks = malloc((size_t)(max_rows * max_words + 1) * 8);
+    any = malloc((size_t)max_words * 8);
+    hit = malloc((size_t)max_words * 8);
+    slots = malloc((size_t)(max_rows + 1) * 8);
+    slot_k = malloc((size_t)(max_rows + 1) * 8);
+    tmp = malloc((size_t)(max_rows + 1) * 8);
+    gain = malloc((size_t)(max_rows + 1) * sizeof(double));
+    weight = malloc((size_t)max_width * sizeof(double));
+    char *obuf = NULL;
+    out_obj = new_bytearray(nq * 8, &obuf);
+    if (!masks || !any || !hit || !slots || !slot_k || !tmp || !gain || !weight) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!out_obj) goto done;
+    double *out = (double *)obuf;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        int64_t first = offs[q], n = offs[q + 1] - offs[q], words = (widths[q] + 63) / 64;
+        if (words < 1) words = 1;
+        out[q] = 0.0;
+        if (row_masks(roffs, ratings, first, n, widths[q], words, tau, masks, any)) {
+            PyErr_SetString(PyExc_ValueError, "row wider than its query");
+            goto done;
+        }
+        /* slots: the rows answering something, by doc id descending */
+        int64_t ns = 0;
+        for (int64_t k = 0; k < n; k++) {
+            const uint64_t *mk = masks + k * words;
+            int nz = 0;
+            for (int64_t w = 0; w < words; w++) nz |= mk[w] != 0;
+            if (nz) slots[ns++] = first + k;
+        }
+        if (!ns) continue;
+        sort_docs_desc(&sa.s, slots, tmp, ns);
+        for (int64_t s = 0; s < ns; s++) {
+            slot_k[s] = slots[s] - first;
+            gain[s] = (double)0.0;
+        }
+        for (int64_t i = 0; i < widths[q]; i++) weight[i] = 1.0;
+        /* initial gains: 0.0 + 1.0 + ... in question order */
+        for (int64_t s = 0; s < ns; s++) {
+            const uint64_t *mk = masks + slot_k[s] * words;
+            double sum = 0.0;
+            for (int64_t w = 0; w < words; w++)
+                for (uint64_t x = mk[w]; x; x &= x - 1)
+                    sum += weight[w * 64 + __builtin_ctzll(x)];
+            gain[s] = sum;
+        }
+        double total = 0.0;
+        if (words == 1) {
+            /* one word per slot: the common case, with the masks side by side */
+            uint64_t *sm = (uint64_t *)tmp; /* free again after the sort */
+            for (int64_t s = 0; s < ns; s++) sm[s] = masks[slot_k[s]];
+            for (Py_ssize_t rank = 0; rank < depth; rank++) {
+                int64_t best = 0;
+                double top = gain[0];
+                for (int64_t s = 1; s < ns; s++)
+                    if (gain[s] > top) { top = gain[s]; best = s; }
+                if (!(top > 0)) break;
+                total += top / disc[rank];
+                gain[best] = -1.0;
+                uint64_t hb = sm[best];
+                for (uint64_t x = hb; x; x &= x - 1) weight[__builtin_ctzll(x)] *= decay;
+                for (int64_t s = 0; s < ns; s++) {
+                    if (!(sm[s] & hb) || gain[s] < 0) continue;
+                    double sum = 0.0;
+                    for (uint64_t x = sm[s]; x; x &= x - 1) sum += weight[__builtin_ctzll(x)];
+                    gain[s] = sum;
+                }
+            }
+            out[q] = total;
+            continue;
+        }
+        for (Py_ssize_t rank = 0; rank < depth; rank++) {
+            int64_t best = 0;
+            for (int64_t s = 1; s < ns; s++)
+                if (gain[s] > gain[best]) best = s;
+            double top = gain[best];
+            if (!(top > 0)) break;
+            total += top / disc[rank];
+            gain[best] = -1.0;
+            const uint64_t *mb = masks + slot_k[best] * words;
+            for (int64_t w = 0; w < words; w++) {
+                hit[w] = mb[w];
+                for (uint64_t x = mb[w]; x; x &= x - 1) weight[w * 64 + __builtin_ctzll(x)] *= decay;
+            }
+            for (int64_t s = 0; s < ns; s++) {
+                if (gain[s] < 0) continue;
+                const uint64_t *mk = masks + slot_k[s] * words;
+                int touched = 0;
+                for (int64_t w = 0; w < words; w++) touched |= (mk[w] & hit[w]) != 0;
+                if (!touched) continue;
+                double sum = 0.0;
+                for (int64_t w = 0; w < words; w++)
+                    for (uint64_t x = mk[w]; x; x &= x - 1)
+                        sum += weight[w * 64 + __builtin_ctzll(x)];
+                gain[s] = sum;
+            }
+        }
+        out[q] = total;
+    }
+    result = out_obj;
+    out_obj = NULL;
+done:
+    release_bufs(&g);
+    if (have_d) PyBuffer_Release(&db);
+    release_strarr(&sa);
+    free(masks);
+    free(any);
+    free(hit);
+    free(slots);
+    free(slot_k);
+    free(tmp);
+    free(gain);
+    free(weight);
+    Py_XDECREF(out_obj);
+    return result;
+}
+
+/* ---------------------------------------------------------------- corpus look-up, tokens */
+
+/*
+ * doc_index(offsets, data, wide, base, n) -> bytearray int64[cap]: an open-addressing table
+ * (cap a power of two >= 2n) of the rows of a string array, -1 = empty; a repeated string
+ * keeps its first row (as Arrow's index_in).
+ */
+static PyObject *doc_index(PyObject *self, PyObject *args) {
+    PyObject *off, *data;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OOinn", &off, &data, &wide, &base, &n)) return NULL;
+    strargs sa;
+    PyObject *out = NULL, *result = NULL;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    char *tbuf = NULL;
+    out = new_bytearray((Py_ssize_t)(cap * 8), &tbuf);
+    if (!out) goto done;
+    int64_t *table = (int64_t *)tbuf;
+    for (size_t j = 0; j < cap; j++) table[j] = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *p;
+        size_t ln;
+        str_at(&sa.s, i, &p, &ln);
+        size_t slot = hash_bytes(p, ln) & (cap - 1);
+        int dup = 0;
+        while (table[slot] >= 0) {
+            const char *o;
+            size_t on;
+            str_at(&sa.s, table[slot], &o, &on);
+            if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+            slot = (slot + 1) & (cap - 1);
+        }
+        if (!dup) table[slot] = i;
+    }
+    result = out;
+    out = NULL;
+done:
+    release_strarr(&sa);
+    Py_XDECREF(out);
+    return result;
+}
+
+/*
+ * doc_lookup(table, value offsets, value data, wide, base, query offsets, query data, wide,
+ *            base, n) -> bytearray int64[n]: the row of each query string in the table's
+ * array (see doc_index), -1 where absent.
+ */
+static PyObject *doc_lookup(PyObject *self, PyObject *args) {
+    PyObject *tab, *v_off, *v_data, *q_off, *q_data;
+    int v_wide, q_wide;
+    Py_ssize_t v_base, q_base, n;
+    if (!PyArg_ParseTuple(args, "OOOinOOinn", &tab, &v_off, &v_data, &v_wide, &v_base, &q_off,
+                          &q_data, &q_wide, &q_base, &n))
+        return NULL;
+    Py_buffer tb;
+    int have_t = 0;
+    strargs vs, qs;
+    memset(&vs, 0, sizeof(vs));
+    memset(&qs, 0, sizeof(qs));
+    PyObject *out = NULL, *result = NULL;
+    if (PyObject_GetBuffer(tab, &tb, PyBUF_SIMPLE)) goto done;
+    have_t = 1;
+    if (get_strarr(v_off, v_data, v_wide, v_base, &vs)) goto done;
+    if (get_strarr(q_off, q_data, q_wide, q_base, &qs)) goto done;
+    const int64_t *table = tb.buf;
+    size_t cap = (size_t)tb.len / 8;
+    if (cap == 0 || (cap & (cap - 1))) {
+        PyErr_SetString(PyExc_ValueError, "bad table");
+        goto done;
+    }
+    char *obuf = NULL;
+    out = new_bytearray(n * 8, &obuf);
+    if (!out) goto done;
+    int64_t *pos = (int64_t *)obuf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *p;
+        size_t ln;
+        str_at(&qs.s, i, &p, &ln);
+        size_t slot = hash_bytes(p, ln) & (cap - 1);
+        pos[i] = -1;
+        while (table[slot] >= 0) {
+            const char *o;
+            size_t on;
+            str_at(&vs.s, table[slot], &o, &on);
+            if (on == ln && memcmp(o, p, ln) == 0) { pos[i] = table[slot]; break; }
+            slot = (slot + 1) & (cap - 1);
+        }
+    }
+    result = out;
+    out = NULL;
+done:
+    if (have_t) PyBuffer_Release(&tb);
+    release_strarr(&vs);
+    release_strarr(&qs);
+    Py_XDECREF(out);
+    return result;
+}
+
+/*
+ * ascii_tokens(offsets, data, wide, base, n) -> bytearray int64[n] | None: whitespace tokens
+ * of each text (str.split() white space among ASCII bytes); None if any byte is >= 0x80.
+ */
+static PyObject *ascii_tokens(PyObject *self, PyObject *args) {
+    PyObject *off, *data;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OOinn", &off, &data, &wide, &base, &n)) return NULL;
+    static unsigned char space[256];
+    space[9] = space[10] = space[11] = space[12] = space[13] = 1;
+    space[28] = space[29] = space[30] = space[31] = space[32] = 1;
+    strargs sa;
+    PyObject *out = NULL, *result = NULL;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    char *obuf = NULL;
+    out = new_bytearray(n * 8, &obuf);
+    if (!out) goto done;
+    int64_t *counts = (int64_t *)obuf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *p;
+        size_t ln;
+        str_at(&sa.s, i, &p, &ln);
+        int64_t c = 0;
+        int prev_space = 1;
+        for (size_t k = 0; k < ln; k++) {
+            unsigned char b = (unsigned char)p[k];
+            if (b >= 0x80) {
+                result = Py_None;
+                Py_INCREF(result);
+                goto done;
+            }
+            c += prev_space & !space[b];
+            prev_space = space[b];
+        }
+        counts[i] = c;
+    }
+    result = out;
+    out = NULL;
+done:
+    release_strarr(&sa);
+    Py_XDECREF(out);
+    return result;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
@@ -794,6 +1315,12 @@ static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
+    {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
+    {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},
+    {"answerable", answerable, METH_VARARGS, "Answerable questions of every query."},
+    {"doc_index", doc_index, METH_VARARGS, "Hash table of the rows of a string array."},
+    {"doc_lookup", doc_lookup, METH_VARARGS, "Row of each string in a doc_index table."},
+    {"ascii_tokens", ascii_tokens, METH_VARARGS, "Whitespace tokens of ASCII texts."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -403,6 +403,10 @@ class Judgments:
         """``Q_ans`` as a mask over global questions: some judged passage rates it ≥ τ."""
 
         def compute() -> BoolArray:
+            native = _accel.native
+            if native is not None:
+                flags = native.answerable(*self._native_args(), tau)
+                return np.frombuffer(flags, dtype=np.bool_)
             hit = self.at_least(tau)[2]
             return np.bincount(hit, minlength=int(self.question_offsets[-1])) > 0
 
@@ -436,6 +440,10 @@ class Judgments:
         """
         if tau < 1:
             raise ValueError(f"tau must be ≥ 1, got {tau}")
+        native = _accel.native
+        if native is not None:
+            offs_buf, rows_buf = native.required(*self._native_args(), tau)
+            return np.frombuffer(offs_buf, dtype=np.int64), np.frombuffer(rows_buf, dtype=np.int64)
         n_q = self.n_queries
         cells, cell_row, cell_q = self.at_least(tau)  # answerable cells, all uncovered
         uncovered = self.answerable(tau).copy()
@@ -462,6 +470,15 @@ class Judgments:
         r = np.concatenate(picked_row)
         order = np.argsort(q, kind="stable")  # steps were appended in order
         return _offsets(np.bincount(q, minlength=n_q)), r[order]
+
+    def _native_args(self) -> tuple[IntArray, IntArray, IntArray, RatingArray]:
+        """The rating blocks as the C greedies take them: contiguous int64 / int8 arrays."""
+        return (
+            np.ascontiguousarray(self.offsets, dtype=np.int64),
+            np.ascontiguousarray(self.widths, dtype=np.int64),
+            np.ascontiguousarray(self.rating_offsets, dtype=np.int64),
+            np.ascontiguousarray(self.ratings, dtype=np.int8),
+        )
 
     def required_size(self, tau: int = DEFAULT_TAU) -> IntArray:
         """``|P*|`` per query (0 where no question is answerable)."""
@@ -503,6 +520,15 @@ class Judgments:
         )
 
     def _greedy_ideal(self, alpha: float, depth: int, tau: int) -> FloatArray:
+        native = _accel.native
+        buffers = _accel.string_buffers(self.doc_ids) if native is not None else None
+        if native is not None and buffers is not None:
+            # the discounts as the numpy loop computes them, so both paths agree to the bit
+            discounts = np.array([np.log2(rank + 1.0) for rank in range(1, depth + 1)])
+            out_buf = native.ideal_alpha_dcg(
+                *self._native_args(), tau, 1.0 - alpha, discounts, *buffers
+            )
+            return np.frombuffer(out_buf, dtype=np.float64)
         n_q = self.n_queries
         out = np.zeros(n_q, dtype=np.float64)
         _, cell_rows, cell_q = self.at_least(tau)
@@ -624,6 +650,18 @@ class Corpus:
 
         if len(doc_ids) == 0:
             return np.zeros(0, dtype=np.int64)
+        native = _accel.native
+        if native is not None:
+            values_buf = _accel.string_buffers(self.doc_ids)
+            query_buf = _accel.string_buffers(doc_ids)
+            if values_buf is not None and query_buf is not None:
+                # the hash table of the corpus ids is built once per corpus
+                table = self._cache.get("doc_index")
+                if table is None:
+                    table = native.doc_index(*values_buf, len(self.doc_ids))
+                    self._cache["doc_index"] = table
+                found_buf = native.doc_lookup(table, *values_buf, *query_buf, len(doc_ids))
+                return np.frombuffer(found_buf, dtype=np.int64)
         values = self.doc_ids
         if values.type != doc_ids.type:
             values = values.cast(pa.large_string())
@@ -675,6 +713,11 @@ def _ascii_tokens(texts: pa.Array) -> IntArray | None:
     buffers = texts.buffers()
     if buffers[2] is None:
         return np.zeros(len(texts), dtype=np.int64)
+    native = _accel.native
+    plain = _accel.string_buffers(texts) if native is not None else None
+    if native is not None and plain is not None:
+        counted = native.ascii_tokens(*plain, len(texts))
+        return None if counted is None else np.frombuffer(counted, dtype=np.int64)
     raw = np.frombuffer(buffers[1], dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8)[int(raw[0]) : int(raw[-1])]
     if len(data) and int(data.max()) >= 0x80:
