@@ -10,6 +10,19 @@ from typing import Annotated, Any
 
 import typer
 
+from ragmeter.commands.options import (
+    DefaultK,
+    Depth,
+    GradeMap,
+    Measures,
+    Missing,
+    MissingPolicy,
+    Output,
+    Pool,
+    PoolDepth,
+    RelLevel,
+    fail,
+)
 from ragmeter.errors import RagmeterError
 
 app = typer.Typer(
@@ -28,16 +41,6 @@ class OutputFormat(StrEnum):
     trec = "trec"
 
 
-class MissingPolicy(StrEnum):
-    zero = "zero"
-    skip = "skip"
-
-
-def _fail(exc: Exception) -> None:
-    typer.echo(f"ragmeter: error: {exc}", err=True)
-    raise typer.Exit(code=2)
-
-
 @app.command()
 def evaluate(
     runs: Annotated[
@@ -53,45 +56,19 @@ def evaluate(
             "expected_output gives its judgments.",
         ),
     ] = None,
-    measure: Annotated[
-        list[str] | None,
-        typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),
-    ] = None,
+    measure: Measures = None,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="Include per-query values.")
     ] = False,
-    missing: Annotated[
-        MissingPolicy,
-        typer.Option(help="Judged queries absent from a run: score as empty, or skip."),
-    ] = MissingPolicy.zero,
-    rel_level: Annotated[int, typer.Option("--rel-level", help="Relevant ⇔ grade ≥ N.")] = 1,
-    depth: Annotated[
-        int | None, typer.Option("--depth", help="Evaluate only the top N of each ranking.")
-    ] = None,
-    default_k: Annotated[
-        int, typer.Option("--default-k", help="Cutoff for measures given without @k.")
-    ] = 5,
-    pool: Annotated[
-        Path | None,
-        typer.Option(
-            "--pool",
-            help="The retriever's candidate run, for pool-based measures (proc@K, pct_proc@K); "
-            "by default each run is its own pool.",
-        ),
-    ] = None,
-    pool_depth: Annotated[
-        int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
-    ] = None,
-    grade_map: Annotated[
-        str | None,
-        typer.Option(
-            "--grade-map",
-            help="Map grades onto the 1..5 utility scale of the set-based measures, "
-            "e.g. 0:1,1:3,2:4,3:5 for TREC 0..3.",
-        ),
-    ] = None,
+    missing: Missing = MissingPolicy.zero,
+    rel_level: RelLevel = 1,
+    depth: Depth = None,
+    default_k: DefaultK = 5,
+    pool: Pool = None,
+    pool_depth: PoolDepth = None,
+    grade_map: GradeMap = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    output: Output = None,
     judgments: Annotated[
         Path | None,
         typer.Option(
@@ -176,7 +153,7 @@ def evaluate(
             base_measures = list(parse_measures(names))
             names = [str(m) for m in expand(base_measures, sweep_ks)]
         except RagmeterError as exc:
-            _fail(exc)
+            fail(exc)
             return
         context_k = "oracle"
     try:
@@ -208,13 +185,13 @@ def evaluate(
                 [run_evaluation(read_run(p), read_qrels(p), names, **options) for p in runs]
             )
     except RagmeterError as exc:
-        _fail(exc)
+        fail(exc)
         return
     if sweep_ks is not None:
         _emit_sweep(result, base_measures, sweep_ks, fmt, per_query, output, curves)
         return
     if curves is not None:
-        _fail(ValueError("--curves needs a --k sweep (e.g. --k 1:50)"))
+        fail(ValueError("--curves needs a --k sweep (e.g. --k 1:50)"))
     _emit(result, fmt, per_query=per_query, output=output)
 
 

@@ -17,6 +17,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ragmeter.commands.options import (
+    DefaultK,
+    Depth,
+    GradeMap,
+    Measures,
+    Missing,
+    MissingPolicy,
+    Output,
+    Pool,
+    PoolDepth,
+    RelLevel,
+    fail,
+)
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -41,16 +54,6 @@ class CorrectionChoice(StrEnum):
     holm = "holm"
     bonferroni = "bonferroni"
     none = "none"
-
-
-class MissingChoice(StrEnum):
-    zero = "zero"
-    skip = "skip"
-
-
-def _fail(exc: Exception) -> None:
-    typer.echo(f"ragmeter: error: {exc}", err=True)
-    raise typer.Exit(code=2)
 
 
 def _distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
@@ -94,10 +97,7 @@ def compare_command(
             "its own judgments.",
         ),
     ] = None,
-    measure: Annotated[
-        list[str] | None,
-        typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, map (repeatable)."),
-    ] = None,
+    measure: Measures = None,
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -127,32 +127,15 @@ def compare_command(
     confidence: Annotated[
         float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")
     ] = 0.95,
-    missing: Annotated[
-        MissingChoice,
-        typer.Option(help="Judged queries absent from a run: score as empty, or skip."),
-    ] = MissingChoice.zero,
-    rel_level: Annotated[int, typer.Option("--rel-level", help="Relevant ⇔ grade ≥ N.")] = 1,
-    depth: Annotated[
-        int | None, typer.Option("--depth", help="Evaluate only the top N of each ranking.")
-    ] = None,
-    default_k: Annotated[
-        int, typer.Option("--default-k", help="Cutoff for measures given without @k.")
-    ] = 5,
-    pool: Annotated[
-        Path | None,
-        typer.Option("--pool", help="The retriever's candidate run, for pool-based measures."),
-    ] = None,
-    pool_depth: Annotated[
-        int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
-    ] = None,
-    grade_map: Annotated[
-        str | None,
-        typer.Option(
-            "--grade-map", help="Map grades onto the 1..5 utility scale, e.g. 0:1,1:3,2:4,3:5."
-        ),
-    ] = None,
+    missing: Missing = MissingPolicy.zero,
+    rel_level: RelLevel = 1,
+    depth: Depth = None,
+    default_k: DefaultK = 5,
+    pool: Pool = None,
+    pool_depth: PoolDepth = None,
+    grade_map: GradeMap = None,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    output: Output = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes."""
@@ -162,7 +145,7 @@ def compare_command(
     from ragmeter.stats.comparison import compare
 
     if len(runs) < 2:
-        _fail(RagmeterError("compare needs at least two runs"))
+        fail(RagmeterError("compare needs at least two runs"))
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
     try:
         options: dict[str, Any] = {
@@ -197,7 +180,7 @@ def compare_command(
             seed=seed,
         )
     except (RagmeterError, ValueError, KeyError) as exc:
-        _fail(exc)
+        fail(exc)
         return
     _emit(comparison, fmt, output)
 

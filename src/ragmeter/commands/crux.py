@@ -21,12 +21,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ragmeter.commands.options import fail
 from ragmeter.errors import InputError, RagmeterError
-
-
-def _fail(exc: Exception) -> None:
-    typer.echo(f"ragmeter: error: {exc}", err=True)
-    raise typer.Exit(code=2)
 
 
 def coverage_options(
@@ -100,14 +96,14 @@ def build_qrels(
     from ragmeter.io.judgments import read_judgments, write_crux_qrels
 
     if out_graded is None and out_diversity is None:
-        _fail(InputError("nothing to write: give --out-graded and/or --out-diversity"))
+        fail(InputError("nothing to write: give --out-graded and/or --out-diversity"))
     try:
         if not 1 <= tau <= 5:
             raise InputError(f"--tau {tau}: expected 1..5")
         jud = read_judgments(judgments, questions=questions)
         skipped = write_crux_qrels(jud, graded=out_graded, diversity=out_diversity, tau=tau)
     except RagmeterError as exc:
-        _fail(exc)
+        fail(exc)
         return
     for w in jud.warnings:
         typer.echo(f"warning: {w}", err=True)
@@ -135,7 +131,7 @@ def summary(
     try:
         jud = read_judgments(judgments, questions=questions)
     except RagmeterError as exc:
-        _fail(exc)
+        fail(exc)
         return
     offsets, rows = jud.required(tau)
     labels = jud.labels(tau)
@@ -241,7 +237,7 @@ def correlate(
             raise InputError(f"{len(systems)} run(s) in the results; need at least 2 systems")
         rows = correlations(systems, target)
     except RagmeterError as exc:
-        _fail(exc)
+        fail(exc)
         return
     if as_json:
         doc = {"target": target, "systems": sorted(systems), "correlations": rows}

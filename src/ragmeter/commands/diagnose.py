@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands.options import GradeMap, Pool, PoolDepth, fail
 from ragmeter.errors import RagmeterError
 
 
@@ -30,18 +31,10 @@ def register(app: typer.Typer) -> None:
     def diagnose(
         run: Annotated[Path, typer.Argument(help="The run (the selection: its top K).")],
         qrels: Annotated[Path, typer.Option("--qrels", "-q", help="Graded judgments.")],
-        pool: Annotated[
-            Path | None,
-            typer.Option("--pool", help="The retriever's candidates (default: the run)."),
-        ] = None,
-        pool_depth: Annotated[
-            int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
-        ] = None,
+        pool: Pool = None,
+        pool_depth: PoolDepth = None,
         k: Annotated[int, typer.Option("--k", help="Prompt size K.", min=1)] = 10,
-        grade_map: Annotated[
-            str | None,
-            typer.Option("--grade-map", help="Grades onto 1..5, e.g. 0:1,1:3,2:4,3:5."),
-        ] = None,
+        grade_map: GradeMap = None,
         proc_threshold: Annotated[
             float, typer.Option("--proc-threshold", help="PROC below this: retrieval-limited.")
         ] = 0.8,
@@ -72,8 +65,7 @@ def register(app: typer.Typer) -> None:
                 worst=worst,
             )
         except (RagmeterError, ValueError) as exc:
-            typer.echo(f"ragmeter: error: {exc}", err=True)
-            raise typer.Exit(code=2) from None
+            fail(exc)
         if fmt is DiagnoseFormat.json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
             return

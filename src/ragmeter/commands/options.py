@@ -1,0 +1,61 @@
+"""Options shared by the ragmeter commands, defined once so that they read the same everywhere.
+
+Each alias is an ``Annotated`` type that typer reads as the option's declaration; a command
+writes ``rel_level: RelLevel = 1``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+
+class MissingPolicy(StrEnum):
+    """What to do with a judged query that a run does not rank."""
+
+    zero = "zero"
+    skip = "skip"
+
+
+Measures = Annotated[
+    list[str] | None,
+    typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),
+]
+Missing = Annotated[
+    MissingPolicy,
+    typer.Option(help="Judged queries absent from a run: score as empty, or skip."),
+]
+RelLevel = Annotated[int, typer.Option("--rel-level", help="Relevant ⇔ grade ≥ N.")]
+Depth = Annotated[
+    int | None, typer.Option("--depth", help="Evaluate only the top N of each ranking.")
+]
+DefaultK = Annotated[int, typer.Option("--default-k", help="Cutoff for measures given without @k.")]
+Pool = Annotated[
+    Path | None,
+    typer.Option(
+        "--pool",
+        help="The retriever's candidate run, for pool-based measures (proc@K, pct_proc@K); "
+        "by default each run is its own pool.",
+    ),
+]
+PoolDepth = Annotated[
+    int | None, typer.Option("--pool-depth", help="Use only the top N of the pool.")
+]
+GradeMap = Annotated[
+    str | None,
+    typer.Option(
+        "--grade-map",
+        help="Map grades onto the 1..5 utility scale of the set-based measures, "
+        "e.g. 0:1,1:3,2:4,3:5 for TREC 0..3.",
+    ),
+]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")]
+
+
+def fail(exc: Exception) -> NoReturn:
+    """Report an input or usage error on stderr and exit with status 2."""
+    typer.echo(f"ragmeter: error: {exc}", err=True)
+    raise typer.Exit(code=2)
