@@ -317,6 +317,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.crux",
     "ragmeter.commands.compare",
     "ragmeter.commands.diagnose",
+    "ragmeter.commands.answers",
 )
 
 

@@ -1,0 +1,191 @@
+"""Answer samples (the seed-001 format) for ``ragmeter answers``.
+
+A JSON file holds a list of samples (or ``{"samples": [...]}``), each::
+
+    {"query": "user question",
+     "context": ["RAG chunk 1", "Memory short 1", ...],
+     "generated_answer": "the LLM's answer",
+     "reference_answer": "the ground truth answer",
+     "label": 1,                        # optional: human label, 1 = correct, 0 = incorrect
+     "id": "q-1",                       # optional: string or integer
+     "retrieved": ["text", ...],        # optional: ranked texts (strings or {"text": ...})
+     "timings": {"embed": 0.01, "retrieve": 0.02, "rerank": 0.0, "generate": 0.9}}
+                                        # optional: seconds per stage (and "total")
+
+A missing required field or a wrong type is an :class:`~ragmeter.errors.InputError` naming
+the file, the sample (its 0-based index and its id when it has one) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.errors import InputError
+from ragmeter.io._common import check_text, decode, read_bytes
+from ragmeter.metrics.answers import STAGES
+
+_REQUIRED_TEXT = ("query", "generated_answer", "reference_answer")
+_TIMING_KEYS = (*STAGES, "total")
+
+
+@dataclass(frozen=True)
+class AnswerSample:
+    """One sample; ``id`` is the given id or the 0-based index as a string."""
+
+    id: str
+    query: str
+    context: tuple[str, ...]
+    generated_answer: str
+    reference_answer: str
+    label: int | None = None
+    retrieved: tuple[str, ...] | None = None
+    timings: dict[str, float | None] | None = None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class _Where:
+    def __init__(self, source: str, index: int, sample_id: str | None) -> None:
+        self.source = source
+        self.index = index
+        self.sample_id = sample_id
+
+    def error(self, field: str, reason: str) -> InputError:
+        who = f"sample [{self.index}]"
+        if self.sample_id is not None:
+            who += f" (id {self.sample_id!r})"
+        return InputError(f"{who}: {reason}", source=self.source, field=field)
+
+
+def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
+    """Read and validate an answer samples file."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="a JSON list of answer samples")
+    text = decode(data, source)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    return answer_samples_from_records(doc, source=source)
+
+
+def answer_samples_from_records(doc: Any, *, source: str = "<records>") -> list[AnswerSample]:
+    """Validate parsed JSON (a list of samples or ``{"samples": [...]}``)."""
+    if isinstance(doc, dict) and "samples" in doc:
+        doc = doc["samples"]
+    if not isinstance(doc, list):
+        raise InputError(f"expected a JSON list of samples, got {_kind(doc)}", source=source)
+    if not doc:
+        raise InputError("no samples; expected at least one", source=source)
+    samples = [_sample(rec, i, source) for i, rec in enumerate(doc)]
+    seen: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        if s.id in seen:
+            raise _Where(source, i, s.id).error("id", f"duplicate id (also sample [{seen[s.id]}])")
+        seen[s.id] = i
+    return samples
+
+
+def _sample(rec: Any, index: int, source: str) -> AnswerSample:
+    if not isinstance(rec, dict):
+        raise InputError(f"sample [{index}]: expected an object, got {_kind(rec)}", source=source)
+    raw_id = rec.get("id")
+    where = _Where(source, index, None)
+    if raw_id is not None:
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+            raise where.error("id", f"expected a string or an integer, got {_kind(raw_id)}")
+        where = _Where(source, index, str(raw_id))
+    texts: dict[str, str] = {}
+    for name in _REQUIRED_TEXT:
+        if name not in rec:
+            raise where.error(name, "missing; expected a string")
+        value = rec[name]
+        if not isinstance(value, str):
+            raise where.error(name, f"expected a string, got {_kind(value)}")
+        texts[name] = value
+    if "context" not in rec:
+        raise where.error("context", "missing; expected an array of strings")
+    context = _strings(rec["context"], "context", where)
+    label = _label(rec.get("label"), where)
+    retrieved = None
+    if rec.get("retrieved") is not None:
+        retrieved = _strings(rec["retrieved"], "retrieved", where, allow_objects=True)
+    timings = _timings(rec.get("timings"), where)
+    return AnswerSample(
+        id=where.sample_id if where.sample_id is not None else str(index),
+        query=texts["query"],
+        context=context,
+        generated_answer=texts["generated_answer"],
+        reference_answer=texts["reference_answer"],
+        label=label,
+        retrieved=retrieved,
+        timings=timings,
+    )
+
+
+def _strings(
+    value: Any, field: str, where: _Where, *, allow_objects: bool = False
+) -> tuple[str, ...]:
+    expected = "an array of strings" + (' or of {"text": ...} objects' if allow_objects else "")
+    if not isinstance(value, list):
+        raise where.error(field, f"expected {expected}, got {_kind(value)}")
+    out: list[str] = []
+    for j, item in enumerate(value):
+        if allow_objects and isinstance(item, dict) and isinstance(item.get("text"), str):
+            out.append(item["text"])
+        elif isinstance(item, str):
+            out.append(item)
+        else:
+            raise where.error(f"{field}[{j}]", f"expected {expected}, got {_kind(item)}")
+    return tuple(out)
+
+
+def _label(value: Any, where: _Where) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float) and value in (0, 1):
+        return int(value)
+    raise where.error("label", f"expected 0 or 1, got {json.dumps(value)}")
+
+
+def _timings(value: Any, where: _Where) -> dict[str, float | None] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise where.error("timings", f"expected an object of seconds, got {_kind(value)}")
+    out: dict[str, float | None] = {}
+    for key, v in value.items():
+        if key not in _TIMING_KEYS:
+            raise where.error(
+                f"timings.{key}", f"unknown stage; expected one of {', '.join(_TIMING_KEYS)}"
+            )
+        if v is None:
+            out[key] = None
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise where.error(f"timings.{key}", f"expected seconds (a number), got {_kind(v)}")
+        if not math.isfinite(v) or v < 0:
+            raise where.error(f"timings.{key}", f"expected non-negative seconds, got {v}")
+        out[key] = float(v)
+    return out
