@@ -257,7 +257,6 @@ class Run:
         texts: pa.Array | None = None,
     ) -> Run:
         """Build from query codes (into ``dictionary``), doc ids and finite scores."""
-        n = len(codes)
         text_arr = texts
         native = _accel.native
         buffers = _accel.string_buffers(docs) if native is not None else None
@@ -273,40 +272,10 @@ class Run:
             query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
             all_qids = dictionary.to_pylist()
             qid_values = [all_qids[i] for i in query_order.tolist()]
-            return cls._assemble(
-                qid_values,
-                offsets,
-                perm,
-                docs,
-                score_arr,
-                dropped,
-                name=name,
-                source=source,
-                cutoffs=cutoffs,
-                texts=text_arr,
-            )
-        if order == "score":
-            qrank = _string_ranks(dictionary)[codes]
-            perm = _score_order(qrank, score_arr)
-            perm = _break_ties(perm, qrank, score_arr, docs)
         else:
-            # Rank queries by first appearance; a stable sort keeps the given row order.
-            first = np.full(len(dictionary), n, dtype=np.int64)
-            np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
-            qrank = _dense_rank(first)[codes]
-            perm = np.argsort(qrank, kind="stable")
-        sorted_rank = qrank[perm]
-        sorted_docs = docs.take(_accel.indices(perm)) if not _is_identity(perm) else docs
-        keep = _first_occurrences(sorted_rank, sorted_docs)
-        dropped = 0
-        if keep is not None:
-            dropped = len(perm) - len(keep)
-            perm = perm[keep]
-            sorted_rank = sorted_rank[keep]
-        offsets, _ = _segments(sorted_rank, len(perm))
-        # Map each segment back to its query string through any row of the segment.
-        seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
-        qid_values = dictionary.take(_accel.indices(seg_codes)).to_pylist()
+            perm, offsets, dropped, qid_values = _order_rows(
+                codes, dictionary, docs, score_arr, order
+            )
         return cls._assemble(
             qid_values,
             offsets,
@@ -648,6 +617,37 @@ def _flatten_nested(
             docs.append(str(d))
             values.append(v)
     return qids, docs, _numeric_column(values, source, field_name)
+
+
+def _order_rows(
+    codes: Any, dictionary: pa.Array, docs: pa.Array, score_arr: FloatArray, order: Order
+) -> tuple[IntArray, IntArray, int, list[str]]:
+    """The numpy/pyarrow ordering of run rows: permutation, CSR offsets, duplicates dropped
+    and the query id of each segment (the C path's twin in ``Run._from_encoded``)."""
+    n = len(codes)
+    if order == "score":
+        qrank = _string_ranks(dictionary)[codes]
+        perm = _score_order(qrank, score_arr)
+        perm = _break_ties(perm, qrank, score_arr, docs)
+    else:
+        # Rank queries by first appearance; a stable sort keeps the given row order.
+        first = np.full(len(dictionary), n, dtype=np.int64)
+        np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+        qrank = _dense_rank(first)[codes]
+        perm = np.argsort(qrank, kind="stable")
+    sorted_rank = qrank[perm]
+    sorted_docs = docs.take(_accel.indices(perm)) if not _is_identity(perm) else docs
+    keep = _first_occurrences(sorted_rank, sorted_docs)
+    dropped = 0
+    if keep is not None:
+        dropped = len(perm) - len(keep)
+        perm = perm[keep]
+        sorted_rank = sorted_rank[keep]
+    offsets, _ = _segments(sorted_rank, len(perm))
+    # Map each segment back to its query string through any row of the segment.
+    seg_codes = codes[perm[offsets[:-1]]] if len(perm) else np.zeros(0, np.int64)
+    qid_values: list[str] = dictionary.take(_accel.indices(seg_codes)).to_pylist()
+    return perm, offsets, dropped, qid_values
 
 
 def _dense_rank(values: IntArray) -> IntArray:
