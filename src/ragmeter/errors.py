@@ -53,3 +53,17 @@ class MeasureError(RagmeterError, ValueError):
 
 class MissingInputError(RagmeterError, ValueError):
     """A measure needs an input (qrels, pool, judgments, corpus…) that was not given."""
+
+
+class MissingExtraError(RagmeterError, ImportError):
+    """An optional feature whose packages are not installed; the message names the extra.
+
+    >>> str(MissingExtraError("ROUGE-L", package="rouge-score", extra="text"))
+    'ROUGE-L needs the package rouge-score: pip install "ragmeter[text]"'
+    """
+
+    def __init__(self, feature: str, *, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(f'{feature} needs the package {package}: pip install "ragmeter[{extra}]"')

@@ -1,5 +1,5 @@
 """``ragmeter answers``: answer correctness against human labels, context coverage, latency
-(SPEC §5, seed 001).
+(SPEC §5, seed 001), and the text metrics token F1, exact match, ROUGE-L and BLEU.
 
 The formulas live in :mod:`ragmeter.metrics.answers`; this module reads, computes and prints.
 """
@@ -15,7 +15,10 @@ from typing import Annotated, Any
 import typer
 
 from ragmeter.commands.options import fail
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import InputError, RagmeterError
+from ragmeter.metrics.answers import TEXT_METRICS, evaluate_answers
+
+__all__ = ["evaluate_answers", "register"]
 
 
 class AnswersFormat(StrEnum):
@@ -28,76 +31,26 @@ class Denominator(StrEnum):
     reference = "reference"
 
 
-def evaluate_answers(
-    samples: list[Any],
-    *,
-    threshold: float = 0.7,
-    default_label: int | None = None,
-    denominator: str = "generated",
-    k: int | None = None,
-) -> dict[str, Any]:
-    """The ``answers`` report as a JSON-ready dict (``None`` for NA).
+def load_stopwords(value: str | None) -> frozenset[str] | None:
+    """``--stopwords``: ``english`` (the built-in list), ``none``, or a UTF-8 file with one word
+    per line (blank lines and lines starting with ``#`` skipped)."""
+    from ragmeter.metrics.answers import ENGLISH_STOPWORDS
 
-    ``y_true`` is each sample's label (``default_label`` where it has none; samples without
-    either stay out of the confusion matrix), ``y_pred`` is :func:`answer_correct`.
-    """
-    from ragmeter.metrics import answers as am
-
-    per_sample: list[dict[str, Any]] = []
-    y_true: list[int] = []
-    y_pred: list[bool] = []
-    coverages: list[float | None] = []
-    contained: list[float | None] = []
-    for s in samples:
-        overlap = am.keyword_overlap(s.reference_answer, s.generated_answer)
-        correct = overlap is not None and overlap > threshold
-        label = s.label if s.label is not None else default_label
-        if label is not None:
-            y_true.append(label)
-            y_pred.append(correct)
-        coverage = am.context_coverage(
-            s.context,
-            s.generated_answer,
-            denominator=denominator,  # type: ignore[arg-type]
-            reference=s.reference_answer,
-        )
-        coverages.append(coverage)
-        hit: int | None = None
-        if s.retrieved is not None:
-            hit = am.containment(s.reference_answer, s.retrieved, k=k)
-        contained.append(None if hit is None else float(hit))
-        per_sample.append(
-            {
-                "id": s.id,
-                "keyword_overlap": overlap,
-                "correct": correct,
-                "label": label,
-                "context_coverage": coverage,
-                "containment": hit,
-                "latency": am.sample_total(s.timings),
-            }
-        )
-    c = am.confusion(y_true, y_pred)
-    metrics: dict[str, Any] = {
-        "accuracy": am.accuracy(c),
-        "precision": am.precision(c),
-        "recall": am.recall(c),
-        "f1": am.f1(c),
-        "context_coverage": am.mean_defined(coverages),
-        "containment": am.mean_defined(contained),
-        "n": len(samples),
-        "n_labeled": c.n,
-    }
-    latency = {
-        name: summary.to_dict()
-        for name, summary in am.latency([s.timings for s in samples]).items()
-    }
-    return {
-        "metrics": metrics,
-        "confusion": c.to_dict(),
-        "latency": latency,
-        "per_sample": per_sample,
-    }
+    if value is None or value == "none":
+        return None
+    if value == "english":
+        return ENGLISH_STOPWORDS
+    path = Path(value)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "no such file; --stopwords takes 'english', 'none' or a file of words", source=value
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the stopword list: {exc}", source=value) from None
+    words = (line.strip() for line in text.splitlines())
+    return frozenset(w.lower() for w in words if w and not w.startswith("#"))
 
 
 def _fmt(value: Any) -> str:
@@ -143,10 +96,44 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option("--k", min=1, help="containment@k over the top k retrieved texts."),
         ] = None,
+        text_metric: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--text-metric",
+                "-t",
+                help=f"Text metric of answer vs reference: {', '.join(TEXT_METRICS)} or all "
+                "(repeatable; default token_f1 and exact_match). rouge_l and bleu need the "
+                "extra 'text'; bleu also reports corpus_bleu.",
+            ),
+        ] = None,
+        stopwords: Annotated[
+            str | None,
+            typer.Option(
+                "--stopwords",
+                help="Drop stopwords from the keywords: 'english' (built-in list), 'none', "
+                "or a file with one word per line.",
+            ),
+        ] = None,
+        cjk: Annotated[
+            bool,
+            typer.Option(
+                "--cjk/--no-cjk",
+                help="Split runs of Chinese/Japanese characters into character bigrams "
+                "(BLEU: one token per character), so CJK answers can overlap.",
+            ),
+        ] = False,
+        rouge_stem: Annotated[
+            bool, typer.Option("--rouge-stem", help="Porter-stem words for ROUGE-L.")
+        ] = False,
+        per_sample: Annotated[
+            bool,
+            typer.Option("--per-sample", help="Table: also one row per sample (JSON always has)."),
+        ] = False,
         fmt: Annotated[AnswersFormat, typer.Option("--format", "-f")] = AnswersFormat.table,
     ) -> None:
         """Answer accuracy, precision, recall and F1 against human labels (keyword overlap >
-        threshold), context coverage, containment and latency percentiles."""
+        threshold), context coverage, containment, token F1 / exact match / ROUGE-L / BLEU
+        and latency percentiles."""
         from ragmeter.io.answers import read_answer_samples
 
         try:
@@ -154,18 +141,22 @@ def register(app: typer.Typer) -> None:
                 read_answer_samples(samples),
                 threshold=threshold,
                 default_label=label,
-                denominator=denominator.value,
+                denominator=denominator.value,  # type: ignore[arg-type]
                 k=k,
+                text_metrics=text_metric or ("token_f1", "exact_match"),
+                stopwords=load_stopwords(stopwords),
+                cjk=cjk,
+                rouge_stem=rouge_stem,
             )
         except (RagmeterError, ValueError) as exc:
             fail(exc)
         if fmt is AnswersFormat.json:
             sys.stdout.write(json.dumps(report, indent=2, allow_nan=False) + "\n")
             return
-        _print(report)
+        _print(report, per_sample=per_sample)
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -176,6 +167,8 @@ def _print(report: dict[str, Any]) -> None:
     for name, value in report["metrics"].items():
         table.add_row(name, _fmt(value))
     console.print(table)
+    if per_sample:
+        console.print(_per_sample_table(report["per_sample"]))
     c = report["confusion"]
     console.print(f"confusion: TP {c['tp']}, FP {c['fp']}, TN {c['tn']}, FN {c['fn']}")
     lat = Table(title="latency (s)", title_justify="left")
@@ -188,3 +181,44 @@ def _print(report: dict[str, Any]) -> None:
             *(_fmt(s[x]) for x in ("mean", "p50", "p95", "p99")),
         )
     console.print(lat)
+
+
+#: short headers so that the per-sample table fits 80 columns
+_SHORT = {
+    "keyword_overlap": "overlap",
+    "correct": "pred",
+    "context_coverage": "cover",
+    "containment": "cont",
+    "token_f1": "tok_f1",
+    "exact_match": "em",
+    "rouge_l": "rougeL",
+    "latency": "time",
+}
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return _fmt(value)
+
+
+def _per_sample_table(rows: list[dict[str, Any]]) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title="per sample",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = list(rows[0]) if rows else []
+    for col in columns:
+        header = _SHORT.get(col, col)
+        table.add_column(header, justify="left" if col == "id" else "right", min_width=len(header))
+    for row in rows:
+        table.add_row(*(_cell(row[col]) for col in columns))
+    return table

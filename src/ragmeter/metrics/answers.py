@@ -1,47 +1,127 @@
 """Answer metrics of SPEC §5 (seed 001): keyword overlap, confusion against human labels,
-context coverage, containment and latency.
+context coverage, containment and latency; beside them the usual text metrics of generated
+answers: SQuAD token F1 and exact match, ROUGE-L (``rouge-score``) and BLEU (``sacrebleu``).
 
 Plain functions on strings and numbers; NA (undefined, e.g. 0/0) is ``None`` in the results.
+ROUGE-L and BLEU come from their reference libraries (extra ``text``), imported on first use.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import string
+import unicodedata
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ragmeter.errors import MissingExtraError
+
+if TYPE_CHECKING:
+    from ragmeter.io.answers import AnswerSample
+
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
+#: Han ideographs (with extensions and compatibility forms), hiragana and katakana: scripts
+#: written without spaces between words. Hangul is left out: Korean separates words by spaces.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_CJK_OR_OTHER = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just me more most my myself of off on once only or other our ours ourselves
+    out over own same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves
+"""
+#: A small English stopword list for the keyword metrics (``--stopwords english``): articles,
+#: pronouns, auxiliaries, common prepositions and conjunctions. Negations ("not", "no", "nor")
+#: are deliberately absent: dropping them would give an answer and its opposite the same
+#: keywords.
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 #: the pipeline stages a sample's timings may record (seconds)
 STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
 
 
-def keywords(text: str, *, stopwords: Collection[str] | None = None) -> frozenset[str]:
+def cjk_bigrams(run: str) -> list[str]:
+    """The overlapping character bigrams of a run of CJK characters (a lone character stays
+    itself): ``"北京大学"`` → ``["北京", "京大", "大学"]``."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def segment(token: str, *, cjk: bool = False) -> list[str]:
+    """Split one token into words; with ``cjk``, each run of CJK characters inside it becomes
+    its character bigrams (:func:`cjk_bigrams`) and the rest keeps its runs.
+
+    Why bigrams, not single characters: Chinese and Japanese are written without spaces, so
+    without segmentation a whole sentence is one token and two answers never overlap. Most
+    Chinese words are two characters long, so overlapping bigrams are the standard
+    dictionary-free segmentation of CJK text in retrieval (Lucene's ``CJKBigramFilter``);
+    unlike single characters, they keep the word order inside a phrase and do not let function
+    characters (的, 是, 了) match everything. A bigram also has the seed's keyword length (> 1).
+    """
+    if not cjk or not _CJK_RUN.search(token):
+        return [token]
+    out: list[str] = []
+    for part in _CJK_OR_OTHER.findall(token):
+        if _CJK_RUN.fullmatch(part):
+            out.extend(cjk_bigrams(part))
+        else:
+            out.append(part)
+    return out
+
+
+def _is_cjk(token: str) -> bool:
+    return _CJK_RUN.fullmatch(token) is not None
+
+
+def keywords(
+    text: str, *, stopwords: Collection[str] | None = None, cjk: bool = False
+) -> frozenset[str]:
     """The keyword set of ``text``.
 
     ``kw(text) = { t.lower() : t matches \\w+ (Unicode), len(t) > 1 } − stopwords``
 
-    Stopwords are compared in lower case. A run of CJK characters is one token.
+    Stopwords are compared in lower case (:data:`ENGLISH_STOPWORDS` is a ready list). By
+    default a run of CJK characters is one token (the seed's rule); with ``cjk`` it is split
+    into character bigrams (:func:`segment`), and a lone CJK character is kept although it is
+    one character long (unlike a Latin letter, it is usually a word: 水, 猫).
+
+    >>> sorted(keywords("北京是中国的首都", cjk=True))
+    ['中国', '京是', '北京', '国的', '是中', '的首', '首都']
     """
-    words = {t for t in _WORD.findall(text.lower()) if len(t) > 1}
+    words: set[str] = set()
+    for raw in _WORD.findall(text.lower()):
+        for t in segment(raw, cjk=cjk):
+            if len(t) > 1 or (cjk and _is_cjk(t)):
+                words.add(t)
     if stopwords:
         words -= {s.lower() for s in stopwords}
     return frozenset(words)
 
 
 def keyword_overlap(
-    reference: str, generated: str, *, stopwords: Collection[str] | None = None
+    reference: str,
+    generated: str,
+    *,
+    stopwords: Collection[str] | None = None,
+    cjk: bool = False,
 ) -> float | None:
     """``|kw(reference) ∩ kw(generated)| / |kw(reference)|``; ``None`` when kw(reference) = ∅."""
-    ref = keywords(reference, stopwords=stopwords)
+    ref = keywords(reference, stopwords=stopwords, cjk=cjk)
     if not ref:
         return None
-    return len(ref & keywords(generated, stopwords=stopwords)) / len(ref)
+    return len(ref & keywords(generated, stopwords=stopwords, cjk=cjk)) / len(ref)
 
 
 def answer_correct(
@@ -50,12 +130,13 @@ def answer_correct(
     *,
     threshold: float = 0.7,
     stopwords: Collection[str] | None = None,
+    cjk: bool = False,
 ) -> bool:
     """``|kw(ref) ∩ kw(gen)| / |kw(ref)| > threshold`` (strict).
 
     A reference without keywords gives no overlap to exceed the threshold: ``False``.
     """
-    overlap = keyword_overlap(reference, generated, stopwords=stopwords)
+    overlap = keyword_overlap(reference, generated, stopwords=stopwords, cjk=cjk)
     return overlap is not None and overlap > threshold
 
 
@@ -120,6 +201,7 @@ def context_coverage(
     denominator: Literal["generated", "reference"] = "generated",
     reference: str | None = None,
     stopwords: Collection[str] | None = None,
+    cjk: bool = False,
 ) -> float | None:
     """Keyword coverage of the answer by the context.
 
@@ -133,17 +215,228 @@ def context_coverage(
     chunks = [context] if isinstance(context, str) else list(context)
     ctx: set[str] = set()
     for chunk in chunks:
-        ctx |= keywords(chunk, stopwords=stopwords)
-    gen = keywords(generated, stopwords=stopwords)
+        ctx |= keywords(chunk, stopwords=stopwords, cjk=cjk)
+    gen = keywords(generated, stopwords=stopwords, cjk=cjk)
     if denominator == "generated":
         den = len(gen)
     elif denominator == "reference":
         if reference is None:
             raise ValueError("denominator='reference' needs the reference answer")
-        den = len(keywords(reference, stopwords=stopwords))
+        den = len(keywords(reference, stopwords=stopwords, cjk=cjk))
     else:
         raise ValueError(f"denominator must be 'generated' or 'reference', not {denominator!r}")
     return None if den == 0 else len(ctx & gen) / den
+
+
+# -- text metrics of the answer against its reference(s) ---------------------------------
+
+#: the text metrics ``ragmeter answers`` can add (``--text-metric``)
+TEXT_METRICS: tuple[str, ...] = ("token_f1", "exact_match", "rouge_l", "bleu")
+_SQUAD_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+References = str | Sequence[str]
+
+
+def _references(references: References) -> list[str]:
+    return [references] if isinstance(references, str) else list(references)
+
+
+def normalize_answer(text: str, *, cjk: bool = False) -> str:
+    """SQuAD v1.1's answer normalisation: lower case, drop ASCII punctuation, drop the articles
+    *a*, *an*, *the*, collapse white space. With ``cjk`` every Unicode punctuation character
+    (category P*: "，", "。", "「") is dropped too, since SQuAD's list is ASCII only.
+
+    >>> normalize_answer("The  Eiffel-Tower!")
+    'eiffeltower'
+    """
+    lowered = text.lower()
+    if cjk:
+        kept = (
+            ch
+            for ch in lowered
+            if ch not in _SQUAD_PUNCTUATION and not unicodedata.category(ch).startswith("P")
+        )
+    else:
+        kept = (ch for ch in lowered if ch not in _SQUAD_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", "".join(kept)).split())
+
+
+def answer_tokens(text: str, *, cjk: bool = False) -> list[str]:
+    """The tokens of :func:`normalize_answer` (white space split; CJK runs as bigrams with
+    ``cjk``, see :func:`segment`)."""
+    return [t for word in normalize_answer(text, cjk=cjk).split() for t in segment(word, cjk=cjk)]
+
+
+def _token_f1_one(generated: list[str], reference: list[str]) -> float:
+    if not generated or not reference:
+        return float(generated == reference)
+    same = sum((Counter(generated) & Counter(reference)).values())
+    if same == 0:
+        return 0.0
+    p, r = same / len(generated), same / len(reference)
+    return 2 * p * r / (p + r)
+
+
+def token_f1(generated: str, references: References, *, cjk: bool = False) -> float | None:
+    """SQuAD token F1, the maximum over the references.
+
+    With ``G``, ``R`` the token multisets (:func:`answer_tokens`) and ``c = |G ∩ R|``
+    (multiset intersection): ``P = c/|G|``, ``R = c/|R|``, ``F1 = 2PR/(P+R)``; 0 when ``c = 0``;
+    when either side has no token, 1 if both have none, else 0 (as the SQuAD script).
+    ``None`` when there is no reference.
+
+    >>> round(token_f1("the cat sat on a mat", "a cat sat on the mat"), 4)
+    1.0
+    >>> token_f1("Paris, France", "Paris")  # P = 1/2, R = 1: 2·½·1/(½+1)
+    0.6666666666666666
+    """
+    refs = _references(references)
+    if not refs:
+        return None
+    gen = answer_tokens(generated, cjk=cjk)
+    return max(_token_f1_one(gen, answer_tokens(r, cjk=cjk)) for r in refs)
+
+
+def exact_match(generated: str, references: References, *, cjk: bool = False) -> int | None:
+    """1 if :func:`normalize_answer` of the answer equals that of any reference, else 0;
+    ``None`` when there is no reference.
+
+    >>> exact_match("The Eiffel Tower.", ["eiffel tower", "Tour Eiffel"])
+    1
+    """
+    refs = _references(references)
+    if not refs:
+        return None
+    gen = normalize_answer(generated, cjk=cjk)
+    return int(any(gen == normalize_answer(r, cjk=cjk) for r in refs))
+
+
+def _require(module: str, feature: str) -> Any:
+    """Import ``module`` of the extra ``text`` on first use (keeps ``import ragmeter`` light)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = module.split(".")[0].replace("_", "-")
+        raise MissingExtraError(feature, package=package, extra="text") from None
+
+
+class _CJKRougeTokenizer:
+    """rouge-score's own tokenizer for everything but CJK runs, which become bigrams.
+
+    rouge-score keeps only ``[a-z0-9]`` characters, so without this a Chinese answer has no
+    token at all and scores 0 against anything.
+    """
+
+    def __init__(self, *, stem: bool) -> None:
+        tokenizers = _require("rouge_score.tokenizers", "ROUGE-L")
+        self._default = tokenizers.DefaultTokenizer(use_stemmer=stem)
+
+    def tokenize(self, text: str) -> list[str]:
+        out: list[str] = []
+        for part in _CJK_OR_OTHER.findall(text):
+            if _CJK_RUN.fullmatch(part):
+                out.extend(cjk_bigrams(part))
+            else:
+                out.extend(self._default.tokenize(part))
+        return out
+
+
+_ROUGE_SCORERS: dict[tuple[bool, bool], Any] = {}
+
+
+def _rouge_scorer(*, stem: bool, cjk: bool) -> Any:
+    key = (stem, cjk)
+    if key not in _ROUGE_SCORERS:
+        scorer = _require("rouge_score.rouge_scorer", "ROUGE-L")
+        tokenizer = _CJKRougeTokenizer(stem=stem) if cjk else None
+        _ROUGE_SCORERS[key] = scorer.RougeScorer(["rougeL"], use_stemmer=stem, tokenizer=tokenizer)
+    return _ROUGE_SCORERS[key]
+
+
+def rouge_l(
+    generated: str, references: References, *, stem: bool = False, cjk: bool = False
+) -> float | None:
+    """ROUGE-L F-measure from ``rouge-score`` (Lin 2004), the maximum over the references.
+
+    With ``L`` = the length of the longest common subsequence of the token sequences:
+    ``P = L/|gen|``, ``R = L/|ref|``, ``F = 2PR/(P+R)`` (0 when ``L = 0``). Tokens are
+    rouge-score's: lower case, ``[a-z0-9]+`` runs, Porter stems of words longer than 3
+    characters with ``stem``; with ``cjk``, CJK runs become character bigrams. ``None`` when
+    there is no reference. Needs the extra ``text``.
+    """
+    refs = _references(references)
+    if not refs:
+        return None
+    scorer = _rouge_scorer(stem=stem, cjk=cjk)
+    return max(float(scorer.score(r, generated)["rougeL"].fmeasure) for r in refs)
+
+
+_BLEUS: dict[tuple[str, bool], Any] = {}
+
+
+def _bleu(tokenize: str, *, sentence: bool) -> Any:
+    key = (tokenize, sentence)
+    if key not in _BLEUS:
+        metrics = _require("sacrebleu.metrics", "BLEU")
+        _BLEUS[key] = metrics.BLEU(tokenize=tokenize, effective_order=sentence)
+    return _BLEUS[key]
+
+
+def _bleu_tokenize(tokenize: str | None, cjk: bool) -> str:
+    if tokenize is not None:
+        return tokenize
+    return "zh" if cjk else "13a"
+
+
+def sentence_bleu(
+    generated: str, references: References, *, cjk: bool = False, tokenize: str | None = None
+) -> float | None:
+    """Sentence BLEU from ``sacrebleu`` (its ``sentence_bleu`` settings), on a 0–1 scale.
+
+    ``BLEU = BP · exp(Σₙ log pₙ / N)``, ``pₙ`` the clipped n-gram precisions (n ≤ 4, counts
+    clipped by the maximum over the references), ``BP = min(1, exp(1 − r/c))`` with ``c`` the
+    answer's length and ``r`` the closest reference length; "exp" smoothing (the m-th zero
+    precision counts as ``1 / (2^m · total)``) and effective order (orders the answer is too
+    short to have are left out of ``N``). sacrebleu reports 0–100; we divide by 100 so that
+    every answer metric is on 0–1. Tokenizer: sacrebleu's ``13a`` (case-sensitive), ``zh``
+    (one token per Chinese character) with ``cjk``, or ``tokenize``. ``None`` when there is no
+    reference. Needs the extra ``text``.
+    """
+    refs = _references(references)
+    if not refs:
+        return None
+    bleu = _bleu(_bleu_tokenize(tokenize, cjk), sentence=True)
+    return float(bleu.sentence_score(generated, refs).score) / 100.0
+
+
+def corpus_bleu(
+    generated: Sequence[str],
+    references: Sequence[References],
+    *,
+    cjk: bool = False,
+    tokenize: str | None = None,
+) -> float | None:
+    """Corpus BLEU from ``sacrebleu`` over all answers at once, on a 0–1 scale.
+
+    The n-gram matches, totals and lengths are summed over the answers before the formula of
+    :func:`sentence_bleu` (no smoothing needed, no effective order) — the score MT papers
+    report, which is not the mean of the sentence scores. Answers without a reference are left
+    out; ``None`` when none is left.
+    """
+    if len(generated) != len(references):
+        raise ValueError(f"{len(generated)} answers but {len(references)} reference entries")
+    pairs = [(g, _references(r)) for g, r in zip(generated, references, strict=True)]
+    pairs = [(g, refs) for g, refs in pairs if refs]
+    if not pairs:
+        return None
+    width = max(len(refs) for _, refs in pairs)
+    # sacrebleu wants reference *streams*; a sample with fewer references pads with None
+    streams = [[refs[j] if j < len(refs) else None for _, refs in pairs] for j in range(width)]
+    bleu = _bleu(_bleu_tokenize(tokenize, cjk), sentence=False)
+    return float(bleu.corpus_score([g for g, _ in pairs], streams).score) / 100.0
 
 
 def _collapse(text: str) -> str:
@@ -237,3 +530,121 @@ def mean_defined(values: Iterable[float | None]) -> float | None:
     """Mean of the values that are not ``None``/NaN; ``None`` if there is none."""
     kept = [v for v in values if v is not None and not math.isnan(v)]
     return math.fsum(kept) / len(kept) if kept else None
+
+
+# -- the whole report of `ragmeter answers` ------------------------------------------------
+
+
+def _text_scores(
+    sample: AnswerSample, chosen: Sequence[str], *, cjk: bool, rouge_stem: bool
+) -> dict[str, float | int | None]:
+    gen, ref = sample.generated_answer, sample.reference_answer
+    out: dict[str, float | int | None] = {}
+    for name in chosen:
+        if name == "token_f1":
+            out[name] = token_f1(gen, ref, cjk=cjk)
+        elif name == "exact_match":
+            out[name] = exact_match(gen, ref, cjk=cjk)
+        elif name == "rouge_l":
+            out[name] = rouge_l(gen, ref, stem=rouge_stem, cjk=cjk)
+        elif name == "bleu":
+            out[name] = sentence_bleu(gen, ref, cjk=cjk)
+    return out
+
+
+def check_text_metrics(names: Iterable[str]) -> list[str]:
+    """The chosen text metrics in :data:`TEXT_METRICS` order; ``"all"`` means every one."""
+    chosen = set(names)
+    if "all" in chosen:
+        chosen = set(TEXT_METRICS)
+    unknown = chosen - set(TEXT_METRICS)
+    if unknown:
+        raise ValueError(
+            f"unknown text metric(s) {', '.join(sorted(unknown))}; "
+            f"expected {', '.join(TEXT_METRICS)} or all"
+        )
+    return [m for m in TEXT_METRICS if m in chosen]
+
+
+def evaluate_answers(
+    samples: Sequence[AnswerSample],
+    *,
+    threshold: float = 0.7,
+    default_label: int | None = None,
+    denominator: Literal["generated", "reference"] = "generated",
+    k: int | None = None,
+    text_metrics: Iterable[str] = ("token_f1", "exact_match"),
+    stopwords: Collection[str] | None = None,
+    cjk: bool = False,
+    rouge_stem: bool = False,
+) -> dict[str, Any]:
+    """The ``ragmeter answers`` report as a JSON-ready dict (``None`` for NA).
+
+    ``y_true`` is each sample's label (``default_label`` where it has none; samples without
+    either stay out of the confusion matrix), ``y_pred`` is :func:`answer_correct`.
+    ``text_metrics`` (names in :data:`TEXT_METRICS`, or ``"all"``) add per-sample scores and
+    their means; ``"bleu"`` adds both the mean sentence BLEU (``bleu``) and the corpus BLEU
+    (``corpus_bleu``). ``stopwords`` apply to the keyword metrics (overlap, correctness,
+    coverage) only; ``cjk`` segments CJK text for every metric.
+    """
+    chosen = check_text_metrics(text_metrics)
+    per_sample: list[dict[str, Any]] = []
+    y_true: list[int] = []
+    y_pred: list[bool] = []
+    columns: dict[str, list[float | None]] = {
+        "context_coverage": [],
+        "containment": [],
+        **{m: [] for m in chosen},
+    }
+    for s in samples:
+        overlap = keyword_overlap(
+            s.reference_answer, s.generated_answer, stopwords=stopwords, cjk=cjk
+        )
+        correct = overlap is not None and overlap > threshold
+        label = s.label if s.label is not None else default_label
+        if label is not None:
+            y_true.append(label)
+            y_pred.append(correct)
+        coverage = context_coverage(
+            s.context,
+            s.generated_answer,
+            denominator=denominator,
+            reference=s.reference_answer,
+            stopwords=stopwords,
+            cjk=cjk,
+        )
+        hit = None if s.retrieved is None else containment(s.reference_answer, s.retrieved, k=k)
+        scores = _text_scores(s, chosen, cjk=cjk, rouge_stem=rouge_stem)
+        columns["context_coverage"].append(coverage)
+        columns["containment"].append(None if hit is None else float(hit))
+        for name, value in scores.items():
+            columns[name].append(None if value is None else float(value))
+        per_sample.append(
+            {
+                "id": s.id,
+                "keyword_overlap": overlap,
+                "correct": correct,
+                "label": label,
+                "context_coverage": coverage,
+                "containment": hit,
+                **scores,
+                "latency": sample_total(s.timings),
+            }
+        )
+    c = confusion(y_true, y_pred)
+    metrics: dict[str, Any] = {
+        "accuracy": accuracy(c),
+        "precision": precision(c),
+        "recall": recall(c),
+        "f1": f1(c),
+        **{name: mean_defined(values) for name, values in columns.items()},
+    }
+    if "bleu" in chosen:
+        metrics["corpus_bleu"] = corpus_bleu(
+            [s.generated_answer for s in samples], [s.reference_answer for s in samples], cjk=cjk
+        )
+    metrics["n"] = len(samples)
+    metrics["n_labeled"] = c.n
+    summaries = latency([s.timings for s in samples])
+    lat = {name: summary.to_dict() for name, summary in summaries.items()}
+    return {"metrics": metrics, "confusion": c.to_dict(), "latency": lat, "per_sample": per_sample}
