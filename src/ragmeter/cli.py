@@ -318,6 +318,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.compare",
     "ragmeter.commands.diagnose",
     "ragmeter.commands.answers",
+    "ragmeter.commands.serve",
 )
 
 

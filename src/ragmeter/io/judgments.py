@@ -377,6 +377,27 @@ def write_crux_qrels(
     return int((~keep_q).sum())
 
 
+def format_judgments(judgments: Judgments) -> str:
+    """``judgments`` as JSONL, one ``{"query_id", "doc_id", "ratings"}`` object per passage
+    (queries in byte order, passages in their order): what :func:`read_judgments` reads."""
+    import json
+
+    docs = judgments.doc_ids.to_pylist()
+    ratings = judgments.ratings.tolist()
+    bounds = judgments.rating_offsets.tolist()
+    out = []
+    for i, q in enumerate(judgments.query_ids.tolist()):
+        for r in range(int(judgments.offsets[i]), int(judgments.offsets[i + 1])):
+            row = {"query_id": q, "doc_id": docs[r], "ratings": ratings[bounds[r] : bounds[r + 1]]}
+            out.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(out)
+
+
+def write_judgments(judgments: Judgments, path: PathLike) -> None:
+    """Write ``judgments`` as JSONL (:func:`format_judgments`), atomically."""
+    _write(path, format_judgments(judgments))
+
+
 def _write(path: PathLike, text: str) -> None:
     def write(tmp: Path) -> None:
         with tmp.open("w", encoding="utf-8", newline="\n") as fh:
@@ -387,9 +408,11 @@ def _write(path: PathLike, text: str) -> None:
 
 __all__ = [
     "detect_judgments_format",
+    "format_judgments",
     "read_answers",
     "read_corpus",
     "read_judgments",
     "read_questions",
     "write_crux_qrels",
+    "write_judgments",
 ]

@@ -327,11 +327,17 @@ def write_trec_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = 
     atomic_write_text(path, "".join(lines))
 
 
-def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
-    """Write ``qrels`` as ``qid 0 docid grade`` lines, atomically."""
+def format_trec_qrels(qrels: Qrels) -> str:
+    """``qrels`` as the text of a TREC qrels file: ``qid 0 docid grade`` lines, queries and
+    doc ids in byte order."""
     docs = qrels.doc_ids.to_pylist()
     lines = []
     for i, q in enumerate(qrels.query_ids):
         for j in range(int(qrels.offsets[i]), int(qrels.offsets[i + 1])):
             lines.append(f"{q} 0 {docs[j]} {int(qrels.grades[j])}\n")
-    atomic_write_text(path, "".join(lines))
+    return "".join(lines)
+
+
+def write_trec_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
+    """Write ``qrels`` as ``qid 0 docid grade`` lines, atomically."""
+    atomic_write_text(path, format_trec_qrels(qrels))

@@ -1,0 +1,221 @@
+"""``ragmeter serve``: the web app to label, review and export (needs the ``web`` extra).
+
+``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
+[--qrels QRELS ...] [--compare-qrels QRELS ...] [--subquestions QS.jsonl] [--labels DB]
+[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]``
+
+The passages to label are the top ``--depth`` of each run per query plus the passages the
+``--qrels`` judge; ``--compare-qrels`` (e.g. an LLM judge's) are only reviewed against. Labels
+go to a SQLite database (``--labels``; by default ``ragmeter-labels.db`` beside the first
+input file), exports to ``--export-dir`` (by default beside the database). Without any input
+the example collection is served, its labels kept in the data directory.
+
+The server listens on 127.0.0.1 unless ``--host`` says otherwise; on any other address it
+requires an access token (``--token``, or one generated and printed with the URL).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ragmeter.commands.options import fail
+from ragmeter.errors import MissingInputError, RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.web.app import WebConfig
+
+LABELS_NAME = "ragmeter-labels.db"
+
+
+def data_dir() -> Path:
+    """Where ragmeter keeps its own files: ``$XDG_DATA_HOME/ragmeter`` or
+    ``~/.local/share/ragmeter``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "ragmeter"
+
+
+def example_inputs() -> dict[str, Path] | None:
+    """The example collection's files (``ragmeter.data``), or ``None`` before it exists."""
+    import importlib
+
+    try:
+        example_path = importlib.import_module("ragmeter.data").example_path
+    except (ImportError, AttributeError):
+        return None
+    names = {
+        "queries": "queries.jsonl",
+        "corpus": "corpus.jsonl",
+        "qrels": "qrels.txt",
+        "subquestions": "subquestions.jsonl",
+    }
+    found = {key: Path(example_path(name)) for key, name in names.items()}
+    return {key: path for key, path in found.items() if path.is_file()}
+
+
+def build_config(
+    *,
+    queries: Path | None = None,
+    corpus: Path | None = None,
+    runs: list[Path] | None = None,
+    qrels: list[Path] | None = None,
+    compare_qrels: list[Path] | None = None,
+    subquestions: Path | None = None,
+    depth: int = 10,
+    labels: Path | None = None,
+    export_dir: Path | None = None,
+    store: str | None = None,
+    token: str | None = None,
+) -> WebConfig:
+    """The app's configuration from the command's options (reads every input now, so that a
+    bad file is reported before the server starts)."""
+    from ragmeter.web.app import WebConfig
+    from ragmeter.web.collection import load_collection
+
+    runs, qrels = list(runs or []), list(qrels or [])
+    title = "ragmeter"
+    default_home: Path | None = None
+    if not runs and not qrels:
+        example = example_inputs()
+        if not example or "qrels" not in example:
+            raise MissingInputError(
+                "nothing to label: give --run RUN (pools of the top --depth) and/or --qrels"
+            )
+        queries = queries or example.get("queries")
+        corpus = corpus or example.get("corpus")
+        subquestions = subquestions or example.get("subquestions")
+        qrels = [example["qrels"]]
+        default_home = data_dir()
+        title = "ragmeter · example collection"
+    collection = load_collection(
+        queries=queries,
+        corpus=corpus,
+        runs=runs,
+        qrels=qrels,
+        compare_qrels=compare_qrels or [],
+        subquestions=subquestions,
+        depth=depth,
+    )
+    if labels is None:
+        home = default_home or next(p for p in [*runs, *qrels] if p is not None).resolve().parent
+        labels = home / (LABELS_NAME if default_home is None else "labels.db")
+    if export_dir is None:
+        export_dir = labels.parent / f"{labels.stem}-exports"
+    return WebConfig(
+        collection=collection,
+        labels=labels,
+        export_dir=export_dir,
+        token=token,
+        store_url=store,
+        title=title,
+    )
+
+
+def serve(
+    queries: Annotated[
+        Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")
+    ] = None,
+    run: Annotated[
+        list[Path] | None,
+        typer.Option("--run", help="Run whose top --depth per query is labelled (repeatable)."),
+    ] = None,
+    depth: Annotated[int, typer.Option("--depth", help="Passages per query from each run.")] = 10,
+    qrels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--qrels", help="Existing qrels: their passages are labelled too (repeatable)."
+        ),
+    ] = None,
+    compare_qrels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--compare-qrels",
+            help="Qrels to review the labels against, e.g. an LLM judge's (repeatable).",
+        ),
+    ] = None,
+    subquestions: Annotated[
+        Path | None,
+        typer.Option(
+            "--subquestions", help="Sub-questions JSONL {query_id, questions} to rate 0–5."
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help=f"Label database (SQLite; default {LABELS_NAME} beside the first input).",
+        ),
+    ] = None,
+    export_dir: Annotated[
+        Path | None,
+        typer.Option("--export-dir", help="The only directory exports are written to."),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Evaluation store to browse (URL or path).")
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback by default).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="Access token (required off loopback; generated and printed when not given).",
+        ),
+    ] = None,
+) -> None:
+    """Label passages 1–5 and sub-questions 0–5 in the browser, review agreement, export."""
+    try:
+        import uvicorn
+
+        from ragmeter.web.app import create_app
+        from ragmeter.web.security import is_loopback, new_token
+    except ImportError as exc:
+        fail(
+            MissingInputError(
+                f"ragmeter serve needs the web extra: pip install 'ragmeter[web]' ({exc})"
+            )
+        )
+    if token is None and not is_loopback(host):
+        token = new_token()
+    if token is not None and len(token) < 16:
+        fail(ValueError("--token must be at least 16 characters"))
+    try:
+        config = build_config(
+            queries=queries,
+            corpus=corpus,
+            runs=run,
+            qrels=qrels,
+            compare_qrels=compare_qrels,
+            subquestions=subquestions,
+            depth=depth,
+            labels=labels,
+            export_dir=export_dir,
+            store=store,
+            token=token,
+        )
+    except RagmeterError as exc:
+        fail(exc)
+    app = create_app(config)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    coll = config.collection
+    typer.echo(
+        f"ragmeter serve: {len(coll.query_ids)} queries, "
+        f"{sum(len(p) for p in coll.pools.values())} passages to label; "
+        f"labels in {config.labels}; exports to {config.export_dir}",
+        err=True,
+    )
+    typer.echo(f"open {url}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

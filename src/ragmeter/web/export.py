@@ -1,0 +1,114 @@
+"""Exports of the web app's labels: TREC qrels and CRUX judgments JSONL.
+
+Which labels: one annotator's current labels, or every annotator's combined by a rule
+(:func:`ragmeter.web.labels.aggregate`: ``latest`` or ``majority``).
+
+* qrels: ``qid 0 docid grade`` per labelled (query, passage), grades 1–5, queries and doc ids
+  in byte order (:func:`ragmeter.io.trec.format_trec_qrels`);
+* judgments: ``{"query_id", "doc_id", "ratings"}`` per passage with at least one rated
+  sub-question, one rating per sub-question of the query (a sub-question not rated is 0,
+  as in the long TSV form), passages in pool order (:func:`ragmeter.io.judgments.format_judgments`).
+
+Files are written only inside the server's export directory, under a plain file name.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from ragmeter.core.data import Qrels
+from ragmeter.core.judgments import Judgments
+from ragmeter.errors import InputError
+from ragmeter.web.collection import Collection
+from ragmeter.web.labels import AggregationRule, ItemKey, LabelDB, LabelKind, aggregate
+
+ExportKind = Literal["qrels", "judgments"]
+
+#: a plain file name: no directory part, no leading dot, nothing a shell or a URL mangles
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def select_labels(
+    db: LabelDB,
+    kind: LabelKind,
+    *,
+    annotator: str | None = None,
+    rule: AggregationRule = "latest",
+) -> dict[ItemKey, int]:
+    """One annotator's current labels, or everyone's combined by ``rule``."""
+    if annotator is not None:
+        return db.current(kind, annotator=annotator).get(annotator, {})
+    labels = db.current(kind)
+    clock = db.latest_times(kind) if rule == "latest" else None
+    return aggregate(labels, rule, clock=clock)
+
+
+def qrels_from_labels(labels: dict[ItemKey, int], *, name: str = "labels") -> Qrels:
+    """Graded labels ``{(qid, doc, 0): grade}`` as :class:`~ragmeter.core.data.Qrels`."""
+    keys = list(labels)
+    return Qrels.from_columns(
+        [k[0] for k in keys], [k[1] for k in keys], [labels[k] for k in keys], name=name
+    )
+
+
+def judgments_from_labels(
+    labels: dict[ItemKey, int], collection: Collection, *, name: str = "labels"
+) -> Judgments:
+    """Sub-question ratings ``{(qid, doc, question): rating}`` as
+    :class:`~ragmeter.core.judgments.Judgments` (unrated sub-questions of a rated passage: 0)."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for (q, d, question), value in labels.items():
+        width = collection.n_questions(q)
+        if not 1 <= question <= width:
+            continue  # the sub-questions file changed since; such a rating has no column
+        rows.setdefault((q, d), [0] * width)[question - 1] = value
+    position = {(q, d): i for q, docs in collection.pools.items() for i, d in enumerate(docs)}
+    keys = sorted(rows, key=lambda k: (k[0], position.get(k, len(position)), k[1]))
+    questions = {q: collection.subquestions[q] for q in {k[0] for k in keys}}
+    return Judgments.from_rows(
+        [k[0] for k in keys],
+        [k[1] for k in keys],
+        [rows[k] for k in keys],
+        questions=questions,
+        name=name,
+    )
+
+
+def export_text(
+    kind: ExportKind,
+    db: LabelDB,
+    collection: Collection,
+    *,
+    annotator: str | None = None,
+    rule: AggregationRule = "latest",
+) -> str:
+    """The text of a qrels or judgments export (empty when nothing is labelled)."""
+    from ragmeter.io.judgments import format_judgments
+    from ragmeter.io.trec import format_trec_qrels
+
+    if kind == "qrels":
+        graded = select_labels(db, "grade", annotator=annotator, rule=rule)
+        return format_trec_qrels(qrels_from_labels(graded)) if graded else ""
+    rated = select_labels(db, "rating", annotator=annotator, rule=rule)
+    if not rated:
+        return ""
+    judged = judgments_from_labels(rated, collection)
+    return format_judgments(judged) if len(judged) else ""
+
+
+def safe_export_path(directory: Path, filename: str) -> Path:
+    """``directory / filename`` for a plain file name; anything that could leave the
+    directory (separators, ``..``, a leading dot, absolute paths, links) is refused."""
+    if not _SAFE_NAME.fullmatch(filename) or ".." in filename:
+        raise InputError(
+            f"export file name {filename!r} refused; expected a plain name such as "
+            "'qrels.txt' (letters, digits, '.', '_', '-'; no directories)",
+            field="filename",
+        )
+    root = directory.resolve()
+    target = (root / filename).resolve()
+    if target.parent != root:
+        raise InputError(f"export file name {filename!r} leaves the export directory")
+    return target

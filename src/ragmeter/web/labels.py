@@ -1,0 +1,310 @@
+"""The label database of the web app: append-only label events in SQLite (WAL).
+
+Every label a person makes is one row of ``events``, committed before the request returns,
+so a closed tab, a killed server or a power cut after the reply loses nothing
+(``synchronous=FULL``). Nothing is ever updated or deleted:
+
+* ``grade`` — a graded relevance label 1–5 of (query, passage);
+* ``rating`` — a rating 0–5 of how well a passage answers sub-question ``question`` (1-based)
+  of a query;
+* ``undo`` — takes back the event named in ``undoes``.
+
+An annotator's *current* label of an item is their latest event for it that was not undone;
+undo takes back the annotator's latest label event not yet undone (so repeated undos walk
+back through their history). Several annotators label independently; :func:`aggregate`
+combines their current labels with a documented rule.
+
+Only the standard library is used (``sqlite3``); the module does not import the web stack.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+LabelKind = Literal["grade", "rating"]
+#: how the current labels of several annotators become one label per item
+AggregationRule = Literal["latest", "majority"]
+
+GRADE_RANGE = (1, 5)
+RATING_RANGE = (0, 5)
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('grade', 'rating', 'undo')),
+    query_id TEXT,
+    doc_id TEXT,
+    question INTEGER,
+    value INTEGER,
+    undoes INTEGER REFERENCES events (id)
+);
+CREATE INDEX IF NOT EXISTS events_annotator ON events (annotator, kind, id);
+CREATE UNIQUE INDEX IF NOT EXISTS events_undone ON events (undoes) WHERE undoes IS NOT NULL;
+"""
+
+#: a label event that no ``undo`` event takes back
+_LIVE = "kind = ? AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = events.id)"
+
+#: (query id, doc id, sub-question number or 0 for a grade)
+ItemKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One row of the event log."""
+
+    id: int
+    at: str
+    annotator: str
+    kind: str
+    query_id: str | None
+    doc_id: str | None
+    question: int | None
+    value: int | None
+    undoes: int | None
+    undone: bool = False
+
+    @property
+    def key(self) -> ItemKey:
+        return (self.query_id or "", self.doc_id or "", self.question or 0)
+
+
+def value_range(kind: LabelKind) -> tuple[int, int]:
+    """Inclusive range of the values of a label kind."""
+    return GRADE_RANGE if kind == "grade" else RATING_RANGE
+
+
+class LabelDB:
+    """The label database file (created on first use).
+
+    One connection shared by the server's worker threads behind a lock: SQLite serialises
+    writers anyway, and each label is a single short transaction.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=30.0
+        )
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.executescript(_SCHEMA)
+        with self._transaction() as cur:
+            cur.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+            # the CSRF signing key lives with the labels, so that open pages keep working
+            # across server restarts
+            cur.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)",
+                (secrets.token_hex(32),),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    # -- writing ------------------------------------------------------------------------
+    def record(
+        self,
+        annotator: str,
+        kind: LabelKind,
+        query_id: str,
+        doc_id: str,
+        value: int,
+        *,
+        question: int | None = None,
+    ) -> LabelEvent:
+        """Append (and commit) one label; the caller has validated ids and ``value``."""
+        low, high = value_range(kind)
+        if not low <= value <= high:
+            raise ValueError(f"{kind} {value} is outside {low}..{high}")
+        if (kind == "rating") != (question is not None):
+            raise ValueError("a rating names its sub-question; a grade does not")
+        at = _now()
+        with self._transaction() as cur:
+            cur.execute(
+                "INSERT INTO events (at, annotator, kind, query_id, doc_id, question, value) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (at, annotator, kind, query_id, doc_id, question, value),
+            )
+            event_id = int(cur.lastrowid or 0)
+        return LabelEvent(event_id, at, annotator, kind, query_id, doc_id, question, value, None)
+
+    def undo(self, annotator: str, kind: LabelKind) -> LabelEvent | None:
+        """Take back the annotator's latest ``kind`` label not yet undone; ``None`` when
+        there is nothing to undo. Returns the event taken back."""
+        with self._transaction() as cur:
+            row = cur.execute(
+                f"SELECT * FROM events WHERE annotator = ? AND {_LIVE} ORDER BY id DESC LIMIT 1",
+                (annotator, kind),
+            ).fetchone()
+            if row is None:
+                return None
+            cur.execute(
+                "INSERT INTO events (at, annotator, kind, undoes) VALUES (?, ?, 'undo', ?)",
+                (_now(), annotator, row["id"]),
+            )
+        return _event(row, undone=True)
+
+    # -- reading ------------------------------------------------------------------------
+    def current(
+        self, kind: LabelKind, *, annotator: str | None = None
+    ) -> dict[str, dict[ItemKey, int]]:
+        """``{annotator: {(query, doc, question): value}}``: each annotator's current labels."""
+        sql = f"SELECT annotator, query_id, doc_id, question, value FROM events WHERE {_LIVE}"
+        params: list[object] = [kind]
+        if annotator is not None:
+            sql += " AND annotator = ?"
+            params.append(annotator)
+        sql += " ORDER BY id"
+        out: dict[str, dict[ItemKey, int]] = {}
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        for r in rows:  # later events overwrite earlier ones
+            key = (r["query_id"], r["doc_id"], r["question"] or 0)
+            out.setdefault(r["annotator"], {})[key] = int(r["value"])
+        return out
+
+    def latest_times(self, kind: LabelKind) -> dict[tuple[str, ItemKey], int]:
+        """Event id of each annotator's current label (a clock for the ``latest`` rule)."""
+        sql = (
+            f"SELECT id, annotator, query_id, doc_id, question FROM events WHERE {_LIVE} "
+            "ORDER BY id"
+        )
+        with self._lock:
+            rows = self._conn.execute(sql, (kind,)).fetchall()
+        return {
+            (r["annotator"], (r["query_id"], r["doc_id"], r["question"] or 0)): int(r["id"])
+            for r in rows
+        }
+
+    def annotators(self) -> list[str]:
+        """Everyone who has made a label, in order of their first one."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT annotator, MIN(id) AS first FROM events GROUP BY annotator ORDER BY first"
+            ).fetchall()
+        return [str(r["annotator"]) for r in rows]
+
+    def history(
+        self, *, query_id: str | None = None, doc_id: str | None = None, limit: int = 200
+    ) -> list[LabelEvent]:
+        """The latest events, newest first (optionally of one query / passage), each
+        flagged ``undone`` when an undo took it back."""
+        sql = (
+            "SELECT e.*, EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id) AS undone "
+            "FROM events e"
+        )
+        where: list[str] = []
+        params: list[object] = []
+        if query_id is not None:
+            where.append(
+                "(e.query_id = ? OR e.undoes IN (SELECT id FROM events WHERE query_id = ?))"
+            )
+            params += [query_id, query_id]
+        if doc_id is not None:
+            where.append("(e.doc_id = ? OR e.undoes IN (SELECT id FROM events WHERE doc_id = ?))")
+            params += [doc_id, doc_id]
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY e.id DESC LIMIT ?"
+        params.append(limit)
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        return [_event(r, undone=bool(r["undone"])) for r in rows]
+
+
+def aggregate(
+    labels: Mapping[str, Mapping[ItemKey, int]],
+    rule: AggregationRule,
+    *,
+    clock: Mapping[tuple[str, ItemKey], int] | None = None,
+) -> dict[ItemKey, int]:
+    """One label per item from several annotators' current labels.
+
+    * ``latest``: the most recent current label of anyone (``clock`` gives each label's
+      event id; :meth:`LabelDB.latest_times`).
+    * ``majority``: the most frequent value among the annotators; a tie goes to the *lower*
+      of the tied values (the conservative choice for relevance).
+
+    >>> aggregate({"ann": {("q", "d", 0): 4}, "bob": {("q", "d", 0): 2}}, "majority")
+    {('q', 'd', 0): 2}
+    """
+    if rule == "latest":
+        if clock is None:
+            raise ValueError("the 'latest' rule needs the labels' event clock")
+        best: dict[ItemKey, tuple[int, int]] = {}
+        for annotator, items in labels.items():
+            for key, value in items.items():
+                t = clock[(annotator, key)]
+                if key not in best or t > best[key][0]:
+                    best[key] = (t, value)
+        return {key: value for key, (_, value) in best.items()}
+    if rule == "majority":
+        votes: dict[ItemKey, Counter[int]] = {}
+        for items in labels.values():
+            for key, value in items.items():
+                votes.setdefault(key, Counter())[value] += 1
+        return {key: min(c, key=lambda v: (-c[v], v)) for key, c in votes.items()}
+    raise ValueError(f"unknown aggregation rule {rule!r}; expected 'latest' or 'majority'")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _event(row: sqlite3.Row, *, undone: bool) -> LabelEvent:
+    return LabelEvent(
+        id=int(row["id"]),
+        at=str(row["at"]),
+        annotator=str(row["annotator"]),
+        kind=str(row["kind"]),
+        query_id=row["query_id"],
+        doc_id=row["doc_id"],
+        question=row["question"],
+        value=row["value"],
+        undoes=row["undoes"],
+        undone=undone,
+    )
+
+
+def items_of(labels: Mapping[ItemKey, int], query_ids: Iterable[str]) -> dict[str, int]:
+    """Number of labelled items per query (progress)."""
+    counts = Counter(key[0] for key in labels)
+    return {q: counts.get(q, 0) for q in query_ids}
