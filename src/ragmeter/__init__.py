@@ -22,6 +22,12 @@ from ragmeter.metrics.registry import Measure, parse_measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.io.readers import read_qrels, read_run
+    from ragmeter.pipeline.harness import (
+        PipelineResult,
+        RetrievalEvaluator,
+        arun_pipeline,
+        run_pipeline,
+    )
 
 __version__ = "0.1.0"
 
@@ -30,17 +36,24 @@ __all__ = [
     "InputError",
     "Measure",
     "MeasureError",
+    "PipelineResult",
     "Qrels",
     "RagmeterError",
+    "RetrievalEvaluator",
     "Run",
     "RunResult",
     "__version__",
+    "arun_pipeline",
     "evaluate",
     "parse_measure",
     "parse_measures",
     "read_qrels",
     "read_run",
+    "run_pipeline",
 ]
+
+#: names imported on first use (the harness pulls in asyncio and thread pools)
+_HARNESS = ("PipelineResult", "RetrievalEvaluator", "arun_pipeline", "run_pipeline")
 
 
 def __getattr__(name: str) -> Any:
@@ -48,4 +61,8 @@ def __getattr__(name: str) -> Any:
         from ragmeter.io import readers
 
         return getattr(readers, name)
+    if name in _HARNESS:
+        from ragmeter.pipeline import harness
+
+        return getattr(harness, name)
     raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")

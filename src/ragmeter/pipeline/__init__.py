@@ -1,0 +1,4 @@
+"""Running retrieval pipelines: the harness for your own callables (:mod:`.harness`).
+
+Nothing is imported here, so that ``import ragmeter.pipeline.<module>`` loads only that module.
+"""
