@@ -1,0 +1,51 @@
+"""Grades of passages for queries other than the one they were written for, assigned by hand
+after reading each query's pool (``make_example_data.py`` lists the pooled passages that would
+otherwise take the default grade while ranking in some system's top 5).
+
+(query id, the passage's first words, grade, one rating per sub-question of that query)
+"""
+
+ALSO = [
+    ("q01", "Most trips inside the city never leave", 2, "000"),
+    ("q02", "Bank cards used for contactless fares", 2, "000"),
+    ("q02", "The fare structure was simplified in 2019", 2, "000"),
+    ("q03", "The university has 26,000 students", 2, "000"),
+    ("q05", "Prams and strollers go in the multi-purpose", 2, "0000"),
+    ("q05", "Each tram and bus has a red help button", 2, "0000"),
+    ("q05", "Live displays are fitted at all 60 tram stops", 2, "0000"),
+    ("q05", "Assistance animals are always welcome", 2, "0000"),
+    ("q05", "Parents can board trams with a pushchair", 2, "0000"),
+    ("q06", "Riders travelling home late can wait", 3, "000"),
+    ("q06", "Security teams ride the night buses", 3, "200"),
+    ("q06", "The clocks change to summer time", 2, "000"),
+    ("q08", "There are five park and ride sites", 2, "0000"),
+    ("q08", "Tourists can buy passes in the VTA Go app", 2, "0000"),
+    ("q08", "Central Station is the hub of the network", 2, "0000"),
+    ("q11", "Skerry Island, a twelve-minute boat ride", 3, "004"),
+    ("q11", "A bicycle on the Skerry Island ferry", 2, "000"),
+    ("q11", "The Skerry Island beach is closed to dogs", 2, "000"),
+    ("q11", "The Visitor pass covers every VTA service", 2, "000"),
+    ("q12", "Line 3 to the airport opened in 2021", 3, "300"),
+    ("q12", "Twelve new tram cars for Line 4", 3, "020"),
+    ("q14", "Secure bike parking with 400 spaces", 2, "000"),
+    ("q14", "The regional transport plan 2025", 2, "000"),
+    ("q14", "Flex connects the villages with the tram", 2, "000"),
+    ("q18", "A single ticket for zones A and B costs", 2, "000"),
+    ("q18", "Most trips inside the city never leave", 2, "000"),
+    ("q20", "Vellmar Transit Authority (VTA) was founded", 3, "0000"),
+    ("q20", "Opened in 2021, Line 3 was the first", 3, "0003"),
+    ("q20", "A fourth metro line was once proposed", 2, "0000"),
+    ("q21", "Visitors over 65 who do not live in Vellmar", 2, "000"),
+    ("q21", "Employers in Vellmar can join the Green Commute", 2, "000"),
+    ("q22", "The Castle Hill funicular has no step-free", 2, "000"),
+    ("q22", "Bicycles are banned from the Castle Hill", 2, "000"),
+    ("q22", "Westhill and Castle Hill are the two hills", 2, "000"),
+    ("q22", "The Visitor pass covers every VTA service", 3, "040"),
+    ("q23", "A monthly pass for zones A and B costs", 2, "000"),
+    ("q23", "The Visitor pass covers every VTA service", 2, "000"),
+    ("q24", "Teenagers on school trips travel in groups", 2, "000"),
+    ("q25", "Vellmar is split into three fare zones", 2, "000"),
+    ("q27", "Drivers may refuse a dog that behaves", 2, "000"),
+    ("q28", "A Tide card costs 5 euros", 2, "000"),
+    ("q30", "Timetables printed at stops are updated", 4, "400"),
+]
