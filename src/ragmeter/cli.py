@@ -319,6 +319,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.diagnose",
     "ragmeter.commands.answers",
     "ragmeter.commands.serve",
+    "ragmeter.commands.retrieve",
 )
 
 
