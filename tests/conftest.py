@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,45 @@ def trec_conformance() -> Path:
     if not (CONFORMANCE / "qrels.test").is_file():
         pytest.skip(f"trec_eval conformance data not found at {CONFORMANCE}")
     return CONFORMANCE
+
+
+#: a PostgreSQL database the store tests may create databases beside (set by .ci/run)
+POSTGRES_ENV = "RAGMETER_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test (dropped afterwards).
+
+    Needs a server: ``.ci/run`` starts one and sets ``RAGMETER_TEST_POSTGRES_URL``; locally,
+    ``.ci/postgres start DIR`` prints a URL to export. Skips, saying so, without it.
+    """
+    import os
+    import uuid
+
+    base = os.environ.get(POSTGRES_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_ENV} is not set (.ci/postgres start DIR prints one)")
+    sa = pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is needed")
+    pytest.importorskip("psycopg", reason="the store extra (psycopg) is needed")
+    from ragmeter.store import resolve_url
+
+    admin_url = sa.make_url(resolve_url(base))
+    name = f"ragmeter_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        yield admin_url.set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh evaluation store on each backend; the PostgreSQL one skips without a server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return str(request.getfixturevalue("postgres_url"))

@@ -21,6 +21,9 @@ from ragmeter.commands.options import (
     Pool,
     PoolDepth,
     RelLevel,
+    Save,
+    SaveName,
+    StoreUrl,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -133,6 +136,9 @@ def evaluate(
         Path | None,
         typer.Option("--curves", help="With a --k sweep: write the curves here (.json or .csv)."),
     ] = None,
+    save: Save = False,
+    store: StoreUrl = None,
+    name: SaveName = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.core.results import Evaluation
@@ -142,6 +148,7 @@ def evaluate(
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
     if judgments is not None and measure is None:
         names = ["coverage", "alpha_ndcg@20"] + (["density"] if corpus is not None else [])
+    requested = list(names)
     sweep_ks: list[int] | None = None
     base_measures: list[Any] = []
     if context_k != "oracle" and (judgments is None or any(c in context_k for c in ":,")):
@@ -189,10 +196,45 @@ def evaluate(
         return
     if sweep_ks is not None:
         _emit_sweep(result, base_measures, sweep_ks, fmt, per_query, output, curves)
-        return
-    if curves is not None:
-        fail(ValueError("--curves needs a --k sweep (e.g. --k 1:50)"))
-    _emit(result, fmt, per_query=per_query, output=output)
+    else:
+        if curves is not None:
+            fail(ValueError("--curves needs a --k sweep (e.g. --k 1:50)"))
+        _emit(result, fmt, per_query=per_query, output=output)
+    if save or store is not None or name is not None:
+        from ragmeter.commands.history import input_files, save_from_command
+
+        parameters = {
+            "measures": requested,
+            "cutoffs": sweep_ks,
+            **{k: v for k, v in options.items() if k in _SAVED_OPTIONS},
+            "context_k": context_k if judgments is not None else None,
+            "tau": tau if judgments is not None else None,
+            "tokenizer": tokenizer,
+            "udcg_model": udcg_model,
+            "inputs": input_files(
+                qrels=qrels,
+                runs=runs,
+                pool=pool,
+                judgments=judgments,
+                questions=questions,
+                corpus=corpus,
+                answers=answers,
+                utilities=utilities,
+            ),
+        }
+        save_from_command(
+            result,
+            store=store,
+            name=name,
+            command="evaluate",
+            parameters=parameters,
+            qrels=qrels,
+            runs=runs if len(runs) == len(result.runs) else None,
+        )
+
+
+#: evaluation options recorded with a saved evaluation (the others are inputs, hashed)
+_SAVED_OPTIONS = ("missing", "rel_level", "depth", "default_k", "pool_depth", "grade_map")
 
 
 def _set_measure_inputs(
@@ -320,6 +362,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.answers",
     "ragmeter.commands.serve",
     "ragmeter.commands.retrieve",
+    "ragmeter.commands.history",
 )
 
 

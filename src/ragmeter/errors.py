@@ -67,3 +67,7 @@ class MissingExtraError(RagmeterError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(f'{feature} needs the package {package}: pip install "ragmeter[{extra}]"')
+
+
+class StoreError(RagmeterError):
+    """The evaluation store cannot be opened, is newer than this ragmeter, or lacks an entry."""

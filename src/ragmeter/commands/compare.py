@@ -28,6 +28,9 @@ from ragmeter.commands.options import (
     Pool,
     PoolDepth,
     RelLevel,
+    Save,
+    SaveName,
+    StoreUrl,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -136,6 +139,9 @@ def compare_command(
     grade_map: GradeMap = None,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
+    save: Save = False,
+    store: StoreUrl = None,
+    name: SaveName = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes."""
@@ -183,6 +189,31 @@ def compare_command(
         fail(exc)
         return
     _emit(comparison, fmt, output)
+    if save or store is not None or name is not None:
+        from ragmeter.commands.history import input_files, save_from_command
+
+        parameters = {
+            "measures": names,
+            **{k: v for k, v in options.items() if k != "pool"},
+            "baseline": comparison.baseline,
+            "test": test.value,
+            "correction": correction.value,
+            "alpha": alpha,
+            "confidence": confidence,
+            "permutations": permutations,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "inputs": input_files(qrels=qrels, runs=runs, pool=pool),
+        }
+        save_from_command(
+            result,
+            store=store,
+            name=name,
+            command="compare",
+            parameters=parameters,
+            qrels=qrels,
+            runs=runs,
+        )
 
 
 def _emit(comparison: Any, fmt: CompareFormat, output: Path | None) -> None:

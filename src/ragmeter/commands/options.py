@@ -53,6 +53,22 @@ GradeMap = Annotated[
     ),
 ]
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")]
+StoreUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Evaluation store: sqlite:///file.db, postgresql://user@host/db or a file path "
+        "(default: $RAGMETER_STORE, else ~/.local/share/ragmeter/store.db).",
+    ),
+]
+Save = Annotated[
+    bool,
+    typer.Option("--save", help="Save the evaluation in the store (see ragmeter history)."),
+]
+SaveName = Annotated[
+    str | None,
+    typer.Option("--name", help="Label of the saved evaluation, e.g. 'hybrid wk47' (saves)."),
+]
 
 
 def fail(exc: Exception) -> NoReturn:

@@ -1,0 +1,416 @@
+"""``ragmeter history``: the evaluations saved with ``--save``, listed, shown and compared.
+
+``ragmeter history [--store URL] [--limit N] [--name NAME] [--format table|json]`` lists them,
+newest first; ``ragmeter history show REF`` prints one; ``ragmeter history compare BASE NEW``
+compares a run of two of them ("this week's hybrid vs last week's") with the paired tests of
+``ragmeter compare``, on the queries both define; ``ragmeter history delete REF`` removes one.
+
+A REF is an id (``12`` or ``#12``) or a name (the latest evaluation saved with that
+``--name``); ``REF:RUN`` picks a run of an evaluation that holds several.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ragmeter.commands.compare import CompareFormat, CorrectionChoice, TestChoice
+from ragmeter.commands.options import Measures, Output, StoreUrl, fail
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.core.results import Evaluation, RunResult
+    from ragmeter.store import EvaluationRecord, SavedEvaluation, StoredEvaluation
+    from ragmeter.store.sql import Store
+
+#: means shown per run in the listing
+LISTED_MEANS = 3
+
+
+class ListFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+history_app = typer.Typer(
+    help="List, show and compare the evaluations saved with --save.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+
+# -- saving (the --save option of evaluate, compare and demo) -------------------------------
+
+
+def input_files(**paths: Path | Sequence[Path] | None) -> dict[str, Any]:
+    """``{role: {"path": ..., "sha256": ...}}`` (a list for several files) of the inputs
+    given, for the saved parameters; roles without a file are left out."""
+    from ragmeter.store import file_sha256
+
+    def describe(path: Path) -> dict[str, str]:
+        return {"path": str(path), "sha256": file_sha256(path)}
+
+    out: dict[str, Any] = {}
+    for role, value in paths.items():
+        if value is None:
+            continue
+        if isinstance(value, Path):
+            out[role] = describe(value)
+        elif value:
+            out[role] = [describe(p) for p in value]
+    return out
+
+
+def save_from_command(
+    evaluation: Evaluation,
+    *,
+    store: str | None,
+    name: str | None,
+    command: str,
+    parameters: Mapping[str, Any],
+    qrels: Path | None,
+    runs: Sequence[Path] | None,
+) -> SavedEvaluation:
+    """Save a command's evaluation and say where on stderr (stdout keeps the results)."""
+    from ragmeter.store import save_evaluation
+
+    try:
+        saved = save_evaluation(
+            evaluation,
+            url=store,
+            name=name,
+            command=command,
+            parameters=parameters,
+            qrels=qrels,
+            runs=runs,
+        )
+    except (RagmeterError, OSError) as exc:
+        fail(exc)
+    label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
+    typer.echo(f"saved evaluation {label} to {saved.url}", err=True)
+    return saved
+
+
+# -- listing --------------------------------------------------------------------------------
+
+
+@history_app.callback()
+def history_command(
+    ctx: typer.Context,
+    store: StoreUrl = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Show the N latest.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Only the evaluations saved with this name.")
+    ] = None,
+    fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
+) -> None:
+    """List the saved evaluations, newest first (id, name, time, git commit, runs, means)."""
+    ctx.obj = {"store": store}
+    if ctx.invoked_subcommand is not None:
+        return
+    with _opened(store) as st:
+        try:
+            records = st.list_evaluations(limit=limit, name=name)
+        except RagmeterError as exc:
+            fail(exc)
+        if fmt is ListFormat.json:
+            payload = {"store": st.url, "evaluations": [r.to_dict() for r in records]}
+            sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+            return
+        _print_list(records, st.url)
+
+
+def _print_list(records: list[EvaluationRecord], url: str) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    if not records:
+        console.print(f"no saved evaluations in {url} (save one with evaluate --save)")
+        return
+    table = Table(
+        title=f"ragmeter history: {url}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for header in ("id", "name", "saved (UTC)", "commit", "command", "run", "queries", "means"):
+        table.add_column(header, no_wrap=header != "means", justify=_justify(header))
+    for record in records:
+        for i, run in enumerate(record.runs or ()):
+            first = i == 0
+            shown = list(run.means.items())[:LISTED_MEANS]
+            means = "  ".join(f"{m} {_num(v)}" for m, v in shown)
+            if len(run.means) > LISTED_MEANS:
+                means += f"  (+{len(run.means) - LISTED_MEANS})"
+            table.add_row(
+                str(record.id) if first else "",
+                (record.name or "") if first else "",
+                _time(record) if first else "",
+                _commit(record) if first else "",
+                record.command if first else "",
+                run.name,
+                str(run.n_queries),
+                means,
+            )
+    console.print(table)
+
+
+def _justify(header: str) -> Any:
+    return "right" if header in ("id", "queries") else "left"
+
+
+def _num(value: float | None) -> str:
+    return "NA" if value is None else f"{value:.4f}"
+
+
+def _time(record: EvaluationRecord) -> str:
+    return record.created_at.strftime("%Y-%m-%d %H:%M")
+
+
+def _commit(record: EvaluationRecord) -> str:
+    if record.git_commit is None:
+        return ""
+    return record.git_commit[:10] + ("+dirty" if record.git_dirty else "")
+
+
+# -- one evaluation -------------------------------------------------------------------------
+
+
+@history_app.command("show")
+def show_command(
+    ctx: typer.Context,
+    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    store: StoreUrl = None,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="Include per-query values.")
+    ] = False,
+    fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
+) -> None:
+    """Show one saved evaluation: its provenance, parameters and means."""
+    from ragmeter.report import render
+
+    with _opened(_store_of(ctx, store)) as st:
+        try:
+            stored = st.load_evaluation(st.resolve(reference))
+        except RagmeterError as exc:
+            fail(exc)
+    if fmt is ListFormat.json:
+        payload = stored.to_dict(per_query=per_query)
+        payload["metrics"] = stored.evaluation.to_dict()["runs"]
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return
+    _print_header(stored)
+    render.print_table(stored.evaluation, per_query=per_query)
+
+
+def _print_header(stored: StoredEvaluation) -> None:
+    r = stored.record
+    lines = [
+        f"evaluation {r.label}, saved {r.created_at.isoformat(timespec='seconds')} "
+        f"by ragmeter {r.ragmeter_version or '?'} ({r.command})",
+        f"git commit: {_commit(r) or 'none'}",
+        f"qrels: {r.qrels_hash or 'unknown'}",
+    ]
+    lines += [f"run {run.name}: {run.content_hash or 'unknown'}" for run in r.runs]
+    if r.parameters:
+        lines.append("parameters: " + json.dumps(r.parameters, sort_keys=True))
+    typer.echo("\n".join(lines))
+
+
+@history_app.command("delete")
+def delete_command(
+    ctx: typer.Context,
+    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    store: StoreUrl = None,
+) -> None:
+    """Delete a saved evaluation."""
+    with _opened(_store_of(ctx, store)) as st:
+        try:
+            evaluation_id = st.resolve(reference)
+            st.delete_evaluation(evaluation_id)
+        except RagmeterError as exc:
+            fail(exc)
+    typer.echo(f"deleted evaluation #{evaluation_id}", err=True)
+
+
+# -- comparing two evaluations --------------------------------------------------------------
+
+
+@history_app.command("compare")
+def compare_command(
+    ctx: typer.Context,
+    baseline: Annotated[str, typer.Argument(help="The earlier evaluation: id, name, or REF:RUN.")],
+    candidate: Annotated[str, typer.Argument(help="The later evaluation: id, name, or REF:RUN.")],
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="The run to compare when the evaluations hold several."),
+    ] = None,
+    measure: Measures = None,
+    store: StoreUrl = None,
+    test: Annotated[
+        TestChoice, typer.Option("--test", help="Paired test.")
+    ] = TestChoice.randomization,
+    correction: Annotated[
+        CorrectionChoice, typer.Option("--correction", help="Correction across the measures.")
+    ] = CorrectionChoice.holm,
+    permutations: Annotated[int, typer.Option("--permutations", min=1)] = 10_000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=1)] = 10_000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
+    fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
+    output: Output = None,
+) -> None:
+    """Compare a run of two saved evaluations: means side by side, the difference with its
+    bootstrap CI, and a paired test on the queries both define."""
+    from ragmeter.commands.compare import _emit as emit_comparison
+    from ragmeter.stats.comparison import compare
+
+    with _opened(_store_of(ctx, store)) as st:
+        try:
+            base_stored, base_run = _pick(st, baseline, run)
+            new_stored, new_run = _pick(st, candidate, run)
+            pair, shared, notes = _paired(base_stored, base_run, new_stored, new_run, measure)
+            comparison = compare(
+                pair,
+                baseline=0,
+                measures=shared,
+                test=test.value,  # type: ignore[arg-type]
+                correction=correction.value,  # type: ignore[arg-type]
+                alpha=alpha,
+                confidence=confidence,
+                permutations=permutations,
+                bootstrap=bootstrap,
+                seed=seed,
+            )
+        except (RagmeterError, ValueError, KeyError) as exc:
+            fail(exc)
+    comparison = replace(comparison, warnings=(*comparison.warnings, *notes))
+    emit_comparison(comparison, fmt, output)
+
+
+def _pick(store: Store, reference: str, run: str | None) -> tuple[StoredEvaluation, RunResult]:
+    """The evaluation and run a REF or REF:RUN names."""
+    from ragmeter.errors import StoreError
+
+    try:
+        evaluation_id = store.resolve(reference)
+    except StoreError:
+        head, sep, tail = reference.rpartition(":")
+        if not sep or not head:
+            raise
+        evaluation_id, run = store.resolve(head), tail
+    stored = store.load_evaluation(evaluation_id)
+    runs = stored.evaluation.runs
+    if run is not None:
+        try:
+            return stored, stored.evaluation[run]
+        except KeyError:
+            names = ", ".join(r.name for r in runs)
+            raise StoreError(
+                f"evaluation {stored.record.label} has no run {run!r} (runs: {names})"
+            ) from None
+    if len(runs) != 1:
+        names = ", ".join(r.name for r in runs)
+        raise StoreError(
+            f"evaluation {stored.record.label} holds {len(runs)} runs ({names}); "
+            f"choose one with --run NAME or {stored.id}:NAME"
+        )
+    return stored, runs[0]
+
+
+def _paired(
+    base_stored: StoredEvaluation,
+    base_run: RunResult,
+    new_stored: StoredEvaluation,
+    new_run: RunResult,
+    measures: list[str] | None,
+) -> tuple[Evaluation, list[str], list[str]]:
+    """Both runs in one Evaluation (named by their evaluation), the measures both have (or
+    those asked for), and notes on what differs between the two evaluations."""
+    from ragmeter.core.results import Evaluation
+    from ragmeter.errors import StoreError
+
+    base_label = f"#{base_stored.id} {base_run.name}"
+    new_label = f"#{new_stored.id} {new_run.name}"
+    if base_label == new_label:
+        raise StoreError(f"both sides are run {base_run.name!r} of #{base_stored.id}")
+    base_names = [str(m) for m in base_run.measures]
+    new_names = {str(m) for m in new_run.measures}
+    shared = [m for m in base_names if m in new_names]
+    notes: list[str] = []
+    if measures:
+        chosen = [base_run.measures[base_run._index(m)] for m in measures]
+        for m in chosen:
+            new_run._index(m)  # KeyError naming the measure when the later one lacks it
+        shared = [str(m) for m in chosen]
+    elif not shared:
+        raise StoreError(
+            f"{base_stored.record.label} and {new_stored.record.label} share no measure"
+        )
+    else:
+        only = sorted(set(base_names) ^ new_names)
+        if only:
+            notes.append(f"measures in only one evaluation, left out: {', '.join(only)}")
+    base_qrels, new_qrels = base_stored.record.qrels_hash, new_stored.record.qrels_hash
+    if base_qrels and new_qrels and base_qrels != new_qrels:
+        notes.append(
+            "the qrels differ between the two evaluations (another sha256): the runs were "
+            "judged against different relevance judgments"
+        )
+    pair = Evaluation(
+        (replace(base_run, name=base_label), replace(new_run, name=new_label)),
+        base_run.measures,
+    )
+    return pair, shared, notes
+
+
+# -- plumbing -------------------------------------------------------------------------------
+
+
+def _store_of(ctx: typer.Context, store: str | None) -> str | None:
+    """The subcommand's --store, else the one given before it (ragmeter history --store X)."""
+    if store is not None:
+        return store
+    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
+    value = obj.get("store")
+    return value if isinstance(value, str) else None
+
+
+class _opened:
+    """``with _opened(url) as store``: open the store or exit with a clear error."""
+
+    def __init__(self, url: str | None) -> None:
+        self._url = url
+        self._store: Store | None = None
+
+    def __enter__(self) -> Store:
+        from ragmeter.store import open_store
+
+        try:
+            self._store = open_store(self._url)
+        except RagmeterError as exc:
+            fail(exc)
+        return self._store
+
+    def __exit__(self, *exc: object) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ragmeter history`` to the command line."""
+    app.add_typer(history_app, name="history")

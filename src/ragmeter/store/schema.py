@@ -1,0 +1,174 @@
+"""The store's tables and their numbered migrations.
+
+The schema is versioned by a table ``schema_version`` holding one row per applied migration.
+Opening a store applies the missing migrations in order, each in the transaction that records
+it, so a store is always at a version it has a row for. A store newer than this ragmeter is
+refused rather than misread.
+
+Each migration spells out its own DDL (it must keep producing the same tables after later
+migrations change them), while :data:`METADATA` describes the latest shape for queries.
+
+Tables (latest):
+
+* ``evaluations``: one row per saved evaluation; ``measures`` is the JSON list of measure
+  names whose positions the value cells refer to; ``parameters`` and ``warnings`` are JSON.
+* ``runs``: the runs of an evaluation (``position`` order) with their input hash and their
+  means (JSON ``{measure: mean}``; NA is ``null``).
+* ``run_queries``: the evaluated query ids of a run (``row`` order).
+* ``query_values``: one cell per run × query row × measure position; NA is NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+METADATA = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    METADATA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+evaluations = sa.Table(
+    "evaluations",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("command", sa.Text, nullable=False),
+    sa.Column("git_commit", sa.Text, nullable=True),
+    sa.Column("git_dirty", sa.Boolean, nullable=True),
+    sa.Column("qrels_hash", sa.Text, nullable=True),
+    sa.Column("parameters", sa.Text, nullable=False),
+    sa.Column("measures", sa.Text, nullable=False),
+    sa.Column("warnings", sa.Text, nullable=False),
+    sa.Column("ragmeter_version", sa.Text, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+runs = sa.Table(
+    "runs",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "evaluation_id",
+        sa.Integer,
+        sa.ForeignKey("evaluations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("content_hash", sa.Text, nullable=True),
+    sa.Column("n_queries", sa.Integer, nullable=False),
+    sa.Column("n_missing", sa.Integer, nullable=False),
+    sa.Column("n_skipped", sa.Integer, nullable=False),
+    sa.Column("n_unjudged_queries", sa.Integer, nullable=False),
+    sa.Column("means", sa.Text, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+run_queries = sa.Table(
+    "run_queries",
+    METADATA,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("query_id", sa.Text, nullable=False),
+)
+
+query_values = sa.Table(
+    "query_values",
+    METADATA,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("measure", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("value", sa.Double, nullable=True),
+)
+
+
+# -- migrations -----------------------------------------------------------------------------
+
+
+def _v1_tables(conn: sa.Connection) -> None:
+    """Version 1: evaluations, their runs, query ids and per-query values."""
+    meta = sa.MetaData()
+    sa.Table(
+        "evaluations",
+        meta,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("name", sa.Text, nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("command", sa.Text, nullable=False),
+        sa.Column("git_commit", sa.Text, nullable=True),
+        sa.Column("git_dirty", sa.Boolean, nullable=True),
+        sa.Column("qrels_hash", sa.Text, nullable=True),
+        sa.Column("parameters", sa.Text, nullable=False),
+        sa.Column("measures", sa.Text, nullable=False),
+        sa.Column("warnings", sa.Text, nullable=False),
+        sqlite_autoincrement=True,
+    )
+    sa.Table(
+        "runs",
+        meta,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column(
+            "evaluation_id",
+            sa.Integer,
+            sa.ForeignKey("evaluations.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column("position", sa.Integer, nullable=False),
+        sa.Column("name", sa.Text, nullable=False),
+        sa.Column("content_hash", sa.Text, nullable=True),
+        sa.Column("n_queries", sa.Integer, nullable=False),
+        sa.Column("n_missing", sa.Integer, nullable=False),
+        sa.Column("n_skipped", sa.Integer, nullable=False),
+        sa.Column("n_unjudged_queries", sa.Integer, nullable=False),
+        sa.Column("means", sa.Text, nullable=False),
+        sa.UniqueConstraint("evaluation_id", "position", name="uq_runs_position"),
+        sqlite_autoincrement=True,
+    )
+    sa.Table(
+        "run_queries",
+        meta,
+        sa.Column(
+            "run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+        ),
+        sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("query_id", sa.Text, nullable=False),
+    )
+    sa.Table(
+        "query_values",
+        meta,
+        sa.Column(
+            "run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+        ),
+        sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("measure", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("value", sa.Double, nullable=True),
+    )
+    meta.create_all(conn)
+
+
+def _v2_version_and_name_index(conn: sa.Connection) -> None:
+    """Version 2: the ragmeter version that saved each evaluation (``''`` for older rows),
+    and an index to find evaluations by name (``ragmeter history compare "hybrid wk47" …``)."""
+    conn.execute(
+        sa.text("ALTER TABLE evaluations ADD COLUMN ragmeter_version TEXT NOT NULL DEFAULT ''")
+    )
+    conn.execute(sa.text("CREATE INDEX ix_evaluations_name ON evaluations (name)"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_evaluation ON runs (evaluation_id)"))
+
+
+Migration = Callable[[sa.Connection], None]
+
+#: (version, migration) in order; append, never edit an applied one
+MIGRATIONS: tuple[tuple[int, Migration], ...] = (
+    (1, _v1_tables),
+    (2, _v2_version_and_name_index),
+)
+
+LATEST_VERSION = MIGRATIONS[-1][0]
