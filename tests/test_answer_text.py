@@ -18,8 +18,12 @@ from ragmeter.errors import MissingExtraError
 from ragmeter.io.answers import answer_samples_from_records
 from ragmeter.metrics import answers as am
 
-pytest.importorskip("rouge_score", reason="ROUGE-L needs the extra 'text' (rouge-score)")
-pytest.importorskip("sacrebleu", reason="BLEU needs the extra 'text' (sacrebleu)")
+
+@pytest.fixture
+def text_extra() -> None:
+    """ROUGE-L and BLEU need the extra 'text' (installed by the dev extra, so CI runs them)."""
+    pytest.importorskip("rouge_score", reason="ROUGE-L needs the extra 'text' (rouge-score)")
+    pytest.importorskip("sacrebleu", reason="BLEU needs the extra 'text' (sacrebleu)")
 
 
 # -- SQuAD normalisation, token F1, exact match -----------------------------------------------
@@ -74,7 +78,7 @@ def test_token_f1_bounded_symmetric_and_reflexive(a: str, b: str) -> None:
 # -- ROUGE-L (rouge-score) ------------------------------------------------------------------
 
 
-def test_rouge_l_hand_computed() -> None:
+def test_rouge_l_hand_computed(text_extra: None) -> None:
     # LCS("the cat on mat", "the cat sat on the mat") = the cat on mat = 4:
     # P = 4/4, R = 4/6, F = 2·1·(2/3) / (5/3) = 0.8
     assert am.rouge_l("the cat on mat", "the cat sat on the mat") == pytest.approx(0.8)
@@ -94,7 +98,7 @@ def test_rouge_l_hand_computed() -> None:
 # -- BLEU (sacrebleu) -----------------------------------------------------------------------
 
 
-def test_sentence_bleu_hand_computed() -> None:
+def test_sentence_bleu_hand_computed(text_extra: None) -> None:
     # identical: every precision 1, BP 1
     assert am.sentence_bleu("the cat sat on the mat", "the cat sat on the mat") == (
         pytest.approx(1.0)
@@ -118,7 +122,7 @@ def test_sentence_bleu_hand_computed() -> None:
     assert am.sentence_bleu("x", []) is None
 
 
-def test_corpus_bleu_sums_counts_before_the_formula() -> None:
+def test_corpus_bleu_sums_counts_before_the_formula(text_extra: None) -> None:
     hyps = ["the cat sat on the mat", "the cat sat"]
     refs = ["the cat sat on the mat", "the cat sat on the mat"]
     # summed n-gram counts: 1-grams 9/9, 2-grams 7/7, 3-grams 5/5, 4-grams 3/3 -> all 1;
@@ -167,7 +171,7 @@ def test_cjk_segmentation_bigrams() -> None:
     assert am.keywords("北京是中国的首都") == {"北京是中国的首都"}
 
 
-def test_chinese_answer_overlapping_its_reference_scores_above_zero() -> None:
+def test_chinese_answer_overlapping_its_reference_scores_above_zero(text_extra: None) -> None:
     ref, gen = "今天天气很好", "天气很好"
     # without segmentation both are one token each, different: nothing overlaps
     assert am.keyword_overlap(ref, gen) == 0.0
@@ -232,7 +236,7 @@ ALL_FALSE = [
 ]
 
 
-def test_seed_all_true_samples() -> None:
+def test_seed_all_true_samples(text_extra: None) -> None:
     report = am.evaluate_answers(answer_samples_from_records(ALL_TRUE), text_metrics=["all"])
     m = report["metrics"]
     # every answer equals its reference: predicted correct, labelled correct -> TP 2
@@ -244,7 +248,7 @@ def test_seed_all_true_samples() -> None:
         assert row["exact_match"] == 1 and row["token_f1"] == 1.0
 
 
-def test_seed_all_false_samples() -> None:
+def test_seed_all_false_samples(text_extra: None) -> None:
     report = am.evaluate_answers(answer_samples_from_records(ALL_FALSE), text_metrics=["all"])
     m = report["metrics"]
     # nothing shared: predicted incorrect, labelled incorrect -> TN 2; P, R, F1 are 0/0
@@ -255,7 +259,7 @@ def test_seed_all_false_samples() -> None:
         assert m[name] == 0.0, name
 
 
-def test_cli_text_metrics_json(tmp_path: Path) -> None:
+def test_cli_text_metrics_json(tmp_path: Path, text_extra: None) -> None:
     rows = [
         # token F1 2/3 (see above), EM 0, ROUGE-L: LCS 1 of (2, 1) -> P 1/2, R 1 -> 2/3
         {
