@@ -363,6 +363,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.serve",
     "ragmeter.commands.retrieve",
     "ragmeter.commands.history",
+    "ragmeter.commands.demo",
 )
 
 

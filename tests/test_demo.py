@@ -1,0 +1,92 @@
+"""``ragmeter demo`` end to end on the shipped example: its files, and numbers for every
+metric family and every system."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("bm25s", reason="the demo needs the baselines extra (bm25s)")
+embeddings = pytest.importorskip(
+    "ragmeter.pipeline.embeddings", reason="the demo needs the models extra (MiniLM)"
+)
+
+SYSTEMS = ["bm25", "dense", "hybrid", "hybrid+mmr"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    try:
+        embeddings.MiniLMEncoder().encode(["probe"])
+    except Exception as exc:  # the model packages are not installed
+        pytest.skip(f"MiniLM unavailable: {exc}")
+    from ragmeter.cli import app
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    store = tmp_path_factory.mktemp("store") / "absent.db"
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(out)], env={"RAGMETER_STORE": f"sqlite:///{store}"}
+    )
+    assert result.exit_code == 0, result.output
+    return {"out": out, "output": result.output, "store": store}
+
+
+def test_writes_runs_results_and_comparison(demo: dict[str, Any]) -> None:
+    from ragmeter.io.readers import read_run
+
+    out: Path = demo["out"]
+    for name in ("bm25", "dense", "hybrid", "hybrid_mmr"):
+        run = read_run(out / "runs" / f"{name}.txt")
+        assert run.n_queries == 30
+    assert (out / "results.json").is_file()
+    assert (
+        "| measure" in (out / "comparison.md").read_text()
+        or "|" in (out / "comparison.md").read_text()
+    )
+
+
+def test_every_family_has_numbers_for_every_system(demo: dict[str, Any]) -> None:
+    doc = json.loads((demo["out"] / "results.json").read_text())
+    runs = {r["name"]: r for r in doc["evaluation"]["runs"]}
+    assert list(runs) == SYSTEMS
+    families = doc["families"]
+    assert {"classical", "set-based", "coverage", "answers"} <= set(families)
+    for family in ("classical", "set-based", "coverage"):
+        assert families[family]
+        for name in SYSTEMS:
+            for measure in families[family]:
+                mean = runs[name]["metrics"][measure]["mean"]
+                assert mean is not None and math.isfinite(mean), (family, name, measure)
+    answers = doc["answers"]["overall"]["metrics"]
+    for metric in ("accuracy", "precision", "recall", "f1", "context_coverage", "token_f1"):
+        assert answers[metric] is not None
+    assert set(doc["answers"]["context_coverage_by_system"]) == set(SYSTEMS)
+    assert runs["bm25"]["metrics"]["answer_coverage"]["mean"] is not None
+    differences = doc["comparison"]["differences"]
+    assert {d["run"] for d in differences} == set(SYSTEMS) - {"bm25"}
+
+
+def test_prints_a_table_per_family_and_the_integrations(demo: dict[str, Any]) -> None:
+    output = demo["output"]
+    for title in ("classical", "set-based", "coverage", "answers"):
+        assert title in output
+    assert "store:" in output and "not saved" in output
+    assert not demo["store"].exists()  # an absent default store is never created
+    assert "HTML report" in output
+
+
+def test_the_pools_are_fully_graded(demo: dict[str, Any]) -> None:
+    """Every passage in the top 20 of each system carries a grade (the data's promise)."""
+    from ragmeter.data import example_path
+    from ragmeter.io.readers import read_qrels, read_run
+
+    graded = read_qrels(example_path("qrels.txt")).to_dict()
+    for name in ("bm25", "dense", "hybrid", "hybrid_mmr"):
+        ranked = read_run(demo["out"] / "runs" / f"{name}.txt").ranked()
+        unjudged = [(q, d) for q, docs in ranked.items() for d in docs[:20] if d not in graded[q]]
+        assert unjudged == [], name
