@@ -11,16 +11,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-pytest.importorskip("bm25s", reason="the demo needs the baselines extra (bm25s)")
-embeddings = pytest.importorskip(
-    "ragmeter.pipeline.embeddings", reason="the demo needs the models extra (MiniLM)"
-)
-
 SYSTEMS = ["bm25", "dense", "hybrid", "hybrid+mmr"]
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    pytest.importorskip("bm25s", reason="the demo needs the baselines extra (bm25s)")
+    embeddings = pytest.importorskip(
+        "ragmeter.pipeline.embeddings", reason="the demo needs the models extra (MiniLM)"
+    )
     try:
         embeddings.MiniLMEncoder().encode(["probe"])
     except Exception as exc:  # the model packages are not installed
@@ -90,3 +89,54 @@ def test_the_pools_are_fully_graded(demo: dict[str, Any]) -> None:
         ranked = read_run(demo["out"] / "runs" / f"{name}.txt").ranked()
         unjudged = [(q, d) for q, docs in ranked.items() for d in docs[:20] if d not in graded[q]]
         assert unjudged == [], name
+
+
+def _small_systems() -> tuple[Any, Any]:
+    """The example with two hand-made systems (no model needed): the qrels' own ranking
+    and its reverse."""
+    from ragmeter import Run
+    from ragmeter.commands.demo import Systems, load_example
+
+    data = load_example()
+    best = {
+        q: sorted(labels, key=lambda d: (-labels[d], d))
+        for q, labels in data.qrels.to_dict().items()
+    }
+    good = Run.from_lists(best, name="bm25")
+    bad = Run.from_lists({q: docs[::-1] for q, docs in best.items()}, name="reverse")
+    return data, Systems(runs={"bm25": good, "reverse": bad}, pools={"bm25": good, "reverse": bad})
+
+
+def test_saves_into_an_existing_default_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = pytest.importorskip("ragmeter.store", reason="the store needs sqlalchemy")
+    pytest.importorskip("sqlalchemy", reason="the store needs sqlalchemy")
+    from ragmeter.commands.demo import evaluate_all, save_to_store
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    monkeypatch.setenv("RAGMETER_STORE", url)
+    data, systems = _small_systems()
+    evaluation = evaluate_all(data, systems)
+    assert "not saved" in save_to_store(evaluation, data, systems)  # no store yet
+    assert not (tmp_path / "store.db").exists()
+    store.open_store(url).close()  # create it
+    message = save_to_store(evaluation, data, systems)
+    assert message.startswith("store: saved as evaluation"), message
+    with store.open_store(url) as opened:
+        assert len(opened.list_evaluations()) == 1
+
+
+def test_family_tables_mark_the_verdicts() -> None:
+    from rich.console import Console
+
+    from ragmeter.commands.demo import FAMILIES, compare_all, evaluate_all, family_table
+
+    data, systems = _small_systems()
+    evaluation = evaluate_all(data, systems)
+    comparison = compare_all(evaluation)
+    console = Console(width=200, record=True)
+    console.print(family_table("classical", FAMILIES["classical"], evaluation, comparison))
+    text = console.export_text()
+    # the reversed ranking is significantly worse on nDCG over 30 queries
+    assert "reverse" in text and "▼" in text
