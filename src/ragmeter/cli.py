@@ -364,6 +364,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.retrieve",
     "ragmeter.commands.history",
     "ragmeter.commands.demo",
+    "ragmeter.commands.judge",
 )
 
 

@@ -1,0 +1,113 @@
+"""LLM judges: graded labels, sub-question ratings, sub-questions, answer verdicts and UDCG
+utilities from any OpenAI-compatible chat server — cached, resumable, concurrent, costed.
+
+Tasks (prompts ship as package data in ``judges/prompts/``; see :mod:`ragmeter.judges.tasks`):
+``relevance`` (grade 1..5 → TREC qrels), ``answerability`` (rating 0..5 → judgments JSONL),
+``subquestions`` (→ sub-questions JSONL), ``correctness`` (0/1 + reason, beside seed 001's
+keyword overlap), ``udcg`` (1 − P(no answer) → utilities). Unparseable output is stored as −1
+with its raw text, never as 0.
+
+Python::
+
+    from ragmeter.judges import JudgeConfig, judge_relevance, write_qrels
+    config = JudgeConfig(base_urls=("http://127.0.0.1:8080/v1",), model="qwen2.5-7b",
+                         concurrency=32)
+    out = judge_relevance(run, queries, corpus, judge=config, cache="judgments.sqlite")
+    write_qrels(out.labels, "qrels.txt"); print("\\n".join(out.summary.lines()))
+
+**Plugging in another judge** (e.g. the offline embedding judge): implement the
+:class:`Judge` protocol — a ``model`` property (its identity in the cache key) and
+``judge(task, inputs) -> Judgment`` (optionally ``judge_many(task, [inputs, …])`` for a batch,
+or ``async ajudge(task, inputs)``). ``task.name`` says what to produce, ``task.fields`` which
+inputs arrive (``query``/``passage`` for relevance and udcg, ``question``/``passage`` for
+answerability); return ``Judgment(value, "ok")`` (or ``"unparsed"`` with −1). Pass the judge
+instead of a :class:`JudgeConfig` to any ``judge_*`` function; the runner caches, resumes and
+reports exactly as for the LLM judge::
+
+    class MyJudge:
+        model = "minilm-cosine-v1"
+        def judge(self, task, inputs):
+            return Judgment(grade_for(inputs["query"], inputs["passage"]), "ok")
+
+``import ragmeter`` never imports this package; the HTTP client (httpx, the ``judges``
+extra) is imported only when an LLM judge runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.judges.config import JudgeConfig, Price, resolve_config
+from ragmeter.judges.errors import FatalJudgeError, JudgeConfigError
+from ragmeter.judges.tasks import TASKS, Task, make_task
+from ragmeter.judges.types import UNPARSED, Judge, JudgeItem, Judgment
+
+if TYPE_CHECKING:
+    from ragmeter.judges.api import (
+        TaskResult,
+        judge_answerability,
+        judge_correctness,
+        judge_relevance,
+        judge_subquestions,
+        judge_udcg,
+        write_judgments,
+        write_qrels,
+        write_questions,
+        write_utilities,
+    )
+    from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.llm import LLMJudge
+    from ragmeter.judges.runner import run_judgments
+
+_LAZY = {
+    "TaskResult": "ragmeter.judges.api",
+    "judge_answerability": "ragmeter.judges.api",
+    "judge_correctness": "ragmeter.judges.api",
+    "judge_relevance": "ragmeter.judges.api",
+    "judge_subquestions": "ragmeter.judges.api",
+    "judge_udcg": "ragmeter.judges.api",
+    "write_judgments": "ragmeter.judges.api",
+    "write_qrels": "ragmeter.judges.api",
+    "write_questions": "ragmeter.judges.api",
+    "write_utilities": "ragmeter.judges.api",
+    "JudgmentCache": "ragmeter.judges.cache",
+    "LLMJudge": "ragmeter.judges.llm",
+    "run_judgments": "ragmeter.judges.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ragmeter.judges' has no attribute {name!r}")
+
+
+__all__ = [
+    "TASKS",
+    "UNPARSED",
+    "FatalJudgeError",
+    "Judge",
+    "JudgeConfig",
+    "JudgeConfigError",
+    "JudgeItem",
+    "Judgment",
+    "JudgmentCache",
+    "LLMJudge",
+    "Price",
+    "Task",
+    "TaskResult",
+    "judge_answerability",
+    "judge_correctness",
+    "judge_relevance",
+    "judge_subquestions",
+    "judge_udcg",
+    "make_task",
+    "resolve_config",
+    "run_judgments",
+    "write_judgments",
+    "write_qrels",
+    "write_questions",
+    "write_utilities",
+]

@@ -1,0 +1,345 @@
+"""Judge tasks: a versioned prompt (package data, ``judges/prompts/<task>.txt``) and a parser.
+
+| task            | inputs                          | value                                  |
+|-----------------|---------------------------------|----------------------------------------|
+| ``relevance``   | query, passage                  | grade 1..5 (seed 000's utility rubric) |
+| ``answerability`` | question, passage             | rating 0..5 (seed 003's CRUX rubric)   |
+| ``subquestions`` | query, reference (param ``n``) | list of ≤ n questions                  |
+| ``correctness`` | query, reference, answer        | ``{"correct": 0|1, "reason": str}``    |
+| ``udcg``        | query, passage                  | P(first token starts "NO ANSWER")      |
+
+Every parser tries the **strict** form the prompt asks for first (a bare digit; numbered
+questions; ``CORRECT``/``INCORRECT`` then a reason; the first token's log-probabilities), then
+a **lenient** fallback (a grade after "Grade:"/"Rating:", ``N/5``, JSON, the only digit in
+range; bulleted questions; yes/no; the reply text when the server returns no log-probabilities).
+Output neither reads is **unparsed**: the value is −1 (``{"correct": -1}``, ``None`` for
+sub-questions), never 0, and the raw text is kept.
+
+A prompt file starts with ``# task:`` and ``# version:`` lines; its identity in the cache key
+is ``<version>-<first 8 hex of sha256(file)>``, so editing a prompt without bumping its
+version still starts fresh judgments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ragmeter.judges.types import UNPARSED, ParseStatus
+
+TASKS = ("relevance", "answerability", "subquestions", "correctness", "udcg")
+
+#: the reply the udcg prompt asks for when the passage holds no answer
+NO_ANSWER = "NO ANSWER"
+
+Parsed = tuple[Any, ParseStatus]
+TopLogprobs = tuple[tuple[str, float], ...] | None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt template: ``system`` and ``user`` messages with ``{placeholders}``."""
+
+    task: str
+    version: str
+    system: str
+    user: str
+    digest: str
+
+    @property
+    def identity(self) -> str:
+        return f"{self.version}-{self.digest}"
+
+
+def parse_prompt(text: str, name: str) -> Prompt:
+    header: dict[str, str] = {}
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.split("\n"):
+        if current is None and line.startswith("# "):
+            key, _, value = line[2:].partition(":")
+            header[key.strip()] = value.strip()
+        elif line.startswith("=== "):
+            current = sections.setdefault(line[4:].strip(), [])
+        elif current is not None:
+            current.append(line)
+    if "version" not in header or "user" not in sections:
+        raise ValueError(f"prompt {name}: needs a '# version:' line and a '=== user' section")
+    return Prompt(
+        task=header.get("task", name),
+        version=header["version"],
+        system="\n".join(sections.get("system", [])).strip(),
+        user="\n".join(sections["user"]).strip(),
+        digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:8],
+    )
+
+
+@cache
+def load_prompt(task: str) -> Prompt:
+    """The packaged prompt of ``task``."""
+    text = resources.files("ragmeter.judges").joinpath(f"prompts/{task}.txt").read_text("utf-8")
+    return parse_prompt(text, task)
+
+
+# -- parsers ---------------------------------------------------------------------------------
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_STRICT_DIGIT = re.compile(r"[*\s]*(\d)[*\s.]*")
+_KEYWORD_DIGIT = re.compile(
+    r"(?:grade|rating|score|relevance|answerability|rate|label)\**\s*(?:is|of|=|:|-)?\s*\**\s*"
+    r"(\d)(?!\d)",
+    re.IGNORECASE,
+)
+_OUT_OF = re.compile(r"(?<![\d.])(\d)\s*(?:/|out of)\s*5(?!\d)", re.IGNORECASE)
+_DIGIT = re.compile(r"(?<![\d.])(\d)(?!\d)(?!\.\d)")
+
+
+def _json_value(text: str) -> Any:
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        try:
+            return json.loads(text[start : end + 1])
+        except json.JSONDecodeError:
+            return None
+    return None
+
+
+def parse_grade(text: str, low: int, high: int) -> Parsed:
+    """A grade in ``low..high``: strict = the reply is one digit (bold/period allowed);
+    lenient = JSON ``{"grade": n}``, a digit after "grade/rating/score", ``n/5``, or the only
+    distinct in-range digit of the reply. Anything else → (−1, "unparsed")."""
+    match = _STRICT_DIGIT.fullmatch(text)
+    if match and low <= int(match.group(1)) <= high:
+        return int(match.group(1)), "ok"
+    body = _THINK.sub(" ", text)
+    obj = _json_value(body)
+    if isinstance(obj, dict):
+        for key in ("grade", "rating", "score", "relevance", "answerability"):
+            value = obj.get(key)
+            if (
+                isinstance(value, int | str)
+                and str(value).strip().isdigit()
+                and low <= int(value) <= high
+            ):
+                return int(value), "lenient"
+    for pattern in (_KEYWORD_DIGIT, _OUT_OF):
+        found = {int(m) for m in pattern.findall(body) if low <= int(m) <= high}
+        if len(found) == 1:
+            return found.pop(), "lenient"
+    found = {int(m) for m in _DIGIT.findall(body) if low <= int(m) <= high}
+    if len(found) == 1:
+        return found.pop(), "lenient"
+    return UNPARSED, "unparsed"
+
+
+_NUMBERED = re.compile(r"\s*(\d+)[.)]\s+(.+\?)\s*")
+_BULLET = re.compile(r"^\s*(?:\d+[.):]|[-*•]|Q\d+[.:)]?|Question\s*\d+[.:)]?)\s*", re.IGNORECASE)
+
+
+def parse_subquestions(text: str, n: int) -> Parsed:
+    """Strict: exactly ``n`` lines ``1. …?`` … ``n. …?``. Lenient: a JSON array (or
+    ``{"questions": [...]}``) of strings, else every line ending in '?' with its number or
+    bullet removed — deduplicated (case-insensitively), at most ``n``. None found → unparsed."""
+    lines = [line for line in text.strip().split("\n") if line.strip()]
+    matches = [_NUMBERED.fullmatch(line) for line in lines]
+    if len(lines) == n and all(
+        m is not None and int(m.group(1)) == i for i, m in enumerate(matches, start=1)
+    ):
+        return [m.group(2).strip() for m in matches if m is not None], "ok"
+    body = _THINK.sub(" ", text)
+    candidates: list[str] = []
+    start, end = body.find("["), body.rfind("]")
+    parsed: Any = None
+    if 0 <= start < end:
+        try:
+            parsed = json.loads(body[start : end + 1])
+        except json.JSONDecodeError:
+            parsed = None
+    if parsed is None:
+        obj = _json_value(body)
+        parsed = obj.get("questions") if isinstance(obj, dict) else None
+    if isinstance(parsed, list) and parsed and all(isinstance(q, str) for q in parsed):
+        candidates = [q.strip() for q in parsed]
+    else:
+        for line in body.split("\n"):
+            stripped = _BULLET.sub("", line).strip().strip("*").strip()
+            if stripped.endswith("?") and len(stripped) > 3:
+                candidates.append(stripped)
+    out: list[str] = []
+    seen: set[str] = set()
+    for q in candidates:
+        if q and q.lower() not in seen:
+            seen.add(q.lower())
+            out.append(q)
+    if not out:
+        return None, "unparsed"
+    return out[:n], "lenient"
+
+
+_VERDICT = re.compile(r"[\s*#]*(CORRECT|INCORRECT)[\s*.:!]*", re.IGNORECASE)
+_LENIENT_NO = re.compile(
+    r"^\W*(incorrect|not correct|wrong|no|false|0)\b|\b(incorrect|not correct)\b", re.IGNORECASE
+)
+_LENIENT_YES = re.compile(r"^\W*(correct|right|yes|true|1)\b|\bcorrect\b", re.IGNORECASE)
+
+
+def parse_correctness(text: str) -> Parsed:
+    """Strict: first line ``CORRECT`` or ``INCORRECT``, the rest the reason. Lenient: JSON
+    ``{"correct": …, "reason": …}``, or a reply starting with (or saying) correct / incorrect /
+    yes / no. Unparsed → ``{"correct": -1, "reason": None}``."""
+    lines = text.strip().split("\n")
+    first = _VERDICT.fullmatch(lines[0]) if lines else None
+    if first:
+        reason = " ".join(line.strip() for line in lines[1:] if line.strip())
+        return {"correct": int(first.group(1).upper() == "CORRECT"), "reason": reason}, "ok"
+    body = _THINK.sub(" ", text).strip()
+    obj = _json_value(body)
+    if isinstance(obj, dict) and "correct" in obj:
+        verdict: Any = obj["correct"]
+        if isinstance(verdict, str):
+            verdict = verdict.strip().lower() in ("1", "true", "yes", "correct")
+        if isinstance(verdict, bool | int) and int(verdict) in (0, 1):
+            why = obj.get("reason")
+            return {
+                "correct": int(verdict),
+                "reason": why if isinstance(why, str) else "",
+            }, "lenient"
+    if _LENIENT_NO.search(body):
+        return {"correct": 0, "reason": body}, "lenient"
+    if _LENIENT_YES.search(body):
+        return {"correct": 1, "reason": body}, "lenient"
+    return {"correct": UNPARSED, "reason": None}, "unparsed"
+
+
+def _is_marker_prefix(token: str) -> bool:
+    t = token.strip().upper()
+    return bool(t) and (NO_ANSWER.startswith(t) or t.startswith(NO_ANSWER))
+
+
+def parse_no_answer(text: str, top: TopLogprobs) -> Parsed:
+    """P(no answer) from the first token: strict = Σ exp(logprob) over the top first tokens
+    that begin the reply ``NO ANSWER`` (case-insensitive, e.g. ``NO``, ``No``, ``N``); lenient
+    (no log-probabilities returned) = 1.0 if the reply begins ``NO ANSWER``, else 0.0; an empty
+    reply without log-probabilities is unparsed (−1)."""
+    if top:
+        p = sum(math.exp(lp) for tok, lp in top if _is_marker_prefix(tok) and lp > -math.inf)
+        return min(1.0, p), "ok"
+    if text.strip():
+        head = text.strip().upper()
+        return (1.0 if head.startswith(NO_ANSWER) or NO_ANSWER.startswith(head) else 0.0), (
+            "lenient"
+        )
+    return float(UNPARSED), "unparsed"
+
+
+# -- tasks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task: its prompt, its parser and the request parameters that go into the cache key.
+
+    ``fields``: the inputs each judgment needs; ``params``: task parameters filled into the
+    prompt too (``n`` for sub-questions); ``max_tokens`` and ``top_logprobs`` are sent with
+    the request; ``expected_output_tokens`` feeds the dry-run estimate.
+    """
+
+    name: str
+    fields: tuple[str, ...]
+    max_tokens: int
+    expected_output_tokens: int
+    parser: Callable[[str, TopLogprobs, Mapping[str, Any]], Parsed]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    top_logprobs: int | None = None
+
+    @property
+    def prompt(self) -> Prompt:
+        return load_prompt(self.name)
+
+    def messages(self, inputs: Mapping[str, str]) -> list[dict[str, str]]:
+        missing = [f for f in self.fields if f not in inputs]
+        if missing:
+            raise KeyError(f"task {self.name}: inputs lack {', '.join(missing)}")
+        values = {**{k: str(v) for k, v in self.params.items()}, **inputs}
+        prompt = self.prompt
+        out = []
+        if prompt.system:
+            out.append({"role": "system", "content": prompt.system})
+        out.append({"role": "user", "content": prompt.user.format_map(values)})
+        return out
+
+    def parse(self, text: str, top: TopLogprobs = None) -> Parsed:
+        return self.parser(text, top, self.params)
+
+    def cache_params(self) -> dict[str, Any]:
+        return {
+            "params": dict(self.params),
+            "max_tokens": self.max_tokens,
+            "top_logprobs": self.top_logprobs,
+        }
+
+
+def make_task(
+    name: str, *, n: int = 10, max_tokens: int | None = None, top_logprobs: int = 20
+) -> Task:
+    """The task called ``name`` (one of :data:`TASKS`). ``n``: sub-questions per query;
+    ``max_tokens``: override the reply budget; ``top_logprobs``: alternatives asked for the
+    udcg task's first token."""
+    if name == "relevance":
+        return Task(
+            name, ("query", "passage"), max_tokens or 8, 1, lambda t, _, __: parse_grade(t, 1, 5)
+        )
+    if name == "answerability":
+        return Task(
+            name, ("question", "passage"), max_tokens or 8, 1, lambda t, _, __: parse_grade(t, 0, 5)
+        )
+    if name == "subquestions":
+        if n < 1:
+            raise ValueError(f"n must be ≥ 1, got {n}")
+        return Task(
+            name,
+            ("query", "reference"),
+            max_tokens or 48 * n + 16,
+            20 * n,
+            lambda t, _, p: parse_subquestions(t, int(p["n"])),
+            params={"n": n},
+        )
+    if name == "correctness":
+        return Task(
+            name,
+            ("query", "reference", "answer"),
+            max_tokens or 96,
+            30,
+            lambda t, _, __: parse_correctness(t),
+        )
+    if name == "udcg":
+        return Task(
+            name,
+            ("query", "passage"),
+            max_tokens or 3,
+            1,
+            lambda t, top, _: parse_no_answer(t, top),
+            top_logprobs=top_logprobs,
+        )
+    raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
+
+
+__all__ = [
+    "NO_ANSWER",
+    "TASKS",
+    "Prompt",
+    "Task",
+    "load_prompt",
+    "make_task",
+    "parse_correctness",
+    "parse_grade",
+    "parse_no_answer",
+    "parse_subquestions",
+]
