@@ -350,3 +350,30 @@ def test_kill_9_mid_job_then_resume_equals_an_uninterrupted_run(tmp_path: Path) 
     assert resumed_lines == clean_out.read_text().splitlines()
     pairs = [tuple(line.split()[:3]) for line in resumed_lines]
     assert len(pairs) == 2000 and len(set(pairs)) == 2000  # none lost, none duplicated
+
+
+def test_ctrl_c_keeps_what_was_judged_and_exits_130(tmp_path: Path) -> None:
+    import sqlite3
+
+    files = collection(tmp_path, 20, 20)  # 400 pairs
+    cache = tmp_path / "c.sqlite"
+
+    def cached() -> int:
+        try:
+            with sqlite3.connect(cache) as db:
+                return int(db.execute("SELECT count(*) FROM judgments").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+
+    with FakeServer(latency=0.005) as server:
+        proc = _judge_process(files, server, cache, tmp_path / "out.txt")
+        deadline = time.monotonic() + 60
+        while cached() < 50 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        log = proc.communicate(timeout=60)[0].decode()
+    assert proc.returncode == 130, log
+    assert "interrupted: every judgment so far is cached" in log
+    assert not (tmp_path / "out.txt").exists()
+    judged = int(log.split("judged ")[1].split(" ")[0])
+    assert judged == cached() >= 50

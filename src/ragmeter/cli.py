@@ -365,6 +365,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.history",
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",
+    "ragmeter.commands.agreement",
 )
 
 

@@ -124,11 +124,12 @@ class JudgmentCache:
         task: str,
         prompt: str,
         model: str,
-        params: Mapping[str, Any],
-        inputs: Mapping[str, Any],
+        params: Mapping[str, Any] | str,
+        inputs: Mapping[str, Any] | str,
         judgment: Judgment,
     ) -> None:
-        """Store (or replace) one judgment and commit at once. Failed judgments are refused."""
+        """Store (or replace) one judgment and commit at once. Failed judgments are refused.
+        ``params`` and ``inputs`` may be given already as canonical JSON."""
         if judgment.failed:
             raise ValueError("a failed judgment is not cached")
         self._db.execute(
@@ -138,8 +139,8 @@ class JudgmentCache:
                 task,
                 prompt,
                 model,
-                canonical(dict(params)),
-                canonical(dict(inputs)),
+                params if isinstance(params, str) else canonical(dict(params)),
+                inputs if isinstance(inputs, str) else canonical(dict(inputs)),
                 json.dumps(judgment.value, ensure_ascii=False),
                 judgment.status,
                 judgment.raw,

@@ -150,8 +150,10 @@ class ChatClient:
         *,
         transport: Any = None,
         rng: random.Random | None = None,
+        lean: bool | None = None,
     ) -> None:
         self.config = config
+        self._lean = lean
         self.stats = ClientStats()
         self._transport = transport
         self._rng = rng or random.Random()
@@ -173,6 +175,8 @@ class ChatClient:
 
     async def __aenter__(self) -> ChatClient:
         lean = self._transport is None and all(u.startswith("http:") for u in self._urls)
+        if self._lean is not None:
+            lean = lean and self._lean
         tls = (
             httpx.create_ssl_context() if any(u.startswith("https:") for u in self._urls) else None
         )

@@ -19,9 +19,12 @@ class LLMJudge:
     """Judges with a chat model. Use ``async with LLMJudge(config) as judge`` and
     ``await judge.ajudge(task, inputs)``; :meth:`judge` is a synchronous one-off."""
 
-    def __init__(self, config: JudgeConfig, *, transport: Any = None) -> None:
+    def __init__(
+        self, config: JudgeConfig, *, transport: Any = None, lean: bool | None = None
+    ) -> None:
         self.config = config
         self._transport = transport
+        self._lean = lean
         self._client: ChatClient | None = None
         self.stats = ClientStats()
 
@@ -39,7 +42,7 @@ class LLMJudge:
         return self.config.concurrency
 
     async def __aenter__(self) -> LLMJudge:
-        self._client = ChatClient(self.config, transport=self._transport)
+        self._client = ChatClient(self.config, transport=self._transport, lean=self._lean)
         self.stats = self._client.stats
         await self._client.__aenter__()
         return self

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ragmeter.judges.cache import JudgmentCache, judgment_key
+from ragmeter.judges.cache import JudgmentCache, canonical, judgment_key
 from ragmeter.judges.config import Price
 from ragmeter.judges.errors import FatalJudgeError
 from ragmeter.judges.tasks import Task
@@ -184,7 +184,7 @@ class _Recorder:
         self.summary = summary
         self.progress = progress
         self.prompt = plan.task.prompt.identity
-        self.params = plan.params
+        self.params = canonical(plan.params)  # once, not per judgment
 
     def record(self, key: str, item: JudgeItem, judgment: Judgment) -> None:
         s = self.summary

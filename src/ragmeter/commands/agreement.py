@@ -1,0 +1,167 @@
+"""``ragmeter agreement QRELS_A QRELS_B``: how well two labelings agree (e.g. an LLM judge
+against human assessors) — the comparison CRUX reports for its judge.
+
+On the (query, passage) pairs both files grade (a negative grade, "pooled but not judged",
+is no grade): Cohen's κ unweighted, with linear and with quadratic weights over the grade
+scale (every integer from the lowest to the highest grade seen, at least 1..5), the confusion
+matrix (rows A = reference, columns B), per-grade precision and recall of B against A, and the
+same at a binary threshold (relevant ⇔ grade ≥ T). The computation is
+:func:`ragmeter.web.review.review` over :mod:`ragmeter.stats.agreement`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragmeter.commands.options import Output, fail
+from ragmeter.errors import RagmeterError
+
+
+class AgreementFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _grades(path: Path) -> dict[tuple[str, str], int]:
+    from ragmeter.io.readers import read_qrels
+
+    qrels = read_qrels(path)
+    return {
+        (q, d): int(g) for q, docs in qrels.to_dict().items() for d, g in docs.items() if g >= 0
+    }
+
+
+def agreement_report(
+    a: dict[tuple[str, str], int],
+    b: dict[tuple[str, str], int],
+    *,
+    threshold: int = 4,
+    a_name: str = "A",
+    b_name: str = "B",
+) -> dict[str, Any]:
+    """The agreement of ``b`` against ``a`` as a JSON-ready dict (NaN → None)."""
+    from ragmeter.stats.agreement import confusion_matrix
+    from ragmeter.web.review import review
+
+    r = review(a_name, b_name, a, b, threshold=threshold)
+    common = sorted(set(a) & set(b))
+    binary = confusion_matrix(
+        [a[k] >= threshold for k in common],
+        [b[k] >= threshold for k in common],
+        labels=[False, True],
+    )
+    per_binary = binary.per_class()
+
+    def clean(v: float) -> float | None:
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    return {
+        "a": a_name,
+        "b": b_name,
+        "n_common": r.n,
+        "only_a": len(set(a) - set(b)),
+        "only_b": len(set(b) - set(a)),
+        "scale": list(r.scale),
+        "kappa": {k: clean(v) for k, v in r.kappa.items()},
+        "accuracy": clean(r.accuracy),
+        "confusion": r.matrix,
+        "per_grade": {str(g): v for g, v in r.per_grade.items()},
+        "binary": {
+            "threshold": threshold,
+            "kappa": clean(r.binary_kappa),
+            "accuracy": clean(r.binary_accuracy),
+            "confusion": binary.matrix.tolist(),
+            "relevant": per_binary[True],
+            "not_relevant": per_binary[False],
+        },
+    }
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "NA"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _print_table(report: dict[str, Any], file: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, width=120)
+    console.print(
+        f"{report['n_common']} pairs graded by both ({report['only_a']} only in "
+        f"{report['a']}, {report['only_b']} only in {report['b']})"
+    )
+    kappa = report["kappa"]
+    console.print(
+        f"Cohen's κ: unweighted {_fmt(kappa['unweighted'])}, linear {_fmt(kappa['linear'])}, "
+        f"quadratic {_fmt(kappa['quadratic'])}; accuracy {_fmt(report['accuracy'])}"
+    )
+    matrix = Table(title=f"confusion (rows {report['a']}, columns {report['b']})")
+    matrix.add_column("", no_wrap=True)
+    for g in report["scale"]:
+        matrix.add_column(str(g), justify="right")
+    for g, row in zip(report["scale"], report["confusion"], strict=True):
+        matrix.add_row(str(g), *(str(c) for c in row))
+    console.print(matrix)
+    grades = Table(title=f"per grade ({report['b']} against {report['a']})")
+    for name in ("grade", "precision", "recall", "support"):
+        grades.add_column(name, justify="right")
+    for g, v in report["per_grade"].items():
+        grades.add_row(g, _fmt(v["precision"]), _fmt(v["recall"]), str(v["support"]))
+    console.print(grades)
+    binary = report["binary"]
+    rel = binary["relevant"]
+    console.print(
+        f"binary (relevant ⇔ grade ≥ {binary['threshold']}): κ {_fmt(binary['kappa'])}, "
+        f"accuracy {_fmt(binary['accuracy'])}, precision {_fmt(rel['precision'])}, "
+        f"recall {_fmt(rel['recall'])}, confusion {binary['confusion']}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def agreement(
+        qrels_a: Annotated[Path, typer.Argument(help="Reference labels (e.g. human qrels).")],
+        qrels_b: Annotated[Path, typer.Argument(help="Compared labels (e.g. LLM qrels).")],
+        threshold: Annotated[
+            int, typer.Option("--threshold", "-t", help="Binary: relevant ⇔ grade ≥ T.")
+        ] = 4,
+        fmt: Annotated[AgreementFormat, typer.Option("--format", "-f")] = AgreementFormat.table,
+        output: Output = None,
+    ) -> None:
+        """Agreement of two qrels files: Cohen's κ (unweighted, linear, quadratic), confusion
+        matrix, per-grade precision and recall, and the same at a binary threshold."""
+        try:
+            report = agreement_report(
+                _grades(qrels_a),
+                _grades(qrels_b),
+                threshold=threshold,
+                a_name=qrels_a.name,
+                b_name=qrels_b.name,
+            )
+        except RagmeterError as exc:
+            fail(exc)
+        if fmt is AgreementFormat.json:
+            text = json.dumps(report, indent=2) + "\n"
+        else:
+            import io
+
+            buffer = io.StringIO()
+            _print_table(report, buffer)
+            text = buffer.getvalue()
+        if output is not None:
+            from ragmeter.io._common import atomic_write_text
+
+            atomic_write_text(output, text)
+        else:
+            sys.stdout.write(text)
