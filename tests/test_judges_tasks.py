@@ -190,3 +190,55 @@ def test_core_import_stays_light() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class CountingJudge:
+    """A plugged-in judge (as the offline embedding judge plugs in): grade = passage length
+    mod 5 + 1, counting how many inputs it was asked about."""
+
+    model = "counting-v1"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def judge(self, task: object, inputs: dict[str, str]) -> Judgment:
+        self.asked += 1
+        return Judgment(len(inputs["passage"]) % 5 + 1, "ok")
+
+
+def test_a_plugged_in_judge_gets_the_same_cache_and_outputs(tmp_path: Path) -> None:
+    from ragmeter.judges import judge_relevance
+
+    run = {"q1": ["d1", "d2", "d3"], "q2": ["d3"]}
+    queries = {"q1": "first?", "q2": "second?"}
+    corpus = {"d1": "a", "d2": "bb", "d3": "cccccc"}
+    judge = CountingJudge()
+    out = judge_relevance(run, queries, corpus, judge=judge, cache=tmp_path / "c.sqlite")
+    assert out.labels == {"q1": {"d1": 2, "d2": 3, "d3": 2}, "q2": {"d3": 2}}
+    assert judge.asked == 4 and out.summary.judged == 4
+    again = judge_relevance(run, queries, corpus, judge=judge, cache=tmp_path / "c.sqlite")
+    assert again.labels == out.labels and judge.asked == 4 and again.summary.cached == 4
+
+
+def test_offline_flag_uses_the_offline_judge_factory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import types
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    module = types.ModuleType("ragmeter.judges.offline")
+    module.offline_judge = lambda task: CountingJudge()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ragmeter.judges.offline", module)
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "first?"}\n')
+    (tmp_path / "c.jsonl").write_text('{"id": "d1", "text": "a"}\n{"id": "d2", "text": "bb"}\n')
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\n")
+    args = ["judge", "relevance", "--offline", "--run", str(tmp_path / "run.txt")]
+    args += ["--queries", str(tmp_path / "q.jsonl"), "--corpus", str(tmp_path / "c.jsonl")]
+    args += ["--out", str(tmp_path / "qrels.txt"), "--cache", str(tmp_path / "c.sqlite")]
+    result = CliRunner().invoke(app, [*args, "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "qrels.txt").read_text() == "q1 0 d1 2\nq1 0 d2 3\n"
+    assert "counting-v1" in result.output and "cost unknown" in result.output

@@ -29,6 +29,10 @@ reports exactly as for the LLM judge::
         def judge(self, task, inputs):
             return Judgment(grade_for(inputs["query"], inputs["passage"]), "ok")
 
+``ragmeter judge relevance --offline`` (and ``answerability --offline``) builds its judge with
+``ragmeter.judges.offline.offline_judge(task_name) -> Judge``; the cache key then carries that
+judge's ``model`` string, so its labels never mix with an LLM's.
+
 ``import ragmeter`` never imports this package; the HTTP client (httpx, the ``judges``
 extra) is imported only when an LLM judge runs.
 """
