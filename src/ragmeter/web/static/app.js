@@ -70,19 +70,32 @@
     return body;
   }
 
+  // requests go out one after the other, in the order of the keys pressed, so that the
+  // server sees the labels and undos in the person's order however fast they type
+  var queue = Promise.resolve();
+  function send(url, body) {
+    var reply = queue.then(function () { return post(url, body); });
+    queue = reply.catch(function () {});
+    return reply;
+  }
+
   function setValue(i, value) {
     var item = items[i];
     if (!item) return;
-    post(endpoint, bodyFor(item, value)).then(function (data) {
-      show(item, value);
+    var before = item.dataset.value;
+    show(item, value);  // at once; taken back if the server refuses
+    if (i === current && i < items.length - 1) focusItem(i + 1);
+    send(endpoint, bodyFor(item, value)).then(function (data) {
       showProgress(data.progress);
       say("saved " + value);
-      if (i === current && i < items.length - 1) focusItem(i + 1);
-    }).catch(function (err) { say(err.message, true); });
+    }).catch(function (err) {
+      show(item, before === "" ? null : before);
+      say(err.message, true);
+    });
   }
 
   function undo() {
-    post("/api/undo", { kind: kind }).then(function (data) {
+    send("/api/undo", { kind: kind }).then(function (data) {
       if (!data.undone) { say("nothing to undo"); return; }
       var u = data.undone;
       var found = -1;

@@ -1,0 +1,279 @@
+"""The web app in a real browser: Playwright for Python driving Debian's Chromium.
+
+A person's session, keyboard only: label five passages, move back and relabel, undo, reload
+(the labels persist), export, and check the exported qrels line by line; and screenshots of
+report pages (checked for size and content, not for pixels).
+
+Needs the ``playwright`` package and ``/usr/bin/chromium`` (Debian packages ``chromium``,
+``chromium-driver``); Playwright's own browser download is never used.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1200, "height": 800}
+
+pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
+pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+)
+if not CHROMIUM.is_file():
+    pytest.skip(
+        f"{CHROMIUM} not found: install Debian's chromium and chromium-driver packages",
+        allow_module_level=True,
+    )
+
+import uvicorn  # noqa: E402
+
+from ragmeter.commands.serve import build_config  # noqa: E402
+from ragmeter.web.app import create_app  # noqa: E402
+from webdata import config_kwargs, write_collection  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a free loopback port (uvicorn in a thread); yields its URL and folder."""
+    paths = write_collection(tmp_path / "data")
+    config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
+    port = _free_port()
+    uv = uvicorn.Server(
+        uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the web app did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", tmp_path
+    uv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One browser for the module (starting Chromium is the slow part)."""
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, chromium_sandbox=False
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh page in a fresh context (no cookies from another test)."""
+    context = chromium.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.set_default_timeout(20_000)
+    yield context.new_page()
+    context.close()
+
+
+def _choose_name(page: Any, base: str, name: str) -> None:
+    page.goto(base + "/")
+    page.fill("#name", name)
+    page.click("#annotator button[type=submit]")
+    page.wait_for_selector(f"#annotator-name:text-is('{name}')")
+
+
+def _wait_value(page: Any, doc: str, value: str) -> None:
+    page.wait_for_selector(f'li#doc-{doc}[data-value="{value}"]', state="attached")
+
+
+def _values(page: Any) -> dict[str, str]:
+    items = page.query_selector_all("li.passage[data-item]")
+    return {i.get_attribute("data-doc"): i.get_attribute("data-value") for i in items}
+
+
+def test_label_with_the_keyboard_reload_and_export(server: tuple[str, Path], page: Any) -> None:
+    base, folder = server
+    _choose_name(page, base, "alice")
+    page.goto(base + "/label/q1")
+    # the pool of q1 is d1 d4 d2 d3 d9; each key grades the current passage and moves on,
+    # typed at once (the page saves them in order while the person goes on)
+    for key in "45231":
+        page.keyboard.press(key)
+    for doc, key in zip(["d1", "d4", "d2", "d3", "d9"], "45231", strict=True):
+        _wait_value(page, doc, key)
+    page.wait_for_selector(".progress-text:text-is('5/5 labelled')")
+    # back up one passage (d3), change its grade, then undo twice: d3 back to 3, d9 unlabelled
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("5")
+    _wait_value(page, "d3", "5")
+    page.keyboard.press("u")
+    _wait_value(page, "d3", "3")
+    page.keyboard.press("Control+z")
+    _wait_value(page, "d9", "")
+    assert page.inner_text(".progress-text >> nth=0") == "4/5 labelled"
+    # undo moved the focus to d9: grade it again; k and j move without grading
+    page.keyboard.press("1")
+    _wait_value(page, "d9", "1")
+    page.keyboard.press("k")
+    page.keyboard.press("j")
+    assert page.eval_on_selector("li.current", "e => e.dataset.doc") == "d9"
+
+    page.reload()
+    assert _values(page) == {"d1": "4", "d4": "5", "d2": "2", "d3": "3", "d9": "1"}
+    assert page.inner_text(".progress-text >> nth=0") == "5/5 labelled"
+
+    # export on the server, then download
+    page.goto(base + "/export")
+    page.select_option("select[name=annotator]", "alice")
+    page.fill("input[name=filename]", "alice-qrels.txt")
+    page.click("#export-form button[type=submit]")
+    page.wait_for_selector("#written")
+    lines = (folder / "exports" / "alice-qrels.txt").read_text().splitlines()
+    assert lines == ["q1 0 d1 4", "q1 0 d2 2", "q1 0 d3 3", "q1 0 d4 5", "q1 0 d9 1"]
+    with page.expect_download() as download:
+        page.click("a[href='/export/qrels.txt?annotator=alice']")
+    saved = Path(download.value.path())
+    assert saved.read_text().splitlines() == lines
+
+
+def test_sub_question_ratings_with_the_keyboard(server: tuple[str, Path], page: Any) -> None:
+    base, _ = server
+    _choose_name(page, base, "bob")
+    page.goto(base + "/subquestions/q1")
+    for key in "53":  # d1 × question 1, then d1 × question 2
+        page.keyboard.press(key)
+    page.wait_for_selector('tr[data-doc="d1"][data-question="2"][data-value="3"]')
+    page.keyboard.press("6")  # out of range: refused in the page, nothing sent
+    page.wait_for_selector("#status.bad")
+    page.reload()
+    first = page.query_selector_all('tr[data-doc="d1"]')
+    assert [r.get_attribute("data-value") for r in first] == ["5", "3"]
+    with page.expect_download() as download:
+        page.goto(base + "/export")
+        page.click("a[href='/export/judgments.jsonl?annotator=bob']")
+    text = Path(download.value.path()).read_text()
+    assert text == '{"query_id": "q1", "doc_id": "d1", "ratings": [5, 3]}\n'
+
+
+# -- screenshots -------------------------------------------------------------------------
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and the RGB rows of an 8-bit RGB or RGBA PNG (a small decoder, so that
+    the check needs no imaging library): chunks → zlib → undo each row's filter."""
+    import numpy as np
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, chunks, header = 8, [], b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        if kind == b"IHDR":
+            header = data[pos + 8 : pos + 8 + length]
+        elif kind == b"IDAT":
+            chunks.append(data[pos + 8 : pos + 8 + length])
+        pos += 12 + length
+    width, height, depth, color = struct.unpack(">IIBB", header[:10])
+    assert depth == 8 and color in (2, 6), (depth, color)
+    bpp = 3 if color == 2 else 4
+    stride = width * bpp
+    raw = np.frombuffer(zlib.decompress(b"".join(chunks)), dtype=np.uint8)
+    raw = raw.reshape(height, stride + 1)
+    out = np.zeros((height, stride), dtype=np.uint8)
+    prev = np.zeros(stride, dtype=np.int64)
+    for y in range(height):
+        kind, line = int(raw[y, 0]), raw[y, 1:].astype(np.int64)
+        if kind == 1:  # Sub: a running sum per channel
+            line = np.cumsum(line.reshape(width, bpp), axis=0).reshape(-1) % 256
+        elif kind == 2:  # Up
+            line = (line + prev) % 256
+        elif kind in (3, 4):  # Average, Paeth: byte after byte
+            cur, up = line.tolist(), prev.tolist()
+            for i in range(stride):
+                left = cur[i - bpp] if i >= bpp else 0
+                if kind == 3:
+                    cur[i] = (cur[i] + (left + up[i]) // 2) % 256
+                    continue
+                corner = up[i - bpp] if i >= bpp else 0
+                p = left + up[i] - corner
+                pa, pb, pc = abs(p - left), abs(p - up[i]), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up[i] if pb <= pc else corner
+                cur[i] = (cur[i] + pred) % 256
+            line = np.asarray(cur, dtype=np.int64)
+        out[y] = line
+        prev = line
+    rgb = out.reshape(height, width, bpp)[:, :, :3]
+    return width, height, [row.tobytes() for row in rgb]
+
+
+def assert_not_blank(path: Path, width: int, height: int) -> None:
+    w, h, rows = png_pixels(path.read_bytes())
+    assert (w, h) == (width, height)
+    colours = {row[i : i + 3] for row in rows[::4] for i in range(0, len(row), 12)}
+    background = max(colours, key=lambda c: sum(row.count(c) for row in rows[::40]))
+    assert len(colours) > 20, f"{path.name}: only {len(colours)} colours: a blank page?"
+    inked = sum(
+        1 for row in rows[::4] for i in range(0, len(row), 12) if row[i : i + 3] != background
+    )
+    sampled = (h // 4 + (h % 4 > 0)) * (w // 4 + (w % 4 > 0))
+    assert inked / sampled > 0.02, f"{path.name}: {inked}/{sampled} non-background samples"
+
+
+def test_screenshots_of_report_pages(server: tuple[str, Path], page: Any, tmp_path: Path) -> None:
+    base, _ = server
+    _choose_name(page, base, "alice")
+    page.goto(base + "/label/q1")
+    for doc, key in zip(["d1", "d4", "d2"], "452", strict=True):
+        page.keyboard.press(key)
+        _wait_value(page, doc, key)
+    shots = {
+        "review": "/review?a=annotator:alice&b=qrels:llm.txt",
+        "evaluate": "/evaluate?source=annotator:alice",
+        "label": "/label/q1",
+    }
+    for name, url in shots.items():
+        page.goto(base + url)
+        path = tmp_path / f"{name}.png"
+        page.screenshot(path=str(path))
+        assert_not_blank(path, VIEWPORT["width"], VIEWPORT["height"])
+    assert page.is_visible("text=labelled")
+
+
+def test_screenshot_of_the_html_report(page: Any, tmp_path: Path) -> None:
+    """The self-contained HTML report (``ragmeter report``), opened from a file."""
+    html = pytest.importorskip("ragmeter.report.html", reason="the HTML report is not built")
+    import ragmeter
+
+    run_a = ragmeter.Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d3": 1.0}})
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 5, "d2": 2}, "q2": {"d3": 4}})
+    evaluation = ragmeter.evaluate(run_a, qrels, ["ndcg@10", "P@5"])
+    report = tmp_path / "report.html"
+    html.write_html_report(report, evaluation)
+    page.goto(report.as_uri())
+    path = tmp_path / "report.png"
+    page.screenshot(path=str(path))
+    assert_not_blank(path, VIEWPORT["width"], VIEWPORT["height"])
