@@ -675,3 +675,27 @@ def test_import_ragmeter_does_not_import_the_web_stack() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+
+
+def test_serve_without_inputs_serves_the_example_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ragmeter.data", reason="the example collection is not installed")
+    from ragmeter.data import example_path
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    config = build_config()
+    assert config.labels == tmp_path / "ragmeter" / "labels.db"
+    coll = config.collection
+    queries = [line for line in example_path("queries.jsonl").read_text().splitlines() if line]
+    assert len(coll.query_ids) == len(queries)
+    judged = {
+        (f[0], f[2]) for f in (line.split() for line in example_path("qrels.txt").open()) if f
+    }
+    assert {(q, d) for q, docs in coll.pools.items() for d in docs} == judged
+    assert coll.subquestions and list(coll.qrels_sources) == ["qrels.txt"]
+    browser = Browser(create_app(config))
+    first = coll.query_ids[0]
+    assert browser.grade(first, coll.pools[first][0], 5).status_code == 200
+    for url in ["/", f"/label/{first}", f"/subquestions/{first}", "/review", "/evaluate"]:
+        assert browser.client.get(url).status_code == 200, url

@@ -52,8 +52,13 @@ def example_inputs() -> dict[str, Path] | None:
         "qrels": "qrels.txt",
         "subquestions": "subquestions.jsonl",
     }
-    found = {key: Path(example_path(name)) for key, name in names.items()}
-    return {key: path for key, path in found.items() if path.is_file()}
+    found: dict[str, Path] = {}
+    for key, name in names.items():
+        try:
+            found[key] = Path(example_path(name))
+        except RagmeterError:
+            continue  # a partial installation: serve what is there
+    return found
 
 
 def build_config(
