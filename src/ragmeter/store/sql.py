@@ -154,13 +154,9 @@ class Store:
             )
         )
         run_id = _primary_key(inserted)
-        query_rows = [
-            {"run_id": run_id, "row": i, "query_id": str(q)} for i, q in enumerate(run.query_ids)
-        ]
-        for chunk in _chunks(query_rows):
-            conn.execute(sa.insert(schema.run_queries), chunk)
-        for chunk in _chunks(_value_cells(run_id, run.values)):
-            conn.execute(sa.insert(schema.query_values), chunk)
+        query_rows = [(run_id, i, str(q)) for i, q in enumerate(run.query_ids)]
+        _bulk_insert(conn, schema.run_queries, query_rows)
+        _bulk_insert(conn, schema.query_values, _value_cells(run_id, run.values))
 
     def delete_evaluation(self, evaluation_id: int) -> None:
         """Remove an evaluation and everything stored with it."""
@@ -404,18 +400,45 @@ def _means(text: str) -> dict[str, float | None]:
     }
 
 
-def _chunks(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    for start in range(0, len(rows), _BATCH):
-        yield rows[start : start + _BATCH]
+def _bulk_insert(conn: sa.Connection, table: sa.Table, rows: list[tuple[Any, ...]]) -> None:
+    """Insert rows (tuples in the table's column order) in the current transaction.
+
+    The per-query cells are most of a save (runs × queries × measures rows), so they bypass
+    SQLAlchemy's per-row processing: ``COPY`` on PostgreSQL (psycopg), the driver's
+    ``executemany`` on SQLite; other drivers get SQLAlchemy's insert.
+    """
+    if not rows:
+        return
+    names = [c.name for c in table.columns]
+    driver: Any = conn.connection.driver_connection
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+        quoted = ", ".join(f'"{n}"' for n in names)
+        statement = f'COPY "{table.name}" ({quoted}) FROM STDIN'
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    if conn.dialect.name == "sqlite":
+        marks = ", ".join("?" for _ in names)
+        quoted = ", ".join(f'"{n}"' for n in names)
+        for start in range(0, len(rows), _BATCH):
+            conn.exec_driver_sql(
+                f'INSERT INTO "{table.name}" ({quoted}) VALUES ({marks})',
+                rows[start : start + _BATCH],
+            )
+        return
+    for start in range(0, len(rows), _BATCH):  # pragma: no cover - other drivers
+        chunk = rows[start : start + _BATCH]
+        conn.execute(sa.insert(table), [dict(zip(names, r, strict=True)) for r in chunk])
 
 
-def _value_cells(run_id: int, values: np.ndarray) -> list[dict[str, Any]]:
-    """One row per (query row, measure); NaN (NA) becomes NULL."""
-    cells: list[dict[str, Any]] = []
-    for i, row in enumerate(values.tolist()):
-        for j, v in enumerate(row):
-            cells.append({"run_id": run_id, "row": i, "measure": j, "value": None if v != v else v})
-    return cells
+def _value_cells(run_id: int, values: np.ndarray) -> list[tuple[Any, ...]]:
+    """One ``(run_id, row, measure, value)`` per cell, row-major; NaN (NA) becomes NULL."""
+    n_rows, n_measures = values.shape
+    rows = np.repeat(np.arange(n_rows), n_measures).tolist()
+    measures = np.tile(np.arange(n_measures), n_rows).tolist()
+    flat = [None if v != v else v for v in np.ascontiguousarray(values).ravel().tolist()]
+    return list(zip([run_id] * len(flat), rows, measures, flat, strict=True))
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -470,15 +493,21 @@ def _load_run(conn: sa.Connection, row: sa.RowMapping, measures: tuple[Measure, 
     ).scalars()
     ids = np.array(list(query_ids), dtype=object)
     values = np.full((ids.shape[0], len(measures)), np.nan)
-    cells = conn.execute(
-        sa.select(
-            schema.query_values.c.row, schema.query_values.c.measure, schema.query_values.c.value
-        ).where(schema.query_values.c.run_id == run_id)
-    ).all()
+    # the cells straight from the driver: most of a load, and plain tuples suffice
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    driver: Any = conn.connection.driver_connection
+    cursor = driver.cursor()
+    try:
+        cursor.execute(
+            f'SELECT "row", "measure", "value" FROM query_values WHERE run_id = {mark}', (run_id,)
+        )
+        cells = cursor.fetchall()
+    finally:
+        cursor.close()
     if cells:
-        rows, cols, vals = zip(*cells, strict=True)
         # NULL (NA) arrives as None, which a float array holds as NaN
-        values[np.asarray(rows), np.asarray(cols)] = np.array(vals, dtype=np.float64)
+        table = np.array(cells, dtype=np.float64)
+        values[table[:, 0].astype(np.intp), table[:, 1].astype(np.intp)] = table[:, 2]
     return RunResult(
         name=row["name"],
         query_ids=ids,
