@@ -106,6 +106,10 @@ def test_bm25_finds_the_known_answer_and_leaves_out_unmatched_docs(bm25: BM25Ret
 
 
 def test_bm25_rejects_bad_input() -> None:
+    from ragmeter.pipeline.baselines import Texts
+
+    with pytest.raises(InputError, match="'d1' given twice"):
+        Texts(("d1", "d2", "d1"), ("a", "b", "c"))
     with pytest.raises(InputError, match="empty corpus"):
         BM25Retriever({})
     with pytest.raises(InputError, match="b="):

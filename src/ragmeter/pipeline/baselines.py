@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.data import Run
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import InputError, MissingExtraError, RagmeterError
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Corpus
@@ -76,10 +76,11 @@ class Texts:
     def __post_init__(self) -> None:
         if len(self.ids) != len(self.texts):
             raise InputError(f"{len(self.ids)} ids for {len(self.texts)} texts")
-        if len(set(self.ids)) != len(self.ids):
-            seen: set[str] = set()
-            dup = next(i for i in self.ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
-            raise InputError(f"id '{dup}' given twice")
+        seen: set[str] = set()
+        for ident in self.ids:
+            if ident in seen:
+                raise InputError(f"id '{ident}' given twice")
+            seen.add(ident)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, str]) -> Texts:
@@ -100,14 +101,6 @@ TextsLike = Texts | Mapping[str, str]
 
 def _texts(value: TextsLike) -> Texts:
     return value if isinstance(value, Texts) else Texts.from_mapping(value)
-
-
-def missing_extra(package: str, extra: str) -> RagmeterError:
-    """The error for an optional package that is not installed."""
-    return RagmeterError(
-        f"the Python package {package!r} is not installed; "
-        f'install it with: pip install "ragmeter[{extra}]"'
-    )
 
 
 def _top_run(
@@ -160,7 +153,7 @@ class BM25Retriever:
         try:
             import bm25s  # type: ignore[import-untyped]
         except ImportError:
-            raise missing_extra("bm25s", "baselines") from None
+            raise MissingExtraError("BM25", package="bm25s", extra="baselines") from None
         if k1 < 0 or not 0 <= b <= 1:
             raise InputError(f"BM25 k1={k1}, b={b}: expected k1 ≥ 0 and 0 ≤ b ≤ 1")
         self.corpus = _texts(corpus)
@@ -224,7 +217,7 @@ def default_encoder() -> Encoder:
     try:
         embeddings = importlib.import_module("ragmeter.pipeline.embeddings")
     except ImportError:
-        raise missing_extra("ragmeter.pipeline.embeddings", "models") from None
+        raise MissingExtraError("dense retrieval", package="onnxruntime", extra="models") from None
     encoder: Encoder = embeddings.MiniLMEncoder()
     return encoder
 
