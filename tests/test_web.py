@@ -699,3 +699,44 @@ def test_serve_without_inputs_serves_the_example_collection(
     assert browser.grade(first, coll.pools[first][0], 5).status_code == 200
     for url in ["/", f"/label/{first}", f"/subquestions/{first}", "/review", "/evaluate"]:
         assert browser.client.get(url).status_code == 200, url
+
+
+# -- stored evaluations ------------------------------------------------------------------
+
+
+def test_browse_stored_evaluations(config: Any, folder: Path) -> None:
+    """q1 ranks its grade-2 d1 first (nDCG 1, RR 1); q2 has its one relevant doc second
+    (RR 1/2, nDCG 1/log2(3)) → means mrr 0.75, nDCG@10 (1 + 0.6309)/2 = 0.8155."""
+    pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is not installed")
+    import ragmeter
+    from ragmeter.store import save_evaluation
+
+    run = ragmeter.Run.from_dict(
+        {"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d3": 1.0, "d4": 0.5}}, name="bm25-wk47"
+    )
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 2, "d2": 1}, "q2": {"d4": 1}})
+    evaluation = ragmeter.evaluate(run, qrels, ["ndcg@10", "mrr"])
+    store = folder / "store.db"
+    saved = save_evaluation(evaluation, url=str(store), name="hybrid wk47")
+    config.store_url = str(store)
+    browser = Browser(create_app(config))
+    listing = browser.client.get("/evaluations").text
+    assert f'href="/evaluations/{saved.id}"' in listing
+    assert "hybrid wk47" in listing and "bm25-wk47" in listing
+    html = browser.client.get(f"/evaluations/{saved.id}").text
+    ndcg_q2 = 1 / 1.584962500721156
+    assert f"{(1 + ndcg_q2) / 2:.4f}" in html and "0.7500" in html
+    assert f"{ndcg_q2:.4f}" in html and "0.5000" in html  # per query
+    assert browser.client.get("/evaluations/999").status_code == 404
+    assert browser.client.get("/evaluations/abc").status_code == 422
+
+
+def test_no_store_is_said_plainly(
+    config: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(folder / "empty-home"))
+    monkeypatch.delenv("RAGMETER_STORE", raising=False)
+    browser = Browser(create_app(config))
+    html = browser.client.get("/evaluations").text
+    assert 'id="no-store"' in html
+    assert browser.client.get("/evaluations/1").status_code == 404

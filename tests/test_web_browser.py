@@ -10,6 +10,7 @@ Needs the ``playwright`` package and ``/usr/bin/chromium`` (Debian packages ``ch
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import struct
 import threading
@@ -60,9 +61,11 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The app on a free loopback port (uvicorn in a thread); yields its URL and folder."""
+    """The app on a free loopback port (uvicorn in a thread); yields its URL and folder.
+    Its evaluation store is ``store.db`` in the folder."""
     paths = write_collection(tmp_path / "data")
     config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
+    config.store_url = str(tmp_path / "store.db")
     port = _free_port()
     uv = uvicorn.Server(
         uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning")
@@ -243,8 +246,22 @@ def assert_not_blank(path: Path, width: int, height: int) -> None:
     assert inked / sampled > 0.02, f"{path.name}: {inked}/{sampled} non-background samples"
 
 
+def _saved_evaluation(store: Path) -> int:
+    """An evaluation of two runs saved in ``store``; its id."""
+    import ragmeter
+    from ragmeter.store import save_evaluation
+
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 5, "d4": 4, "d2": 2}, "q2": {"d5": 3}})
+    runs = [
+        ragmeter.Run.from_dict({"q1": {"d1": 3.0, "d4": 2.0}, "q2": {"d6": 1.0}}, name="bm25"),
+        ragmeter.Run.from_dict({"q1": {"d4": 3.0, "d2": 2.0}, "q2": {"d5": 1.0}}, name="dense"),
+    ]
+    evaluation = ragmeter.evaluate(runs, qrels, ["ndcg@10", "P@5", "mrr", "ra_nwg@10"])
+    return save_evaluation(evaluation, url=str(store), name="example").id
+
+
 def test_screenshots_of_report_pages(server: tuple[str, Path], page: Any, tmp_path: Path) -> None:
-    base, _ = server
+    base, folder = server
     _choose_name(page, base, "alice")
     page.goto(base + "/label/q1")
     for doc, key in zip(["d1", "d4", "d2"], "452", strict=True):
@@ -255,12 +272,13 @@ def test_screenshots_of_report_pages(server: tuple[str, Path], page: Any, tmp_pa
         "evaluate": "/evaluate?source=annotator:alice",
         "label": "/label/q1",
     }
+    if importlib.util.find_spec("sqlalchemy") is not None:
+        shots["evaluation"] = f"/evaluations/{_saved_evaluation(folder / 'store.db')}"
     for name, url in shots.items():
         page.goto(base + url)
         path = tmp_path / f"{name}.png"
         page.screenshot(path=str(path))
         assert_not_blank(path, VIEWPORT["width"], VIEWPORT["height"])
-    assert page.is_visible("text=labelled")
 
 
 def test_screenshot_of_the_html_report(page: Any, tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
                              ``GET /export/judgments.jsonl`` download
 ``POST /export``             write an export into the server's export directory
 ``GET /history``             the label event log
-``GET /evaluations``         stored evaluations (when a store is available)
+``GET /evaluations``         stored evaluations (``--store``, else the default store);
+                             ``/evaluations/{id}`` one of them, ``…/report`` its HTML report
 ==========================  ======================================================
 
 Security (see :mod:`ragmeter.web.security`): an access token when configured, a CSRF token on
@@ -531,9 +532,83 @@ def create_app(config: WebConfig) -> FastAPI:
     # -- stored evaluations -------------------------------------------------------------
     @app.get("/evaluations", response_class=HTMLResponse)
     def evaluations(request: Request) -> HTMLResponse:
-        return page(request, "evaluations.html", available=False, rows=[])
+        opened = _open_store(config.store_url)
+        if isinstance(opened, str):
+            return page(request, "evaluations.html", available=False, reason=opened, rows=[])
+        with opened as store:
+            rows = store.list_evaluations(limit=500)
+            url = store.url
+        return page(request, "evaluations.html", available=True, rows=rows, store_url=url)
+
+    @app.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
+    def stored_evaluation(request: Request, evaluation_id: int) -> HTMLResponse:
+        stored = _load_stored(config.store_url, evaluation_id)
+        record, evaluation = stored.record, stored.evaluation
+        measures = list(record.measures)
+        per_query = [{"name": run.name, "queries": run.per_query()} for run in evaluation.runs]
+        return page(
+            request,
+            "evaluation.html",
+            record=record,
+            measures=measures,
+            per_query=per_query,
+            has_report=_html_report_module() is not None,
+        )
+
+    @app.get("/evaluations/{evaluation_id}/report", response_class=HTMLResponse)
+    def stored_report(evaluation_id: int) -> HTMLResponse:
+        module = _html_report_module()
+        if module is None:
+            raise HTTPException(404, "the HTML report is not available in this installation")
+        stored = _load_stored(config.store_url, evaluation_id)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "report.html"
+            module.write_html_report(path, stored.evaluation)
+            return HTMLResponse(path.read_text(encoding="utf-8"))
 
     return app
+
+
+# -- the evaluation store ----------------------------------------------------------------
+
+
+def _open_store(url: str | None) -> Any:
+    """The store to browse (``--store``, else the default one if it exists), or a sentence
+    saying why there is none."""
+    try:
+        from ragmeter.store import default_store_exists, open_store
+    except ImportError:
+        return "The evaluation store is not part of this installation."
+    if url is None and not default_store_exists():
+        return (
+            "No evaluation store yet: save evaluations with 'ragmeter evaluate … --save', "
+            "or start the server with --store URL."
+        )
+    try:
+        return open_store(url)
+    except RagmeterError as exc:
+        return f"The evaluation store cannot be opened: {exc}"
+
+
+def _load_stored(url: str | None, evaluation_id: int) -> Any:
+    opened = _open_store(url)
+    if isinstance(opened, str):
+        raise HTTPException(404, opened)
+    with opened as store:
+        try:
+            return store.load_evaluation(evaluation_id)
+        except RagmeterError as exc:
+            raise HTTPException(404, f"no stored evaluation #{evaluation_id}: {exc}") from None
+
+
+def _html_report_module() -> Any:
+    """``ragmeter.report.html`` when this installation has it (and its plotting library)."""
+    import importlib
+
+    try:
+        return importlib.import_module("ragmeter.report.html")
+    except ImportError:
+        return None
 
 
 # -- request helpers ---------------------------------------------------------------------
