@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS judgments (
     tokens_estimated INTEGER NOT NULL,
     retries INTEGER NOT NULL,
     created_at REAL NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -157,7 +157,9 @@ class JudgmentCache:
     def rows(self, task: str | None = None) -> list[dict[str, Any]]:
         """Every row (of one task) as a dict, oldest first — for audits and exports."""
         cur = self._db.execute(
-            "SELECT * FROM judgments" + (" WHERE task = ?" if task else "") + " ORDER BY rowid",
+            "SELECT * FROM judgments"
+            + (" WHERE task = ?" if task else "")
+            + " ORDER BY created_at, key",
             (task,) if task else (),
         )
         names = [d[0] for d in cur.description]

@@ -67,6 +67,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
         except asyncio.IncompleteReadError:
             self._drop(origin)
             raise httpx.RemoteProtocolError("server closed the connection mid-response") from None
+        except (asyncio.LimitOverrunError, ValueError) as exc:
+            self._drop(origin)
+            raise httpx.RemoteProtocolError(f"malformed HTTP response: {exc}") from None
         except ConnectionRefusedError as exc:
             self._drop(origin)
             raise httpx.ConnectError(str(exc)) from None
@@ -91,20 +94,18 @@ class LeanTransport(httpx.AsyncBaseTransport):
         reader, writer = conn
         writer.write(wire)
         await writer.drain()
-        status_line = await reader.readuntil(b"\r\n")
-        parts = status_line.split(b" ", 2)
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head[:-4].split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
-            raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+            raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
         status = int(parts[1])
         headers: list[tuple[bytes, bytes]] = []
         length: int | None = None
         chunked = False
         keep = parts[0] == b"HTTP/1.1"
-        while True:
-            line = await reader.readuntil(b"\r\n")
-            if line == b"\r\n":
-                break
-            name, _, value = line[:-2].partition(b":")
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
             value = value.strip()
             headers.append((name, value))
             lowered = name.lower()

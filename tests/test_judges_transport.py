@@ -1,0 +1,126 @@
+"""The lean HTTP/1.1 transport against a raw asyncio server: keep-alive reuse, chunked bodies,
+``Connection: close``, bodies read to EOF, an idle connection the server closed, and errors
+mapped to httpx's (so the client retries them)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the LLM judge needs the 'judges' extra (httpx)")
+
+from ragmeter.judges.transport import LeanTransport  # noqa: E402
+
+
+async def serve(replies: list[bytes]) -> tuple[asyncio.Server, dict[str, Any]]:
+    """Answer the n-th request with ``replies[n]``; ``b"CLOSE"`` closes without answering,
+    a reply ending in ``b"|CLOSE"`` closes after it."""
+    state: dict[str, Any] = {"n": 0, "connections": 0, "bodies": []}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        state["connections"] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                state["bodies"].append(await reader.readexactly(length))
+                reply = replies[state["n"]]
+                state["n"] += 1
+                if reply == b"CLOSE":
+                    break
+                close = reply.endswith(b"|CLOSE")
+                writer.write(reply.removesuffix(b"|CLOSE"))
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, state
+
+
+def ok(body: bytes, *extra: bytes) -> bytes:
+    head = [b"HTTP/1.1 200 OK", b"Content-Length: %d" % len(body), *extra]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+def test_keep_alive_chunked_close_and_eof() -> None:
+    replies = [
+        ok(b'{"a": 1}'),
+        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"b"\r\n4\r\n: 2}\r\n0\r\n\r\n',
+        ok(b'{"c": 3}', b"Connection: close") + b"|CLOSE",
+        b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{"d": 4}|CLOSE',
+        ok(b"{}"),
+    ]
+
+    async def go() -> tuple[list[Any], dict[str, Any]]:
+        server, state = await serve(replies)
+        port = server.sockets[0].getsockname()[1]
+        transport = LeanTransport()
+        got = []
+        for i in range(5):
+            request = httpx.Request("POST", f"http://127.0.0.1:{port}/x", content=b"body%d" % i)
+            response = await transport.handle_async_request(request)
+            got.append(response.json())
+        await transport.aclose()
+        server.close()
+        return got, state
+
+    got, state = asyncio.run(go())
+    assert got == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}, {}]
+    assert state["bodies"] == [b"body0", b"body1", b"body2", b"body3", b"body4"]
+    assert state["connections"] == 3  # reused, then reopened after each close
+
+
+def test_idle_connection_closed_by_the_server_is_reopened_once() -> None:
+    async def go() -> tuple[int, dict[str, Any]]:
+        server, state = await serve([ok(b"{}") + b"|CLOSE", ok(b'{"x": 1}')])
+        port = server.sockets[0].getsockname()[1]
+        transport = LeanTransport()
+        url = f"http://127.0.0.1:{port}/x"
+        # the first reply claims keep-alive but the server closes: the next request finds a
+        # dead connection and must reconnect transparently
+        await transport.handle_async_request(httpx.Request("POST", url, content=b"1"))
+        await asyncio.sleep(0.05)
+        response = await transport.handle_async_request(httpx.Request("POST", url, content=b"2"))
+        await transport.aclose()
+        server.close()
+        return response.json()["x"], state
+
+    value, state = asyncio.run(go())
+    assert value == 1 and state["connections"] == 2
+
+
+def test_errors_are_httpx_errors() -> None:
+    async def go() -> list[type[BaseException]]:
+        server, _ = await serve(
+            [b"CLOSE", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}|CLOSE"]
+        )
+        port = server.sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/x"
+        raised = []
+        for _ in range(2):
+            transport = LeanTransport()
+            try:
+                await transport.handle_async_request(httpx.Request("POST", url, content=b"."))
+            except httpx.TransportError as exc:
+                raised.append(type(exc))
+            await transport.aclose()
+        server.close()
+        transport = LeanTransport()
+        try:  # nothing listens there any more
+            await transport.handle_async_request(httpx.Request("POST", url, content=b"."))
+        except httpx.TransportError as exc:
+            raised.append(type(exc))
+        return raised
+
+    raised = asyncio.run(go())
+    assert raised == [httpx.RemoteProtocolError, httpx.RemoteProtocolError, httpx.ConnectError]
