@@ -168,6 +168,18 @@ def test_401_stops_the_run(server: FakeServer) -> None:
     assert sum(server.state.seen.values()) == 1  # no retry of a fatal status
 
 
+def test_unreachable_server_stops_the_run() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg = config(f"http://127.0.0.1:{port}/v1", max_retries=1, concurrency=2)
+    run = judge_all(cfg, items(50), JudgmentCache(":memory:"))
+    assert run.summary.fatal is not None and "cannot reach" in run.summary.fatal
+    assert run.summary.judged == 0 and run.summary.calls <= 2
+
+
 def test_400_fails_that_request_only(server: FakeServer) -> None:
     its = items(3)
     server.state.rules.append((its[0].inputs["query"] + "\n", ("status", 400)))

@@ -165,7 +165,10 @@ def _judge_and_price(settings: Settings, task: str) -> tuple[Any, Any]:
         price = Price.parse(settings.price) if settings.price else None
         return judge, price
     config = settings.config()
-    from ragmeter.judges.llm import LLMJudge
+    try:
+        from ragmeter.judges.llm import LLMJudge
+    except ImportError as exc:
+        raise RagmeterError(str(exc)) from None
 
     return LLMJudge(config), config.price
 

@@ -14,7 +14,9 @@ hosted APIs), built on one pooled ``httpx.AsyncClient``.
   body is not the JSON of a completion), up to ``max_retries`` times, sleeping
   ``uniform(0, min(cap, base·2^attempt))`` ("full jitter") — or the server's ``Retry-After``
   (seconds or an HTTP date) when that is longer. 401, 403 and 404 stop the run
-  (:class:`FatalJudgeError`); any other 4xx fails that request only.
+  (:class:`FatalJudgeError`), and so does a request that cannot connect after its retries
+  before any server ever answered (a wrong URL or a server that is down, rather than hours of
+  backoff over every pair); any other 4xx fails that request only.
 * **Client-side limits**: requests per minute and tokens per minute (token buckets; a request
   reserves chars/4 of its prompt + ``max_tokens`` and is corrected by the reported ``usage``).
 * **Several servers**: each request goes to the base URL with the fewest requests in flight
@@ -154,6 +156,7 @@ class ChatClient:
     ) -> None:
         self.config = config
         self._lean = lean
+        self._answered = False  # has any server answered yet? (a dead server stops the run)
         self.stats = ClientStats()
         self._transport = transport
         self._rng = rng or random.Random()
@@ -278,6 +281,11 @@ class ChatClient:
                 except _Retry as retry:
                     if attempt >= self.config.max_retries:
                         self.stats.failures += 1
+                        if not self._answered and retry.reason.startswith("connection"):
+                            raise FatalJudgeError(
+                                f"cannot reach {', '.join(self.config.base_urls)}: "
+                                f"{retry.reason} (after {attempt} retries; is the server up?)"
+                            ) from None
                         raise RequestFailed(
                             f"{retry.reason} (gave up after {attempt} retries)", retries=attempt
                         ) from None
@@ -321,6 +329,7 @@ class ChatClient:
         finally:
             self._in_flight[server] -= 1
         latency = time.perf_counter() - started
+        self._answered = True
         status = response.status_code
         if status != 200:
             detail = response.text[:200].strip()
