@@ -377,3 +377,64 @@ def test_ctrl_c_keeps_what_was_judged_and_exits_130(tmp_path: Path) -> None:
     assert not (tmp_path / "out.txt").exists()
     judged = int(log.split("judged ")[1].split(" ")[0])
     assert judged == cached() >= 50
+
+
+def test_example_collection_judged_then_evaluated(server: FakeServer, tmp_path: Path) -> None:
+    """The chain the README shows: judge the example collection, evaluate with the labels,
+    compare the judge with the human qrels."""
+    from ragmeter.data import example_path
+
+    # a run: each query's judged pool in file order, cut by --depth 5 when judged
+    pools: dict[str, list[str]] = {}
+    for line in example_path("qrels.txt").read_text().splitlines():
+        q, _, d, _ = line.split()
+        pools.setdefault(q, []).append(d)
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {r + 1} {100 - r} pool\n"
+            for q, docs in pools.items()
+            for r, d in enumerate(docs[:10])
+        )
+    )
+    server.state.responder = lambda r: str(stable_grade(prompt_of(r), 0, 5))
+    cache = tmp_path / "c.sqlite"
+    qrels = tmp_path / "llm_qrels.txt"
+    server.state.responder = lambda r: str(stable_grade(prompt_of(r)))
+    args = [
+        "judge",
+        "relevance",
+        "--run",
+        str(run),
+        "--queries",
+        str(example_path("queries.jsonl")),
+    ]
+    args += ["--corpus", str(example_path("corpus.jsonl")), "--depth", "5", "--out", str(qrels)]
+    assert invoke(args + common(server, cache)).exit_code == 0
+    assert len(qrels.read_text().splitlines()) == 30 * 5
+    result = invoke(["evaluate", str(run), "--qrels", str(qrels), "-m", "ra_nwg@5", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["runs"][0]["metrics"]["ra_nwg@5"]["n"] == 30
+    result = invoke(["agreement", str(example_path("qrels.txt")), str(qrels), "-f", "json"])
+    assert result.exit_code == 0 and json.loads(result.output)["n_common"] == 150
+
+    server.state.responder = lambda r: str(stable_grade(prompt_of(r), 0, 5))
+    judgments = tmp_path / "judgments.jsonl"
+    questions = str(example_path("subquestions.jsonl"))
+    args = ["judge", "answerability", "--questions", questions, "--run", str(run)]
+    args += ["--corpus", str(example_path("corpus.jsonl")), "--depth", "5"]
+    assert invoke([*args, "--out", str(judgments), *common(server, cache)]).exit_code == 0
+    result = invoke(
+        [
+            "evaluate",
+            str(run),
+            "--judgments",
+            str(judgments),
+            "--questions",
+            questions,
+            "-f",
+            "json",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    assert "coverage" in json.loads(result.output)["runs"][0]["metrics"]

@@ -139,8 +139,10 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[AgreementFormat, typer.Option("--format", "-f")] = AgreementFormat.table,
         output: Output = None,
     ) -> None:
-        """Agreement of two qrels files: Cohen's κ (unweighted, linear, quadratic), confusion
-        matrix, per-grade precision and recall, and the same at a binary threshold."""
+        """Agreement of two qrels files (e.g. LLM vs human).
+
+        Cohen's κ (unweighted, linear, quadratic), the confusion matrix, per-grade precision
+        and recall, and the same at a binary threshold."""
         try:
             report = agreement_report(
                 _grades(qrels_a),

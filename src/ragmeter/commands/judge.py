@@ -26,7 +26,7 @@ BaseUrl = Annotated[
     typer.Option(
         "--base-url",
         help="OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 (repeatable: requests "
-        "spread over the servers). Default: $RAGMETER_BASE_URL, then ragmeter.toml [judge].",
+        "spread over the servers). Default: $RAGMETER_BASE_URL, then ragmeter.toml.",
     ),
 ]
 Model = Annotated[
@@ -77,7 +77,7 @@ PriceOpt = Annotated[
 ]
 ConfigFile = Annotated[
     Path | None,
-    typer.Option("--config", help="TOML file with a [judge] table (default ./ragmeter.toml)."),
+    typer.Option("--config", help="TOML file with a 'judge' table (default ./ragmeter.toml)."),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Offline = Annotated[
@@ -285,9 +285,11 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokens = None,
         summary_json: SummaryJson = None,
     ) -> None:
-        """Grade 1–5 each (query, passage) in the top --depth of the run(s) → TREC qrels
-        'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw text in the
-        cache) and are counted."""
+        """Grade 1–5 (query, passage) pairs → TREC qrels.
+
+        Each pair in the top --depth of the run(s) gets a utility grade (5 decisive … 1 junk);
+        the output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw
+        text in the cache) and are counted."""
         from ragmeter.judges.api import relevance_job, write_qrels
 
         settings = Settings.pick(locals())
@@ -329,10 +331,11 @@ def register(app: typer.Typer) -> None:
         quiet: Quiet = False,
         summary_json: SummaryJson = None,
     ) -> None:
-        """UDCG utilities u = 1 − P(first token starts "NO ANSWER") of each (query, passage)
-        → utilities file ('.jsonl' rows, else 'qid docid utility' lines) for
-        'ragmeter evaluate --utilities'. Servers without log-probabilities give 0/1 from the
-        reply text (counted as lenient parses)."""
+        """UDCG utilities of (query, passage) pairs → utilities file.
+
+        u = 1 − P(the first token starts "NO ANSWER"); '.jsonl' rows, else 'qid docid
+        utility' lines, for 'ragmeter evaluate --utilities'. Servers without log-probabilities
+        give 0/1 from the reply text (counted as lenient parses)."""
         from ragmeter.judges.api import udcg_job, write_utilities
 
         settings = Settings.pick(locals())
@@ -388,9 +391,11 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokens = None,
         summary_json: SummaryJson = None,
     ) -> None:
-        """Rate 0–5 every (sub-question, passage) → judgments JSONL {query_id, doc_id,
-        ratings} for 'ragmeter evaluate --judgments'. Unparseable or failed ratings are −1
-        (never answerable), never 0."""
+        """Rate 0–5 (sub-question, passage) pairs → judgments JSONL.
+
+        Writes {query_id, doc_id, ratings} for 'ragmeter evaluate --judgments' (with
+        --answers: rated answers {query_id, ratings, text}). Unparseable or failed ratings
+        are −1 (never answerable), never 0."""
         from ragmeter.io.judgments import read_questions
         from ragmeter.judges.api import answerability_job, write_judgments
 
@@ -448,9 +453,10 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokens = None,
         summary_json: SummaryJson = None,
     ) -> None:
-        """Write --n diverse sub-questions per query from its reference text → sub-questions
-        JSONL {query_id, questions}. Queries whose reply has no question are left out and
-        counted."""
+        """Sub-questions from reference texts → sub-questions JSONL.
+
+        Writes --n diverse sub-questions per query, {query_id, questions}. Queries whose reply
+        holds no question are left out and counted."""
         from ragmeter.judges.api import subquestions_job, write_questions
 
         settings = Settings.pick(locals())
@@ -494,8 +500,10 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokens = None,
         summary_json: SummaryJson = None,
     ) -> None:
-        """Judge whether each generated answer agrees with its reference (0/1 with a reason),
-        beside seed 001's keyword overlap and the human labels → JSON report."""
+        """Answer correctness (0/1 with a reason) → JSON report.
+
+        The LLM's verdict on each generated answer against its reference, beside seed 001's
+        keyword overlap, and how each agrees with the human labels."""
         from ragmeter.io.answers import read_answer_samples
         from ragmeter.judges.api import correctness_job, write_json
 
