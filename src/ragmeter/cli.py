@@ -366,6 +366,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",
     "ragmeter.commands.agreement",
+    "ragmeter.commands.report",
 )
 
 

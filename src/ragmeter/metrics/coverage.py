@@ -122,15 +122,37 @@ def _item_cells(view: CoverageView, items: IntArray, tau: int) -> tuple[IntArray
     return np.repeat(items, widths)[hit], jud.questions_of(cells[hit], cell_rows)
 
 
+def _covered_flags(al: Aligned, view: CoverageView, tau: int, size: IntArray) -> BoolArray:
+    """Per global question of the judgments: some context passage rates it ≥ τ."""
+
+    def compute() -> BoolArray:
+        items = np.flatnonzero(_in_context(al, size) & (view.item_row >= 0))
+        _, hit = _item_cells(view, items, tau)
+        flags = np.zeros(int(view.judgments.question_offsets[-1]), dtype=bool)
+        flags[hit] = True
+        return flags
+
+    return view.cached(("covered_flags", tau, size.tobytes()), compute)
+
+
+def covered_questions(al: Aligned, *, tau: int | None = None, k: int | None = None) -> BoolArray:
+    """Per global sub-question of the judgments (``question_offsets`` order): whether the
+    context — the top ``k`` (default: the evaluation's context size, else ``|P*|``) —
+    answers it (some passage rates it ≥ τ). Over the answerable questions of a query, the
+    covered share is ``coverage`` (the cells behind that measure)."""
+    if al.coverage is None:
+        raise MissingInputError("covered_questions needs sub-question judgments")
+    view = al.coverage
+    t = view.tau if tau is None else tau
+    return _covered_flags(al, view, t, _context_size(al, view, t, k))
+
+
 def _covered(al: Aligned, view: CoverageView, tau: int, size: IntArray) -> IntArray:
     """Per evaluated query, the answerable questions some context passage answers."""
 
     def compute() -> IntArray:
         jud = view.judgments
-        items = np.flatnonzero(_in_context(al, size) & (view.item_row >= 0))
-        _, hit = _item_cells(view, items, tau)
-        flags = np.zeros(int(jud.question_offsets[-1]), dtype=bool)
-        flags[hit] = True
+        flags = _covered_flags(al, view, tau, size)
         per_query = np.bincount(jud.question_query, weights=flags, minlength=jud.n_queries)
         out: IntArray = np.where(view.query >= 0, per_query[np.maximum(view.query, 0)], 0)
         return out.astype(np.int64)

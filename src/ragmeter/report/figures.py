@@ -1,0 +1,330 @@
+"""The charts of the HTML report, drawn by matplotlib as SVG text (``pip install
+"ragmeter[report]"``).
+
+Every function returns one ``<svg>`` element ready to inline in a page: no XML prolog, every
+``id`` prefixed with the figure's key (several figures share one HTML document), text kept as
+text (``svg.fonttype = none``: small files, selectable labels) and a fixed hash salt and no
+date, so the same inputs give the same bytes. Figures are built on
+:class:`matplotlib.figure.Figure` directly, never through pyplot: the library leaves the
+user's backend and global figure list alone.
+
+Large inputs stay small: per-query point clouds above :data:`MAX_VECTOR_POINTS` points are
+rasterized (one embedded image instead of one SVG element per point), and the strip of points
+over a box plot is drawn only up to :data:`MAX_STRIP_POINTS` queries per run.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ragmeter.report.diagnosis import Diagnosis
+
+#: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), one per run
+RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+RUN_LINESTYLES = ("-", "--", ":", "-.")
+RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+#: colour and marker of each diagnosis category (shape as well as colour tells them apart)
+CATEGORY_STYLE = {
+    "fine": ("#009E73", "o"),
+    "selection-limited": ("#E69F00", "s"),
+    "retrieval-limited": ("#D55E00", "^"),
+}
+#: region shading of the quadrant chart
+_REGION_FILL = {"fine": "#e6f4ef", "selection-limited": "#fdf1dc", "retrieval-limited": "#fbe6dc"}
+MAX_VECTOR_POINTS = 500
+MAX_STRIP_POINTS = 300
+_COLUMNS = 3
+_PANEL_WIDTH = 3.4  # inches
+_PANEL_HEIGHT = 2.7
+_RASTER_DPI = 110
+_RC = {
+    "svg.fonttype": "none",
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 9.0,
+    "axes.edgecolor": "#555555",
+    "axes.labelcolor": "#222222",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "xtick.color": "#333333",
+    "ytick.color": "#333333",
+    "legend.frameon": False,
+    "legend.fontsize": 8.0,
+    "path.simplify": True,
+}
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(xlink:href="#|href="#|url\(#)([^")]+)')
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise RagmeterError(
+            'the HTML report needs matplotlib: pip install "ragmeter[report]"'
+        ) from None
+    return matplotlib
+
+
+def run_colour(i: int) -> str:
+    return RUN_COLOURS[i % len(RUN_COLOURS)]
+
+
+def _run_style(i: int) -> dict[str, Any]:
+    return {
+        "color": run_colour(i),
+        "linestyle": RUN_LINESTYLES[(i // len(RUN_COLOURS)) % len(RUN_LINESTYLES)],
+        "marker": RUN_MARKERS[i % len(RUN_MARKERS)],
+    }
+
+
+def _figure(panels: int, *, columns: int = _COLUMNS, height: float = _PANEL_HEIGHT) -> Figure:
+    from matplotlib.figure import Figure
+
+    cols = max(1, min(columns, panels))
+    rows = max(1, math.ceil(panels / cols))
+    return Figure(figsize=(_PANEL_WIDTH * cols, height * rows), layout="constrained")
+
+
+def _grid(fig: Figure, panels: int, *, columns: int = _COLUMNS) -> list[Axes]:
+    cols = max(1, min(columns, panels))
+    rows = max(1, math.ceil(panels / cols))
+    return [fig.add_subplot(rows, cols, i + 1) for i in range(panels)]
+
+
+def to_svg(fig: Figure, key: str, label: str) -> str:
+    """The figure as an inline ``<svg>`` element whose ids all start with ``key``, titled
+    ``label`` (what a screen reader announces)."""
+    from html import escape
+
+    matplotlib = _matplotlib()
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": f"ragmeter-{key}", "svg.fonttype": "none"}):
+        fig.savefig(
+            buffer,
+            format="svg",
+            dpi=_RASTER_DPI,
+            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+        )
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    text = _ID.sub(lambda m: f'id="{key}-{m.group(1)}"', text)
+    text = _REF.sub(lambda m: f"{m.group(1)}{key}-{m.group(2)}", text)
+    # shrink with the page, never grow past the natural size (points → CSS pixels)
+    size = re.search(r'<svg([^>]*?) width="([0-9.]+)pt" height="[^"]*"', text)
+    natural = ""
+    if size is not None:
+        natural = f' style="max-width:{round(float(size.group(2)) * 4 / 3)}px"'
+        text = text[: size.start()] + "<svg" + size.group(1) + text[size.end() :]
+    head, _, body = text.partition(">")
+    return f'{head} role="img" class="chart"{natural}><title>{escape(label)}</title>{body}'
+
+
+def _style() -> Any:
+    return _matplotlib().rc_context(_RC)
+
+
+def sweep_figure(
+    curves: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
+    measures: Sequence[str],
+    *,
+    mark_k: int | None = None,
+    key: str = "sweep",
+) -> str:
+    """One panel per measure: the mean at each K, one line per run.
+
+    ``curves`` is :meth:`ragmeter.sweep.Sweep.curves` (``{run: {measure: [{"k", "mean"}]}}``);
+    a K where no query is defined leaves a gap.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    with _style():
+        fig = _figure(len(measures))
+        axes = _grid(fig, len(measures))
+        for ax, measure in zip(axes, measures, strict=True):
+            for i, (run, per_measure) in enumerate(curves.items()):
+                points = per_measure[measure]
+                ks = [p["k"] for p in points]
+                means = [math.nan if p["mean"] is None else p["mean"] for p in points]
+                style = _run_style(i)
+                ax.plot(
+                    ks,
+                    means,
+                    label=run,
+                    linewidth=1.6,
+                    markersize=3.5 if len(ks) <= 30 else 0,
+                    **style,
+                )
+            if mark_k is not None:
+                ax.axvline(mark_k, color="#888888", linewidth=0.8, linestyle=":")
+            ax.set_title(measure)
+            ax.set_xlabel("K")
+            ax.set_ylim(bottom=0)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _legend_below(fig, axes[0], len(curves))
+        return to_svg(fig, key, "Mean of each measure at each cutoff K, one line per run")
+
+
+def _legend_below(fig: Figure, ax: Axes, entries: int) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncols=min(entries, 4),
+        )
+
+
+def quadrant_figure(
+    diagnoses: Sequence[Diagnosis],
+    *,
+    key: str = "quadrant",
+) -> str:
+    """PROC@K (x) against %PROC@K (y), one point per query, one panel per run.
+
+    The thresholds split each panel into the diagnosis regions: retrieval-limited (left),
+    selection-limited (bottom right) and fine (top right). A query whose PROC is 0 has no
+    %PROC and sits on the x axis as a hollow marker; undefined queries are not drawn.
+    """
+    with _style():
+        fig = _figure(len(diagnoses), height=3.1)
+        axes = _grid(fig, len(diagnoses))
+        for ax, d in zip(axes, diagnoses, strict=True):
+            _quadrant_panel(ax, d)
+        _legend_below(fig, axes[0], 3)
+        return to_svg(fig, key, "PROC against %PROC, one point per query, one panel per run")
+
+
+def _quadrant_panel(ax: Axes, d: Diagnosis) -> None:
+    proc_t, pct_t = d.proc_threshold, d.pct_threshold
+    points = [q for q in d.queries if q.proc is not None]
+    top = max([1.05] + [q.pct_proc + 0.05 for q in points if q.pct_proc is not None])
+    ax.axvspan(0, proc_t, color=_REGION_FILL["retrieval-limited"], zorder=0, linewidth=0)
+    ax.axhspan(0, pct_t, xmin=proc_t / 1.05, color=_REGION_FILL["selection-limited"], zorder=0)
+    ax.axhspan(pct_t, top, xmin=proc_t / 1.05, color=_REGION_FILL["fine"], zorder=0)
+    ax.axvline(proc_t, color="#666666", linewidth=0.8, linestyle="--")
+    ax.axhline(pct_t, color="#666666", linewidth=0.8, linestyle="--")
+    many = len(points) > MAX_VECTOR_POINTS
+    counts = d.counts()
+    for category, (colour, marker) in CATEGORY_STYLE.items():
+        chosen = [q for q in points if q.category == category]
+        x = np.array([q.proc for q in chosen], dtype=np.float64)
+        y = np.array([0.0 if q.pct_proc is None else q.pct_proc for q in chosen])
+        hollow = np.array([q.pct_proc is None for q in chosen], dtype=bool)
+        label = f"{category} ({counts[category]})"
+        ax.scatter(
+            x[~hollow],
+            y[~hollow],
+            s=14 if many else 22,
+            c=colour,
+            marker=marker,
+            alpha=0.55 if many else 0.8,
+            linewidths=0,
+            label=label,
+            rasterized=many,
+            zorder=3,
+        )
+        if hollow.any():
+            ax.scatter(
+                x[hollow],
+                y[hollow],
+                s=22,
+                facecolors="none",
+                edgecolors=colour,
+                marker=marker,
+                linewidths=0.9,
+                rasterized=many,
+                zorder=3,
+            )
+    ax.set_xlim(0, 1.05)
+    ax.set_ylim(0, top)
+    ax.set_xlabel(f"PROC@{d.k} (what the pool allows)")
+    ax.set_ylabel(f"%PROC@{d.k} (share realized)")
+    ax.set_title(d.run)
+
+
+def distribution_figure(
+    values: Mapping[str, Mapping[str, np.ndarray]],
+    measures: Sequence[str],
+    *,
+    key: str = "distributions",
+) -> str:
+    """One panel per measure: a box per run (median, quartiles, 1.5 IQR whiskers, mean as a
+    diamond) over the defined per-query values, with the values as a jittered strip when a
+    run has at most :data:`MAX_STRIP_POINTS` of them.
+
+    ``values``: ``{run: {measure: per-query values (NaN = NA)}}``.
+    """
+    runs = list(values)
+    rng = np.random.default_rng(0)  # jitter only; fixed so the file is reproducible
+    with _style():
+        fig = _figure(len(measures), height=max(1.4, 0.55 * len(runs) + 1.0))
+        axes = _grid(fig, len(measures))
+        for ax, measure in zip(axes, measures, strict=True):
+            data = []
+            for run in runs:
+                column = np.asarray(values[run][measure], dtype=np.float64)
+                data.append(column[~np.isnan(column)])
+            positions = np.arange(len(runs), 0, -1, dtype=np.float64)
+            shown = [i for i, d in enumerate(data) if d.size]
+            if shown:
+                box = ax.boxplot(
+                    [data[i] for i in shown],
+                    positions=positions[shown],
+                    orientation="horizontal",
+                    widths=0.55,
+                    showmeans=True,
+                    showfliers=False,
+                    patch_artist=True,
+                    medianprops={"color": "#222222", "linewidth": 1.4},
+                    meanprops={
+                        "marker": "D",
+                        "markerfacecolor": "#ffffff",
+                        "markeredgecolor": "#222222",
+                        "markersize": 4,
+                    },
+                    whiskerprops={"color": "#555555"},
+                    capprops={"color": "#555555"},
+                )
+                for patch, i in zip(box["boxes"], shown, strict=True):
+                    patch.set_facecolor(run_colour(i))
+                    patch.set_alpha(0.35)
+                    patch.set_edgecolor(run_colour(i))
+            for i, d in enumerate(data):
+                if 0 < d.size <= MAX_STRIP_POINTS:
+                    jitter = rng.uniform(-0.18, 0.18, d.size)
+                    ax.scatter(
+                        d,
+                        positions[i] + jitter,
+                        s=7,
+                        c=run_colour(i),
+                        alpha=0.6,
+                        linewidths=0,
+                        zorder=3,
+                    )
+            ax.set_yticks(positions, labels=[_short(r) for r in runs])
+            ax.set_ylim(0.4, len(runs) + 0.6)
+            ax.grid(axis="y", visible=False)
+            ax.set_title(measure)
+        return to_svg(fig, key, "Per-query values of each measure, one box per run")
+
+
+def _short(name: str, width: int = 18) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1) :]

@@ -1,0 +1,776 @@
+"""One self-contained HTML report of an evaluation (``ragmeter report``; needs matplotlib:
+``pip install "ragmeter[report]"``).
+
+The page opens offline: the stylesheet is inline, the charts are inline SVG drawn by
+matplotlib (:mod:`ragmeter.report.figures`), nothing is fetched and there is no script.
+Sections, each shown only when its inputs are there:
+
+* **Summary** — every run × measure: mean with its bootstrap CI and, against the baseline,
+  the paired difference with its CI, the corrected p-value and ▲/▼ (from
+  :func:`ragmeter.stats.compare`, formatted as ``ragmeter compare`` does);
+* **K-sweep** — the mean of nDCG and the set-based measures (or coverage) at every K
+  (:func:`ragmeter.sweep.sweep`), needs the runs;
+* **PROC vs %PROC** — one point per query in the diagnosis regions, the counts and the 2×2
+  matrix (:func:`ragmeter.report.diagnosis.diagnose`), needs the runs and graded qrels on
+  (or mapped to) the 1..5 utility scale;
+* **Per-query distributions** — a box (and a strip of points) per run and measure;
+* **Coverage per sub-question** — which sub-questions each run's context answers
+  (:func:`ragmeter.report.queries.subquestion_coverage`), needs the runs and judgments;
+* **Worst queries** — per run, the lowest queries on the first measure (RA-nWG@K when
+  evaluated) with their relevant documents missing from the top K
+  (:func:`ragmeter.report.queries.worst_queries`), needs the runs and qrels (or judgments).
+
+The output is deterministic: the same inputs and seed give the same bytes (no date; fixed
+SVG ids and hash salt; seeded bootstrap and jitter).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Qrels, Run
+    from ragmeter.core.judgments import Judgments
+    from ragmeter.io._common import PathLike
+    from ragmeter.report.diagnosis import Diagnosis
+    from ragmeter.report.queries import SubquestionCoverage, WorstQuery
+    from ragmeter.stats.comparison import Comparison, MetricSummary
+    from ragmeter.sweep import Sweep
+
+#: classical measures of the report when none are given (as ``ragmeter compare``)
+CLASSICAL_DEFAULTS = ("ndcg@10", "map", "recall@100", "mrr", "P@10")
+#: set-based measures added at the report's K when the grades fit the utility scale
+SET_DEFAULTS = ("ra_nwg", "proc", "pct_proc", "n_recall4p", "harm")
+#: coverage measures when sub-question judgments are given
+COVERAGE_DEFAULTS = ("coverage", "alpha_ndcg@20")
+#: most measures drawn as per-query distributions, and most sub-question queries listed
+MAX_DISTRIBUTION_PANELS = 12
+MAX_COVERAGE_QUERIES = 30
+MAX_MISSED_LISTED = 8
+
+_e = html.escape
+
+
+# -- choosing what to show -------------------------------------------------------------------
+
+
+def set_measures_apply(qrels: Qrels | None, grade_map: str | None) -> bool:
+    """Whether the set-based measures make sense: a grade map is given, or the judged grades
+    already lie on the 1..5 utility scale and reach 4 (with only 0..3 or binary grades,
+    RA-nWG would weigh nothing)."""
+    if grade_map:
+        return True
+    if qrels is None or not len(qrels):
+        return False
+    grades = qrels.grades[qrels.grades >= 0]
+    return bool(grades.size and grades.min() >= 1 and grades.max() <= 5 and grades.max() >= 4)
+
+
+def default_measures(
+    qrels: Qrels | None,
+    *,
+    grade_map: str | None = None,
+    judgments: Judgments | None = None,
+    k: int = 10,
+) -> list[str]:
+    """The report's measures when none are given: the classical ones (with qrels), the
+    set-based ones at ``k`` when :func:`set_measures_apply`, and coverage with judgments."""
+    out: list[str] = []
+    if qrels is not None:
+        out += CLASSICAL_DEFAULTS
+        if set_measures_apply(qrels, grade_map):
+            out += [f"{m}@{k}" for m in SET_DEFAULTS]
+    if judgments is not None:
+        if qrels is None:
+            out.append("ndcg@10")
+        out += COVERAGE_DEFAULTS
+    return out
+
+
+def sweep_measures(*, set_based: bool, coverage: bool) -> list[str]:
+    """Measures swept over K: nDCG with the set-based family, or with P and recall; plus
+    coverage and α-nDCG with judgments."""
+    out = ["ndcg"] + (list(SET_DEFAULTS[:4]) if set_based else ["P", "recall"])
+    if coverage:
+        out = ["ndcg", "coverage", "alpha_ndcg"]
+    return out
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Section:
+    anchor: str
+    title: str
+    body: str
+
+
+def render_html_report(
+    evaluation: Evaluation,
+    *,
+    runs: Sequence[Run] | None = None,
+    qrels: Qrels | None = None,
+    judgments: Judgments | None = None,
+    comparison: Comparison | None = None,
+    sweep: Sweep | None = None,
+    diagnoses: Sequence[Diagnosis] | None = None,
+    baseline: str | int | None = None,
+    grade_map: str | None = None,
+    k: int = 10,
+    sweep_ks: Sequence[int] | str = "1:20",
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    rel_level: int = 1,
+    context_k: int | Literal["oracle"] | None = "oracle",
+    tau: int = 3,
+    worst: int = 10,
+    seed: int = 0,
+    bootstrap: int = 10_000,
+    permutations: int = 10_000,
+    title: str = "ragmeter report",
+    inputs: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The report as one HTML document (see :func:`write_html_report` for the arguments)."""
+    from ragmeter.report import figures
+
+    figures._matplotlib()  # a clear error before any work when matplotlib is missing
+    if not evaluation.runs:
+        raise RagmeterError("nothing to report: the evaluation has no run")
+    by_name = {r.name: r for r in runs} if runs is not None else {}
+    paired = [(res, by_name[res.name]) for res in evaluation.runs if res.name in by_name]
+    set_based = set_measures_apply(qrels, grade_map)
+    if comparison is None and len(evaluation.runs) > 1:
+        from ragmeter.stats.comparison import compare
+
+        comparison = compare(
+            evaluation,
+            baseline=baseline,
+            seed=seed,
+            bootstrap=bootstrap,
+            permutations=permutations,
+        )
+    sections = [_summary_section(evaluation, comparison, bootstrap=bootstrap, seed=seed)]
+
+    if sweep is None and paired and (qrels is not None or judgments is not None):
+        from ragmeter.sweep import sweep as run_sweep
+
+        options: dict[str, Any] = {"grade_map": grade_map, "rel_level": rel_level}
+        if pool is not None:
+            options.update(pool=pool, pool_depth=pool_depth)
+        elif pool_depth is not None:
+            options["pool_depth"] = pool_depth
+        if judgments is not None:
+            options.update(judgments=judgments, tau=tau)
+        names = sweep_measures(
+            set_based=set_based and qrels is not None, coverage=judgments is not None
+        )
+        sweep = run_sweep([run for _, run in paired], qrels, names, sweep_ks, **options)
+    if sweep is not None:
+        sections.append(_sweep_section(sweep, k))
+
+    if diagnoses is None and paired and qrels is not None and set_based:
+        from ragmeter.report.diagnosis import diagnose
+
+        diagnoses = [
+            diagnose(
+                run,
+                qrels,
+                k=k,
+                pool=pool,
+                pool_depth=pool_depth,
+                grade_map=grade_map,
+                worst=0,
+            )
+            for _, run in paired
+        ]
+    if diagnoses:
+        sections.append(_quadrant_section(diagnoses))
+
+    sections.append(_distribution_section(evaluation))
+
+    if judgments is not None and paired:
+        from ragmeter.report.queries import subquestion_coverage
+
+        cov = subquestion_coverage(
+            [run for _, run in paired], judgments, context_k=context_k, tau=tau
+        )
+        sections.append(_coverage_section(cov))
+
+    truth = qrels
+    if truth is None and judgments is not None:
+        truth = judgments.graded_qrels(tau)
+    if truth is not None and paired and worst > 0:
+        sections.append(
+            _worst_section(
+                paired,
+                truth,
+                evaluation,
+                k=k,
+                worst=worst,
+                rel_level=rel_level,
+                diagnoses=diagnoses,
+            )
+        )
+    return _page(title, evaluation, sections, inputs, comparison)
+
+
+def write_html_report(
+    path: PathLike,
+    evaluation: Evaluation,
+    *,
+    runs: Sequence[Run] | None = None,
+    qrels: Qrels | None = None,
+    judgments: Judgments | None = None,
+    comparison: Comparison | None = None,
+    sweep: Sweep | None = None,
+    diagnoses: Sequence[Diagnosis] | None = None,
+    baseline: str | int | None = None,
+    grade_map: str | None = None,
+    k: int = 10,
+    sweep_ks: Sequence[int] | str = "1:20",
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    rel_level: int = 1,
+    context_k: int | Literal["oracle"] | None = "oracle",
+    tau: int = 3,
+    worst: int = 10,
+    seed: int = 0,
+    bootstrap: int = 10_000,
+    permutations: int = 10_000,
+    title: str = "ragmeter report",
+    inputs: Sequence[tuple[str, str]] = (),
+) -> Path:
+    """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
+
+    The summary table and the per-query distributions come from ``evaluation`` alone; the
+    other sections appear when their inputs are given (the module docstring lists them).
+
+    Args:
+        path: the ``.html`` file to write.
+        evaluation: the runs' per-query values (:func:`ragmeter.evaluate`).
+        runs: the evaluated :class:`Run` objects (matched to the evaluation by name), for the
+            K-sweep, the PROC/%PROC quadrant, sub-question coverage and the worst queries.
+        qrels: the judgments the runs were evaluated against.
+        judgments: CRUX sub-question judgments (coverage per sub-question; the worst queries
+            then use their graded qrels when ``qrels`` is None).
+        comparison: a ready :class:`~ragmeter.stats.comparison.Comparison` (else computed
+            with ``baseline``, ``seed``, ``bootstrap``, ``permutations``: randomization
+            test, Holm correction); sweep, diagnoses: ready results, else computed.
+        grade_map: grade mapping onto the 1..5 utility scale (``"0:1,1:3,2:4,3:5"`` for TREC
+            0..3 grades) for the set-based measures, as in :func:`ragmeter.evaluate`.
+        k: the prompt size K of the quadrant and of "missed" in the worst queries.
+        sweep_ks: the cutoffs of the sweep (``"1:20"``, ``[1, 5, 10]``).
+        pool, pool_depth: the candidate pool of PROC (default: each run is its own pool).
+        rel_level: relevant ⇔ grade ≥ rel_level (the worst queries' missed documents).
+        context_k, tau: context size and answerability threshold of sub-question coverage.
+        worst: how many worst queries per run (0: no such section).
+        title: the page title; inputs: ``(label, value)`` lines describing the inputs
+            (file names…) shown under the title.
+
+    Example (``ragmeter demo`` writes its report this way)::
+
+        from ragmeter import evaluate, read_qrels, read_run
+        from ragmeter.report.html import default_measures, write_html_report
+
+        qrels = read_qrels("qrels.txt")
+        runs = [read_run("run_bm25.txt"), read_run("run_dense.txt")]
+        G = "0:1,1:3,2:4,3:5"
+        ev = evaluate(runs, qrels, default_measures(qrels, grade_map=G), grade_map=G)
+        write_html_report("report.html", ev, runs=runs, qrels=qrels, grade_map=G)
+    """
+    from ragmeter.io._common import atomic_write_text
+
+    text = render_html_report(
+        evaluation,
+        runs=runs,
+        qrels=qrels,
+        judgments=judgments,
+        comparison=comparison,
+        sweep=sweep,
+        diagnoses=diagnoses,
+        baseline=baseline,
+        grade_map=grade_map,
+        k=k,
+        sweep_ks=sweep_ks,
+        pool=pool,
+        pool_depth=pool_depth,
+        rel_level=rel_level,
+        context_k=context_k,
+        tau=tau,
+        worst=worst,
+        seed=seed,
+        bootstrap=bootstrap,
+        permutations=permutations,
+        title=title,
+        inputs=inputs,
+    )
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+# -- number formatting ------------------------------------------------------------------------
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or math.isnan(value):
+        return "NA"
+    return f"{value:.{digits}f}"
+
+
+def _signed(value: float, digits: int = 4) -> str:
+    return "NA" if math.isnan(value) else f"{value:+.{digits}f}"
+
+
+def _data(value: float | None) -> str:
+    """An exact value for a ``data-`` attribute (``repr``; empty for NA)."""
+    if value is None or math.isnan(value):
+        return ""
+    return repr(float(value))
+
+
+# -- summary ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cell:
+    mean: float
+    low: float
+    high: float
+    n: int
+    n_defined: int
+
+
+def _single_run_cells(result: RunResult, *, bootstrap: int, seed: int) -> dict[str, _Cell]:
+    """Mean (the evaluation's aggregate) and percentile bootstrap CI of one run's measures."""
+    from ragmeter.stats.bootstrap import bootstrap_ci
+
+    out = {}
+    for m in result.measures:
+        agg = result.aggregate(m)
+        low = high = math.nan
+        if m.spec.aggregate == "mean":
+            low, high = bootstrap_ci(result.column(m), replicates=bootstrap, seed=seed)
+        mean = math.nan if agg.value is None else float(agg.value)
+        out[str(m)] = _Cell(mean, low, high, agg.n, agg.n_defined)
+    return out
+
+
+def _cell_of(s: MetricSummary) -> _Cell:
+    return _Cell(s.mean, s.ci_low, s.ci_high, s.n, s.n_defined)
+
+
+def _mean_cell(run: str, measure: str, cell: _Cell) -> str:
+    ci = "" if math.isnan(cell.low) else f"[{_num(cell.low)}, {_num(cell.high)}]"
+    defined = ""
+    if cell.n_defined != cell.n:
+        defined = (
+            '<span class="sub" title="queries defined / evaluated">'
+            f"{cell.n_defined}/{cell.n} defined</span>"
+        )
+    return (
+        f'<td class="num" data-run="{_e(run)}" data-measure="{_e(measure)}" '
+        f'data-mean="{_data(cell.mean)}"><span class="mean">{_num(cell.mean)}</span>'
+        f'<span class="sub">{ci}</span>{defined}</td>'
+    )
+
+
+def _delta_cell(c: Comparison, run: str, measure: str) -> str:
+    from ragmeter.report.comparison import MARKERS, _p
+
+    d = c.difference(run, measure)
+    if math.isnan(d.difference):
+        return '<td class="num delta na">NA</td>'
+    effect = d.effect_size
+    effect_name = "r" if c.test == "wilcoxon" else "d"
+    marker = MARKERS[d.verdict] or "&nbsp;"
+    return (
+        f'<td class="num delta {d.verdict}" data-run="{_e(run)}" data-measure="{_e(measure)}" '
+        f'data-difference="{_data(d.difference)}" data-p="{_data(d.p_adjusted)}">'
+        f'<span class="mean"><span class="marker">{marker}</span> {_signed(d.difference)}</span>'
+        f'<span class="sub">[{_signed(d.ci_low)}, {_signed(d.ci_high)}]</span>'
+        f'<span class="sub">p {_p(d.p_adjusted)} · {effect_name} {_signed(effect, 2)}'
+        f"{f' · {d.n_dropped} dropped' if d.n_dropped else ''}</span></td>"
+    )
+
+
+def _summary_section(
+    evaluation: Evaluation, c: Comparison | None, *, bootstrap: int, seed: int
+) -> _Section:
+    measures = [str(m) for m in evaluation.measures]
+    if c is not None:
+        order = list(c.runs)
+        cells = {(s.run, s.measure): _cell_of(s) for s in c.summaries}
+    else:
+        order = [r.name for r in evaluation.runs]
+        cells = {
+            (r.name, m): cell
+            for r in evaluation.runs
+            for m, cell in _single_run_cells(r, bootstrap=bootstrap, seed=seed).items()
+        }
+    head = ['<th scope="col">measure</th>']
+    for i, run in enumerate(order):
+        tag = ' <span class="badge">baseline</span>' if c is not None and i == 0 else ""
+        head.append(f'<th scope="col" class="num">{_e(run)}{tag}</th>')
+        if c is not None and i > 0:
+            head.append(f'<th scope="col" class="num">Δ {_e(run)}</th>')
+    rows = []
+    for measure in measures:
+        tds = [f'<th scope="row">{_e(measure)}</th>']
+        for i, run in enumerate(order):
+            tds.append(_mean_cell(run, measure, cells[(run, measure)]))
+            if c is not None and i > 0:
+                tds.append(_delta_cell(c, run, measure))
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    n = {r.name: len(r.query_ids) for r in evaluation.runs}
+    counts = ", ".join(f"{_e(run)} {n[run]}" for run in order)
+    if c is not None:
+        from ragmeter.report.comparison import describe, legend
+
+        notes = f'<p class="note">{_e(describe(c))}.</p><p class="note">{_e(legend(c))}</p>'
+    else:
+        notes = (
+            f'<p class="note">{bootstrap:,} bootstrap resamples (seed {seed}) give the 95% '
+            "percentile CI of each mean; give a second run to compare.</p>"
+        )
+    body = (
+        f'<p class="lead">Queries evaluated: {counts}. Each cell: the mean over the queries '
+        "where the measure is defined, its 95% CI below.</p>"
+        '<div class="scroll"><table class="summary">'
+        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        + notes
+    )
+    return _Section("summary", "Summary", body)
+
+
+# -- sweep, quadrant, distributions ----------------------------------------------------------
+
+
+def _sweep_section(s: Sweep, k: int) -> _Section:
+    from ragmeter.report import figures
+
+    curves = s.curves()
+    measures = [str(m) for m in s.base]
+    svg = figures.sweep_figure(curves, measures, mark_k=k if k in s.ks else None)
+    header = "".join(f'<th scope="col" class="num">{_e(m)}</th>' for m in measures)
+    tables = []
+    for run, per_measure in curves.items():
+        rows = []
+        for i, kk in enumerate(s.ks):
+            cells = "".join(
+                f'<td class="num">{_num(per_measure[m][i]["mean"])}</td>' for m in measures
+            )
+            rows.append(f'<tr><th scope="row" class="num">{kk}</th>{cells}</tr>')
+        tables.append(
+            f'<h4>{_e(run)}</h4><table class="compact"><thead><tr><th scope="col" '
+            f'class="num">K</th>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        )
+    ks = f"{s.ks[0]}–{s.ks[-1]}" if len(s.ks) > 1 else str(s.ks[0])
+    body = (
+        f'<p class="lead">The mean of each measure at every cutoff K = {ks}: how much a larger '
+        "prompt (or a deeper ranking) would buy"
+        + (f"; the dotted line marks K = {k}" if k in s.ks else "")
+        + ".</p>"
+        f'<figure>{svg}</figure><details><summary>Values</summary><div class="scroll">'
+        f"{''.join(tables)}</div></details>"
+    )
+    return _Section("sweep", "K-sweep", body)
+
+
+def _quadrant_section(diagnoses: Sequence[Diagnosis]) -> _Section:
+    from ragmeter.report import figures
+
+    svg = figures.quadrant_figure(diagnoses)
+    d0 = diagnoses[0]
+    rows = []
+    for d in diagnoses:
+        counts = d.counts()
+        matrix = d.matrix()
+        means = d.means
+        rows.append(
+            "<tr>"
+            f'<th scope="row">{_e(d.run)}</th>'
+            f'<td class="num">{counts["retrieval-limited"]}</td>'
+            f'<td class="num">{counts["selection-limited"]}</td>'
+            f'<td class="num">{counts["fine"]}</td>'
+            f'<td class="num">{counts["undefined"]}</td>'
+            f'<td class="num">{matrix["proc_low"]["pct_low"]} / {matrix["proc_low"]["pct_high"]}'
+            f" / {matrix['proc_high']['pct_low']} / {matrix['proc_high']['pct_high']}</td>"
+            + "".join(f'<td class="num">{_num(v)}</td>' for v in means.values())
+            + "</tr>"
+        )
+    mean_heads = "".join(f'<th scope="col" class="num">{_e(m)}</th>' for m in d0.means)
+    warnings = [w for d in diagnoses for w in d.warnings]
+    body = (
+        f'<p class="lead">Where is the headroom? Per query, PROC@{d0.k} is the best top-'
+        f"{d0.k} the candidate pool allowed (relative to all labelled passages) and "
+        f"%PROC@{d0.k} the share of it the selection realized. <b>Retrieval-limited</b> "
+        f"(PROC &lt; {d0.proc_threshold:g}): the evidence is not in the pool — improve the "
+        f"retriever. <b>Selection-limited</b> (PROC ≥ {d0.proc_threshold:g}, %PROC &lt; "
+        f"{d0.pct_threshold:g}): the pool had it, the top {d0.k} did not take it — improve "
+        "reranking. A hollow marker on the x axis: PROC = 0, so %PROC is undefined.</p>"
+        f"<figure>{svg}</figure>"
+        '<div class="scroll"><table class="compact"><thead><tr><th scope="col">run</th>'
+        '<th scope="col" class="num">retrieval-limited</th>'
+        '<th scope="col" class="num">selection-limited</th>'
+        '<th scope="col" class="num">fine</th><th scope="col" class="num">undefined</th>'
+        '<th scope="col" class="num" title="PROC low/%PROC low, PROC low/%PROC high, PROC '
+        'high/%PROC low, PROC high/%PROC high">2×2 matrix (LL / LH / HL / HH)</th>'
+        f"{mean_heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        + "".join(f'<p class="warning">{_e(w)}</p>' for w in warnings)
+    )
+    return _Section("quadrant", "PROC vs %PROC: retrieval or selection?", body)
+
+
+def _distribution_section(evaluation: Evaluation) -> _Section:
+    from ragmeter.report import figures
+
+    measures = [str(m) for m in evaluation.measures][:MAX_DISTRIBUTION_PANELS]
+    values = {r.name: {m: r.column(m) for m in measures} for r in evaluation.runs}
+    svg = figures.distribution_figure(values, measures)
+    most = max(len(r.query_ids) for r in evaluation.runs)
+    strip = (
+        "each dot is a query"
+        if most <= figures.MAX_STRIP_POINTS
+        else f"dots are left out above {figures.MAX_STRIP_POINTS} queries"
+    )
+    left = len(evaluation.measures) - len(measures)
+    more = f" The first {len(measures)} measures are drawn ({left} more)." if left > 0 else ""
+    body = (
+        '<p class="lead">How the per-query values spread: box = quartiles with the median, '
+        f"whiskers = 1.5 IQR, diamond = mean; {strip}. NA values are left out.{more}</p>"
+        f"<figure>{svg}</figure>"
+    )
+    return _Section("distributions", "Per-query distributions", body)
+
+
+# -- coverage per sub-question and worst queries --------------------------------------------
+
+_CELL_TEXT = {"covered": "✓", "missed": "✗", "unanswerable": "–"}
+
+
+def _coverage_section(cov: SubquestionCoverage) -> _Section:
+    per_query = cov.per_query()
+    queries = list(per_query)
+    note = ""
+    if len(queries) > MAX_COVERAGE_QUERIES:
+
+        def mean_coverage(q: str) -> float:
+            known = [v for v in per_query[q].values() if v is not None]
+            return sum(known) / len(known) if known else math.inf
+
+        queries = sorted(queries, key=lambda q: (mean_coverage(q), q))[:MAX_COVERAGE_QUERIES]
+        note = (
+            f" Showing the {MAX_COVERAGE_QUERIES} of {len(per_query)} queries with the lowest "
+            "coverage (mean over the runs)."
+        )
+    head = "".join(f'<th scope="col" class="center">{_e(r)}</th>' for r in cov.runs)
+    rows = []
+    for q in queries:
+        shares = "".join(f'<td class="num">{_num(per_query[q][r], 2)}</td>' for r in cov.runs)
+        rows.append(f'<tr class="query"><th scope="row" colspan="2">{_e(q)}</th>{shares}</tr>')
+        for row in (r for r in cov.rows if r.query_id == q):
+            cells = "".join(
+                f'<td class="center cell-{c}" title="{c}">{_CELL_TEXT[c]}</td>' for c in row.cells
+            )
+            text = _e(row.text) if row.text else f"sub-question {row.number}"
+            rows.append(f'<tr><td class="num dim">{row.number}</td><td>{text}</td>{cells}</tr>')
+    body = (
+        f'<p class="lead">Per query, each sub-question and whether each run\'s context '
+        f"({_e(cov.context)}) answers it (a passage rated ≥ {cov.tau}): ✓ covered, ✗ missed, – "
+        "no judged passage answers it (not counted). The query rows give the coverage: covered "
+        f"/ answerable.{note}</p>"
+        '<div class="scroll"><table class="coverage"><thead><tr><th scope="col">#</th>'
+        f'<th scope="col">sub-question</th>{head}</tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table></div>"
+    )
+    return _Section("coverage", "Coverage per sub-question", body)
+
+
+def _primary_measure(evaluation: Evaluation, k: int) -> str:
+    names = [str(m) for m in evaluation.measures]
+    preferred = f"ra_nwg@{k}"
+    return preferred if preferred in names else names[0]
+
+
+def _grade_class(grade: int, top: int) -> str:
+    """``top`` for the highest grade of the qrels, ``high`` for the next one, else plain."""
+    return "top" if grade >= top else ("high" if grade == top - 1 else "low")
+
+
+def _missed_text(w: WorstQuery, k: int, top: int) -> str:
+    if not w.missed:
+        return f'<span class="dim">nothing: every relevant document is in the top {k}</span>'
+    items = []
+    for m in w.missed[:MAX_MISSED_LISTED]:
+        where = "not retrieved" if m.rank is None else f"rank {m.rank}"
+        items.append(
+            f'<li><code>{_e(m.doc_id)}</code> <span class="grade {_grade_class(m.grade, top)}">'
+            f'grade {m.grade}</span> <span class="dim">{where}</span></li>'
+        )
+    more = len(w.missed) - MAX_MISSED_LISTED
+    if more > 0:
+        items.append(f'<li class="dim">+ {more} more</li>')
+    return f'<ul class="missed">{"".join(items)}</ul>'
+
+
+def _worst_section(
+    paired: Sequence[tuple[RunResult, Run]],
+    qrels: Qrels,
+    evaluation: Evaluation,
+    *,
+    k: int,
+    worst: int,
+    rel_level: int,
+    diagnoses: Sequence[Diagnosis] | None,
+) -> _Section:
+    from ragmeter.report.queries import worst_queries
+
+    measure = _primary_measure(evaluation, k)
+    top = int(qrels.grades.max()) if len(qrels) else 1
+    categories: dict[str, dict[str, str]] = {}
+    for d in diagnoses or ():
+        categories[d.run] = {q.query_id: q.category for q in d.queries}
+    blocks = []
+    for result, run in paired:
+        listed = worst_queries(
+            result, run, qrels, measure=measure, k=k, worst=worst, rel_level=rel_level
+        )
+        cat = categories.get(result.name)
+        rows = []
+        for w in listed:
+            category = ""
+            if cat is not None:
+                name = cat.get(w.query_id, "undefined")
+                category = f'<td><span class="tag {name}">{_e(name)}</span></td>'
+            rows.append(
+                f'<tr><th scope="row">{_e(w.query_id)}</th><td class="num">{_num(w.value)}</td>'
+                f'{category}<td class="num">{len(w.missed)} / {w.n_relevant}</td>'
+                f"<td>{_missed_text(w, k, top)}</td></tr>"
+            )
+        cat_head = '<th scope="col">diagnosis</th>' if cat is not None else ""
+        blocks.append(
+            f"<h3>{_e(result.name)}</h3>"
+            '<div class="scroll"><table class="worst"><thead><tr><th scope="col">query</th>'
+            f'<th scope="col" class="num">{_e(measure)}</th>{cat_head}'
+            f'<th scope="col" class="num">missed / relevant</th>'
+            f'<th scope="col">relevant documents not in the top {k}</th></tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+        )
+    body = (
+        f'<p class="lead">Per run, the {worst} queries with the lowest {_e(measure)} (NA left '
+        f"out), with their relevant documents (grade ≥ {max(rel_level, 0)}) that did not reach "
+        f"the top {k}, highest grade first: ranked lower, or not retrieved at all.</p>"
+        + "".join(blocks)
+    )
+    return _Section("worst", "Worst queries and what they missed", body)
+
+
+# -- the page --------------------------------------------------------------------------------
+
+_CSS = """
+:root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--soft:#f6f8fa;--accent:#0a58a5;
+--better:#116329;--better-bg:#dafbe1;--worse:#a40e26;--worse-bg:#ffebe9;--up:#7d4e00;
+--up-bg:#fff8c5}
+*{box-sizing:border-box}
+body{margin:0;color:var(--fg);background:#fff;font:15px/1.5 system-ui,-apple-system,
+"Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans",sans-serif}
+header{background:var(--soft);border-bottom:1px solid var(--line);padding:24px 0 12px}
+.wrap{max-width:1180px;margin:0 auto;padding:0 24px}
+h1{font-size:26px;margin:0 0 6px}
+h2{font-size:20px;margin:40px 0 8px;padding-top:8px;border-top:1px solid var(--line)}
+h3{font-size:16px;margin:22px 0 6px}
+h4{font-size:14px;margin:14px 0 4px}
+dl.inputs{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0;
+font-size:14px}
+dl.inputs dt{color:var(--muted)}dl.inputs dd{margin:0;overflow-wrap:anywhere}
+nav{font-size:14px;margin-top:10px}nav a{color:var(--accent);margin-right:14px;
+text-decoration:none}nav a:hover{text-decoration:underline}
+.lead{color:#333;max-width:900px}
+.note{color:var(--muted);font-size:13px;margin:6px 0}
+.warning{background:#fff8c5;border-left:4px solid #d4a72c;padding:6px 10px;font-size:13px;
+margin:6px 0}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;margin:8px 0;font-size:14px}
+th,td{border-bottom:1px solid var(--line);padding:6px 10px;text-align:left;vertical-align:top}
+thead th{background:var(--soft);border-bottom:2px solid var(--line);font-weight:600;
+white-space:nowrap}
+tbody th{font-weight:600;white-space:nowrap}
+.num{text-align:right;font-variant-numeric:tabular-nums}.center{text-align:center}
+table.summary td{min-width:132px}
+.mean{display:block;font-weight:600;white-space:nowrap}
+.sub{display:block;color:var(--muted);font-size:12px;white-space:nowrap}
+.badge{display:inline-block;font-size:11px;font-weight:600;color:var(--muted);
+border:1px solid var(--line);border-radius:8px;padding:0 6px;margin-left:4px}
+td.better{background:var(--better-bg)}td.better .mean{color:var(--better)}
+td.worse{background:var(--worse-bg)}td.worse .mean{color:var(--worse)}
+td.up,td.down{background:var(--up-bg)}td.up .mean,td.down .mean{color:var(--up)}
+td.ns .marker,td.na .marker{color:var(--muted)}
+table.compact{font-size:13px}table.compact td,table.compact th{padding:3px 8px}
+figure{margin:12px 0}svg.chart{width:100%;height:auto;display:block}
+details{margin:6px 0}summary{cursor:pointer;color:var(--accent);font-size:14px}
+.dim{color:var(--muted)}
+table.coverage tr.query th,table.coverage tr.query td{background:var(--soft);
+border-top:2px solid var(--line)}
+.cell-covered{background:#dafbe1;color:#116329;font-weight:700}
+.cell-missed{background:#ffebe9;color:#a40e26;font-weight:700}
+.cell-unanswerable{color:var(--muted)}
+ul.missed{margin:0;padding:0;list-style:none;columns:2;column-gap:24px;font-size:13px}
+ul.missed li{break-inside:avoid}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+font-size:12.5px}
+.grade{display:inline-block;border-radius:4px;padding:0 5px;font-size:12px;font-weight:600}
+.grade.top{background:#0a58a5;color:#fff}.grade.high{background:#cfe2f7;color:#0b3a6b}
+.grade.low{background:#eaeef2;color:#24292f}
+.tag{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;white-space:nowrap}
+.tag.fine{background:#dafbe1;color:#116329}
+.tag.selection-limited{background:#fff1d6;color:#7d4e00}
+.tag.retrieval-limited{background:#ffe4da;color:#9a3412}
+.tag.undefined{background:#eaeef2;color:#57606a}
+footer{margin:48px 0 24px;color:var(--muted);font-size:13px;border-top:1px solid var(--line);
+padding-top:10px}
+@media print{header{background:none}details{display:none}}
+"""
+
+
+def _page(
+    title: str,
+    evaluation: Evaluation,
+    sections: Iterable[_Section],
+    inputs: Sequence[tuple[str, str]],
+    comparison: Comparison | None,
+) -> str:
+    from ragmeter import __version__
+
+    sections = list(sections)
+    described = list(inputs)
+    described.append(("runs", ", ".join(r.name for r in evaluation.runs)))
+    if comparison is not None:
+        described.append(("baseline", comparison.baseline))
+    described.append(("measures", ", ".join(str(m) for m in evaluation.measures)))
+    items = "".join(f"<dt>{_e(a)}</dt><dd>{_e(b)}</dd>" for a, b in described)
+    nav = "".join(f'<a href="#{s.anchor}">{_e(s.title)}</a>' for s in sections)
+    warnings = "".join(f'<p class="warning">{_e(w)}</p>' for w in evaluation.warnings)
+    body = "".join(
+        f'<section id="{s.anchor}"><h2>{_e(s.title)}</h2>{s.body}</section>' for s in sections
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="ragmeter {_e(__version__)}">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>"
+        f'<header><div class="wrap"><h1>{_e(title)}</h1><dl class="inputs">{items}</dl>'
+        f"<nav>{nav}</nav></div></header>\n"
+        f'<main class="wrap">{warnings}{body}</main>\n'
+        f'<footer class="wrap">Made by ragmeter {_e(__version__)}. Self-contained: no '
+        "script, nothing fetched; charts drawn with matplotlib.</footer>\n</body></html>\n"
+    )
