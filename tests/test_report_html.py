@@ -207,6 +207,31 @@ def test_sections_need_their_inputs(example: dict[str, object]) -> None:
     assert "worst" not in _sections(no_worst)
 
 
+def test_each_run_can_have_its_own_pool(example: dict[str, object]) -> None:
+    from ragmeter.report.diagnosis import diagnose
+
+    qrels, runs = example["qrels"], example["runs"]
+    bm25, dense = runs  # type: ignore[misc]
+    evaluation = ragmeter.evaluate(runs, qrels, ["ndcg@10"])  # type: ignore[arg-type]
+    text = render_html_report(
+        evaluation,
+        runs=runs,  # type: ignore[arg-type]
+        qrels=qrels,  # type: ignore[arg-type]
+        grade_map=GRADE_MAP,
+        sweep_ks=[5],
+        pools={"run_dense.txt": (bm25, 20)},
+        **FAST,
+    )
+    expected = diagnose(dense, qrels, k=10, pool=bm25, pool_depth=20, grade_map=GRADE_MAP)  # type: ignore[arg-type]
+    own = diagnose(dense, qrels, k=10, grade_map=GRADE_MAP)  # type: ignore[arg-type]
+    row = re.search(
+        r"<th scope=\"row\">run_dense.txt</th>(.*?)</tr>", text.split('id="quadrant"')[1]
+    )
+    assert row is not None
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+    assert cells[-2] == f"{expected.means['proc@10']:.4f}" != f"{own.means['proc@10']:.4f}"
+
+
 def test_one_run_has_intervals_and_no_comparison(example: dict[str, object]) -> None:
     from ragmeter.stats.bootstrap import bootstrap_ci
 

@@ -256,6 +256,10 @@ def write_report(
         "comparison": comparison,
         "baseline": BASELINE,
         "k": K,
+        "pools": {
+            name: (systems.pools[name], MMR_CANDIDATES if name == "hybrid+mmr" else None)
+            for name in systems.runs
+        },
         "rel_level": REL_LEVEL,
         "context_k": K,
         "title": "ragmeter demo: four retrievers on the Vellmar transit example",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -76,9 +76,7 @@ def _matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise RagmeterError(
-            'the HTML report needs matplotlib: pip install "ragmeter[report]"'
-        ) from None
+        raise MissingExtraError("the HTML report", package="matplotlib", extra="report") from None
     return matplotlib
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -96,11 +96,15 @@ def default_measures(
 
 
 def sweep_measures(*, set_based: bool, coverage: bool) -> list[str]:
-    """Measures swept over K: nDCG with the set-based family, or with P and recall; plus
-    coverage and α-nDCG with judgments."""
-    out = ["ndcg"] + (list(SET_DEFAULTS[:4]) if set_based else ["P", "recall"])
+    """Measures swept over K: nDCG with the set-based family (else P and recall, unless
+    coverage is swept); plus coverage and α-nDCG with judgments."""
+    out = ["ndcg"]
+    if set_based:
+        out += SET_DEFAULTS[:4]
+    elif not coverage:
+        out += ["P", "recall"]
     if coverage:
-        out = ["ndcg", "coverage", "alpha_ndcg"]
+        out += ["coverage", "alpha_ndcg"]
     return out
 
 
@@ -129,6 +133,7 @@ def render_html_report(
     sweep_ks: Sequence[int] | str = "1:20",
     pool: Run | None = None,
     pool_depth: int | None = None,
+    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None,
     rel_level: int = 1,
     context_k: int | Literal["oracle"] | None = "oracle",
     tau: int = 3,
@@ -160,20 +165,31 @@ def render_html_report(
         )
     sections = [_summary_section(evaluation, comparison, bootstrap=bootstrap, seed=seed)]
 
+    def pool_of(name: str) -> dict[str, Any]:
+        """The PROC pool of one run: its entry in ``pools``, else ``pool``."""
+        chosen = (pools or {}).get(name)
+        if chosen is None:
+            return {"pool": pool, "pool_depth": pool_depth}
+        if isinstance(chosen, tuple):
+            return {"pool": chosen[0], "pool_depth": chosen[1]}
+        return {"pool": chosen, "pool_depth": pool_depth}
+
     if sweep is None and paired and (qrels is not None or judgments is not None):
+        from ragmeter.sweep import Sweep
         from ragmeter.sweep import sweep as run_sweep
 
         options: dict[str, Any] = {"grade_map": grade_map, "rel_level": rel_level}
-        if pool is not None:
-            options.update(pool=pool, pool_depth=pool_depth)
-        elif pool_depth is not None:
-            options["pool_depth"] = pool_depth
         if judgments is not None:
             options.update(judgments=judgments, tau=tau)
         names = sweep_measures(
             set_based=set_based and qrels is not None, coverage=judgments is not None
         )
-        sweep = run_sweep([run for _, run in paired], qrels, names, sweep_ks, **options)
+        parts = [
+            run_sweep([run], qrels, names, sweep_ks, **options, **pool_of(run.name))
+            for _, run in paired
+        ]
+        merged = Evaluation.concat([p.evaluation for p in parts])
+        sweep = Sweep(merged, parts[0].base, parts[0].ks)
     if sweep is not None:
         sections.append(_sweep_section(sweep, k))
 
@@ -181,21 +197,14 @@ def render_html_report(
         from ragmeter.report.diagnosis import diagnose
 
         diagnoses = [
-            diagnose(
-                run,
-                qrels,
-                k=k,
-                pool=pool,
-                pool_depth=pool_depth,
-                grade_map=grade_map,
-                worst=0,
-            )
+            diagnose(run, qrels, k=k, grade_map=grade_map, worst=0, **pool_of(run.name))
             for _, run in paired
         ]
     if diagnoses:
         sections.append(_quadrant_section(diagnoses))
 
-    sections.append(_distribution_section(evaluation))
+    shown = list(comparison.measures) if comparison is not None else None
+    sections.append(_distribution_section(evaluation, shown))
 
     if judgments is not None and paired:
         from ragmeter.report.queries import subquestion_coverage
@@ -239,6 +248,7 @@ def write_html_report(
     sweep_ks: Sequence[int] | str = "1:20",
     pool: Run | None = None,
     pool_depth: int | None = None,
+    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None,
     rel_level: int = 1,
     context_k: int | Literal["oracle"] | None = "oracle",
     tau: int = 3,
@@ -270,6 +280,7 @@ def write_html_report(
         k: the prompt size K of the quadrant and of "missed" in the worst queries.
         sweep_ks: the cutoffs of the sweep (``"1:20"``, ``[1, 5, 10]``).
         pool, pool_depth: the candidate pool of PROC (default: each run is its own pool).
+        pools: per run name, its own pool (a run, or ``(run, depth)``), before ``pool``.
         rel_level: relevant ⇔ grade ≥ rel_level (the worst queries' missed documents).
         context_k, tau: context size and answerability threshold of sub-question coverage.
         worst: how many worst queries per run (0: no such section).
@@ -303,6 +314,7 @@ def write_html_report(
         sweep_ks=sweep_ks,
         pool=pool,
         pool_depth=pool_depth,
+        pools=pools,
         rel_level=rel_level,
         context_k=context_k,
         tau=tau,
@@ -407,6 +419,7 @@ def _summary_section(
 ) -> _Section:
     measures = [str(m) for m in evaluation.measures]
     if c is not None:
+        measures = list(c.measures)
         order = list(c.runs)
         cells = {(s.run, s.measure): _cell_of(s) for s in c.summaries}
     else:
@@ -530,10 +543,11 @@ def _quadrant_section(diagnoses: Sequence[Diagnosis]) -> _Section:
     return _Section("quadrant", "PROC vs %PROC: retrieval or selection?", body)
 
 
-def _distribution_section(evaluation: Evaluation) -> _Section:
+def _distribution_section(evaluation: Evaluation, chosen: Sequence[str] | None) -> _Section:
     from ragmeter.report import figures
 
-    measures = [str(m) for m in evaluation.measures][:MAX_DISTRIBUTION_PANELS]
+    every = list(chosen) if chosen is not None else [str(m) for m in evaluation.measures]
+    measures = every[:MAX_DISTRIBUTION_PANELS]
     values = {r.name: {m: r.column(m) for m in measures} for r in evaluation.runs}
     svg = figures.distribution_figure(values, measures)
     most = max(len(r.query_ids) for r in evaluation.runs)
@@ -542,7 +556,7 @@ def _distribution_section(evaluation: Evaluation) -> _Section:
         if most <= figures.MAX_STRIP_POINTS
         else f"dots are left out above {figures.MAX_STRIP_POINTS} queries"
     )
-    left = len(evaluation.measures) - len(measures)
+    left = len(every) - len(measures)
     more = f" The first {len(measures)} measures are drawn ({left} more)." if left > 0 else ""
     body = (
         '<p class="lead">How the per-query values spread: box = quartiles with the median, '
@@ -607,6 +621,8 @@ def _grade_class(grade: int, top: int) -> str:
 
 
 def _missed_text(w: WorstQuery, k: int, top: int) -> str:
+    if not w.n_relevant:
+        return '<span class="dim">no relevant document is judged for this query</span>'
     if not w.missed:
         return f'<span class="dim">nothing: every relevant document is in the top {k}</span>'
     items = []
@@ -735,8 +751,8 @@ font-size:12.5px}
 .tag.selection-limited{background:#fff1d6;color:#7d4e00}
 .tag.retrieval-limited{background:#ffe4da;color:#9a3412}
 .tag.undefined{background:#eaeef2;color:#57606a}
-footer{margin:48px 0 24px;color:var(--muted);font-size:13px;border-top:1px solid var(--line);
-padding-top:10px}
+footer{margin-top:48px;padding:12px 0 24px;color:var(--muted);font-size:13px;
+border-top:1px solid var(--line);background:var(--soft)}
 @media print{header{background:none}details{display:none}}
 """
 
@@ -771,6 +787,6 @@ def _page(
         f'<header><div class="wrap"><h1>{_e(title)}</h1><dl class="inputs">{items}</dl>'
         f"<nav>{nav}</nav></div></header>\n"
         f'<main class="wrap">{warnings}{body}</main>\n'
-        f'<footer class="wrap">Made by ragmeter {_e(__version__)}. Self-contained: no '
-        "script, nothing fetched; charts drawn with matplotlib.</footer>\n</body></html>\n"
+        f'<footer><div class="wrap">Made by ragmeter {_e(__version__)}. Self-contained: no '
+        "script, nothing fetched; charts drawn with matplotlib.</div></footer>\n</body></html>\n"
     )
