@@ -191,3 +191,15 @@ def test_errors_and_delete(tmp_path: Path) -> None:
     assert _history(store) == []
     code, _, err = _invoke("history", "--store", "postgresql://nobody@127.0.0.1:1/x")
     assert code == 2 and "cannot open the store" in err
+
+
+def test_history_compare_warns_when_the_settings_differ(tmp_path: Path) -> None:
+    store = str(tmp_path / "h.db")
+    for level in ("1", "2"):
+        code, _, err = _invoke(
+            "evaluate", BM25, "-q", QRELS, "-m", "mrr", "--rel-level", level, "--store", store
+        )
+        assert code == 0, err
+    code, _, err = _invoke("history", "compare", "1", "2", "--store", store, "-f", "json", *FAST)
+    assert code == 0, err
+    assert "other settings: rel_level 1 → 2" in err

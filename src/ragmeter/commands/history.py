@@ -32,6 +32,18 @@ if TYPE_CHECKING:
 
 #: means shown per run in the listing
 LISTED_MEANS = 3
+#: saved settings that change the values; history compare warns when two evaluations differ
+COMPARED_SETTINGS = (
+    "missing",
+    "rel_level",
+    "depth",
+    "default_k",
+    "pool_depth",
+    "grade_map",
+    "context_k",
+    "tau",
+    "tokenizer",
+)
 
 
 class ListFormat(StrEnum):
@@ -371,6 +383,14 @@ def _paired(
             "the qrels differ between the two evaluations (another sha256): the runs were "
             "judged against different relevance judgments"
         )
+    base_params, new_params = base_stored.record.parameters, new_stored.record.parameters
+    changed = [
+        f"{key} {base_params[key]!r} → {new_params[key]!r}"
+        for key in COMPARED_SETTINGS
+        if key in base_params and key in new_params and base_params[key] != new_params[key]
+    ]
+    if changed:
+        notes.append("the evaluations used other settings: " + ", ".join(changed))
     pair = Evaluation(
         (replace(base_run, name=base_label), replace(new_run, name=new_label)),
         base_run.measures,
