@@ -156,11 +156,11 @@ def test_round_trip_of_a_real_evaluation(store_url: str) -> None:
         min_size=6, max_size=6, unique=True,
     ),
 )  # fmt: skip
-def test_any_float_survives_sqlite(
-    tmp_path: Path, values: list[list[float]], qids: list[str]
+def test_any_float_and_query_id_survive(
+    store_url: str, values: list[list[float]], qids: list[str]
 ) -> None:
     run = _result("r", qids[: len(values)], ["map", "mrr"], values)
-    with open_store(f"sqlite:///{tmp_path / 'prop.db'}") as store:
+    with open_store(store_url) as store:
         eid = store.save_evaluation(Evaluation((run,), run.measures), git=NO_GIT)
         loaded = store.load_evaluation(eid).evaluation.run
     assert list(loaded.query_ids) == qids[: len(values)]
