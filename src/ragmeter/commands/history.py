@@ -308,7 +308,9 @@ def compare_command(
                 bootstrap=bootstrap,
                 seed=seed,
             )
-        except (RagmeterError, ValueError, KeyError) as exc:
+        except KeyError as exc:  # str(KeyError) quotes its message; print it plainly
+            fail(RagmeterError(str(exc.args[0]) if exc.args else "unknown key"))
+        except (RagmeterError, ValueError) as exc:
             fail(exc)
     comparison = replace(comparison, warnings=(*comparison.warnings, *notes))
     emit_comparison(comparison, fmt, output)
