@@ -1,7 +1,8 @@
 """Judge throughput: relevance judgments per second against the deterministic local test server
 (``tests/judge_server.py``, a separate process answering after a fixed latency), through the
-whole runner — client, parsing, one SQLite commit per judgment — and the client's CPU time
-per judgment (its overhead: what each judgment costs this process, server excluded).
+whole runner — client, parsing, one SQLite commit per judgment — the client's CPU time per
+judgment (its overhead: what each judgment costs this process, server excluded) and the test
+server's.
 
     python benchmarks/judge_bench.py [--pairs 5000] [--concurrency 64] [--latency 0.005]
                                      [--transport lean|httpx] [--repeat 3]
@@ -40,6 +41,15 @@ def start_server(latency: float) -> tuple[subprocess.Popen[bytes], str]:
     return server, f"http://127.0.0.1:{line[1]}/v1"
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def items(n: int) -> list[JudgeItem]:
     return [
         JudgeItem(
@@ -53,14 +63,24 @@ def items(n: int) -> list[JudgeItem]:
     ]
 
 
-def once(url: str, pairs: list[JudgeItem], concurrency: int, lean: bool) -> dict[str, float]:
+def once(
+    url: str, pairs: list[JudgeItem], concurrency: int, lean: bool, server_pid: int
+) -> dict[str, float]:
     config = JudgeConfig(base_urls=(url,), model="bench", concurrency=concurrency)
     with tempfile.TemporaryDirectory() as tmp, JudgmentCache(Path(tmp) / "c.sqlite") as cache:
+        server0 = cpu_seconds(server_pid)
         cpu0, wall0 = time.process_time(), time.perf_counter()
         run = run_judgments(make_task("relevance"), pairs, LLMJudge(config, lean=lean), cache=cache)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        server_cpu = cpu_seconds(server_pid) - server0
     assert run.summary.judged == len(pairs) and run.summary.failures == 0
-    return {"wall_s": wall, "rate": len(pairs) / wall, "cpu_us": cpu / len(pairs) * 1e6}
+    n = len(pairs)
+    return {
+        "wall_s": wall,
+        "rate": n / wall,
+        "cpu_us": cpu / n * 1e6,
+        "server_us": server_cpu / n * 1e6,
+    }
 
 
 def main() -> None:
@@ -75,7 +95,8 @@ def main() -> None:
     try:
         pairs = items(args.pairs)
         results = [
-            once(url, pairs, args.concurrency, args.transport == "lean") for _ in range(args.repeat)
+            once(url, pairs, args.concurrency, args.transport == "lean", server.pid)
+            for _ in range(args.repeat)
         ]
     finally:
         server.kill()
@@ -86,7 +107,8 @@ def main() -> None:
     print(
         f"{args.pairs} judgments, concurrency {args.concurrency}, server latency "
         f"{args.latency * 1000:g} ms, transport {args.transport}: {best['rate']:.0f} judgments/s "
-        f"({best['wall_s']:.2f} s), client CPU {best['cpu_us']:.0f} µs/judgment "
+        f"({best['wall_s']:.2f} s), client CPU {best['cpu_us']:.0f} µs/judgment, "
+        f"server CPU {best['server_us']:.0f} µs/judgment "
         f"[all: {rates}; load average {load:.1f}]"
     )
 
