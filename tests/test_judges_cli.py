@@ -72,8 +72,12 @@ def test_relevance_writes_qrels_that_read_back(server: FakeServer, tmp_path: Pat
     out = tmp_path / "qrels.txt"
     args = ["judge", "relevance", "--run", str(files["run"]), "--queries", str(files["queries"])]
     args += ["--corpus", str(files["corpus"]), "--depth", "3", "--out", str(out)]
+    args += ["--summary-json", str(tmp_path / "summary.json")]
     result = invoke(args + common(server, tmp_path / "c.sqlite"))
     assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert (summary["calls"], summary["cached"], summary["judged"]) == (9, 0, 9)
+    assert summary["cost"] is None and summary["failures"] == 0 and summary["unique"] == 9
     lines = out.read_text().splitlines()
     assert len(lines) == 9  # 3 queries × depth 3
     for line in lines:
@@ -355,7 +359,7 @@ def test_kill_9_mid_job_then_resume_equals_an_uninterrupted_run(tmp_path: Path) 
 def test_ctrl_c_keeps_what_was_judged_and_exits_130(tmp_path: Path) -> None:
     import sqlite3
 
-    files = collection(tmp_path, 20, 20)  # 400 pairs
+    files = collection(tmp_path, 50, 20)  # 1,000 pairs: ≥ 0.5 s of work left at the signal
     cache = tmp_path / "c.sqlite"
 
     def cached() -> int:
