@@ -287,6 +287,19 @@ def test_token_bucket_waits_for_tokens() -> None:
     assert 0.4 <= elapsed < 1.0
 
 
+def test_inside_a_running_event_loop(server: FakeServer) -> None:
+    from ragmeter.judges.runner import arun_judgments
+
+    async def in_a_notebook() -> Any:
+        judge = LLMJudge(config(server.url, concurrency=4))
+        return await arun_judgments(
+            make_task("relevance"), items(10), judge, cache=JudgmentCache(":memory:")
+        )
+
+    run = asyncio.run(in_a_notebook())
+    assert [j.value for j in run.results if j] == [expected_grade(i) for i in items(10)]
+
+
 def test_prompt_the_server_sees_contains_the_inputs(server: FakeServer) -> None:
     judge_all(config(server.url), items(1), JudgmentCache(":memory:"))
     prompt = prompt_of(server.state.requests[0])

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     )
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.llm import LLMJudge
-    from ragmeter.judges.runner import run_judgments
+    from ragmeter.judges.runner import arun_judgments, run_judgments
 
 _LAZY = {
     "TaskResult": "ragmeter.judges.api",
@@ -77,6 +77,7 @@ _LAZY = {
     "JudgmentCache": "ragmeter.judges.cache",
     "LLMJudge": "ragmeter.judges.llm",
     "run_judgments": "ragmeter.judges.runner",
+    "arun_judgments": "ragmeter.judges.runner",
 }
 
 
@@ -102,6 +103,7 @@ __all__ = [
     "Price",
     "Task",
     "TaskResult",
+    "arun_judgments",
     "judge_answerability",
     "judge_correctness",
     "judge_relevance",

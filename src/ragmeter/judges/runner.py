@@ -248,6 +248,44 @@ def _run_sync(judge: Any, plan: Plan, recorder: _Recorder, batch: int = 256) -> 
             recorder.record(key, item, judgment)
 
 
+def _start(
+    task: Task,
+    items: Sequence[JudgeItem],
+    judge: Judge,
+    cache: JudgmentCache,
+    refresh: bool,
+    progress: Progress | None,
+) -> tuple[Plan, _Recorder]:
+    plan = make_plan(
+        task,
+        items,
+        model=judge.model,
+        cache=cache,
+        refresh=refresh,
+        params=cache_params(task, judge),
+    )
+    summary = Summary(task.name, judge.model, items=len(items), unique=plan.n_unique)
+    summary.cached = len(plan.cached)
+    if progress is not None:
+        progress.start(total=plan.n_unique, cached=len(plan.cached))
+    return plan, _Recorder(plan, cache, summary, progress)
+
+
+def _finish(recorder: _Recorder, judge: Judge, price: Price | None, started: float) -> JudgeRun:
+    summary, plan = recorder.summary, recorder.plan
+    if recorder.progress is not None:
+        recorder.progress.stop()
+    summary.elapsed_s = time.perf_counter() - started
+    stats = getattr(judge, "stats", None)
+    if stats is not None and hasattr(stats, "retries"):
+        # retries of requests that finally failed are counted by the client, not the judgment
+        summary.retries = max(summary.retries, int(stats.retries))
+    if price is not None:
+        summary.cost = price.cost(summary.input_tokens, summary.output_tokens)
+    stored = recorder.cache.get_many(dict.fromkeys(plan.keys))
+    return JudgeRun(plan, [stored.get(key) for key in plan.keys], summary)
+
+
 def run_judgments(
     task: Task,
     items: Sequence[JudgeItem],
@@ -261,27 +299,15 @@ def run_judgments(
 ) -> JudgeRun:
     """Judge ``items`` (each unique input once), caching every judgment as it arrives.
 
-    An async judge (``ajudge``) runs with ``concurrency`` (default: the judge's own) workers;
-    a plain one in batches (``judge_many``, else ``judge``). A :class:`FatalJudgeError` stops
-    the run (``summary.fatal``); Ctrl-C stops it too (``summary.interrupted``) and is
-    re-raised after the cache is closed cleanly by the caller. Either way what was judged is
-    cached and the results returned cover it.
+    An async judge (``ajudge``) runs with ``concurrency`` (default: the judge's own) workers
+    in its own event loop (inside a running loop, e.g. a notebook, ``await``
+    :func:`arun_judgments` instead); a plain one runs in batches (``judge_many``, else
+    ``judge``). A :class:`FatalJudgeError` stops the run (``summary.fatal``), and so does
+    Ctrl-C (``summary.interrupted``); either way what was judged is cached and the results
+    returned cover it.
     """
-    plan = make_plan(
-        task,
-        items,
-        model=judge.model,
-        cache=cache,
-        refresh=refresh,
-        params=cache_params(task, judge),
-    )
-    summary = Summary(task.name, judge.model, items=len(items), unique=plan.n_unique)
-    summary.cached = len(plan.cached)
-    recorder = _Recorder(plan, cache, summary, progress)
+    plan, recorder = _start(task, items, judge, cache, refresh, progress)
     started = time.perf_counter()
-    if progress is not None:
-        progress.start(total=plan.n_unique, cached=len(plan.cached))
-    interrupted: BaseException | None = None
     try:
         if plan.todo:
             if hasattr(judge, "ajudge"):
@@ -290,26 +316,37 @@ def run_judgments(
             else:
                 _run_sync(judge, plan, recorder)
     except* FatalJudgeError as group:
-        summary.fatal = str(group.exceptions[0])
-    except* (KeyboardInterrupt, asyncio.CancelledError) as group:
-        summary.interrupted = True
-        interrupted = group.exceptions[0]
-    finally:
-        if progress is not None:
-            progress.stop()
-    summary.elapsed_s = time.perf_counter() - started
-    stats = getattr(judge, "stats", None)
-    if stats is not None and hasattr(stats, "retries"):
-        # retries of requests that finally failed are counted by the client, not the judgment
-        summary.retries = max(summary.retries, int(stats.retries))
-    if price is not None:
-        summary.cost = price.cost(summary.input_tokens, summary.output_tokens)
-    stored = cache.get_many(dict.fromkeys(plan.keys))
-    results = [stored.get(key) for key in plan.keys]
-    run = JudgeRun(plan, results, summary)
-    if interrupted is not None and isinstance(interrupted, KeyboardInterrupt):
-        run.summary.interrupted = True
-    return run
+        recorder.summary.fatal = str(group.exceptions[0])
+    except* (KeyboardInterrupt, asyncio.CancelledError):
+        recorder.summary.interrupted = True
+    return _finish(recorder, judge, price, started)
+
+
+async def arun_judgments(
+    task: Task,
+    items: Sequence[JudgeItem],
+    judge: Judge,
+    *,
+    cache: JudgmentCache,
+    refresh: bool = False,
+    price: Price | None = None,
+    progress: Progress | None = None,
+    concurrency: int | None = None,
+) -> JudgeRun:
+    """:func:`run_judgments` in the running event loop. Cancelling it cancels the run (the
+    cancellation propagates; what was judged is cached)."""
+    plan, recorder = _start(task, items, judge, cache, refresh, progress)
+    started = time.perf_counter()
+    try:
+        if plan.todo:
+            if hasattr(judge, "ajudge"):
+                workers = concurrency or int(getattr(judge, "concurrency", 1))
+                await _run_async(judge, plan, recorder, workers)
+            else:
+                _run_sync(judge, plan, recorder)
+    except* FatalJudgeError as group:
+        recorder.summary.fatal = str(group.exceptions[0])
+    return _finish(recorder, judge, price, started)
 
 
 __all__ = [
@@ -318,6 +355,7 @@ __all__ = [
     "Plan",
     "Progress",
     "Summary",
+    "arun_judgments",
     "cache_params",
     "make_plan",
     "run_judgments",
