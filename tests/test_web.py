@@ -22,7 +22,7 @@ from ragmeter.commands.serve import build_config
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.web.app import create_app
 from ragmeter.web.labels import LabelDB, aggregate
-from ragmeter.web.security import is_loopback
+from ragmeter.web.security import host_name, is_loopback
 from webdata import POOLS, config_kwargs, write_collection
 
 REPO = Path(__file__).resolve().parent.parent
@@ -424,6 +424,32 @@ def test_loopback_detection(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.parametrize(
+    ("header", "host"),
+    [
+        ("127.0.0.1:8765", "127.0.0.1"),
+        ("LOCALHOST:80", "localhost"),
+        ("[::1]:8765", "::1"),
+        ("[::1]", "::1"),
+        ("evil.example", "evil.example"),
+        ("evil.example:8765", "evil.example"),
+    ],
+)
+def test_host_names(header: str, host: str) -> None:
+    assert host_name(header) == host
+
+
+def test_loopback_server_refuses_other_host_names(config: Any) -> None:
+    """DNS rebinding: a page on evil.example re-pointed at 127.0.0.1 sends Host: evil.example."""
+    config.allowed_hosts = frozenset({"127.0.0.1", "localhost", "::1"})
+    client = TestClient(create_app(config), base_url="http://127.0.0.1:8765")
+    assert client.get("/").status_code == 200
+    assert client.get("/", headers={"Host": "localhost:8765"}).status_code == 200
+    assert client.get("/", headers={"Host": "evil.example:8765"}).status_code == 400
+    rebound = client.post("/api/label", json={}, headers={"Host": "evil.example"})
+    assert rebound.status_code == 400
+
+
 def test_serve_off_loopback_generates_a_token(
     monkeypatch: pytest.MonkeyPatch, folder: Path
 ) -> None:
@@ -447,6 +473,7 @@ def test_serve_off_loopback_generates_a_token(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert seen["host"] == "127.0.0.1" and seen["app"].state.config.token is None
+    assert seen["app"].state.config.allowed_hosts == {"127.0.0.1", "localhost", "::1"}
     short = CliRunner().invoke(cli, [*args, "--token", "short"])
     assert short.exit_code == 2 and "at least 16" in short.output
 

@@ -180,6 +180,7 @@ def serve(
     try:
         import uvicorn
 
+        from ragmeter.web import security
         from ragmeter.web.app import create_app
         from ragmeter.web.security import is_loopback, new_token
     except ImportError as exc:
@@ -208,6 +209,8 @@ def serve(
         )
     except RagmeterError as exc:
         fail(exc)
+    if token is None:  # loopback only: refuse Host names a rebinding page would send
+        config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
     app = create_app(config)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")

@@ -68,6 +68,10 @@ class WebConfig:
         token: access token; ``None`` = none required (loopback only, checked by the CLI).
         store_url: evaluation store to browse (``None``: the default store, if it exists).
         title: shown in the header.
+        allowed_hosts: host names the ``Host`` header may carry (``None``: any). Bound to
+            loopback without a token, ``ragmeter serve`` allows only the loopback names, so
+            that a web page whose domain is re-pointed at 127.0.0.1 (DNS rebinding) cannot
+            use the app.
     """
 
     collection: Collection
@@ -76,6 +80,7 @@ class WebConfig:
     token: str | None = None
     store_url: str | None = None
     title: str = "ragmeter"
+    allowed_hosts: frozenset[str] | None = None
     uploads: dict[str, dict[Pair, int]] = field(default_factory=dict)
 
 
@@ -109,6 +114,10 @@ def create_app(config: WebConfig) -> FastAPI:
     async def guard(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
+        if config.allowed_hosts is not None:
+            host = security.host_name(request.headers.get("host", ""))
+            if host not in config.allowed_hosts:
+                return PlainTextResponse(f"400: unexpected Host {host!r}", status_code=400)
         given = request.query_params.get("token")
         if config.token is not None:
             if given is not None and security.token_valid(config.token, given):

@@ -6,6 +6,8 @@
   parameter once (the app then sets an HttpOnly cookie and redirects to the same URL without
   it, so the token does not stay in the address bar or the history), by the cookie afterwards,
   or by an ``X-Ragmeter-Token`` header (scripts). Compared in constant time.
+* **Host check.** Bound to loopback without a token, only requests naming a loopback host
+  are served (no DNS rebinding).
 * **CSRF.** Every browser gets a random session id in an HttpOnly, SameSite=Strict cookie;
   its CSRF token is ``HMAC-SHA256(secret, session id)``, the secret being kept in the label
   database (so open pages keep working across server restarts). Every state-changing request
@@ -36,6 +38,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False  # a host name: it may resolve to anything
+
+
+#: the names a browser uses for this machine's loopback interface
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header, without the port and the IPv6 brackets, lower case."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 def new_token() -> str:
