@@ -626,6 +626,47 @@ def test_review_against_llm_qrels(app: Any, browser: Browser) -> None:
     assert 'href="/label/q2#doc-d5"' in html
 
 
+def test_review_of_sub_question_ratings(app: Any, browser: Browser) -> None:
+    """alice vs llm_judgments.jsonl. Cells rated by both (the judge's −1 is no rating):
+    (d1,1) 5/5, (d1,2) 3/2, (d4,1) 0/1 → p_o = 1/3, p_e = (1·1 for rating 5)/9 = 1/9,
+    κ = (1/3 − 1/9)/(1 − 1/9) = 0.25."""
+    for doc, question, rating in [("d1", 1, 5), ("d1", 2, 3), ("d4", 1, 0), ("d4", 2, 4)]:
+        body = {"query_id": "q1", "doc_id": doc, "question": question, "rating": rating}
+        assert browser.post_json("/api/rating", body).status_code == 200
+    params = {"kind": "rating", "a": "annotator:alice", "b": "judgments:llm_judgments.jsonl"}
+    html = browser.client.get("/review", params=params).text
+    assert re.search(r'id="n-pairs">3<', html)
+    assert 'id="kappa">0.250<' in html
+    sklearn = pytest.importorskip("sklearn.metrics", reason="scikit-learn not installed")
+    a, b = [5, 3, 0], [5, 2, 1]
+    expected = sklearn.cohen_kappa_score(a, b, weights="quadratic", labels=list(range(6)))
+    assert f'id="kappa-quadratic">{expected:.3f}<' in html
+    assert 'href="/subquestions/q1#doc-d1"' in html and 'href="/subquestions/q1#doc-d4"' in html
+    assert "Do cats need much space?" in html  # the sub-question of the (d1, 2) disagreement
+    assert browser.client.get("/review", params={"kind": "both"}).status_code == 400
+    wrong_kind = {"kind": "rating", "b": "qrels:llm.txt"}
+    assert browser.client.get("/review", params=wrong_kind).status_code == 400
+
+
+def test_review_upload_of_judgments(app: Any, browser: Browser) -> None:
+    browser.post_json("/api/rating", {"query_id": "q1", "doc_id": "d1", "question": 1, "rating": 4})
+    response = browser.client.post(
+        "/review/upload",
+        data={"csrf_token": browser.csrf},
+        files={"file": ("judge.jsonl", b'{"query_id": "q1", "doc_id": "d1", "ratings": [4, 0]}\n')},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    html = browser.client.get(response.headers["location"]).text
+    assert re.search(r'id="n-pairs">1<', html) and 'id="kappa">NA<' in html  # one class only
+    bad = browser.client.post(
+        "/review/upload",
+        data={"csrf_token": browser.csrf},
+        files={"file": ("bad.jsonl", b'{"query_id": "q1", "doc_id": "d1", "ratings": [4, 9]}\n')},
+    )
+    assert bad.status_code == 400 and "bad.jsonl" in bad.text and "line 1" in bad.text
+
+
 def test_review_upload(app: Any, browser: Browser) -> None:
     browser.grade("q1", "d1", 4)
     response = browser.client.post(
@@ -635,7 +676,9 @@ def test_review_upload(app: Any, browser: Browser) -> None:
         follow_redirects=False,
     )
     assert response.status_code == 303
-    assert response.headers["location"] == "/review?b=qrels%3Ajudge.txt&a=annotator%3Aalice"
+    assert response.headers["location"] == (
+        "/review?kind=grade&b=qrels%3Ajudge.txt&a=annotator%3Aalice"
+    )
     html = browser.client.get(response.headers["location"]).text
     assert re.search(r'id="n-pairs">1<', html)
     bad = browser.client.post(

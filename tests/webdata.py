@@ -27,7 +27,8 @@ POOLS = {"q1": ["d1", "d4", "d2", "d3", "d9"], "q2": ["d5", "d6"]}
 
 
 def write_collection(folder: Path) -> dict[str, Path]:
-    """Queries, corpus, two runs, qrels, an LLM's qrels and sub-questions in ``folder``."""
+    """Queries, corpus, two runs, qrels, sub-questions and an LLM's qrels and judgments in
+    ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {
         "queries": folder / "queries.jsonl",
@@ -37,6 +38,7 @@ def write_collection(folder: Path) -> dict[str, Path]:
         "qrels": folder / "qrels.txt",
         "llm": folder / "llm.txt",
         "subquestions": folder / "subquestions.jsonl",
+        "llm_judgments": folder / "llm_judgments.jsonl",
     }
     paths["queries"].write_text(
         "".join(json.dumps({"id": q, "text": t}) + "\n" for q, t in QUERIES.items())
@@ -54,6 +56,10 @@ def write_collection(folder: Path) -> dict[str, Path]:
     paths["subquestions"].write_text(
         "".join(json.dumps({"query_id": q, "questions": t}) + "\n" for q, t in SUBQUESTIONS.items())
     )
+    paths["llm_judgments"].write_text(
+        '{"query_id": "q1", "doc_id": "d1", "ratings": [5, 2]}\n'
+        '{"query_id": "q1", "doc_id": "d4", "ratings": [1, -1]}\n'
+    )
     return paths
 
 
@@ -65,6 +71,7 @@ def config_kwargs(paths: dict[str, Path], folder: Path) -> dict[str, object]:
         "runs": [paths["run_a"], paths["run_b"]],
         "qrels": [paths["qrels"]],
         "compare_qrels": [paths["llm"]],
+        "compare_judgments": [paths["llm_judgments"]],
         "subquestions": paths["subquestions"],
         "depth": 3,
         "labels": folder / "labels.db",

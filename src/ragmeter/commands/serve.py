@@ -1,12 +1,14 @@
 """``ragmeter serve``: the web app to label, review and export (needs the ``web`` extra).
 
 ``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
-[--qrels QRELS ...] [--compare-qrels QRELS ...] [--subquestions QS.jsonl] [--labels DB]
+[--qrels QRELS ...] [--compare-qrels QRELS ...] [--compare-judgments J.jsonl ...]
+[--subquestions QS.jsonl] [--labels DB]
 [--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]``
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
-``--qrels`` judge; ``--compare-qrels`` (e.g. an LLM judge's) are only reviewed against. Labels
-go to a SQLite database (``--labels``; by default ``ragmeter-labels.db`` beside the first
+``--qrels`` judge; ``--compare-qrels`` (e.g. an LLM judge's grades) and
+``--compare-judgments`` (its sub-question ratings) are only reviewed against. Labels go to a
+SQLite database (``--labels``; by default ``ragmeter-labels.db`` beside the first
 input file), exports to ``--export-dir`` (by default beside the database). Without any input
 the example collection is served, its labels kept in the data directory.
 
@@ -68,6 +70,7 @@ def build_config(
     runs: list[Path] | None = None,
     qrels: list[Path] | None = None,
     compare_qrels: list[Path] | None = None,
+    compare_judgments: list[Path] | None = None,
     subquestions: Path | None = None,
     depth: int = 10,
     labels: Path | None = None,
@@ -101,6 +104,7 @@ def build_config(
         runs=runs,
         qrels=qrels,
         compare_qrels=compare_qrels or [],
+        compare_judgments=compare_judgments or [],
         subquestions=subquestions,
         depth=depth,
     )
@@ -142,6 +146,14 @@ def serve(
         typer.Option(
             "--compare-qrels",
             help="Qrels to review the labels against, e.g. an LLM judge's (repeatable).",
+        ),
+    ] = None,
+    compare_judgments: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--compare-judgments",
+            help="Sub-question ratings to review against, e.g. an LLM judge's judgments "
+            "JSONL (repeatable).",
         ),
     ] = None,
     subquestions: Annotated[
@@ -200,6 +212,7 @@ def serve(
             runs=run,
             qrels=qrels,
             compare_qrels=compare_qrels,
+            compare_judgments=compare_judgments,
             subquestions=subquestions,
             depth=depth,
             labels=labels,

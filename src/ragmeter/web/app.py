@@ -12,7 +12,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 ``POST /api/rating``         save a rating ``{query_id, doc_id, question, rating}``
 ``POST /api/undo``           take back the annotator's last grade or rating ``{kind}``
 ``GET /review``              κ, confusion matrix, per-grade P/R of two label sources
-``POST /review/upload``      upload a qrels file to review against
+                             (``kind=grade`` relevance, ``kind=rating`` sub-questions)
+``POST /review/upload``      upload qrels (grades) or judgments JSONL (ratings)
 ``GET /evaluate``            evaluate the runs against the labels (a report page)
 ``GET /export``              export page; ``GET /export/qrels.txt``,
                              ``GET /export/judgments.jsonl`` download
@@ -45,10 +46,10 @@ from starlette.responses import Response
 
 from ragmeter.errors import RagmeterError
 from ragmeter.web import security
-from ragmeter.web.collection import Collection, unique_name
+from ragmeter.web.collection import Collection
 from ragmeter.web.export import ExportKind, export_text, safe_export_path
 from ragmeter.web.labels import ItemKey, LabelDB, LabelKind, value_range
-from ragmeter.web.review import Pair, review, source_grades, source_names
+from ragmeter.web.review import review, source_labels, source_names
 
 HERE = Path(__file__).parent
 #: annotator names: short, printable, nothing that needs escaping in a cookie
@@ -81,7 +82,7 @@ class WebConfig:
     store_url: str | None = None
     title: str = "ragmeter"
     allowed_hosts: frozenset[str] | None = None
-    uploads: dict[str, dict[Pair, int]] = field(default_factory=dict)
+    uploads: dict[str, dict[ItemKey, int]] = field(default_factory=dict)
 
 
 class BadInput(HTTPException):
@@ -382,23 +383,31 @@ def create_app(config: WebConfig) -> FastAPI:
     # -- review -----------------------------------------------------------------------
     @app.get("/review", response_class=HTMLResponse)
     def review_page(
-        request: Request, a: str | None = None, b: str | None = None, threshold: int = 4
+        request: Request,
+        a: str | None = None,
+        b: str | None = None,
+        kind: str = "grade",
+        threshold: int | None = None,
     ) -> HTMLResponse:
-        names = source_names(db, coll, config.uploads)
+        if kind not in ("grade", "rating"):
+            raise BadInput("kind must be 'grade' or 'rating'")
+        names = source_names(db, coll, config.uploads, kind)  # type: ignore[arg-type]
         if a is None:
             me = annotator_of(request)
             a = f"annotator:{me}" if me and f"annotator:{me}" in names else names[0]
         if b is None:
-            others = [n for n in names if n.startswith("qrels:")] or [n for n in names if n != a]
+            files = [n for n in names if n.startswith(("qrels:", "judgments:"))]
+            others = files or [n for n in names if n != a]
             b = others[0] if others else a
+        threshold = (4 if kind == "grade" else 3) if threshold is None else threshold
         if not 1 <= threshold <= 5:
             raise BadInput("threshold must be within 1..5")
         try:
-            ga = source_grades(a, db, coll, config.uploads)
-            gb = source_grades(b, db, coll, config.uploads)
+            la = source_labels(a, db, coll, config.uploads, kind)  # type: ignore[arg-type]
+            lb = source_labels(b, db, coll, config.uploads, kind)  # type: ignore[arg-type]
         except RagmeterError as exc:
             raise BadInput(str(exc)) from None
-        result = review(a, b, ga, gb, threshold=threshold)
+        result = review(a, b, la, lb, kind=kind, threshold=threshold)  # type: ignore[arg-type]
         return page(
             request,
             "review.html",
@@ -406,29 +415,45 @@ def create_app(config: WebConfig) -> FastAPI:
             result=result,
             texts=coll.query_texts,
             in_pool=coll.in_pool,
+            questions=coll.subquestions,
         )
 
     @app.post("/review/upload", dependencies=csrf)
-    async def upload_qrels(request: Request, file: UploadFile) -> Response:
+    async def upload_labels(request: Request, file: UploadFile) -> Response:
+        """A qrels file (grades), or a judgments ``.jsonl`` file (ratings)."""
+        from ragmeter.io.judgments import read_judgments
         from ragmeter.io.trec import read_trec_qrels
+        from ragmeter.web.collection import judgment_cells
 
         data = await file.read(_UPLOAD_LIMIT + 1)
         if len(data) > _UPLOAD_LIMIT:
-            raise BadInput("qrels upload larger than 20 MiB refused")
+            raise BadInput("uploads larger than 20 MiB are refused")
         base = Path(file.filename or "upload.txt").name or "upload.txt"
-        name = unique_name(base, {**coll.qrels_sources, **config.uploads})
+        ratings = base.lower().endswith((".jsonl", ".json"))
+        family = "judgments" if ratings else "qrels"
+        files = coll.judgment_sources if ratings else coll.qrels_sources
+        taken = {**{f"{family}:{n}": 0 for n in files}, **config.uploads}
+        name = f"{family}:{base}"
+        n = 2
+        while name in taken:
+            name, n = f"{family}:{base} ({n})", n + 1
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "qrels.txt"
+            path = Path(tmp) / ("upload.jsonl" if ratings else "upload.txt")
             path.write_bytes(data)
             try:
-                qrels = read_trec_qrels(path, name=name)
+                if ratings:
+                    judged = read_judgments(path, questions=coll.subquestions or None)
+                    labels = judgment_cells(judged)
+                else:
+                    qrels = read_trec_qrels(path)
+                    labels = {
+                        (q, d, 0): g for q, docs in qrels.to_dict().items() for d, g in docs.items()
+                    }
             except RagmeterError as exc:
                 raise BadInput(f"{base}: {exc}".replace(str(path), base)) from None
-        config.uploads[name] = {
-            (q, d): g for q, docs in qrels.to_dict().items() for d, g in docs.items()
-        }
+        config.uploads[name] = labels
         a = str((await request.form()).get("a") or "")
-        query = {"b": f"qrels:{name}", **({"a": a} if a else {})}
+        query = {"kind": "rating" if ratings else "grade", "b": name, **({"a": a} if a else {})}
         return RedirectResponse(f"/review?{urlencode(query)}", status_code=303)
 
     # -- evaluate (a report page) -------------------------------------------------------
@@ -441,13 +466,13 @@ def create_app(config: WebConfig) -> FastAPI:
         names = source_names(db, coll, config.uploads)
         if source not in names:
             raise BadInput(f"unknown label source {source!r}")
-        grades = source_grades(source, db, coll, config.uploads)
+        grades = source_labels(source, db, coll, config.uploads)
         measures = list(measure or EVALUATION_MEASURES)
         table: list[dict[str, Any]] = []
         error = None
         if coll.runs and grades:
             qrels: dict[str, dict[str, int]] = {}
-            for (q, d), g in grades.items():
+            for (q, d, _), g in grades.items():
                 qrels.setdefault(q, {})[d] = g
             try:
                 result = evaluate(coll.runs, qrels, measures)
@@ -468,7 +493,7 @@ def create_app(config: WebConfig) -> FastAPI:
             measures=measures,
             table=table,
             n_labels=len(grades),
-            n_queries=len({q for q, _ in grades}),
+            n_queries=len({key[0] for key in grades}),
             error=error,
         )
 

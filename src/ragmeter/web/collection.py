@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.data import Qrels, Run
+from ragmeter.core.judgments import Judgments
 from ragmeter.errors import InputError
 
 
@@ -45,6 +46,8 @@ class Collection:
         pools: passages to label per query, in display order.
         subquestions: sub-question texts per query (1-based numbers in the UI and exports).
         qrels_sources: qrels to review against, by name (the given qrels and compare files).
+        judgment_sources: sub-question ratings to review against, by name:
+            ``{(qid, doc, question): rating}`` (question 1-based).
         runs: the runs the pools came from (for the evaluation page).
     """
 
@@ -54,6 +57,7 @@ class Collection:
     pools: dict[str, list[str]] = field(default_factory=dict)
     subquestions: dict[str, list[str]] = field(default_factory=dict)
     qrels_sources: dict[str, QrelsSource] = field(default_factory=dict)
+    judgment_sources: dict[str, dict[tuple[str, str, int], int]] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -101,6 +105,7 @@ def load_collection(
     runs: Sequence[Path] = (),
     qrels: Sequence[Path] = (),
     compare_qrels: Sequence[Path] = (),
+    compare_judgments: Sequence[Path] = (),
     subquestions: Path | None = None,
     depth: int = 10,
 ) -> Collection:
@@ -108,9 +113,10 @@ def load_collection(
 
     The queries to label are those of the pools (runs and ``qrels``), in the order of the
     queries file when given (then the rest by id); ``compare_qrels`` are only reviewed
-    against, never pooled.
+    against, never pooled, and so are ``compare_judgments`` (sub-question ratings, read with
+    the sub-questions when given).
     """
-    from ragmeter.io.judgments import read_corpus, read_questions
+    from ragmeter.io.judgments import read_corpus, read_judgments, read_questions
     from ragmeter.io.readers import read_qrels, read_run
 
     if depth < 1:
@@ -138,15 +144,34 @@ def load_collection(
     ]:
         name = unique_name(Path(path).name, sources)
         sources[name] = QrelsSource.from_qrels(obj, name=name)
+    questions = read_questions(subquestions) if subquestions is not None else {}
+    rated: dict[str, dict[tuple[str, str, int], int]] = {}
+    for path in compare_judgments:
+        judged = read_judgments(path, questions=questions or None)
+        rated[unique_name(Path(path).name, rated)] = judgment_cells(judged)
     return Collection(
         query_ids=order,
         query_texts=query_texts,
         doc_texts=doc_texts,
         pools=pools,
-        subquestions=read_questions(subquestions) if subquestions is not None else {},
+        subquestions=questions,
         qrels_sources=sources,
+        judgment_sources=rated,
         runs=run_objs,
     )
+
+
+def judgment_cells(judgments: Judgments) -> dict[tuple[str, str, int], int]:
+    """Every rating of ``judgments`` as ``{(qid, doc, question 1..n): rating}``."""
+    docs = judgments.doc_ids.to_pylist()
+    ratings = judgments.ratings.tolist()
+    bounds = judgments.rating_offsets.tolist()
+    cells: dict[tuple[str, str, int], int] = {}
+    for i, q in enumerate(judgments.query_ids.tolist()):
+        for row in range(int(judgments.offsets[i]), int(judgments.offsets[i + 1])):
+            for n, value in enumerate(ratings[bounds[row] : bounds[row + 1]], start=1):
+                cells[(q, docs[row], n)] = value
+    return cells
 
 
 def unique_name(name: str, taken: Mapping[str, object]) -> str:

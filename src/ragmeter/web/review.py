@@ -1,36 +1,43 @@
 """Agreement of two labelings for the review page, with :mod:`ragmeter.stats.agreement`.
 
-A *source* of grades is named by a string:
+Two kinds of labels are reviewed: relevance grades of (query, passage) and sub-question
+ratings of (query, passage, sub-question). A *source* of labels is named by a string:
 
 * ``annotator:NAME`` — that annotator's current labels in the label database;
 * ``rule:latest`` / ``rule:majority`` — every annotator's labels combined (see
   :func:`ragmeter.web.labels.aggregate`);
-* ``qrels:NAME`` — a qrels file given to the server (``--qrels``, ``--compare-qrels``) or
-  uploaded on the review page.
+* ``qrels:NAME`` (grades) — a qrels file given to the server (``--qrels``,
+  ``--compare-qrels``) or uploaded on the review page;
+* ``judgments:NAME`` (ratings) — a judgments file (``--compare-judgments``, e.g. an LLM
+  judge's answerability ratings) or an uploaded one.
 
-Items are the (query, passage) pairs both sources grade; a negative qrels grade ("in the pool,
-not judged") is no grade. The grade scale is every integer from the lowest to the highest grade
-seen, at least 1..5, so that weighted κ counts the distance between grades even when a grade
-never occurs.
+Items are those both sources label; a negative label (a qrels "in the pool, not judged", a
+judge's −1 "unparseable") is no label. The scale is every integer from the lowest to the
+highest label seen, at least 1..5 for grades and 0..5 for ratings, so that weighted κ counts
+the distance between labels even when a value never occurs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmeter.errors import InputError
 from ragmeter.web.collection import Collection
-from ragmeter.web.labels import LabelDB
+from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
 
-Pair = tuple[str, str]
+#: the prefix of the file sources of each kind
+FILE_SOURCE = {"grade": "qrels", "rating": "judgments"}
+SCALE = {"grade": (1, 5), "rating": (0, 5)}
+_Key = TypeVar("_Key", bound=tuple[Any, ...])
 
 
 @dataclass(frozen=True)
 class Disagreement:
     query_id: str
     doc_id: str
+    question: int
     a: int
     b: int
 
@@ -39,6 +46,7 @@ class Disagreement:
 class Review:
     """Agreement of source ``a`` (reference, rows) and ``b`` (compared, columns)."""
 
+    kind: LabelKind
     a: str
     b: str
     n_a: int
@@ -58,61 +66,76 @@ class Review:
         return sum(map(sum, self.matrix))
 
 
-def source_names(db: LabelDB, collection: Collection, uploads: Mapping[str, Any]) -> list[str]:
-    """Every source the review page offers, annotators first."""
+def source_names(
+    db: LabelDB,
+    collection: Collection,
+    uploads: Mapping[str, Any],
+    kind: LabelKind = "grade",
+) -> list[str]:
+    """Every source the review page offers for ``kind``, annotators first."""
+    prefix = FILE_SOURCE[kind]
+    files = collection.qrels_sources if kind == "grade" else collection.judgment_sources
     names = [f"annotator:{a}" for a in db.annotators()]
     names += ["rule:latest", "rule:majority"]
-    names += [f"qrels:{n}" for n in collection.qrels_sources]
-    names += [f"qrels:{n}" for n in uploads if n not in collection.qrels_sources]
+    names += [f"{prefix}:{n}" for n in files]
+    names += [n for n in uploads if n.startswith(f"{prefix}:") and n not in names]
     return names
 
 
-def source_grades(
+def source_labels(
     source: str,
     db: LabelDB,
     collection: Collection,
-    uploads: Mapping[str, Mapping[Pair, int]],
-) -> dict[Pair, int]:
-    """The grades of a named source, ``{(qid, doc): grade}`` (unjudged pool entries left out)."""
+    uploads: Mapping[str, Mapping[ItemKey, int]],
+    kind: LabelKind = "grade",
+) -> dict[ItemKey, int]:
+    """The labels of a named source, ``{(qid, doc, question or 0): value}`` (negative values
+    left out)."""
     from ragmeter.web.export import select_labels
 
-    kind, _, name = source.partition(":")
-    if kind == "annotator" and name:
-        labels = select_labels(db, "grade", annotator=name)
-    elif kind == "rule" and name in ("latest", "majority"):
-        labels = select_labels(db, "grade", rule=name)  # type: ignore[arg-type]
-    elif kind == "qrels" and name in collection.qrels_sources:
-        return {k: g for k, g in collection.qrels_sources[name].grades.items() if g >= 0}
-    elif kind == "qrels" and name in uploads:
-        return {k: g for k, g in uploads[name].items() if g >= 0}
-    else:
-        raise InputError(f"unknown label source {source!r}", field="source")
-    return {(q, d): g for (q, d, _), g in labels.items()}
+    family, _, name = source.partition(":")
+    if family == "annotator" and name:
+        return select_labels(db, kind, annotator=name)
+    if family == "rule" and name in ("latest", "majority"):
+        return select_labels(db, kind, rule=name)  # type: ignore[arg-type]
+    if family == FILE_SOURCE[kind]:
+        if kind == "grade" and name in collection.qrels_sources:
+            grades = collection.qrels_sources[name].grades
+            return {(q, d, 0): g for (q, d), g in grades.items() if g >= 0}
+        if kind == "rating" and name in collection.judgment_sources:
+            return {k: v for k, v in collection.judgment_sources[name].items() if v >= 0}
+        if source in uploads:
+            return {k: v for k, v in uploads[source].items() if v >= 0}
+    raise InputError(f"unknown {kind} source {source!r}", field="source")
 
 
 def review(
     a_name: str,
     b_name: str,
-    a: Mapping[Pair, int],
-    b: Mapping[Pair, int],
+    a: Mapping[_Key, int],
+    b: Mapping[_Key, int],
     *,
+    kind: LabelKind = "grade",
     threshold: int = 4,
 ) -> Review:
-    """Cohen's κ (unweighted, linear, quadratic), the confusion matrix, per-grade precision and
-    recall of ``b`` against ``a``, the same at a binary threshold (relevant ⇔ grade ≥
-    ``threshold``), and the pairs where they differ."""
+    """Cohen's κ (unweighted, linear, quadratic), the confusion matrix, per-label precision
+    and recall of ``b`` against ``a``, the same at a binary threshold (positive ⇔ label ≥
+    ``threshold``), and the items where they differ.
+
+    Items are keyed ``(query, doc)`` or ``(query, doc, sub-question)``."""
     from ragmeter.stats.agreement import confusion_matrix
 
     common = sorted(set(a) & set(b))
     ga = [a[k] for k in common]
     gb = [b[k] for k in common]
-    seen = set(ga) | set(gb) | {1, 5}
+    seen = set(ga) | set(gb) | set(SCALE[kind])
     scale = tuple(range(min(seen), max(seen) + 1))
     cm = confusion_matrix(ga, gb, labels=scale)
     binary = confusion_matrix(
         [g >= threshold for g in ga], [g >= threshold for g in gb], labels=[False, True]
     )
     return Review(
+        kind=kind,
         a=a_name,
         b=b_name,
         n_a=len(a),
@@ -130,6 +153,8 @@ def review(
         binary_kappa=binary.kappa(None),
         binary_accuracy=binary.accuracy(),
         disagreements=[
-            Disagreement(q, d, x, y) for (q, d), x, y in zip(common, ga, gb, strict=True) if x != y
+            Disagreement(key[0], key[1], key[2] if len(key) > 2 else 0, x, y)
+            for key, x, y in zip(common, ga, gb, strict=True)
+            if x != y
         ],
     )
