@@ -3,6 +3,7 @@ CSRF, the access token, input validation and path traversal."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -799,6 +800,12 @@ def test_browse_stored_evaluations(config: Any, folder: Path) -> None:
     assert f"{ndcg_q2:.4f}" in html and "0.5000" in html  # per query
     assert browser.client.get("/evaluations/999").status_code == 404
     assert browser.client.get("/evaluations/abc").status_code == 422
+    if importlib.util.find_spec("matplotlib") is not None:  # the report extra
+        assert f'href="/evaluations/{saved.id}/report"' in html
+        report = browser.client.get(f"/evaluations/{saved.id}/report")
+        assert report.status_code == 200
+        assert "<svg" in report.text and "bm25-wk47" in report.text
+        assert browser.client.get("/evaluations/999/report").status_code == 404
 
 
 def test_no_store_is_said_plainly(

@@ -273,7 +273,10 @@ def test_screenshots_of_report_pages(server: tuple[str, Path], page: Any, tmp_pa
         "label": "/label/q1",
     }
     if importlib.util.find_spec("sqlalchemy") is not None:
-        shots["evaluation"] = f"/evaluations/{_saved_evaluation(folder / 'store.db')}"
+        saved = _saved_evaluation(folder / "store.db")
+        shots["evaluation"] = f"/evaluations/{saved}"
+        if importlib.util.find_spec("matplotlib") is not None:
+            shots["evaluation-report"] = f"/evaluations/{saved}/report"
     for name, url in shots.items():
         page.goto(base + url)
         path = tmp_path / f"{name}.png"
