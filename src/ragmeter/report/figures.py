@@ -10,7 +10,8 @@ user's backend and global figure list alone.
 
 Large inputs stay small: per-query point clouds above :data:`MAX_VECTOR_POINTS` points are
 rasterized (one embedded image instead of one SVG element per point), and the strip of points
-over a box plot is drawn only up to :data:`MAX_STRIP_POINTS` queries per run.
+over a box plot shows at most :data:`MAX_STRIP_POINTS` dots per run (evenly spaced quantiles
+beyond that).
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ def sweep_figure(
         return to_svg(fig, key, "Mean of each measure at each cutoff K, one line per run")
 
 
-def _legend_below(fig: Figure, ax: Axes, entries: int) -> None:
+def _legend_below(fig: Figure, ax: Axes, entries: int, *, markerscale: float = 1.0) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         fig.legend(
@@ -187,6 +188,7 @@ def _legend_below(fig: Figure, ax: Axes, entries: int) -> None:
             labels,
             loc="outside lower center",
             ncols=min(entries, 4),
+            markerscale=markerscale,
         )
 
 
@@ -206,7 +208,7 @@ def quadrant_figure(
         axes = _grid(fig, len(diagnoses))
         for ax, d in zip(axes, diagnoses, strict=True):
             _quadrant_panel(ax, d)
-        _legend_below(fig, axes[0], 3)
+        _legend_below(fig, axes[0], 3, markerscale=1.8)
         return to_svg(fig, key, "PROC against %PROC, one point per query, one panel per run")
 
 
@@ -220,13 +222,12 @@ def _quadrant_panel(ax: Axes, d: Diagnosis) -> None:
     ax.axvline(proc_t, color="#666666", linewidth=0.8, linestyle="--")
     ax.axhline(pct_t, color="#666666", linewidth=0.8, linestyle="--")
     many = len(points) > MAX_VECTOR_POINTS
-    counts = d.counts()
     for category, (colour, marker) in CATEGORY_STYLE.items():
         chosen = [q for q in points if q.category == category]
         x = np.array([q.proc for q in chosen], dtype=np.float64)
         y = np.array([0.0 if q.pct_proc is None else q.pct_proc for q in chosen])
         hollow = np.array([q.pct_proc is None for q in chosen], dtype=bool)
-        label = f"{category} ({counts[category]})"
+        label = category
         ax.scatter(
             x[~hollow],
             y[~hollow],
@@ -265,8 +266,8 @@ def distribution_figure(
     key: str = "distributions",
 ) -> str:
     """One panel per measure: a box per run (median, quartiles, 1.5 IQR whiskers, mean as a
-    diamond) over the defined per-query values, with the values as a jittered strip when a
-    run has at most :data:`MAX_STRIP_POINTS` of them.
+    diamond) over the defined per-query values, with the values as a jittered strip (above
+    :data:`MAX_STRIP_POINTS` queries, that many evenly spaced quantiles of them).
 
     ``values``: ``{run: {measure: per-query values (NaN = NA)}}``.
     """
@@ -306,11 +307,13 @@ def distribution_figure(
                     patch.set_alpha(0.35)
                     patch.set_edgecolor(run_colour(i))
             for i, d in enumerate(data):
-                if 0 < d.size <= MAX_STRIP_POINTS:
-                    jitter = rng.uniform(-0.18, 0.18, d.size)
+                if d.size:
+                    dots = _strip(d)
+                    jitter = rng.uniform(-0.18, 0.18, dots.size)
                     ax.scatter(
-                        d,
+                        dots,
                         positions[i] + jitter,
+                        rasterized=d.size > MAX_STRIP_POINTS,
                         s=7,
                         c=run_colour(i),
                         alpha=0.6,
@@ -322,6 +325,17 @@ def distribution_figure(
             ax.grid(axis="y", visible=False)
             ax.set_title(measure)
         return to_svg(fig, key, "Per-query values of each measure, one box per run")
+
+
+def _strip(values: np.ndarray) -> np.ndarray:
+    """The values drawn as dots: all of them, or above :data:`MAX_STRIP_POINTS` that many
+    evenly spaced quantiles (observed values, so the tails stay visible at a bounded size;
+    drawn as one embedded image)."""
+    if values.size <= MAX_STRIP_POINTS:
+        return values
+    levels = np.linspace(0.0, 1.0, MAX_STRIP_POINTS)
+    out: np.ndarray = np.quantile(values, levels, method="inverted_cdf")
+    return out
 
 
 def _short(name: str, width: int = 18) -> str:

@@ -554,7 +554,7 @@ def _distribution_section(evaluation: Evaluation, chosen: Sequence[str] | None) 
     strip = (
         "each dot is a query"
         if most <= figures.MAX_STRIP_POINTS
-        else f"dots are left out above {figures.MAX_STRIP_POINTS} queries"
+        else f"the dots are {figures.MAX_STRIP_POINTS} evenly spaced quantiles of the queries"
     )
     left = len(every) - len(measures)
     more = f" The first {len(measures)} measures are drawn ({left} more)." if left > 0 else ""
