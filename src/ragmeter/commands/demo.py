@@ -26,8 +26,7 @@ Settings (the example's grades are on the 1..5 utility scale, 1 = off-topic):
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import importlib.util
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import fail
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import MissingExtraError, RagmeterError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -241,67 +240,55 @@ def _has(module: str) -> bool:
 def write_report(
     path: Path, evaluation: Evaluation, comparison: Comparison, data: ExampleData, systems: Systems
 ) -> str:
-    """The HTML report when this installation has one; the message to print."""
+    """The HTML report (:mod:`ragmeter.report.html`; needs the report extra); the message to
+    print."""
+    from ragmeter.report.html import write_html_report
+
     try:
-        module = importlib.import_module("ragmeter.report.html")
-    except ImportError:
-        return "HTML report: not available in this installation"
-    writer = getattr(module, "write_html_report", None)
-    if writer is None:
-        return "HTML report: not available in this installation"
-    offered = {
-        "runs": list(systems.runs.values()),
-        "qrels": data.qrels,
-        "judgments": data.judgments,
-        "comparison": comparison,
-        "baseline": BASELINE,
-        "k": K,
-        "pools": {
-            name: (systems.pools[name], MMR_CANDIDATES if name == "hybrid+mmr" else None)
-            for name in systems.runs
-        },
-        "rel_level": REL_LEVEL,
-        "context_k": K,
-        "title": "ragmeter demo: four retrievers on the Vellmar transit example",
-    }
-    accepted = inspect.signature(writer).parameters
-    kwargs = {k: v for k, v in offered.items() if k in accepted}
-    try:
-        writer(path, evaluation, **kwargs)
-    except ImportError as exc:  # its plotting extra is missing
+        write_html_report(
+            path,
+            evaluation,
+            runs=list(systems.runs.values()),
+            qrels=data.qrels,
+            judgments=data.judgments,
+            comparison=comparison,
+            baseline=BASELINE,
+            k=K,
+            pools={
+                name: (systems.pools[name], MMR_CANDIDATES if name == "hybrid+mmr" else None)
+                for name in systems.runs
+            },
+            rel_level=REL_LEVEL,
+            context_k=K,
+            title="ragmeter demo: four retrievers on the Vellmar transit example",
+        )
+    except MissingExtraError as exc:  # matplotlib is not installed
         return f"HTML report: skipped ({exc})"
     return f"HTML report: {path}"
 
 
 def save_to_store(evaluation: Evaluation, data: ExampleData, systems: Systems) -> str:
-    """Save into the default store only when it exists; the message to print."""
+    """Save into the default store only when it exists (:mod:`ragmeter.store`); the message
+    to print."""
+    from ragmeter.store import default_store_exists, default_store_url, save_evaluation
+
+    if not default_store_exists():
+        return (
+            f"store: no store at {default_store_url()}, results not saved (the demo saves only "
+            "into an existing store)"
+        )
     try:
-        store = importlib.import_module("ragmeter.store")
-    except ImportError:
-        return "store: not available in this installation; results not saved"
-    exists = getattr(store, "default_store_exists", None)
-    save = getattr(store, "save_evaluation", None)
-    if exists is None or save is None:
-        return "store: not available in this installation; results not saved"
-    try:
-        if not exists():
-            return (
-                "store: no default store yet, results not saved "
-                "(the demo saves only into an existing store)"
-            )
-        offered = {
-            "name": "demo",
-            "command": "demo",
-            "parameters": {"k": K, "rel_level": REL_LEVEL, "mmr_candidates": MMR_CANDIDATES},
-            "qrels": data.qrels_path,
-            "runs": list(systems.runs.values()),
-        }
-        accepted = inspect.signature(save).parameters
-        saved = save(evaluation, **{k: v for k, v in offered.items() if k in accepted})
-    except (RagmeterError, ImportError) as exc:
+        saved = save_evaluation(
+            evaluation,
+            name="demo",
+            command="demo",
+            parameters={"k": K, "rel_level": REL_LEVEL, "mmr_candidates": MMR_CANDIDATES},
+            qrels=data.qrels_path,
+            runs=list(systems.runs.values()),
+        )
+    except MissingExtraError as exc:  # sqlalchemy is not installed
         return f"store: not saved ({exc})"
-    ident = getattr(saved, "id", saved)
-    return f"store: saved as evaluation {ident}"
+    return f"store: saved as evaluation {saved.id}"
 
 
 # -- printing ---------------------------------------------------------------------------------

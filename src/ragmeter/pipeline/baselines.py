@@ -212,13 +212,9 @@ def _drop_zero_scores(run: Run) -> Run:
 
 def default_encoder() -> Encoder:
     """The all-MiniLM-L6-v2 encoder of :mod:`ragmeter.pipeline.embeddings` (extra ``models``)."""
-    import importlib
+    from ragmeter.pipeline.embeddings import MiniLMEncoder
 
-    try:
-        embeddings = importlib.import_module("ragmeter.pipeline.embeddings")
-    except ImportError:
-        raise MissingExtraError("dense retrieval", package="onnxruntime", extra="models") from None
-    encoder: Encoder = embeddings.MiniLMEncoder()
+    encoder: Encoder = MiniLMEncoder()
     return encoder
 
 
