@@ -669,3 +669,30 @@ def test_core_import_does_not_load_sqlalchemy() -> None:
         check=True,
     )
     assert done.stdout.strip() == "False"
+
+
+def test_a_failing_migration_leaves_the_store_as_it_was(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _result("r", ["q1"], ["mrr"], [[1.0]])
+    with open_store(store_url) as store:
+        eid = store.save_evaluation(Evaluation((run,), run.measures), git=NO_GIT)
+    latest = store_schema.LATEST_VERSION
+
+    def add_table(conn: sa.Connection) -> None:
+        conn.execute(sa.text("CREATE TABLE half_done (x INTEGER)"))
+
+    def broken(conn: sa.Connection) -> None:
+        raise RuntimeError("step failed")
+
+    steps = (*store_schema.MIGRATIONS, (latest + 1, add_table), (latest + 2, broken))
+    monkeypatch.setattr(store_schema, "MIGRATIONS", steps)
+    monkeypatch.setattr(store_schema, "LATEST_VERSION", latest + 2)
+    with pytest.raises(StoreError, match="step failed"):
+        open_store(store_url)
+    monkeypatch.undo()
+    with open_store(store_url) as store:
+        assert store.schema_version() == latest  # neither new step was kept
+        with store._engine.connect() as conn:
+            assert not sa.inspect(conn).has_table("half_done")
+        assert store.load_evaluation(eid).evaluation.run.means() == {"mrr": 1.0}

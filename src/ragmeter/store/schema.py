@@ -1,8 +1,9 @@
 """The store's tables and their numbered migrations.
 
 The schema is versioned by a table ``schema_version`` holding one row per applied migration.
-Opening a store applies the missing migrations in order, each in the transaction that records
-it, so a store is always at a version it has a row for. A store newer than this ragmeter is
+Opening a store applies the missing migrations in order, in one transaction with the rows that
+record them (PostgreSQL and SQLite both run DDL in transactions), so a store is always at a
+version it has rows for. A store newer than this ragmeter is
 refused rather than misread.
 
 Each migration spells out its own DDL (it must keep producing the same tables after later

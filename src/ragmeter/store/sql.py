@@ -270,7 +270,8 @@ class Store:
             yield conn
 
     def _migrate(self) -> None:
-        """Apply the missing migrations (each in the transaction recording it)."""
+        """Apply the missing migrations, all in one transaction with the rows recording them
+        (a failed step leaves the store at its old version)."""
         with self._engine.connect() as conn:
             current = _current_version(conn)
         if current == schema.LATEST_VERSION:
