@@ -486,7 +486,8 @@ def _sweep_section(s: Sweep, k: int) -> _Section:
             f'<h4>{_e(run)}</h4><table class="compact"><thead><tr><th scope="col" '
             f'class="num">K</th>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         )
-    ks = f"{s.ks[0]}–{s.ks[-1]}" if len(s.ks) > 1 else str(s.ks[0])
+    contiguous = len(s.ks) > 2 and list(s.ks) == list(range(s.ks[0], s.ks[-1] + 1))
+    ks = f"{s.ks[0]}–{s.ks[-1]}" if contiguous else ", ".join(str(k) for k in s.ks)
     body = (
         f'<p class="lead">The mean of each measure at every cutoff K = {ks}: how much a larger '
         "prompt (or a deeper ranking) would buy"
@@ -700,7 +701,7 @@ _CSS = """
 body{margin:0;color:var(--fg);background:#fff;font:15px/1.5 system-ui,-apple-system,
 "Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans",sans-serif}
 header{background:var(--soft);border-bottom:1px solid var(--line);padding:24px 0 12px}
-.wrap{max-width:1180px;margin:0 auto;padding:0 24px}
+.wrap{max-width:1240px;margin:0 auto;padding:0 20px}
 h1{font-size:26px;margin:0 0 6px}
 h2{font-size:20px;margin:40px 0 8px;padding-top:8px;border-top:1px solid var(--line)}
 h3{font-size:16px;margin:22px 0 6px}
@@ -721,7 +722,7 @@ thead th{background:var(--soft);border-bottom:2px solid var(--line);font-weight:
 white-space:nowrap}
 tbody th{font-weight:600;white-space:nowrap}
 .num{text-align:right;font-variant-numeric:tabular-nums}.center{text-align:center}
-table.summary td{min-width:132px}
+table.summary{font-size:13.5px}table.summary td,table.summary th{padding:5px 8px}
 .mean{display:block;font-weight:600;white-space:nowrap}
 .sub{display:block;color:var(--muted);font-size:12px;white-space:nowrap}
 .badge{display:inline-block;font-size:11px;font-weight:600;color:var(--muted);
