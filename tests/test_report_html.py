@@ -367,3 +367,25 @@ def test_matplotlib_is_imported_only_by_the_report() -> None:
         "assert 'matplotlib' not in sys.modules, 'imported too early'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_names_are_escaped() -> None:
+    hostile = '<script>alert("x")</script>'
+    run = ragmeter.Run.from_lists({"q<1>": ["a&b", "c"]}, name=hostile)
+    qrels = ragmeter.Qrels.from_dict({"q<1>": {"c": 2, "d\"'": 1}})
+    evaluation = ragmeter.evaluate(run, qrels, ["ndcg@10", "recall@1"])
+    text = render_html_report(evaluation, runs=[run], qrels=qrels, sweep_ks=[1, 2], bootstrap=50)
+    assert "<script" not in text and "&lt;script&gt;" in text
+    assert "q&lt;1&gt;" in text
+    checker = _parse(text)
+    assert checker.errors == [] and "script" not in checker.tags
+
+
+def test_missing_matplotlib_names_the_extra(
+    example: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MissingExtraError, match=r"ragmeter\[report\]"):
+        render_html_report(example["evaluation"], **FAST)  # type: ignore[arg-type]
