@@ -6,6 +6,11 @@ record them (PostgreSQL and SQLite both run DDL in transactions), so a store is 
 version it has rows for. A store newer than this ragmeter is
 refused rather than misread.
 
+Why not Alembic: the store needs only forward steps applied when it is opened, by a library
+that must not ship an ``alembic.ini``, an environment script and a versions directory as
+package data; a dozen lines here do that, and the tests run every step on SQLite and on
+PostgreSQL (an upgrade from version 1, a failing step, concurrent first opens).
+
 Each migration spells out its own DDL (it must keep producing the same tables after later
 migrations change them), while :data:`METADATA` describes the latest shape for queries.
 
