@@ -84,8 +84,9 @@ Offline = Annotated[
     bool,
     typer.Option(
         "--offline",
-        help="Use the offline embedding judge (a weak proxy; needs the 'models' extra) "
-        "instead of a server.",
+        help="Use the offline embedding judge instead of a server: MiniLM cosine cut into "
+        "grades by fixed thresholds, a weak proxy for an LLM judge (similarity is not "
+        "usefulness); needs the 'models' extra.",
     ),
 ]
 Depth = Annotated[int, typer.Option("--depth", help="Judge the top N of each run.")]
@@ -222,6 +223,8 @@ def _execute(settings: Settings, job: Any, out: Path, write: Any) -> None:
     summary = run.summary
     for line in summary.lines():
         typer.echo(line, err=True)
+    if getattr(judge, "note", None):  # e.g. the offline judge: a weak proxy, said every time
+        typer.echo(str(judge.note), err=True)
     if settings.summary_json is not None:
         _write_json(settings.summary_json, summary.to_dict())
     if summary.interrupted:
