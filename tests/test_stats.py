@@ -434,3 +434,21 @@ def test_compare_geometric_mean_and_baseline_choice() -> None:
         compare(ev, baseline="zzz")
     with pytest.raises(ValueError, match="two runs"):
         compare(Evaluation(ev.runs[:1], ev.measures))
+
+
+def test_label_agreement_by_hand() -> None:
+    from ragmeter.stats.agreement import Disagreement, label_agreement
+
+    a = {("q", "d1"): 5, ("q", "d2"): 4, ("q", "d3"): 1, ("q", "d4"): 2}
+    b = {("q", "d1"): 4, ("q", "d2"): 4, ("q", "d3"): 1, ("q", "d4"): 3, ("q", "d5"): 2}
+    r = label_agreement(a, b, a_name="human", b_name="llm", threshold=4)
+    assert (r.n, r.n_a, r.n_b) == (4, 4, 5)
+    assert r.scale == (1, 2, 3, 4, 5)
+    # p_o = 2/4; p_e = P_a(1)P_b(1) + P_a(4)P_b(4) = 1/16 + 1/8 = 3/16; κ = (1/2 - 3/16)/(13/16)
+    assert r.accuracy == pytest.approx(0.5)
+    assert r.kappa["unweighted"] == pytest.approx(5 / 13)
+    # at grade ≥ 4 both say (rel, rel, non, non): perfect binary agreement
+    assert r.binary_accuracy == 1.0 and r.binary_kappa == pytest.approx(1.0)
+    assert r.binary_matrix == [[2, 0], [0, 2]]
+    assert r.disagreements == [Disagreement("q", "d1", 0, 5, 4), Disagreement("q", "d4", 0, 2, 3)]
+    assert r.per_grade[4] == {"precision": 0.5, "recall": 1.0, "support": 1}

@@ -6,7 +6,7 @@ is no grade): Cohen's κ unweighted, with linear and with quadratic weights over
 scale (every integer from the lowest to the highest grade seen, at least 1..5), the confusion
 matrix (rows A = reference, columns B), per-grade precision and recall of B against A, and the
 same at a binary threshold (relevant ⇔ grade ≥ T). The computation is
-:func:`ragmeter.web.review.review` over :mod:`ragmeter.stats.agreement`.
+:func:`ragmeter.stats.agreement.label_agreement`.
 """
 
 from __future__ import annotations
@@ -47,17 +47,10 @@ def agreement_report(
     b_name: str = "B",
 ) -> dict[str, Any]:
     """The agreement of ``b`` against ``a`` as a JSON-ready dict (NaN → None)."""
-    from ragmeter.stats.agreement import confusion_matrix
-    from ragmeter.web.review import review
+    from ragmeter.stats.agreement import label_agreement
 
-    r = review(a_name, b_name, a, b, threshold=threshold)
-    common = sorted(set(a) & set(b))
-    binary = confusion_matrix(
-        [a[k] >= threshold for k in common],
-        [b[k] >= threshold for k in common],
-        labels=[False, True],
-    )
-    per_binary = binary.per_class()
+    r = label_agreement(a, b, a_name=a_name, b_name=b_name, threshold=threshold)
+    per_binary = r.binary_per_class
 
     def clean(v: float) -> float | None:
         return None if isinstance(v, float) and math.isnan(v) else v
@@ -77,7 +70,7 @@ def agreement_report(
             "threshold": threshold,
             "kappa": clean(r.binary_kappa),
             "accuracy": clean(r.binary_accuracy),
-            "confusion": binary.matrix.tolist(),
+            "confusion": r.binary_matrix,
             "relevant": per_binary[True],
             "not_relevant": per_binary[False],
         },

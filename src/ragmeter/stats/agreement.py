@@ -13,9 +13,9 @@ are left out, and each result says how many pairs it used.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,9 +34,12 @@ KappaWeights = Literal["linear", "quadratic"] | None
 __all__ = [
     "ConfusionMatrix",
     "Correlation",
+    "Disagreement",
+    "LabelAgreement",
     "cohen_kappa",
     "confusion_matrix",
     "kendall_tau_b",
+    "label_agreement",
     "spearman_rho",
 ]
 
@@ -359,3 +362,113 @@ def cohen_kappa(
     ``sklearn.metrics.cohen_kappa_score``.
     """
     return confusion_matrix(a, b, labels=labels).kappa(weights)
+
+
+_Item = TypeVar("_Item", bound=tuple[Any, ...])
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One item two labelings label differently: ``a`` the reference's label, ``b`` the other's.
+
+    ``question`` is the sub-question number of a (query, passage, sub-question) item, else 0.
+    """
+
+    query_id: str
+    doc_id: str
+    question: int
+    a: int
+    b: int
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """Agreement of labeling ``b`` (columns) with the reference labeling ``a`` (rows).
+
+    ``matrix`` is the confusion matrix over ``scale``; ``kappa`` holds Cohen's κ unweighted,
+    linear and quadratic; ``per_grade`` the precision / recall / support of each label;
+    ``binary_*`` the same at the threshold (positive ⇔ label ≥ ``threshold``).
+    """
+
+    kind: str
+    a: str
+    b: str
+    n_a: int
+    n_b: int
+    scale: tuple[int, ...]
+    matrix: list[list[int]]
+    kappa: dict[str, float]
+    accuracy: float
+    per_grade: dict[Any, dict[str, float | int | None]]
+    threshold: int
+    binary_matrix: list[list[int]]
+    binary_kappa: float
+    binary_accuracy: float
+    binary_per_class: dict[Any, dict[str, float | int | None]]
+    disagreements: list[Disagreement]
+
+    @property
+    def n(self) -> int:
+        """Items both labelings label."""
+        return sum(map(sum, self.matrix))
+
+
+def label_agreement(
+    a: Mapping[_Item, int],
+    b: Mapping[_Item, int],
+    *,
+    a_name: str = "A",
+    b_name: str = "B",
+    kind: str = "grade",
+    scale: tuple[int, int] = (1, 5),
+    threshold: int = 4,
+) -> LabelAgreement:
+    """How labeling ``b`` agrees with the reference ``a`` (e.g. an LLM judge vs people).
+
+    Items are keyed ``(query, doc)`` or ``(query, doc, sub-question)``; only the items both
+    label count. The label scale is every integer from the lowest to the highest label seen,
+    at least ``scale`` (1..5 for grades, 0..5 for ratings), so that weighted κ counts the
+    distance between labels even when a value never occurs. Returns Cohen's κ (unweighted,
+    linear, quadratic: see :func:`cohen_kappa`), the confusion matrix, per-label precision and
+    recall of ``b`` against ``a``, the same at a binary threshold, and the disagreements.
+
+    Example:
+        >>> r = label_agreement({("q", "d1"): 5, ("q", "d2"): 1}, {("q", "d1"): 4, ("q", "d2"): 1})
+        >>> r.n, r.accuracy, r.binary_accuracy
+        (2, 0.5, 1.0)
+    """
+    common = sorted(set(a) & set(b))
+    ga = [a[k] for k in common]
+    gb = [b[k] for k in common]
+    seen = set(ga) | set(gb) | set(scale)
+    values = tuple(range(min(seen), max(seen) + 1))
+    graded = confusion_matrix(ga, gb, labels=values)
+    binary = confusion_matrix(
+        [g >= threshold for g in ga], [g >= threshold for g in gb], labels=[False, True]
+    )
+    return LabelAgreement(
+        kind=kind,
+        a=a_name,
+        b=b_name,
+        n_a=len(a),
+        n_b=len(b),
+        scale=values,
+        matrix=graded.matrix.tolist(),
+        kappa={
+            "unweighted": graded.kappa(None),
+            "linear": graded.kappa("linear"),
+            "quadratic": graded.kappa("quadratic"),
+        },
+        accuracy=graded.accuracy(),
+        per_grade=graded.per_class(),
+        threshold=threshold,
+        binary_matrix=binary.matrix.tolist(),
+        binary_kappa=binary.kappa(None),
+        binary_accuracy=binary.accuracy(),
+        binary_per_class=binary.per_class(),
+        disagreements=[
+            Disagreement(str(key[0]), str(key[1]), int(key[2]) if len(key) > 2 else 0, x, y)
+            for key, x, y in zip(common, ga, gb, strict=True)
+            if x != y
+        ],
+    )

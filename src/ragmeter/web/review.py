@@ -20,10 +20,10 @@ the distance between labels even when a value never occurs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ragmeter.errors import InputError
+from ragmeter.stats.agreement import LabelAgreement, label_agreement
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
 
@@ -33,37 +33,8 @@ SCALE = {"grade": (1, 5), "rating": (0, 5)}
 _Key = TypeVar("_Key", bound=tuple[Any, ...])
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    query_id: str
-    doc_id: str
-    question: int
-    a: int
-    b: int
-
-
-@dataclass(frozen=True)
-class Review:
-    """Agreement of source ``a`` (reference, rows) and ``b`` (compared, columns)."""
-
-    kind: LabelKind
-    a: str
-    b: str
-    n_a: int
-    n_b: int
-    scale: tuple[int, ...]
-    matrix: list[list[int]]
-    kappa: dict[str, float]
-    accuracy: float
-    per_grade: dict[Any, dict[str, float | int | None]]
-    threshold: int
-    binary_kappa: float
-    binary_accuracy: float
-    disagreements: list[Disagreement]
-
-    @property
-    def n(self) -> int:
-        return sum(map(sum, self.matrix))
+#: the review of two label sources (kept under its historical name)
+Review = LabelAgreement
 
 
 def source_names(
@@ -118,43 +89,8 @@ def review(
     kind: LabelKind = "grade",
     threshold: int = 4,
 ) -> Review:
-    """Cohen's κ (unweighted, linear, quadratic), the confusion matrix, per-label precision
-    and recall of ``b`` against ``a``, the same at a binary threshold (positive ⇔ label ≥
-    ``threshold``), and the items where they differ.
-
-    Items are keyed ``(query, doc)`` or ``(query, doc, sub-question)``."""
-    from ragmeter.stats.agreement import confusion_matrix
-
-    common = sorted(set(a) & set(b))
-    ga = [a[k] for k in common]
-    gb = [b[k] for k in common]
-    seen = set(ga) | set(gb) | set(SCALE[kind])
-    scale = tuple(range(min(seen), max(seen) + 1))
-    cm = confusion_matrix(ga, gb, labels=scale)
-    binary = confusion_matrix(
-        [g >= threshold for g in ga], [g >= threshold for g in gb], labels=[False, True]
-    )
-    return Review(
-        kind=kind,
-        a=a_name,
-        b=b_name,
-        n_a=len(a),
-        n_b=len(b),
-        scale=scale,
-        matrix=cm.matrix.tolist(),
-        kappa={
-            "unweighted": cm.kappa(None),
-            "linear": cm.kappa("linear"),
-            "quadratic": cm.kappa("quadratic"),
-        },
-        accuracy=cm.accuracy(),
-        per_grade=cm.per_class(),
-        threshold=threshold,
-        binary_kappa=binary.kappa(None),
-        binary_accuracy=binary.accuracy(),
-        disagreements=[
-            Disagreement(key[0], key[1], key[2] if len(key) > 2 else 0, x, y)
-            for key, x, y in zip(common, ga, gb, strict=True)
-            if x != y
-        ],
+    """The agreement of source ``b`` with source ``a`` on the scale of ``kind``
+    (:func:`ragmeter.stats.agreement.label_agreement`)."""
+    return label_agreement(
+        a, b, a_name=a_name, b_name=b_name, kind=kind, scale=SCALE[kind], threshold=threshold
     )
