@@ -68,7 +68,7 @@ def smollm2_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(str(exc))
     port = _free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    command = llama_server_command(model, port=port, n_ctx=1024, n_threads=2)
+    command = llama_server_command(model, port=port, n_ctx=1024, n_threads=2, verbose=True)
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"

@@ -69,12 +69,13 @@ def llama_server_command(
     port: int = 8080,
     n_ctx: int = 2048,
     n_threads: int | None = None,
+    verbose: bool = False,
     python: str = sys.executable,
 ) -> list[str]:
     """The argv that serves ``model_path`` (default: SmolLM2) on an OpenAI-compatible API.
 
     The chat template comes from the GGUF file (ChatML for SmolLM2); ``n_ctx`` bounds the
-    prompt plus the reply in tokens.
+    prompt plus the reply in tokens; ``verbose`` keeps llama.cpp's load and timing logs.
 
     >>> llama_server_command("m.gguf", port=9000)[1:4]
     ['-m', 'llama_cpp.server', '--model']
@@ -82,7 +83,7 @@ def llama_server_command(
     path = Path(model_path) if model_path is not None else smollm2_gguf_path()
     argv = [python, "-m", "llama_cpp.server", "--model", str(path)]
     argv += ["--model_alias", SMOLLM2_ALIAS, "--host", host, "--port", str(port)]
-    argv += ["--n_ctx", str(n_ctx)]
+    argv += ["--n_ctx", str(n_ctx), "--verbose", str(verbose)]
     if n_threads is not None:
         argv += ["--n_threads", str(n_threads)]
     return argv
@@ -99,11 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--n-ctx", type=int, default=2048)
     parser.add_argument("--n-threads", type=int, default=None)
+    parser.add_argument("--verbose", action="store_true", help="Keep llama.cpp's logs.")
     parser.add_argument("--print", action="store_true", help="Print the command; run nothing.")
     args = parser.parse_args(argv)
     try:
         command = llama_server_command(
-            host=args.host, port=args.port, n_ctx=args.n_ctx, n_threads=args.n_threads
+            host=args.host,
+            port=args.port,
+            n_ctx=args.n_ctx,
+            n_threads=args.n_threads,
+            verbose=args.verbose,
         )
         if not llama_server_installed():
             raise LocalModelNotInstalledError(
