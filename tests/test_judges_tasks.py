@@ -59,6 +59,10 @@ def test_every_task_has_a_packaged_versioned_prompt() -> None:
         ("", (-1, "unparsed")),
         ("~~ ??? ~~", (-1, "unparsed")),
         ("12", (-1, "unparsed")),
+        ("4 - highly relevant", (4, "lenient")),  # a lone digit that begins the reply
+        ("The Line 4 tram runs every 10 minutes.", (-1, "unparsed")),  # the query's own digit
+        ("See section 2 of the passage", (-1, "unparsed")),
+        ("Version 2.5", (-1, "unparsed")),
     ],
 )
 def test_parse_relevance_grade(text: str, expected: tuple[int, str]) -> None:
@@ -69,6 +73,20 @@ def test_parse_answerability_rating_accepts_zero() -> None:
     assert parse_grade("0", 0, 5) == (0, "ok")
     assert parse_grade("Rating: 0", 0, 5) == (0, "lenient")
     assert parse_grade("none", 0, 5) == (-1, "unparsed")
+
+
+def test_parse_grade_falls_back_on_the_first_token_logprobs() -> None:
+    top = (("The", -0.2), ("4", -1.9), (" 3", -2.5), ("7", -0.1), ("12", -0.05))
+    # unreadable text: the most probable in-range one-digit first token wins (4, not 7 or 12)
+    assert parse_grade("The Line 4 tram", 1, 5, top) == (4, "lenient")
+    # readable text is never overridden by the log-probabilities
+    assert parse_grade("2", 1, 5, top) == (2, "ok")
+    assert parse_grade("nothing", 1, 5, (("No", -0.1), ("0", -1.0))) == (-1, "unparsed")
+    assert parse_grade("nothing", 0, 5, (("No", -0.1), ("0", -1.0))) == (0, "lenient")
+    relevance = make_task("relevance", grade_logprobs=5)
+    assert relevance.top_logprobs == 5 and relevance.cache_params()["top_logprobs"] == 5
+    assert relevance.parse("junk", (("3", -0.3),)) == (3, "lenient")
+    assert make_task("answerability").top_logprobs is None
 
 
 @given(st.text(max_size=40))

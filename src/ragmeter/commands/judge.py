@@ -100,6 +100,15 @@ Out = Annotated[Path, typer.Option("--out", "-o", help="Output file (written ato
 MaxTokens = Annotated[
     int | None, typer.Option("--max-tokens", help="Reply budget per request (task default).")
 ]
+GradeLogprobs = Annotated[
+    int | None,
+    typer.Option(
+        "--logprobs",
+        help="Ask for the first token's top N log-probabilities; a reply the parsers can't "
+        "read is graded by its most probable digit (helps small models; the server must "
+        "return logprobs).",
+    ),
+]
 SummaryJson = Annotated[
     Path | None, typer.Option("--summary-json", help="Also write the run summary here (JSON).")
 ]
@@ -286,6 +295,7 @@ def register(app: typer.Typer) -> None:
         quiet: Quiet = False,
         offline: Offline = False,
         max_tokens: MaxTokens = None,
+        grade_logprobs: GradeLogprobs = None,
         summary_json: SummaryJson = None,
     ) -> None:
         """Grade 1–5 (query, passage) pairs → TREC qrels.
@@ -303,6 +313,7 @@ def register(app: typer.Typer) -> None:
                 _read_texts(corpus),
                 depth=depth,
                 max_tokens=max_tokens,
+                grade_logprobs=grade_logprobs,
             )
         except RagmeterError as exc:
             fail(exc)
@@ -391,6 +402,7 @@ def register(app: typer.Typer) -> None:
         config_file: ConfigFile = None,
         quiet: Quiet = False,
         offline: Offline = False,
+        grade_logprobs: GradeLogprobs = None,
         max_tokens: MaxTokens = None,
         summary_json: SummaryJson = None,
     ) -> None:
@@ -417,6 +429,7 @@ def register(app: typer.Typer) -> None:
                         zip(texts.doc_ids.to_pylist(), texts.texts.to_pylist(), strict=True)
                     ),
                     max_tokens=max_tokens,
+                    grade_logprobs=grade_logprobs,
                 )
             else:
                 assert run is not None and corpus is not None
@@ -426,6 +439,7 @@ def register(app: typer.Typer) -> None:
                     corpus=_read_texts(corpus),
                     depth=depth,
                     max_tokens=max_tokens,
+                    grade_logprobs=grade_logprobs,
                 )
         except RagmeterError as exc:
             fail(exc)

@@ -164,11 +164,16 @@ def judge_relevance(
     price: Price | None = None,
     progress: Progress | None = None,
     max_tokens: int | None = None,
+    grade_logprobs: int | None = None,
 ) -> TaskResult:
     """Grade 1..5 (seed 000's utility rubric) of each (query, passage) in the top ``depth``
     of the run(s). ``labels``: ``{qid: {docid: grade}}``; unparsed (−1 in the cache) and
-    failed pairs are left out — they stay unjudged and the summary counts them."""
-    job = relevance_job(runs, queries, corpus, depth=depth, max_tokens=max_tokens)
+    failed pairs are left out — they stay unjudged and the summary counts them.
+    ``grade_logprobs``: ask for the first token's top alternatives, the fallback grade of a
+    reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`)."""
+    job = relevance_job(
+        runs, queries, corpus, depth=depth, max_tokens=max_tokens, grade_logprobs=grade_logprobs
+    )
     return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
 
 
@@ -179,6 +184,7 @@ def relevance_job(
     *,
     depth: int | None = 20,
     max_tokens: int | None = None,
+    grade_logprobs: int | None = None,
 ) -> Job:
     """The relevance task's items and shaping (see :func:`judge_relevance`)."""
 
@@ -189,7 +195,7 @@ def relevance_job(
                 labels.setdefault(item.ident[0], {})[item.ident[1]] = int(j.value)
         return labels
 
-    task = make_task("relevance", max_tokens=max_tokens)
+    task = make_task("relevance", max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     return Job(task, pair_items(runs, queries, corpus, depth=depth), shape)
 
 
@@ -248,13 +254,20 @@ def judge_answerability(
     price: Price | None = None,
     progress: Progress | None = None,
     max_tokens: int | None = None,
+    grade_logprobs: int | None = None,
 ) -> TaskResult:
     """Ratings 0..5 (seed 003's rubric) of every sub-question against every passage in the
     top ``depth`` of the run(s) — or against each query's generated answer (``answers``:
     ``{qid: text}``). ``labels``: ``[(qid, docid or None, [r_1..r_n], text or None)]`` rows,
     an unparsed or failed cell rated −1 (never answerable, never 0)."""
     job = answerability_job(
-        questions, runs=runs, corpus=corpus, answers=answers, depth=depth, max_tokens=max_tokens
+        questions,
+        runs=runs,
+        corpus=corpus,
+        answers=answers,
+        depth=depth,
+        max_tokens=max_tokens,
+        grade_logprobs=grade_logprobs,
     )
     return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
 
@@ -267,9 +280,10 @@ def answerability_job(
     answers: Mapping[str, str] | None = None,
     depth: int | None = 20,
     max_tokens: int | None = None,
+    grade_logprobs: int | None = None,
 ) -> Job:
     """The answerability task's items and shaping (see :func:`judge_answerability`)."""
-    task = make_task("answerability", max_tokens=max_tokens)
+    task = make_task("answerability", max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     texts: dict[tuple[str, str | None], str] = {}
     if answers is not None:
         for q in questions:

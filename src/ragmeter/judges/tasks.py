@@ -98,7 +98,9 @@ _KEYWORD_DIGIT = re.compile(
     re.IGNORECASE,
 )
 _OUT_OF = re.compile(r"(?<![\d.])(\d)\s*(?:/|out of)\s*5(?!\d)", re.IGNORECASE)
-_DIGIT = re.compile(r"(?<![\d.])(\d)(?!\d)(?!\.\d)")
+# a lone digit that begins ("4 - highly relevant") or ends ("I'd say 3.") the reply; a digit
+# inside the text is often the query's own ("Line 4 tram") and is never taken for a grade
+_EDGE_DIGIT = re.compile(r"^\W*(\d)(?![\d.,]\d|\d)|(?<![\d.,])(\d)\W*$")
 
 
 def _json_value(text: str) -> Any:
@@ -111,14 +113,17 @@ def _json_value(text: str) -> Any:
     return None
 
 
-def parse_grade(text: str, low: int, high: int) -> Parsed:
+def parse_grade(text: str, low: int, high: int, top: TopLogprobs = None) -> Parsed:
     """A grade in ``low..high``: strict = the reply is one digit (bold/period allowed);
-    lenient = JSON ``{"grade": n}``, a digit after "grade/rating/score", ``n/5``, or the only
-    distinct in-range digit of the reply. Anything else → (−1, "unparsed")."""
+    lenient = JSON ``{"grade": n}``, a digit after "grade/rating/score", ``n/5``, a lone digit
+    that begins or ends the reply, or — when the server returned the first token's top
+    log-probabilities (``top``) — the most probable in-range digit among them (the reply was
+    meant to be that digit). A digit in the middle of the text is never taken: it is often the
+    query's own ("Line 4"). Ambiguous or anything else → (−1, "unparsed")."""
     match = _STRICT_DIGIT.fullmatch(text)
     if match and low <= int(match.group(1)) <= high:
         return int(match.group(1)), "ok"
-    body = _THINK.sub(" ", text)
+    body = _THINK.sub(" ", text).strip()
     obj = _json_value(body)
     if isinstance(obj, dict):
         for key in ("grade", "rating", "score", "relevance", "answerability"):
@@ -133,9 +138,17 @@ def parse_grade(text: str, low: int, high: int) -> Parsed:
         found = {int(m) for m in pattern.findall(body) if low <= int(m) <= high}
         if len(found) == 1:
             return found.pop(), "lenient"
-    found = {int(m) for m in _DIGIT.findall(body) if low <= int(m) <= high}
+    found = {int(a or b) for a, b in _EDGE_DIGIT.findall(body) if low <= int(a or b) <= high}
     if len(found) == 1:
         return found.pop(), "lenient"
+    if top:
+        digits = [
+            (lp, int(tok.strip()))
+            for tok, lp in top
+            if tok.strip().isdigit() and len(tok.strip()) == 1 and low <= int(tok.strip()) <= high
+        ]
+        if digits:
+            return max(digits)[1], "lenient"
     return UNPARSED, "unparsed"
 
 
@@ -287,18 +300,35 @@ class Task:
 
 
 def make_task(
-    name: str, *, n: int = 10, max_tokens: int | None = None, top_logprobs: int = 20
+    name: str,
+    *,
+    n: int = 10,
+    max_tokens: int | None = None,
+    top_logprobs: int = 20,
+    grade_logprobs: int | None = None,
 ) -> Task:
     """The task called ``name`` (one of :data:`TASKS`). ``n``: sub-questions per query;
     ``max_tokens``: override the reply budget; ``top_logprobs``: alternatives asked for the
-    udcg task's first token."""
+    udcg task's first token; ``grade_logprobs``: alternatives asked for the first token of a
+    relevance / answerability reply, the fallback for replies the text parsers can't read
+    (small models; the server must return log-probabilities)."""
     if name == "relevance":
         return Task(
-            name, ("query", "passage"), max_tokens or 8, 1, lambda t, _, __: parse_grade(t, 1, 5)
+            name,
+            ("query", "passage"),
+            max_tokens or 8,
+            1,
+            lambda t, top, _: parse_grade(t, 1, 5, top),
+            top_logprobs=grade_logprobs,
         )
     if name == "answerability":
         return Task(
-            name, ("question", "passage"), max_tokens or 8, 1, lambda t, _, __: parse_grade(t, 0, 5)
+            name,
+            ("question", "passage"),
+            max_tokens or 8,
+            1,
+            lambda t, top, _: parse_grade(t, 0, 5, top),
+            top_logprobs=grade_logprobs,
         )
     if name == "subquestions":
         if n < 1:
