@@ -260,3 +260,9 @@ def test_offline_flag_uses_the_offline_judge_factory(
     assert result.exit_code == 0, result.output
     assert (tmp_path / "qrels.txt").read_text() == "q1 0 d1 2\nq1 0 d2 3\n"
     assert "counting-v1" in result.output and "cost unknown" in result.output
+
+
+def test_rates_stay_readable_when_slow() -> None:
+    from ragmeter.judges.progress import format_rate
+
+    assert [format_rate(r) for r in (1234.4, 56.78, 3.21, 0.428)] == ["1234", "56.8", "3.2", "0.43"]

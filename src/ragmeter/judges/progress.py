@@ -76,10 +76,19 @@ class RichProgress:
             advance=1,
             unparsed=self.unparsed,
             errors=self.errors,
-            rate=f"{speed:.0f}" if speed else "-",
+            rate=format_rate(speed) if speed else "-",
         )
 
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def format_rate(per_second: float) -> str:
+    """A rate readable at every speed: ``1234``, ``56``, ``3.2``, ``0.43``."""
+    if per_second >= 100:
+        return f"{per_second:.0f}"
+    if per_second >= 10:
+        return f"{per_second:.1f}"
+    return f"{per_second:.2g}"

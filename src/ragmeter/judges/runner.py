@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ragmeter.judges.cache import JudgmentCache, canonical, judgment_key
 from ragmeter.judges.config import Price
 from ragmeter.judges.errors import FatalJudgeError
+from ragmeter.judges.progress import format_rate
 from ragmeter.judges.tasks import Task
 from ragmeter.judges.types import Judge, JudgeItem, Judgment
 
@@ -123,7 +124,7 @@ class Summary:
         out = [
             f"{self.task} with {self.model}: {self.items} items, {self.unique} unique",
             f"cache hits {self.cached}, calls {self.calls}, judged {self.judged} "
-            f"({rate:.0f}/s in {self.elapsed_s:.1f} s)",
+            f"({format_rate(rate)}/s in {self.elapsed_s:.1f} s)",
             f"retries {self.retries}, failures {self.failures}, unparsed {self.unparsed} "
             f"(stored as -1 with the raw text), lenient parses {self.lenient}",
             f"tokens {tokens}, cost {cost}",
