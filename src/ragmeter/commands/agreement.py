@@ -22,6 +22,7 @@ import typer
 
 from ragmeter.commands.options import Output, fail
 from ragmeter.errors import RagmeterError
+from ragmeter.report.render import format_cell as fmt
 
 
 class AgreementFormat(StrEnum):
@@ -77,14 +78,6 @@ def agreement_report(
     }
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "NA"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
 def _print_table(report: dict[str, Any], file: Any) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -96,8 +89,8 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
     )
     kappa = report["kappa"]
     console.print(
-        f"Cohen's κ: unweighted {_fmt(kappa['unweighted'])}, linear {_fmt(kappa['linear'])}, "
-        f"quadratic {_fmt(kappa['quadratic'])}; accuracy {_fmt(report['accuracy'])}"
+        f"Cohen's κ: unweighted {fmt(kappa['unweighted'])}, linear {fmt(kappa['linear'])}, "
+        f"quadratic {fmt(kappa['quadratic'])}; accuracy {fmt(report['accuracy'])}"
     )
     matrix = Table(title=f"confusion (rows {report['a']}, columns {report['b']})")
     matrix.add_column("", no_wrap=True)
@@ -110,14 +103,14 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
     for name in ("grade", "precision", "recall", "support"):
         grades.add_column(name, justify="right")
     for g, v in report["per_grade"].items():
-        grades.add_row(g, _fmt(v["precision"]), _fmt(v["recall"]), str(v["support"]))
+        grades.add_row(g, fmt(v["precision"]), fmt(v["recall"]), str(v["support"]))
     console.print(grades)
     binary = report["binary"]
     rel = binary["relevant"]
     console.print(
-        f"binary (relevant ⇔ grade ≥ {binary['threshold']}): κ {_fmt(binary['kappa'])}, "
-        f"accuracy {_fmt(binary['accuracy'])}, precision {_fmt(rel['precision'])}, "
-        f"recall {_fmt(rel['recall'])}, confusion {binary['confusion']}"
+        f"binary (relevant ⇔ grade ≥ {binary['threshold']}): κ {fmt(binary['kappa'])}, "
+        f"accuracy {fmt(binary['accuracy'])}, precision {fmt(rel['precision'])}, "
+        f"recall {fmt(rel['recall'])}, confusion {binary['confusion']}"
     )
 
 

@@ -17,6 +17,7 @@ import typer
 from ragmeter.commands.options import fail
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.metrics.answers import TEXT_METRICS, evaluate_answers
+from ragmeter.report.render import format_cell as fmt
 
 __all__ = ["evaluate_answers", "register"]
 
@@ -51,14 +52,6 @@ def load_stopwords(value: str | None) -> frozenset[str] | None:
         raise InputError(f"cannot read the stopword list: {exc}", source=value) from None
     words = (line.strip() for line in text.splitlines())
     return frozenset(w.lower() for w in words if w and not w.startswith("#"))
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "NA"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
 
 
 def register(app: typer.Typer) -> None:
@@ -165,7 +158,7 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report["metrics"].items():
-        table.add_row(name, _fmt(value))
+        table.add_row(name, fmt(value))
     console.print(table)
     if per_sample:
         console.print(_per_sample_table(report["per_sample"]))
@@ -178,7 +171,7 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
         lat.add_row(
             stage,
             f"{s['n_defined']}/{s['n']}",
-            *(_fmt(s[x]) for x in ("mean", "p50", "p95", "p99")),
+            *(fmt(s[x]) for x in ("mean", "p50", "p95", "p99")),
         )
     console.print(lat)
 
@@ -201,7 +194,7 @@ def _cell(value: Any) -> str:
         return str(int(value))
     if isinstance(value, float):
         return f"{value:.3f}"
-    return _fmt(value)
+    return fmt(value)
 
 
 def _per_sample_table(rows: list[dict[str, Any]]) -> Any:

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import (
+    Bootstrap,
+    Correction,
+    CorrectionChoice,
     DefaultK,
     Depth,
     GradeMap,
@@ -25,12 +28,16 @@ from ragmeter.commands.options import (
     Missing,
     MissingPolicy,
     Output,
+    PairedTest,
+    Permutations,
     Pool,
     PoolDepth,
     RelLevel,
     Save,
     SaveName,
+    Seed,
     StoreUrl,
+    TestChoice,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -45,18 +52,6 @@ class CompareFormat(StrEnum):
     csv = "csv"
     markdown = "markdown"
     latex = "latex"
-
-
-class TestChoice(StrEnum):
-    randomization = "randomization"
-    t = "t"
-    wilcoxon = "wilcoxon"
-
-
-class CorrectionChoice(StrEnum):
-    holm = "holm"
-    bonferroni = "bonferroni"
-    none = "none"
 
 
 def _distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
@@ -109,21 +104,11 @@ def compare_command(
             help="The baseline run (path, file name or run name); default: the first.",
         ),
     ] = None,
-    test: Annotated[
-        TestChoice, typer.Option("--test", help="Paired test.")
-    ] = TestChoice.randomization,
-    correction: Annotated[
-        CorrectionChoice,
-        typer.Option("--correction", help="Correction across all comparisons of the report."),
-    ] = CorrectionChoice.holm,
-    permutations: Annotated[
-        int,
-        typer.Option("--permutations", min=1, help="Random sign flips of the randomization test."),
-    ] = 10_000,
-    bootstrap: Annotated[
-        int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
-    ] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draws.")] = 0,
+    test: PairedTest = TestChoice.randomization,
+    correction: Correction = CorrectionChoice.holm,
+    permutations: Permutations = 10_000,
+    bootstrap: Bootstrap = 10_000,
+    seed: Seed = 0,
     alpha: Annotated[
         float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
     ] = 0.05,

@@ -39,6 +39,7 @@ import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import MissingExtraError, RagmeterError
+from ragmeter.report.render import format_cell as fmt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -331,26 +332,18 @@ def answers_table(answers: Mapping[str, Any], evaluation: Evaluation) -> Any:
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in overall["metrics"].items():
-        table.add_row(name, _fmt(value))
+        table.add_row(name, fmt(value))
     c = overall["confusion"]
     table.add_row("confusion", f"TP {c['tp']} FP {c['fp']} TN {c['tn']} FN {c['fn']}")
     total = overall["latency"].get("total")
     if total:
-        table.add_row("latency p50 / p95 (s)", f"{_fmt(total['p50'])} / {_fmt(total['p95'])}")
+        table.add_row("latency p50 / p95 (s)", f"{fmt(total['p50'])} / {fmt(total['p95'])}")
     first = evaluation.runs[0].means()
     for name in ANSWER_MEASURES:
-        table.add_row(f"{name} (CRUX, sub-questions)", _fmt(first.get(name)))
+        table.add_row(f"{name} (CRUX, sub-questions)", fmt(first.get(name)))
     for system, value in answers["context_coverage_by_system"].items():
-        table.add_row(f"context_coverage by {system}'s top 3", _fmt(value))
+        table.add_row(f"context_coverage by {system}'s top 3", fmt(value))
     return table
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "NA"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
 
 
 @contextmanager

@@ -21,8 +21,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.compare import CompareFormat, CorrectionChoice, TestChoice
-from ragmeter.commands.options import Measures, Output, StoreUrl, fail
+from ragmeter.commands.compare import CompareFormat
+from ragmeter.commands.options import (
+    Bootstrap,
+    Correction,
+    CorrectionChoice,
+    Measures,
+    Output,
+    PairedTest,
+    Permutations,
+    Seed,
+    StoreUrl,
+    TestChoice,
+    fail,
+)
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -272,15 +284,11 @@ def compare_command(
     ] = None,
     measure: Measures = None,
     store: StoreUrl = None,
-    test: Annotated[
-        TestChoice, typer.Option("--test", help="Paired test.")
-    ] = TestChoice.randomization,
-    correction: Annotated[
-        CorrectionChoice, typer.Option("--correction", help="Correction across the measures.")
-    ] = CorrectionChoice.holm,
-    permutations: Annotated[int, typer.Option("--permutations", min=1)] = 10_000,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", min=1)] = 10_000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    test: PairedTest = TestChoice.randomization,
+    correction: Correction = CorrectionChoice.holm,
+    permutations: Permutations = 10_000,
+    bootstrap: Bootstrap = 10_000,
+    seed: Seed = 0,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
     confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,

@@ -20,6 +20,36 @@ class MissingPolicy(StrEnum):
     skip = "skip"
 
 
+class TestChoice(StrEnum):
+    """The paired significance test."""
+
+    randomization = "randomization"
+    t = "t"
+    wilcoxon = "wilcoxon"
+
+
+class CorrectionChoice(StrEnum):
+    """The correction for multiple comparisons."""
+
+    holm = "holm"
+    bonferroni = "bonferroni"
+    none = "none"
+
+
+PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
+Correction = Annotated[
+    CorrectionChoice,
+    typer.Option("--correction", help="Correction across all comparisons of the report."),
+]
+Permutations = Annotated[
+    int,
+    typer.Option("--permutations", min=1, help="Random sign flips of the randomization test."),
+]
+Bootstrap = Annotated[
+    int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
+]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws.")]
+
 Measures = Annotated[
     list[str] | None,
     typer.Option("--measure", "-m", help="Measure, e.g. ndcg@10, P_10, map (repeatable)."),

@@ -15,15 +15,21 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.commands.compare import CorrectionChoice, TestChoice
 from ragmeter.commands.options import (
+    Bootstrap,
+    Correction,
+    CorrectionChoice,
     GradeMap,
     Measures,
     Missing,
     MissingPolicy,
+    PairedTest,
+    Permutations,
     Pool,
     PoolDepth,
     RelLevel,
+    Seed,
+    TestChoice,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -95,21 +101,11 @@ def report_command(
     pool_depth: PoolDepth = None,
     missing: Missing = MissingPolicy.zero,
     rel_level: RelLevel = 1,
-    test: Annotated[
-        TestChoice, typer.Option("--test", help="Paired test.")
-    ] = TestChoice.randomization,
-    correction: Annotated[
-        CorrectionChoice,
-        typer.Option("--correction", help="Correction across all comparisons of the report."),
-    ] = CorrectionChoice.holm,
-    permutations: Annotated[
-        int,
-        typer.Option("--permutations", min=1, help="Random sign flips of the randomization test."),
-    ] = 10_000,
-    bootstrap: Annotated[
-        int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
-    ] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draws.")] = 0,
+    test: PairedTest = TestChoice.randomization,
+    correction: Correction = CorrectionChoice.holm,
+    permutations: Permutations = 10_000,
+    bootstrap: Bootstrap = 10_000,
+    seed: Seed = 0,
     title: Annotated[str, typer.Option("--title", help="Title of the page.")] = "ragmeter report",
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,

@@ -22,6 +22,15 @@ def _fmt(value: float | None, digits: int = 4, *, count: bool = False) -> str:
     return f"{value:.{digits}f}"
 
 
+def format_cell(value: object) -> str:
+    """A table cell for people: ``NA`` for None or NaN, 4 decimals for a float, else str."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "NA"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
 def _is_count(ev: Evaluation, name: str) -> bool:
     return any(str(m) == name and m.spec.aggregate == "sum" for m in ev.measures)
 
