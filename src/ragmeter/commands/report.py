@@ -117,6 +117,10 @@ def report_command(
 
     if qrels is None and judgments is None:
         fail(RagmeterError("report needs --qrels or --judgments"))
+    for given, name in ((questions, "--questions"), (corpus, "--corpus")):
+        if given is not None and judgments is None:
+            # both only serve the coverage sections, which need the sub-question judgments
+            fail(RagmeterError(f"{name} is used with --judgments; give the judgments too"))
     try:
         qrels_obj = read_qrels(qrels) if qrels is not None else None
         coverage: dict[str, Any] = {}
