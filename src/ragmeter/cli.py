@@ -24,6 +24,7 @@ from ragmeter.commands.options import (
     Save,
     SaveName,
     StoreUrl,
+    evaluation_options,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -164,15 +165,15 @@ def evaluate(
             return
         context_k = "oracle"
     try:
-        options: dict[str, Any] = {
-            "missing": missing.value,
-            "rel_level": rel_level,
-            "depth": depth,
-            "default_k": default_k,
-            "pool": read_run(pool) if pool is not None else None,
-            "pool_depth": pool_depth,
-            "grade_map": grade_map,
-        }
+        options: dict[str, Any] = evaluation_options(
+            missing=missing,
+            rel_level=rel_level,
+            depth=depth,
+            default_k=default_k,
+            pool=pool,
+            pool_depth=pool_depth,
+            grade_map=grade_map,
+        )
         _set_measure_inputs(options, names, corpus, tokenizer, utilities, udcg_model)
         if judgments is not None:
             from ragmeter.commands.crux import coverage_options

@@ -38,6 +38,7 @@ from ragmeter.commands.options import (
     Seed,
     StoreUrl,
     TestChoice,
+    evaluation_options,
     fail,
 )
 from ragmeter.errors import RagmeterError
@@ -139,15 +140,15 @@ def compare_command(
         fail(RagmeterError("compare needs at least two runs"))
     names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
     try:
-        options: dict[str, Any] = {
-            "missing": missing.value,
-            "rel_level": rel_level,
-            "depth": depth,
-            "default_k": default_k,
-            "pool": read_run(pool) if pool is not None else None,
-            "pool_depth": pool_depth,
-            "grade_map": grade_map,
-        }
+        options: dict[str, Any] = evaluation_options(
+            missing=missing,
+            rel_level=rel_level,
+            depth=depth,
+            default_k=default_k,
+            pool=pool,
+            pool_depth=pool_depth,
+            grade_map=grade_map,
+        )
         run_objs = _distinct_names([read_run(p) for p in runs], runs)
         base = _baseline_index(baseline, run_objs, runs)
         if qrels is not None:

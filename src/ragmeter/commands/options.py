@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -99,6 +99,31 @@ SaveName = Annotated[
     str | None,
     typer.Option("--name", help="Label of the saved evaluation, e.g. 'hybrid wk47' (saves)."),
 ]
+
+
+def evaluation_options(
+    *,
+    missing: MissingPolicy,
+    rel_level: int,
+    depth: int | None,
+    default_k: int,
+    pool: Path | None,
+    pool_depth: int | None,
+    grade_map: str | None,
+) -> dict[str, Any]:
+    """The keyword options of :func:`ragmeter.evaluate` that ``evaluate`` and ``compare``
+    take from the same command-line options (the pool run is read here)."""
+    from ragmeter.io.readers import read_run
+
+    return {
+        "missing": missing.value,
+        "rel_level": rel_level,
+        "depth": depth,
+        "default_k": default_k,
+        "pool": read_run(pool) if pool is not None else None,
+        "pool_depth": pool_depth,
+        "grade_map": grade_map,
+    }
 
 
 def fail(exc: Exception) -> NoReturn:
