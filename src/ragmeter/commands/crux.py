@@ -14,7 +14,6 @@ Also :func:`coverage_options`, which reads the coverage inputs of ``ragmeter eva
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -190,36 +189,6 @@ def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
     return systems
 
 
-def correlations(systems: dict[str, dict[str, float]], target: str) -> list[dict[str, Any]]:
-    """Kendall τ-b and Spearman ρ of every metric against ``target`` over the systems."""
-    import numpy as np
-
-    from ragmeter.stats.agreement import kendall_tau_b, spearman_rho
-
-    names = sorted(systems)
-    if not any(target in systems[s] for s in names):
-        have = sorted({m for s in names for m in systems[s]})
-        raise InputError(f"target metric '{target}' not in the results; have {', '.join(have)}")
-    y = np.array([systems[s].get(target, math.nan) for s in names], dtype=np.float64)
-    metrics = sorted({m for s in names for m in systems[s]} - {target})
-    out = []
-    for metric in metrics:
-        x = np.array([systems[s].get(metric, math.nan) for s in names], dtype=np.float64)
-        tau = kendall_tau_b(x, y)
-        rho = spearman_rho(x, y)
-        out.append(
-            {
-                "metric": metric,
-                "n_systems": tau.n,
-                "kendall_tau_b": tau.to_dict()["statistic"],
-                "kendall_p": tau.to_dict()["pvalue"],
-                "spearman_rho": rho.to_dict()["statistic"],
-                "spearman_p": rho.to_dict()["pvalue"],
-            }
-        )
-    return out
-
-
 def correlate(
     results: Annotated[
         list[Path], typer.Argument(help="Results JSON of `ragmeter evaluate -f json` (runs).")
@@ -228,19 +197,33 @@ def correlate(
         str, typer.Option("--target", "-t", help="The metric the others are compared with.")
     ] = "answer_coverage",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level the note on small n refers to.")
+    ] = 0.05,
 ) -> None:
     """Rank correlation (Kendall τ-b, Spearman ρ) of each metric's system ranking with the
     target's, over the runs of the results files."""
+    from ragmeter.stats.correlation import rank_correlations
+
     try:
         systems = _load_results(results)
         if len(systems) < 2:
             raise InputError(f"{len(systems)} run(s) in the results; need at least 2 systems")
-        rows = correlations(systems, target)
+        rows = rank_correlations(systems, target, alpha=alpha)
+    except KeyError as exc:
+        fail(InputError(str(exc.args[0])))
+        return
     except RagmeterError as exc:
         fail(exc)
         return
     if as_json:
-        doc = {"target": target, "systems": sorted(systems), "correlations": rows}
+        doc = {
+            "target": target,
+            "systems": sorted(systems),
+            "alpha": alpha,
+            "p_methods": _P_METHODS,
+            "correlations": rows,
+        }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     from rich.console import Console
@@ -259,11 +242,28 @@ def correlate(
             r["metric"],
             str(r["n_systems"]),
             fmt(r["kendall_tau_b"]),
-            fmt(r["kendall_p"]),
+            f"{fmt(r['kendall_p'])} ({r['kendall_method']})",
             fmt(r["spearman_rho"]),
-            fmt(r["spearman_p"]),
+            f"{fmt(r['spearman_p'])} ({r['spearman_method']})",
         )
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(f"p-values: {'; '.join(f'{k}: {v}' for k, v in _P_METHODS.items())}")
+    for r in rows:
+        if r["too_small"]:
+            smallest = min(v for v in (r["kendall_min_p"], r["spearman_min_p"]) if v is not None)
+            console.print(
+                f"{r['metric']}: n = {r['n_systems']} is too small for significance: the "
+                f"smallest attainable p is {smallest:.4f} > alpha {alpha}"
+            )
+
+
+_P_METHODS = {
+    "exact": "exact null distribution (Kendall without ties n <= 50; Spearman all n! "
+    "pairings, n <= 9)",
+    "asymptotic": "normal approximation with tie-corrected variance (Kendall)",
+    "t": "Student's t with n - 2 df (Spearman, n > 9)",
+}
 
 
 def register(app: typer.Typer) -> None:

@@ -5,8 +5,8 @@
 * **Cohen's κ** (unweighted, linear or quadratic weights), the **confusion matrix** and
   per-class **precision / recall** — does an LLM judge label like the human assessors?
 
-Everything is vectorized numpy; scipy is imported only for the t distribution of Spearman's
-p-value (the ``stats`` extra). Pairs where either value is NA (NaN, or ``None`` for labels)
+Everything is vectorized numpy (the rank correlations live in :mod:`ragmeter.stats.correlation`
+and are re-exported here). Pairs where either value is NA (NaN, or ``None`` for labels)
 are left out, and each result says how many pairs it used.
 """
 
@@ -20,14 +20,8 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.stats._common import (
-    FloatArray,
-    average_ranks,
-    defined_pairs,
-    dense_codes,
-    normal_two_sided,
-    t_two_sided,
-)
+from ragmeter.stats._common import FloatArray
+from ragmeter.stats.correlation import Correlation, kendall_tau_b, spearman_rho
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -42,170 +36,6 @@ __all__ = [
     "label_agreement",
     "spearman_rho",
 ]
-
-
-@dataclass(frozen=True)
-class Correlation:
-    """A correlation coefficient with its two-sided p-value (NaN where undefined).
-
-    Attributes:
-        statistic: the coefficient, in [−1, 1].
-        pvalue: two-sided p-value of "no association".
-        n: number of pairs used (both values defined).
-        method: how the p-value was obtained (``exact``, ``asymptotic`` or ``t``).
-    """
-
-    statistic: float
-    pvalue: float
-    n: int
-    method: str
-
-    def to_dict(self) -> dict[str, Any]:
-        def clean(v: float) -> float | None:
-            return None if math.isnan(v) else v
-
-        return {
-            "statistic": clean(self.statistic),
-            "pvalue": clean(self.pvalue),
-            "n": self.n,
-            "method": self.method,
-        }
-
-
-# -- Kendall τ-b ---------------------------------------------------------------------------
-
-
-def _count_inversions(values: npt.NDArray[np.int64]) -> int:
-    """#{i < j : v_i > v_j} (strict), by a bottom-up merge sort done level by level in numpy.
-
-    At the level with blocks of width w, the two sorted halves of each 2w-block are merged;
-    every right-half element r adds the number of left-half elements greater than r, found by
-    ``searchsorted`` on keys (block pair, value). O(n log² n), no Python loop over elements.
-    """
-    a = np.asarray(values, dtype=np.int64).copy()
-    n = a.shape[0]
-    if n < 2:
-        return 0
-    a -= a.min()
-    span = int(a.max()) + 1
-    idx = np.arange(n, dtype=np.int64)
-    total = 0
-    width = 1
-    while width < n:
-        pair = idx // (2 * width)
-        is_right = (idx // width) % 2 == 1
-        keys = pair * span + a
-        left = keys[~is_right]  # sorted: pairs ascend, each left half is sorted
-        right_pair = pair[is_right]
-        not_greater = np.searchsorted(left, keys[is_right], side="right")
-        left_end = np.searchsorted(left, (right_pair + 1) * span, side="left")
-        total += int(np.sum(left_end - not_greater))
-        keys.sort(kind="stable")  # merges the two sorted runs of each 2w-block
-        a = keys - pair * span
-        width *= 2
-    return total
-
-
-def _tie_sums(codes: npt.NDArray[np.intp]) -> tuple[int, float, float]:
-    """Σ t(t−1)/2, Σ t(t−1)(t−2) and Σ t(t−1)(2t+5) over the tie groups of sizes t."""
-    t = np.bincount(codes).astype(np.float64)
-    t = t[t > 1]
-    return (
-        int(np.sum(t * (t - 1) // 2)),
-        float(np.sum(t * (t - 1) * (t - 2))),
-        float(np.sum(t * (t - 1) * (2 * t + 5))),
-    )
-
-
-def _kendall_exact_p(n: int, concordant: int) -> float:
-    """Exact two-sided p-value of Kendall's statistic without ties.
-
-    Under H0 the number of discordant pairs follows the Mahonian distribution (inversions of
-    a random permutation), the coefficients of Π_{j=1..n} (1 + x + … + x^{j−1}) / n!;
-    p = 2·P(C ≤ min(c, N − c)), N = n(n−1)/2, built by the recurrence of Kendall (1970).
-    """
-    tot = n * (n - 1) // 2
-    c = min(concordant, tot - concordant)
-    if n <= 2 or 4 * c == n * (n - 1):
-        return 1.0
-    # counts[k]·2/j! after step j = P(inversions = k)·2 over permutations of j items
-    counts = np.zeros(c + 1)
-    counts[0 : min(2, c + 1)] = 1.0
-    for j in range(3, n + 1):
-        counts = np.cumsum(counts) / j
-        if j <= c:
-            counts[j:] -= counts[: c + 1 - j]
-    return float(np.clip(np.sum(counts), 0.0, 1.0))
-
-
-def kendall_tau_b(x: npt.ArrayLike, y: npt.ArrayLike) -> Correlation:
-    """Kendall's τ-b of paired scores, with its two-sided p-value.
-
-    τ_b = (n_c − n_d) / √((N − T_x)(N − T_y)), N = n(n−1)/2, T_x = Σ t(t−1)/2 over the tie
-    groups of x (likewise T_y); n_c, n_d: concordant and discordant pairs. The p-value is
-    exact (Mahonian distribution) without ties when n ≤ 33, else from the normal
-    approximation of S = n_c − n_d with the tie-corrected variance
-
-        Var S = (v₀ − v_x − v_y)/18 + 2·T_x·T_y/(n(n−1)) + t_x·t_y/(9·n(n−1)(n−2)),
-
-    v₀ = n(n−1)(2n+5), v_x = Σ t(t−1)(2t+5), t_x = Σ t(t−1)(t−2) — as ``scipy.stats.kendalltau``.
-    NaN when n < 2 or either side is constant. Pairs with a NaN are dropped.
-    """
-    a, b = defined_pairs(x, y)
-    n = a.shape[0]
-    if n < 2:
-        return Correlation(float("nan"), float("nan"), n, "none")
-    xc, yc = dense_codes(a), dense_codes(b)
-    order = np.lexsort((yc, xc))
-    xs, ys = xc[order], yc[order]
-    discordant = _count_inversions(ys.astype(np.int64))
-    boundary = np.r_[True, (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1]), True]
-    joint = np.diff(np.flatnonzero(boundary)).astype(np.int64)
-    n_joint = int(np.sum(joint * (joint - 1) // 2))
-    x_tie, x0, x1 = _tie_sums(xc)
-    y_tie, y0, y1 = _tie_sums(yc)
-    tot = n * (n - 1) // 2
-    if x_tie == tot or y_tie == tot:
-        return Correlation(float("nan"), float("nan"), n, "none")
-    s = tot - x_tie - y_tie + n_joint - 2 * discordant
-    tau = float(np.clip(s / math.sqrt(tot - x_tie) / math.sqrt(tot - y_tie), -1.0, 1.0))
-    if x_tie == 0 and y_tie == 0 and (n <= 33 or min(discordant, tot - discordant) <= 1):
-        return Correlation(tau, _kendall_exact_p(n, tot - discordant), n, "exact")
-    m = n * (n - 1.0)
-    var = (m * (2 * n + 5) - x1 - y1) / 18 + 2.0 * x_tie * y_tie / m
-    if n > 2:
-        var += x0 * y0 / (9 * m * (n - 2))
-    return Correlation(tau, normal_two_sided(s / math.sqrt(var)), n, "asymptotic")
-
-
-# -- Spearman ρ ----------------------------------------------------------------------------
-
-
-def spearman_rho(x: npt.ArrayLike, y: npt.ArrayLike) -> Correlation:
-    """Spearman's ρ: Pearson's correlation of the average ranks, with its two-sided p-value.
-
-    ρ = Σ (r_i − r̄)(s_i − s̄) / √(Σ (r_i − r̄)² Σ (s_i − s̄)²); p from
-    t = ρ·√((n − 2)/(1 − ρ²)) with n − 2 degrees of freedom (as ``scipy.stats.spearmanr``;
-    needs scipy). NaN when n < 2 or either side is constant. Pairs with a NaN are dropped.
-    """
-    a, b = defined_pairs(x, y)
-    n = a.shape[0]
-    if n < 2:
-        return Correlation(float("nan"), float("nan"), n, "none")
-    ra, _ = average_ranks(a)
-    rb, _ = average_ranks(b)
-    ra -= ra.mean()
-    rb -= rb.mean()
-    denom = math.sqrt(float(np.dot(ra, ra)) * float(np.dot(rb, rb)))
-    if denom == 0.0:
-        return Correlation(float("nan"), float("nan"), n, "none")
-    rho = float(np.clip(np.dot(ra, rb) / denom, -1.0, 1.0))
-    df = n - 2
-    if df <= 0:
-        return Correlation(rho, float("nan"), n, "t")
-    with np.errstate(divide="ignore"):
-        t = rho * math.sqrt(df / ((1.0 - rho) * (1.0 + rho))) if abs(rho) < 1 else math.inf
-    return Correlation(rho, t_two_sided(t, df), n, "t")
 
 
 # -- labels: confusion matrix, κ, precision and recall -----------------------------------
