@@ -14,10 +14,10 @@ hosted APIs), built on one pooled ``httpx.AsyncClient``.
   2xx that is not a completion (a body that is not JSON, no ``choices``, a ``content`` that
   is null, empty or not a string: a glitch, a content filter, a tool call), up to
   ``max_retries`` times, sleeping ``uniform(0, min(cap, base·2^attempt))`` ("full jitter")
-  — or the server's ``Retry-After`` (seconds or an HTTP date) when that is longer. 401, 403 and 404 stop the run
-  (:class:`FatalJudgeError`), and so does a request that cannot connect after its retries
-  before any server ever answered (a wrong URL or a server that is down, rather than hours of
-  backoff over every pair); any other 4xx fails that request only.
+  — or the server's ``Retry-After`` (seconds or an HTTP date) when that is longer. 401, 403
+  and 404 stop the run (:class:`FatalJudgeError`), and so does a request that cannot connect
+  after its retries before any server ever answered (a wrong URL or a server that is down,
+  rather than hours of backoff over every pair); any other 4xx fails that request only.
 * **Client-side limits**: requests per minute and tokens per minute (token buckets; a request
   reserves chars/4 of its prompt + ``max_tokens`` and is corrected by the reported ``usage``).
 * **Several servers**: each request goes to the base URL with the fewest requests in flight
