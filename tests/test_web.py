@@ -19,9 +19,9 @@ pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from ragmeter.commands.serve import build_config
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.web.app import create_app
+from ragmeter.web.config import build_config
 from ragmeter.web.labels import LabelDB, aggregate
 from ragmeter.web.security import host_name, is_loopback
 from webdata import POOLS, config_kwargs, write_collection
@@ -89,7 +89,7 @@ def test_pools_by_best_rank_then_judged(config: Any) -> None:
 
 
 def test_nothing_to_label_is_an_error(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ragmeter.commands.serve.example_inputs", lambda: None)
+    monkeypatch.setattr("ragmeter.web.config.example_inputs", lambda: None)
     with pytest.raises(MissingInputError, match="nothing to label"):
         build_config(labels=folder / "l.db")
 
