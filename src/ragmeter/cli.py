@@ -50,6 +50,30 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from ragmeter import __version__
+        from ragmeter._accel import describe
+
+        typer.echo(f"ragmeter {__version__}\n{describe()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_version,
+            help="Print the version and whether the C accelerator is in use, and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Measure the retrieval side of RAG systems."""
+
+
 @app.command()
 def evaluate(
     runs: RunFiles,
@@ -194,32 +218,12 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def _tune_allocator() -> None:
-    """Let glibc reuse freed large buffers instead of returning them to the kernel.
-
-    An evaluation allocates many short-lived arrays of tens of megabytes. By default glibc
-    serves each from a fresh ``mmap`` and the kernel zero-fills every page on first touch,
-    which costs more than the arithmetic (measured: 6.2 s → 4.3 s for 10 M run lines). The
-    command line owns its process, so it raises the mmap threshold to 256 MB (larger arrays
-    still go back to the kernel at once, which keeps 100 M-line runs under 8 GiB) and the
-    trim threshold; the library itself never touches the allocator. A no-op without glibc.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_threshold = -1, -3
-        libc.mallopt(m_mmap_threshold, 256 << 20)
-        libc.mallopt(m_trim_threshold, (1 << 31) - 1)
-    except (OSError, AttributeError):
-        return
-
-
 def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
-    _tune_allocator()
+    from ragmeter.commands.process import plain_warnings, tune_allocator
+
+    tune_allocator()
+    plain_warnings()
     # trec_eval's getopt syntax (-M100, -mndcg.1=3) is parsed by its own parser.
     if len(sys.argv) > 1 and sys.argv[1] == "trec-eval":
         from ragmeter.report.trec_eval import main as trec_main

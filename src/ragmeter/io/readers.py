@@ -26,6 +26,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
@@ -49,12 +50,16 @@ def read_run(path: PathLike, *, format: str | None = None, name: str | None = No
     ``name`` defaults to the file name. TREC runs are ordered by score (ties by doc id
     descending); sample files keep the given order.
     """
-    return FORMATS_REGISTRY.for_path(path, format).read_run(path, name)
+    run = FORMATS_REGISTRY.for_path(path, format).read_run(path, name)
+    check_large_input(len(run), str(path))
+    return run
 
 
 def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = None) -> Qrels:
     """Read qrels from a file in any supported format (see the module docstring)."""
-    return FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
+    qrels = FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
+    check_large_input(len(qrels), str(path))
+    return qrels
 
 
 def as_run(obj: Any, *, name: str | None = None) -> Run:
