@@ -320,7 +320,11 @@ def test_annotator_redirect_stays_on_this_site(app: Any) -> None:
 
 
 def _post_routes(app: Any) -> list[str]:
-    return sorted(r.path for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods)
+    from ragmeter.web.app import ROUTERS
+
+    # the app's own routes and those of the routers it includes (by concern)
+    routes = [*app.routes, *(r for router in ROUTERS for r in router.routes)]
+    return sorted(r.path for r in routes if isinstance(r, APIRoute) and "POST" in r.methods)
 
 
 def test_every_post_route_needs_the_csrf_token(app: Any, browser: Browser) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ragmeter.errors import MissingInputError, RagmeterError
 
 if TYPE_CHECKING:
-    from ragmeter.web.app import WebConfig
+    from ragmeter.web.state import WebConfig
 
 LABELS_NAME = "ragmeter-labels.db"
 
@@ -63,8 +63,8 @@ def build_config(
 ) -> WebConfig:
     """The app's configuration from the command's options (reads every input now, so that a
     bad file is reported before the server starts)."""
-    from ragmeter.web.app import WebConfig
     from ragmeter.web.collection import load_collection
+    from ragmeter.web.state import WebConfig
 
     runs, qrels = list(runs or []), list(qrels or [])
     title = "ragmeter"
