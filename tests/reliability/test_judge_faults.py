@@ -60,7 +60,11 @@ def faulty(server: FakeServer) -> FakeServer:
     return server
 
 
-def test_labels_under_30_percent_faults_equal_a_fault_free_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["lean", "httpx"])
+def test_labels_under_30_percent_faults_equal_a_fault_free_run(
+    tmp_path: Path, transport: str
+) -> None:
+    """Both transports: the lean one (http:// servers) and httpx's (https:// servers)."""
     run, queries, corpus = collection(12, 20)  # 240 pairs
     with FakeServer() as clean:
         reference = judge_relevance(run, queries, corpus, judge=config(clean.url))
@@ -68,7 +72,8 @@ def test_labels_under_30_percent_faults_equal_a_fault_free_run(tmp_path: Path) -
     with FakeServer() as server:
         faulty(server)
         cache = tmp_path / "c.sqlite"
-        out = judge_relevance(run, queries, corpus, judge=config(server.url), cache=cache)
+        judge = LLMJudge(config(server.url), lean=transport == "lean")
+        out = judge_relevance(run, queries, corpus, judge=judge, cache=cache)
         state = server.state
         assert sum(state.injected.values()) >= 60  # the faults did happen, of every kind
         assert set(state.injected) == {f[0] for f in FAULTS}
