@@ -17,7 +17,7 @@ from ragmeter.core.align import align, pool_membership
 from ragmeter.core.side import side_options
 from ragmeter.evaluation import _evaluation_options, compute, resolve_measures
 from ragmeter.io.readers import read_qrels, read_run
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 from ragmeter.sweep import expand
 
 HERE = Path(__file__).resolve().parent

@@ -18,7 +18,7 @@ import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
 from ragmeter.core.align import align
-from ragmeter.metrics.registry import REGISTRY, Family
+from ragmeter.measures import REGISTRY, Family
 from ragmeter.stats.aggregate import aggregate
 
 #: a family must not divide by zero or take the log of 0 silently (numpy RuntimeWarning)

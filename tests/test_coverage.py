@@ -18,7 +18,7 @@ from ragmeter import Run, _accel, evaluate
 from ragmeter.cli import app
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.errors import MissingInputError
-from ragmeter.metrics.registry import parse_measure
+from ragmeter.measures import parse_measure
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "crux"
 

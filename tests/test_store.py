@@ -25,7 +25,7 @@ import sqlalchemy as sa
 import ragmeter
 from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import StoreError
-from ragmeter.metrics.registry import parse_measures
+from ragmeter.measures import parse_measures
 from ragmeter.store import (
     content_sha256,
     default_store_exists,
@@ -383,7 +383,7 @@ _KILLED_SAVE = textwrap.dedent(
     import os, signal, sys
     import numpy as np
     from ragmeter.core.results import Evaluation, RunResult
-    from ragmeter.metrics.registry import parse_measures
+    from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
     from ragmeter.store.sql import Store
 
@@ -446,7 +446,7 @@ _WRITER = textwrap.dedent(
     import sys
     import numpy as np
     from ragmeter.core.results import Evaluation, RunResult
-    from ragmeter.metrics.registry import parse_measures
+    from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
 
     measures = tuple(parse_measures(["map"]))

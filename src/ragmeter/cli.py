@@ -153,7 +153,7 @@ def evaluate(
     sweep_ks: list[int] | None = None
     base_measures: list[Any] = []
     if context_k != "oracle" and (judgments is None or any(c in context_k for c in ":,")):
-        from ragmeter.metrics.registry import parse_measures
+        from ragmeter.measures import parse_measures
         from ragmeter.sweep import expand, parse_ks
 
         try:
@@ -248,7 +248,7 @@ def _set_measure_inputs(
 ) -> None:
     """Passage lengths (token budgets) and utilities (udcg), read only when a measure needs
     them; a missing one is left for the measure to report."""
-    from ragmeter.metrics.registry import parse_measures
+    from ragmeter.measures import parse_measures
 
     measures = parse_measures(names)
     if corpus is not None and any(m.budget is not None for m in measures):
@@ -321,7 +321,7 @@ def measures() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ragmeter.metrics.registry import REGISTRY
+    from ragmeter.measures import REGISTRY
 
     table = Table(title="ragmeter measures", title_justify="left")
     table.add_column("name", no_wrap=True)

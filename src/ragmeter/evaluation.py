@@ -13,7 +13,7 @@ from ragmeter.core.data import Qrels, Run
 from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.core.side import side_options, with_side_inputs
 from ragmeter.errors import MissingInputError
-from ragmeter.metrics.registry import Measure, parse_measures
+from ragmeter.measures import Measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter

@@ -21,7 +21,7 @@ from typing import Any
 
 from ragmeter.core.results import Evaluation
 from ragmeter.errors import MeasureError
-from ragmeter.metrics.registry import REGISTRY, Measure, parse_measures
+from ragmeter.measures import REGISTRY, Measure, parse_measures
 
 
 def parse_ks(text: str) -> list[int]:

@@ -303,7 +303,7 @@ def family_table(
     """Rows = systems, columns = the family's measures: mean and the verdict against BM25."""
     from rich.table import Table
 
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     table = Table(title=f"{family} (K = {K})", title_justify="left")
     table.add_column("system")
@@ -361,7 +361,7 @@ def _results_json(
     answers: Mapping[str, Any],
     seconds: Mapping[str, float],
 ) -> str:
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     doc = {
         "settings": {

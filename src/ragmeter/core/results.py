@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 from ragmeter.stats.aggregate import Aggregate, aggregate
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class RunResult:
                 return i
         if isinstance(measure, str):
             from ragmeter.errors import MeasureError
-            from ragmeter.metrics.registry import REGISTRY
+            from ragmeter.measures import REGISTRY
 
             try:
                 parsed = REGISTRY.parse(measure)

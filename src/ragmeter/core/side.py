@@ -17,7 +17,7 @@ from ragmeter import _accel
 from ragmeter.core.align import Aligned
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
     from ragmeter.io.lengths import PassageLengths

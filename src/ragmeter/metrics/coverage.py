@@ -35,8 +35,8 @@ import numpy.typing as npt
 from ragmeter.core.align import Aligned
 from ragmeter.core.judgments import CoverageView, ranges
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import discount, sum_within
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

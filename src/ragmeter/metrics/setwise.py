@@ -28,8 +28,8 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.measures import BUDGET, FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import cutoff_denominator, cutoff_per_query, safe_divide
-from ragmeter.metrics.registry import BUDGET, FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -43,7 +43,7 @@ import numpy.typing as npt
 from ragmeter.core.align import Aligned, align
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import MeasureError, RagmeterError
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Measure
+from ragmeter.measures import MIN_GEO_MEAN, Measure
 from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure
 from ragmeter.metrics.trec_measures import relstring_text
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Measure
+from ragmeter.measures import MIN_GEO_MEAN, Measure
 from ragmeter.stats._common import FloatArray
 from ragmeter.stats.bootstrap import bootstrap_means, percentile_interval
 from ragmeter.stats.correction import CORRECTIONS, Correction, adjust
