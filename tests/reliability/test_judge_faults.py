@@ -38,7 +38,7 @@ def config(url: str, **changes: Any) -> JudgeConfig:
         "model": "m",
         "concurrency": 8,
         "max_retries": 6,
-        "timeout": 1.0,
+        "timeout": 2.0,  # far above a reply's latency on a loaded machine: only hangs time out
         "backoff_base": 0.01,
         "backoff_cap": 0.05,
     }
@@ -60,7 +60,11 @@ def faulty(server: FakeServer) -> FakeServer:
     return server
 
 
-def test_labels_under_30_percent_faults_equal_a_fault_free_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["lean", "httpx"])
+def test_labels_under_30_percent_faults_equal_a_fault_free_run(
+    tmp_path: Path, transport: str
+) -> None:
+    """Both transports: the lean one (http:// servers) and httpx's (https:// servers)."""
     run, queries, corpus = collection(12, 20)  # 240 pairs
     with FakeServer() as clean:
         reference = judge_relevance(run, queries, corpus, judge=config(clean.url))
@@ -68,7 +72,8 @@ def test_labels_under_30_percent_faults_equal_a_fault_free_run(tmp_path: Path) -
     with FakeServer() as server:
         faulty(server)
         cache = tmp_path / "c.sqlite"
-        out = judge_relevance(run, queries, corpus, judge=config(server.url), cache=cache)
+        judge = LLMJudge(config(server.url), lean=transport == "lean")
+        out = judge_relevance(run, queries, corpus, judge=judge, cache=cache)
         state = server.state
         assert sum(state.injected.values()) >= 60  # the faults did happen, of every kind
         assert set(state.injected) == {f[0] for f in FAULTS}
@@ -122,7 +127,7 @@ def test_cli_under_faults_writes_the_fault_free_qrels_and_exits_0(tmp_path: Path
         ]
         args += ["--corpus", str(files["corpus"]), "--out", str(out), "--base-url", server.url]
         args += ["--model", "m", "--cache", str(tmp_path / f"{name}.sqlite"), "--quiet"]
-        args += ["--timeout", "1", "-j", "8"]
+        args += ["--timeout", "2", "-j", "8"]
         result = CliRunner().invoke(app, args, catch_exceptions=False)
         return result, out.read_text()
 

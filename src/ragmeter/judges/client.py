@@ -145,6 +145,7 @@ def _completion_fields(
         raise _Retry(
             f"not a completion: content {what}"
             + (f" (finish_reason {finish})" if isinstance(finish, str) else "")
+            + (": the reply budget ran out, raise --max-tokens" if finish == "length" else "")
         )
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
     return text, str(data.get("model") or model), usage, _first_top_logprobs(choice)
