@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.measures import parse_measures
 from ragmeter.stats.comparison import compare
 from ragmeter.stats.paired import randomization_pvalues

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.core.results import Evaluation, RunResult
+from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.measures import parse_measures
 from ragmeter.store import open_store
 

@@ -23,8 +23,8 @@ pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is needed
 import sqlalchemy as sa
 
 import ragmeter
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import StoreError
+from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.measures import parse_measures
 from ragmeter.store import (
     content_sha256,
@@ -382,7 +382,7 @@ _KILLED_SAVE = textwrap.dedent(
     """
     import os, signal, sys
     import numpy as np
-    from ragmeter.core.results import Evaluation, RunResult
+    from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
     from ragmeter.store.sql import Store
@@ -445,7 +445,7 @@ _WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from ragmeter.core.results import Evaluation, RunResult
+    from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
 

@@ -131,8 +131,8 @@ def compare_command(
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes."""
-    from ragmeter.core.results import Evaluation
     from ragmeter.evaluation import evaluate
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.readers import read_qrels, read_run
     from ragmeter.stats.comparison import compare
 

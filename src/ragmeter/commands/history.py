@@ -38,7 +38,7 @@ from ragmeter.commands.options import (
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation, RunResult
+    from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.store import EvaluationRecord, SavedEvaluation, StoredEvaluation
     from ragmeter.store.sql import Store
 
@@ -363,8 +363,8 @@ def _paired(
 ) -> tuple[Evaluation, list[str], list[str]]:
     """Both runs in one Evaluation (named by their evaluation), the measures both have (or
     those asked for), and notes on what differs between the two evaluations."""
-    from ragmeter.core.results import Evaluation
     from ragmeter.errors import StoreError
+    from ragmeter.evaluation.results import Evaluation
 
     base_label = f"#{base_stored.id} {base_run.name}"
     new_label = f"#{new_stored.id} {new_run.name}"

@@ -89,7 +89,17 @@ class Family:
     """A family of measures that share one compute function.
 
     ``compute(aligned, measure)`` returns one float per evaluated query, NaN where the value
-    is undefined (NA). ``needs`` names the inputs the family requires besides the run.
+    is undefined (NA). ``needs`` names the inputs the family requires besides the run
+    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``; ``lengths`` comes with
+    a token budget, see :attr:`Measure.needs`): the evaluation joins exactly those onto the
+    alignment, and nothing else.
+
+    The cutoff rule (the same in every view: evaluate, sweep, compare, report, store):
+    ``m@K`` is ``m`` computed on the top K of each ranking. Without ``@K`` a family uses its
+    own default — the whole ranking (classical), its context default (``context`` families:
+    :attr:`default_context`). An evaluation's ``default_k`` fills in K only where the
+    family requires one, its ``context_k`` only in ``context`` families, and the filled-in
+    K is then part of the measure's name.
     """
 
     name: str
@@ -107,6 +117,14 @@ class Family:
     uses_pool: bool = False
     #: the grade scale the family's labels must be on (after any grade map), e.g. (1, 5)
     grade_scale: tuple[int, int] | None = None
+    #: the family's ``@K`` is the size of the context it reads (coverage, density,
+    #: alpha_ndcg): the top K of each ranking; the evaluation's ``context_k`` fills it in
+    context: bool = False
+    #: what the family reads without ``@K``, in words (for docs and ``ragmeter measures``)
+    default_context: str = "the whole ranking"
+    #: the family reads every cutoff from one head of each query gathered at the
+    #: evaluation's largest cutoff of such families (the set-based family)
+    shared_head: bool = False
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -160,6 +178,11 @@ class Measure:
             if key == BUDGET:
                 return int(value)
         return None
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The inputs this measure needs: its family's, plus ``lengths`` for a token budget."""
+        return self.spec.needs | ({"lengths"} if self.budget is not None else frozenset())
 
     def param(self, name: str) -> Any:
         """The value of parameter ``name`` (its default when not given)."""
@@ -443,6 +466,9 @@ def register(
     cutoff_max: float | None = None,
     uses_pool: bool = False,
     grade_scale: tuple[int, int] | None = None,
+    context: bool = False,
+    default_context: str = "the whole ranking",
+    shared_head: bool = False,
 ) -> Callable[[Callable[[_A, Measure], FloatArray]], Callable[[_A, Measure], FloatArray]]:
     """Decorator registering a compute function ``(aligned, measure) -> values`` as a family.
 
@@ -466,6 +492,9 @@ def register(
                 cutoff_max=cutoff_max,
                 uses_pool=uses_pool,
                 grade_scale=grade_scale,
+                context=context,
+                default_context=default_context,
+                shared_head=shared_head,
             )
         )
         return fn

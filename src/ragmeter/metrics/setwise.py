@@ -446,7 +446,9 @@ def knapsack_gain(al: Aligned, m: Measure, budget: int, *, pool_only: bool) -> F
 # -- the measures --------------------------------------------------------------------------
 
 #: every set-based measure takes a cutoff K and labels on the 1..5 utility scale
-set_measure = partial(register, cutoff="required", grade_scale=(SCALE_MIN, SCALE_MAX))
+set_measure = partial(
+    register, cutoff="required", grade_scale=(SCALE_MIN, SCALE_MAX), shared_head=True
+)
 
 
 @set_measure("ra_nwg", params=BUDGET_PARAMS, summary="Rarity-aware nWG@K (or @Bt tokens)")

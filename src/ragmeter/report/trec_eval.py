@@ -290,9 +290,7 @@ def _judged_only(al: Aligned) -> Aligned:
     keep = al.grades >= 0
     lengths = np.bincount(al.query_of_item[keep], minlength=al.n_queries)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return replace(
-        al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep], _cache={}
-    )
+    return replace(al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep])
 
 
 def _first_duplicate(

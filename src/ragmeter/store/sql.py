@@ -20,8 +20,8 @@ from typing import Any, Literal
 import numpy as np
 import sqlalchemy as sa
 
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import MissingExtraError, StoreError
+from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.measures import Measure
 from ragmeter.store import schema
 from ragmeter.store.provenance import GitState, git_state
