@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
-from ragmeter.metrics.registry import FloatArray, Measure
+from ragmeter.measures import FloatArray, Measure
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
+from ragmeter.measures import MIN_GEO_MEAN, FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -27,7 +28,6 @@ from ragmeter.metrics._segments import (
     safe_divide,
     sum_within,
 )
-from ragmeter.metrics.registry import MIN_GEO_MEAN, FloatArray, Measure, Param, register
 
 
 def _positive(value: int | float) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Aggregation
+from ragmeter.measures import MIN_GEO_MEAN, Aggregation
 
 
 @dataclass(frozen=True)
