@@ -27,8 +27,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io._common import check_text, decode, read_bytes
 
-#: the pipeline stages a sample's timings may record (seconds); the format defines them, the
-#: answer metrics (:mod:`ragmeter.metrics.answers`) read them from here
+#: the pipeline stages a sample's timings may record (seconds)
 STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
 _REQUIRED_TEXT = ("query", "generated_answer", "reference_answer")
 _TIMING_KEYS = (*STAGES, "total")

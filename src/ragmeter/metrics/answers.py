@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ragmeter.errors import MissingExtraError
-from ragmeter.io.answers import STAGES
+from ragmeter.io.answers import STAGES  # the timing stages, defined with the reader
 
 if TYPE_CHECKING:
     from ragmeter.io.answers import AnswerSample
