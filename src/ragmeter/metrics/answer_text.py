@@ -152,6 +152,7 @@ def context_coverage(al: Any, m: Measure) -> FloatArray:
 @register(
     "containment",
     cutoff="optional",
+    default_context="every retrieved text",
     needs=SAMPLES,
     summary="The reference occurs in one of the first k retrieved texts (0/1)",
 )
