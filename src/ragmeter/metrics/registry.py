@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.core.sums import MIN_GEO_MEAN as _MIN_GEO_MEAN
 from ragmeter.errors import MeasureError
 
 FloatArray = npt.NDArray[np.float64]
@@ -30,7 +31,7 @@ Aggregation = Literal["mean", "sum", "gmean"]
 
 #: Minimum value a per-query score is clamped to before the log of a geometric mean
 #: (trec_eval's ``MIN_GEO_MEAN``).
-MIN_GEO_MEAN = 1e-5
+MIN_GEO_MEAN = _MIN_GEO_MEAN
 
 
 @dataclass(frozen=True)
