@@ -95,7 +95,7 @@ def _small_systems() -> tuple[Any, Any]:
     """The example with two hand-made systems (no model needed): the qrels' own ranking
     and its reverse."""
     from ragmeter import Run
-    from ragmeter.commands.demo import Systems, load_example
+    from ragmeter.workflows.demo import Systems, load_example
 
     data = load_example()
     best = {
@@ -112,7 +112,7 @@ def test_saves_into_an_existing_default_store(
 ) -> None:
     store = pytest.importorskip("ragmeter.store", reason="the store needs sqlalchemy")
     pytest.importorskip("sqlalchemy", reason="the store needs sqlalchemy")
-    from ragmeter.commands.demo import evaluate_all, save_to_store
+    from ragmeter.workflows.demo import evaluate_all, save_to_store
 
     url = f"sqlite:///{tmp_path / 'store.db'}"
     monkeypatch.setenv("RAGMETER_STORE", url)
@@ -130,7 +130,8 @@ def test_saves_into_an_existing_default_store(
 def test_family_tables_mark_the_verdicts() -> None:
     from rich.console import Console
 
-    from ragmeter.commands.demo import FAMILIES, compare_all, evaluate_all, family_table
+    from ragmeter.commands.demo import family_table
+    from ragmeter.workflows.demo import FAMILIES, compare_all, evaluate_all
 
     data, systems = _small_systems()
     evaluation = evaluate_all(data, systems)

@@ -225,13 +225,16 @@ static int parse_grade(const char *p, size_t n, int64_t *out) {
 
 /* ---------------------------------------------------------------- TREC parsing */
 
-/* byte classes: 0 field char, 1 blank (space, tab), 2 newline, 3 unsupported */
+/* byte classes: 0 field char, 1 blank (space, \t, \v, \f), 2 newline, 3 unsupported (declined:
+   \r, which the line-by-line path reads with a warning, control bytes, non-ASCII) */
 static unsigned char CLS[256];
 
 static void init_classes(void) {
     for (int c = 0; c < 256; c++) CLS[c] = (c > 0x20 && c < 0x7f) ? 0 : 3;
     CLS[' '] = 1;
     CLS['\t'] = 1;
+    CLS['\v'] = 1; /* C isspace: trec_eval splits fields on \v and \f too */
+    CLS['\f'] = 1;
     CLS['\n'] = 2;
 }
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import RagmeterError
+from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
@@ -46,11 +47,11 @@ if TYPE_CHECKING:
     from ragmeter.sweep import Sweep
 
 #: classical measures of the report when none are given (as ``ragmeter compare``)
-CLASSICAL_DEFAULTS = ("ndcg@10", "map", "recall@100", "mrr", "P@10")
+CLASSICAL_DEFAULTS = DEFAULT_MEASURES
 #: set-based measures added at the report's K when the grades fit the utility scale
 SET_DEFAULTS = ("ra_nwg", "proc", "pct_proc", "n_recall4p", "harm")
 #: coverage measures when sub-question judgments are given
-COVERAGE_DEFAULTS = ("coverage", "alpha_ndcg@20")
+COVERAGE_DEFAULTS = COVERAGE_MEASURES
 #: most measures drawn as per-query distributions, and most sub-question queries listed
 MAX_DISTRIBUTION_PANELS = 12
 MAX_COVERAGE_QUERIES = 30
