@@ -394,3 +394,28 @@ def test_missing_matplotlib_names_the_extra(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(MissingExtraError, match=r"ragmeter\[report\]"):
         render_html_report(example["evaluation"], **FAST)  # type: ignore[arg-type]
+
+
+def test_report_sweep_is_the_summary_evaluation() -> None:
+    """One name, one number: the report's K-sweep plots the summary's own measures (with
+    their parameters), evaluated with the summary's inputs, so at each measure's K the
+    curve holds the summary's value (the evaluation's)."""
+    from ragmeter.data import example_path
+    from ragmeter.report.html import summary_sweep
+
+    qrels = read_qrels(example_path("qrels.txt"))
+    judgments = read_judgments(example_path("judgments.jsonl"))
+    runs = [read_run(EXAMPLES / "run_bm25.txt")]
+    names = ["ndcg@10(rel_level=3)", "coverage@5", "alpha_ndcg@10", "P@5", "map"]
+    ev = ragmeter.evaluate(runs, qrels, names, judgments=judgments, context_k=3, rel_level=2)
+    swept = summary_sweep(ev, [r.name for r in ev.runs], "1:12")
+    assert swept is not None
+    bases = ["ndcg(rel_level=3)", "coverage", "alpha_ndcg", "precision"]
+    assert [str(m) for m in swept.base] == bases
+    curves = swept.curves()[runs[0].name]
+    for m, base in zip(ev.measures[:4], bases, strict=True):
+        point = next(p for p in curves[base] if p["k"] == m.k)
+        assert point["mean"] == ev.run.aggregate(m).value, str(m)
+    html_text = render_html_report(ev, runs=runs, qrels=qrels, judgments=judgments, **FAST)
+    sweep_part = html_text.split('id="sweep"')[1].split("</section>")[0]
+    assert "ndcg(rel_level=3)" in sweep_part and "map" not in sweep_part

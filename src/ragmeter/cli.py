@@ -158,7 +158,7 @@ def measures() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ragmeter.metrics.registry import REGISTRY
+    from ragmeter.measures import REGISTRY
 
     table = Table(title="ragmeter measures", title_justify="left")
     table.add_column("name", no_wrap=True)

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.comparison import Comparison
 
 
@@ -70,7 +70,7 @@ def family_table(
     """Rows = systems, columns = the family's measures: mean and the verdict against BM25."""
     from rich.table import Table
 
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     table = Table(title=f"{family} (K = {K})", title_justify="left")
     table.add_column("system")

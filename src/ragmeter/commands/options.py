@@ -154,9 +154,11 @@ ContextOrSweep = Annotated[
     str,
     typer.Option(
         "--k",
-        help="Context size of the coverage measures: N or 'oracle' (|P*|). Without "
-        "--judgments, or given as a range/list (1:50, 1,5,10, 1:50:5): a cutoff sweep of "
-        "the -m measures (given without @k), every K in one pass.",
+        help="With --judgments, N: the coverage measures given without @K (coverage, "
+        "density, alpha_ndcg) are read at the top N and named so (coverage@N); 'oracle': "
+        "their defaults (|P*| per query; 20 for alpha_ndcg). Without --judgments, or as a "
+        "range/list (1:50, 1,5,10, 1:50:5): a cutoff sweep of the -m measures (given "
+        "without @K), every K in one pass; a swept m at K is m@K.",
     ),
 ]
 Tokenizer = Annotated[

@@ -16,7 +16,7 @@ from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.comparison import Comparison
     from ragmeter.sweep import Sweep
 

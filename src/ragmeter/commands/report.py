@@ -75,7 +75,11 @@ def report_command(
     ] = None,
     context_k: Annotated[
         str,
-        typer.Option("--context-k", help="Context size of the coverage measures: N or 'oracle'."),
+        typer.Option(
+            "--context-k",
+            help="@K of the coverage measures given without one (coverage → coverage@N, "
+            "under that name) or 'oracle' (|P*| per query).",
+        ),
     ] = "oracle",
     tau: Annotated[
         int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")

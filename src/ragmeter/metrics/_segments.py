@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
 from ragmeter.core.sums import log2_of_int, segment_sums
-from ragmeter.metrics.registry import FloatArray, Measure
+from ragmeter.measures import FloatArray, Measure
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

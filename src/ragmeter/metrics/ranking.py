@@ -16,6 +16,7 @@ import numpy as np
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -28,7 +29,6 @@ from ragmeter.metrics._segments import (
     safe_divide,
     sum_within,
 )
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 
 def _positive(value: int | float) -> str | None:

@@ -26,6 +26,7 @@ import numpy.typing as npt
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     cutoff_per_query,
     discounted,
@@ -36,7 +37,6 @@ from ragmeter.metrics._segments import (
     within,
 )
 from ragmeter.metrics.ranking import GAINS, REL_LEVEL, bpref, iprec_at_recall, rel_level
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.core.align import Missing, align, pool_membership
+from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.sums import sequential_mean
 
@@ -139,25 +139,19 @@ def diagnose(
     missing: Missing = "zero",
 ) -> Diagnosis:
     """Classify each query of ``run`` (see the module docstring); one alignment."""
-    from ragmeter.evaluation import _evaluation_options, compute, resolve_measures
+    from ragmeter.evaluation import EvalInputs, compute, prepare, resolve_measures
     from ragmeter.metrics import setwise
 
     if k < 1:
         raise ValueError(f"k must be ≥ 1, got {k}")
-    al = align(run, qrels, missing=missing)
-    al = replace(al, options={**_evaluation_options(grade_map), "head_width": k})
-    in_pool, outside = pool_membership(
-        al, pool if pool is not None else run, qrels, depth=pool_depth, selection=k
+    inputs = EvalInputs(
+        qrels, missing=missing, pool=pool, pool_depth=pool_depth, grade_map=grade_map
     )
-    al = replace(al, label_in_pool=in_pool, _cache={})
     measures = resolve_measures([f"ra_nwg@{k}", f"proc@{k}", f"pct_proc@{k}"], default_k=k)
+    prepared = prepare(run, inputs, measures)
+    al = prepared.aligned
     values = compute(al, measures)
-    warnings = []
-    if outside:
-        warnings.append(
-            f"run '{run.name}': {outside} judged item(s) of the top {k} are not in the pool; "
-            "RA-nWG can then exceed PROC (%PROC > 1)"
-        )
+    warnings = list(prepared.warnings)
     queries = [
         QueryDiagnosis(
             str(qid),

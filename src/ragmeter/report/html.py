@@ -8,8 +8,10 @@ Sections, each shown only when its inputs are there:
 * **Summary** — every run × measure: mean with its bootstrap CI and, against the baseline,
   the paired difference with its CI, the corrected p-value and ▲/▼ (from
   :func:`ragmeter.stats.compare`, formatted as ``ragmeter compare`` does);
-* **K-sweep** — the mean of nDCG and the set-based measures (or coverage) at every K
-  (:func:`ragmeter.sweep.sweep`), needs the runs;
+* **K-sweep** — the summary's own measures written with ``@K`` (same parameters) at every K,
+  evaluated with the runs and inputs of the summary's evaluation
+  (:func:`ragmeter.evaluation.sweep_evaluation`), so each curve passes through the summary's
+  value at its K; needs the runs (evaluated, not loaded from a store);
 * **PROC vs %PROC** — one point per query in the diagnosis regions, the counts and the 2×2
   matrix (:func:`ragmeter.report.diagnosis.diagnose`), needs the runs and graded qrels on
   (or mapped to) the 1..5 utility scale;
@@ -33,18 +35,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import RagmeterError
+from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
+    from ragmeter.evaluation import Sweep
     from ragmeter.io._common import PathLike
     from ragmeter.report.diagnosis import Diagnosis
     from ragmeter.report.queries import SubquestionCoverage, WorstQuery
     from ragmeter.stats.comparison import Comparison, MetricSummary
-    from ragmeter.sweep import Sweep
 
 #: classical measures of the report when none are given (as ``ragmeter compare``)
 CLASSICAL_DEFAULTS = DEFAULT_MEASURES
@@ -96,17 +98,34 @@ def default_measures(
     return out
 
 
-def sweep_measures(*, set_based: bool, coverage: bool) -> list[str]:
-    """Measures swept over K: nDCG with the set-based family (else P and recall, unless
-    coverage is swept); plus coverage and α-nDCG with judgments."""
-    out = ["ndcg"]
-    if set_based:
-        out += SET_DEFAULTS[:4]
-    elif not coverage:
-        out += ["P", "recall"]
-    if coverage:
-        out += ["coverage", "alpha_ndcg"]
-    return out
+def summary_sweep(
+    evaluation: Evaluation, names: Sequence[str], ks: Sequence[int] | str
+) -> Sweep | None:
+    """The K-sweep of the summary's own measures: each one written with ``@K`` (parameters
+    kept: ``ndcg@10(rel_level=3)`` sweeps ``ndcg(rel_level=3)``), evaluated with the runs and
+    inputs of ``evaluation`` (:func:`ragmeter.evaluation.sweep_evaluation`), so each curve
+    passes through the summary's value at its K. ``None`` when no summary measure has a
+    cutoff or a run's inputs are not at hand (results loaded from a store)."""
+    from ragmeter.evaluation import Evaluation as Ev
+    from ragmeter.evaluation import sweep_evaluation, sweepable
+
+    chosen = [r for r in evaluation.runs if r.name in names]
+    measures = sweepable(m for m in evaluation.measures if m.k is not None)
+    if not chosen or not measures or any(r.source is None for r in chosen):
+        return None
+    part = Ev(tuple(chosen), evaluation.measures, evaluation.warnings)
+    return sweep_evaluation(part, ks, measures)
+
+
+def _coverage_context(
+    evaluation: Evaluation, given: int | Literal["oracle"] | None
+) -> int | Literal["oracle"] | None:
+    """The context of the sub-question table: the summary's coverage measure's (``@K``, or
+    the oracle ``|P*|`` without one), else ``given``."""
+    for m in evaluation.measures:
+        if m.family == "coverage":
+            return "oracle" if m.k is None else int(m.k)
+    return given
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -175,22 +194,8 @@ def render_html_report(
             return {"pool": chosen[0], "pool_depth": chosen[1]}
         return {"pool": chosen, "pool_depth": pool_depth}
 
-    if sweep is None and paired and (qrels is not None or judgments is not None):
-        from ragmeter.sweep import Sweep
-        from ragmeter.sweep import sweep as run_sweep
-
-        options: dict[str, Any] = {"grade_map": grade_map, "rel_level": rel_level}
-        if judgments is not None:
-            options.update(judgments=judgments, tau=tau)
-        names = sweep_measures(
-            set_based=set_based and qrels is not None, coverage=judgments is not None
-        )
-        parts = [
-            run_sweep([run], qrels, names, sweep_ks, **options, **pool_of(run.name))
-            for _, run in paired
-        ]
-        merged = Evaluation.concat([p.evaluation for p in parts])
-        sweep = Sweep(merged, parts[0].base, parts[0].ks)
+    if sweep is None and paired:
+        sweep = summary_sweep(evaluation, [res.name for res, _ in paired], sweep_ks)
     if sweep is not None:
         sections.append(_sweep_section(sweep, k))
 
@@ -211,7 +216,10 @@ def render_html_report(
         from ragmeter.report.queries import subquestion_coverage
 
         cov = subquestion_coverage(
-            [run for _, run in paired], judgments, context_k=context_k, tau=tau
+            [run for _, run in paired],
+            judgments,
+            context_k=_coverage_context(evaluation, context_k),
+            tau=tau,
         )
         sections.append(_coverage_section(cov))
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.judgments import DEFAULT_TAU, Judgments
-from ragmeter.core.results import RunResult
+from ragmeter.evaluation.results import RunResult
 
 
 @dataclass(frozen=True)
@@ -155,20 +155,18 @@ def subquestion_coverage(
     """Per judged query (or those of ``queries``) and sub-question: answerable, and covered by
     each run's context (top ``context_k``; ``"oracle"``/None: ``|P*|`` of the query), with
     the alignment and the coverage computation of :func:`ragmeter.evaluate`."""
-    from dataclasses import replace
-
-    from ragmeter.core.align import align
-    from ragmeter.evaluation import _with_coverage
+    from ragmeter.evaluation import EvalInputs, prepare, resolve_measures
     from ragmeter.metrics.coverage import covered_questions
 
     answerable = judgments.answerable(tau)
     starts = judgments.question_offsets
+    k = None if context_k in (None, "oracle") else int(context_k)
+    inputs = EvalInputs(judgments.query_qrels(), judgments=judgments, tau=tau, context_k=k)
+    measures = resolve_measures(["coverage"], default_k=1, context_k=k)
     flags = []
     for run in runs:
-        al = align(run, judgments.query_qrels(), missing="zero")
-        al = replace(al, options={})
-        al = _with_coverage(al, run, judgments, context_k=context_k, tau=tau)
-        flags.append(covered_questions(al, tau=tau))
+        al = prepare(run, inputs, measures).aligned
+        flags.append(covered_questions(al, tau=tau, k=k))
     index = judgments.index()
     chosen = list(index) if queries is None else [q for q in queries if q in index]
     rows = []

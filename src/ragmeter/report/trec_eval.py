@@ -42,7 +42,7 @@ from ragmeter.core.align import Aligned, align
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure
 from ragmeter.metrics.trec_measures import relstring_text
 
@@ -291,9 +291,7 @@ def _judged_only(al: Aligned) -> Aligned:
     keep = al.grades >= 0
     lengths = np.bincount(al.query_of_item[keep], minlength=al.n_queries)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return replace(
-        al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep], _cache={}
-    )
+    return replace(al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep])
 
 
 def _first_duplicate(

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
-from ragmeter.metrics.registry import Aggregation
+from ragmeter.measures import Aggregation
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ragmeter.workflows.evaluate import EvaluationSettings, read_runs
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.comparison import Comparison
 
 
@@ -74,8 +74,8 @@ def baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> 
 
 def compare_files(request: CompareRequest) -> CompareOutcome:
     """Read, evaluate and compare the runs of ``request``."""
-    from ragmeter.core.results import Evaluation
     from ragmeter.evaluation import evaluate
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.readers import read_qrels
     from ragmeter.stats.comparison import compare
     from ragmeter.workflows.saving import input_files

@@ -22,7 +22,7 @@ from ragmeter.errors import MissingExtraError
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Answers, Corpus, Judgments
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.answers import AnswerSample
     from ragmeter.stats.comparison import Comparison
 
@@ -45,7 +45,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "harm@10",
         f"ra_nwg@{TOKEN_BUDGET}t",
     ),
-    "coverage": ("coverage", "alpha_ndcg@20", "density"),
+    # the context is in the name: coverage of the top K (coverage alone is the oracle |P*|)
+    "coverage": (f"coverage@{K}", "alpha_ndcg@20", f"density@{K}"),
 }
 #: the same for every system (one set of generated answers), so shown but not compared
 ANSWER_MEASURES = ("answer_coverage",)
@@ -145,8 +146,8 @@ def retrieve_all(data: ExampleData, step: Callable[[str], Any]) -> Systems:
 
 def evaluate_all(data: ExampleData, systems: Systems) -> Evaluation:
     """Every family for every system (one evaluation; each system with its own pool)."""
-    from ragmeter.core.results import Evaluation
     from ragmeter.evaluation import evaluate
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.lengths import read_passage_lengths
 
     measures = [m for family in FAMILIES.values() for m in family] + list(ANSWER_MEASURES)
@@ -164,7 +165,6 @@ def evaluate_all(data: ExampleData, systems: Systems) -> Evaluation:
             judgments=data.judgments,
             corpus=data.corpus,
             answers=data.answers,
-            context_k=K,
             passage_lengths=lengths,
         )
         for name, run in systems.runs.items()
@@ -235,7 +235,6 @@ def write_report(
                 for name in systems.runs
             },
             rel_level=REL_LEVEL,
-            context_k=K,
             title="ragmeter demo: four retrievers on the Vellmar transit example",
         )
     except MissingExtraError as exc:  # matplotlib is not installed
@@ -275,7 +274,7 @@ def results_json(
 ) -> str:
     """``results.json``: settings, families, the evaluation (per query), the comparison,
     the answer metrics and the seconds of each stage; NA is ``null``."""
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     doc = {
         "settings": {

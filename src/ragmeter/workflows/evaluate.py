@@ -18,9 +18,9 @@ from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
-    from ragmeter.core.results import Evaluation
-    from ragmeter.metrics.registry import Measure
-    from ragmeter.sweep import Sweep
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.evaluation.sweep import Sweep
+    from ragmeter.measures import Measure
 
 #: evaluation options recorded with a saved evaluation (the others are inputs, hashed)
 SAVED_OPTIONS = ("missing", "rel_level", "depth", "default_k", "pool_depth", "grade_map")
@@ -145,7 +145,7 @@ class MeasureInputs:
     def options(self, names: Sequence[str | Measure]) -> dict[str, Any]:
         """Read only when a measure needs them; a missing one is left for the measure to
         report."""
-        from ragmeter.metrics.registry import parse_measures
+        from ragmeter.measures import parse_measures
 
         out: dict[str, Any] = {}
         measures = parse_measures(names)
@@ -186,7 +186,7 @@ class EvaluateRequest:
 
     def sweep_ks(self) -> list[int] | None:
         """The cutoffs of a sweep, or ``None`` for a single evaluation."""
-        from ragmeter.sweep import parse_ks
+        from ragmeter.evaluation.sweep import parse_ks
 
         if self.k == "oracle":
             return None
@@ -207,14 +207,14 @@ class EvaluateOutcome:
 
 def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
     """Read the files of ``request``, evaluate (or sweep) and describe the parameters."""
-    from ragmeter.sweep import Sweep, expand
+    from ragmeter.evaluation.sweep import Sweep, expand
 
     requested = request.default_measures()
     ks = request.sweep_ks()
     names: list[Any] = list(requested)
     base: list[Measure] = []
     if ks is not None:
-        from ragmeter.metrics.registry import parse_measures
+        from ragmeter.measures import parse_measures
 
         base = list(parse_measures(requested))
         names = [str(m) for m in expand(base, ks)]
@@ -233,8 +233,8 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
 def _evaluate(
     runs: Sequence[Path], qrels: Path | None, names: list[Any], options: dict[str, Any], crux: bool
 ) -> Evaluation:
-    from ragmeter.core.results import Evaluation
     from ragmeter.evaluation import evaluate
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.readers import read_qrels, read_run
 
     if qrels is None and crux:

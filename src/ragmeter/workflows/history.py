@@ -15,7 +15,7 @@ from ragmeter.errors import StoreError
 from ragmeter.workflows.compare import CompareSettings
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation, RunResult
+    from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.stats.comparison import Comparison
     from ragmeter.store import StoredEvaluation
     from ragmeter.store.sql import Store
@@ -92,7 +92,7 @@ def paired(
 ) -> tuple[Evaluation, list[str], list[str]]:
     """Both runs in one Evaluation (named by their evaluation), the measures both have (or
     those asked for), and notes on what differs between the two evaluations."""
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
 
     base_label = f"#{base_stored.id} {base_run.name}"
     new_label = f"#{new_stored.id} {new_run.name}"

@@ -16,7 +16,7 @@ from ragmeter.workflows.evaluate import EvaluationSettings
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.store import SavedEvaluation
 
 
