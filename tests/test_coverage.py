@@ -479,3 +479,16 @@ def test_native_coverage_greedies_match_pure(seed: int, monkeypatch: pytest.Monk
         assert got.dtype == want.dtype
         assert got.tobytes() == want.tobytes()  # bit for bit
     assert native_values.tobytes() == pure_values.tobytes()
+
+
+@pytest.mark.parametrize("flag", ["--questions", "--answers"])
+def test_cli_coverage_inputs_without_judgments_are_an_error(flag: str) -> None:
+    # both serve only the coverage measures: without --judgments they would be ignored
+    source = EXAMPLES / ("questions.jsonl" if flag == "--questions" else "answers_bm25.jsonl")
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", str(EXAMPLES / "run_bm25.txt"), "--qrels", str(EXAMPLES.parent / "qrels.txt"),
+         flag, str(source)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{flag} is used with --judgments" in result.output

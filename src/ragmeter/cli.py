@@ -116,6 +116,9 @@ def evaluate(
         pool_depth=pool_depth,
         grade_map=grade_map,
     )
+    for given, flag in ((questions, "--questions"), (answers, "--answers")):
+        if given and judgments is None:  # both only serve the coverage measures
+            fail(RagmeterError(f"{flag} is used with --judgments; give the judgments too"))
     coverage = None
     if judgments is not None:
         coverage = flow.CoverageInputs(judgments, questions, corpus, answers or (), context_k, tau)

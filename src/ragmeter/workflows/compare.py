@@ -7,7 +7,7 @@ settings), then compared with a baseline by :func:`ragmeter.stats.compare` (SPEC
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,7 +35,7 @@ class CompareSettings:
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ragmeter.stats.compare`."""
-        return dict(self.__dict__)
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
     coverage = request.coverage
     if coverage is not None:
         if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
-            coverage = CoverageInputs(**{**coverage.__dict__, "context_k": "oracle"})
+            coverage = replace(coverage, context_k="oracle")
         options.update(coverage.options(len(request.runs)))
     evaluation = _evaluate(request.runs, request.qrels, names, options, coverage is not None)
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None

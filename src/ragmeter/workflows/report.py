@@ -91,9 +91,7 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     if len(run_objs) > 1:
         from ragmeter.stats.comparison import compare
 
-        kwargs = request.compare.options()
-        del kwargs["alpha"], kwargs["confidence"]  # the report keeps compare's defaults
-        comparison = compare(evaluation, baseline=base, **kwargs)
+        comparison = compare(evaluation, baseline=base, **request.compare.options())
     try:
         _write(request, evaluation, run_objs, qrels_obj, coverage, comparison, base, options)
     except OSError as exc:
