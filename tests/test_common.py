@@ -20,7 +20,9 @@ import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
 from ragmeter.core.judgments import Answers, Corpus, Judgments
-from ragmeter.evaluation import EvalInputs, prepare, sweep
+from ragmeter.errors import MissingInputError
+from ragmeter.evaluation import EvalInputs, evaluate_samples, prepare, sweep
+from ragmeter.io.answers import AnswerSample
 from ragmeter.io.utilities import Utilities
 from ragmeter.measures import REGISTRY, Family
 from ragmeter.stats.aggregate import aggregate
@@ -44,6 +46,9 @@ def _scaled(family: Family) -> dict[str, Any]:
 
 #: the side inputs this file can build, by the name a family's ``needs`` uses
 BUILT = {"qrels", "judgments", "corpus", "answers", "utilities"}
+#: per-sample families score answer samples, not runs: checked by the test_sample_* below
+SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
+RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
 
 
 def _side_inputs(
@@ -135,7 +140,7 @@ def _check_values(values: np.ndarray, n_queries: int, where: str) -> None:
     assert not np.isinf(values).any(), f"{where}: infinite value"
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_one_float_per_query(family: Family, seed: int) -> None:
     run_dict, qrels_dict = _random_inputs(seed)
@@ -152,7 +157,7 @@ def test_one_float_per_query(family: Family, seed: int) -> None:
             assert agg.mean is None or np.isfinite(agg.mean), str(m)
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize(
     ("case", "run_dict", "qrels_dict", "missing"),
     DEGENERATE,
@@ -195,7 +200,7 @@ def _shuffled(
     return out
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_invariant_under_query_permutation(family: Family, seed: int) -> None:
     run_dict, qrels_dict = _random_inputs(seed)
@@ -216,7 +221,7 @@ def test_invariant_under_query_permutation(family: Family, seed: int) -> None:
         np.testing.assert_array_equal(a.column(m), b.column(m)[order], err_msg=str(m))
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 def test_deterministic(family: Family) -> None:
     run_dict, qrels_dict = _random_inputs(7)
     run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
@@ -243,7 +248,7 @@ def test_family_metadata(family: Family) -> None:
 
 
 #: every family with a rank cutoff (a float cutoff is a recall level, not swept over K)
-SWEPT = [f for f in FAMILIES if f.cutoff != "none" and f.cutoff_type is int]
+SWEPT = [f for f in RUN_FAMILIES if f.cutoff != "none" and f.cutoff_type is int]
 
 
 @pytest.mark.parametrize("family", SWEPT, ids=[f.name for f in SWEPT])
@@ -264,3 +269,76 @@ def test_sweep_at_k_is_the_single_k_evaluation(family: Family, seed: int) -> Non
         assert single.measures == (m,)
         np.testing.assert_array_equal(swept.column(m), single.column(m), err_msg=str(m))
         assert swept.aggregate(m).value == single.aggregate(m).value, str(m)
+
+
+WORDS = ["Paris", "is", "the", "capital", "of", "France", "a", "cat", "日本", "东京", "", "!"]
+
+
+def _random_samples(seed: int) -> list[AnswerSample]:
+    rng = random.Random(seed)
+
+    def text() -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6)))
+
+    return [
+        AnswerSample(
+            id=f"s{i}",
+            query=text(),
+            context=tuple(text() for _ in range(rng.randint(0, 3))),
+            generated_answer=text(),
+            reference_answer=text(),
+            retrieved=None if rng.random() < 0.3 else tuple(text() for _ in range(3)),
+        )
+        for i in range(rng.randint(1, 8))
+    ]
+
+
+def _sample_measures(family: Family) -> list[Measure]:
+    if family.name in ("rouge_l", "bleu"):
+        pytest.importorskip("rouge_score" if family.name == "rouge_l" else "sacrebleu")
+    return _measures(family)
+
+
+@pytest.mark.parametrize("family", SAMPLE_FAMILIES, ids=[f.name for f in SAMPLE_FAMILIES])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sample_family_one_float_per_sample(family: Family, seed: int) -> None:
+    samples = _random_samples(seed)
+    result = evaluate_samples(samples, _sample_measures(family)).run
+    assert list(result.query_ids) == [s.id for s in samples]
+    for j, m in enumerate(result.measures):
+        _check_values(result.values[:, j], len(samples), str(m))
+        agg = result.aggregate(m)
+        assert agg.n == len(samples)
+        assert agg.n_defined == int((~np.isnan(result.values[:, j])).sum())
+
+
+@pytest.mark.parametrize("family", SAMPLE_FAMILIES, ids=[f.name for f in SAMPLE_FAMILIES])
+def test_sample_family_is_per_sample(family: Family) -> None:
+    """A sample's value does not depend on the others, their order or the measures beside it,
+    and a run is refused with a message naming the per-sample entry."""
+    samples = _random_samples(11)
+    measures = _sample_measures(family)
+    together = evaluate_samples(samples, measures).run
+    backwards = evaluate_samples(samples[::-1], list(reversed(measures))).run
+    for m in measures:
+        np.testing.assert_array_equal(together.column(m), backwards.column(m)[::-1], str(m))
+        for i, s in enumerate(samples):
+            alone = evaluate_samples([s], [m]).run.column(m)
+            np.testing.assert_array_equal(alone, together.column(m)[i : i + 1], str(m))
+    with pytest.raises(MissingInputError, match="evaluate_samples"):
+        evaluate(Run.from_dict({"q": {"a": 1.0}}), Qrels.from_dict({"q": {"a": 1}}), measures)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sample_families_match_the_answers_report(seed: int) -> None:
+    """The registered families give ``ragmeter answers``'s per-sample numbers."""
+    from ragmeter.metrics.answers import evaluate_answers
+
+    samples = _random_samples(seed)
+    report = evaluate_answers(samples, k=1, text_metrics=("token_f1", "exact_match"))
+    names = ["keyword_overlap", "context_coverage", "containment@1", "token_f1", "exact_match"]
+    result = evaluate_samples(samples, names).run
+    for row, values in zip(report["per_sample"], result.values.tolist(), strict=True):
+        for name, value in zip(names, values, strict=True):
+            want = row[name.split("@")[0]]
+            assert (value != value and want is None) or value == want, (name, row["id"])

@@ -20,13 +20,13 @@ from ragmeter.io.readers import read_qrels, read_run
 pytest.importorskip("matplotlib", reason="the HTML report draws its charts with matplotlib")
 pytest.importorskip("scipy", reason="the report's comparison uses scipy's t distribution")
 
+from ragmeter.analysis.queries import subquestion_coverage, worst_queries
 from ragmeter.report.html import (
     default_measures,
     render_html_report,
     set_measures_apply,
     write_html_report,
 )
-from ragmeter.report.queries import subquestion_coverage, worst_queries
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CRUX = EXAMPLES / "crux"
@@ -208,7 +208,7 @@ def test_sections_need_their_inputs(example: dict[str, object]) -> None:
 
 
 def test_each_run_can_have_its_own_pool(example: dict[str, object]) -> None:
-    from ragmeter.report.diagnosis import diagnose
+    from ragmeter.analysis.diagnosis import diagnose
 
     qrels, runs = example["qrels"], example["runs"]
     bm25, dense = runs  # type: ignore[misc]

@@ -166,6 +166,7 @@ def measures() -> None:
     table = Table(title="ragmeter measures", title_justify="left")
     table.add_column("name", no_wrap=True)
     table.add_column("cutoff", no_wrap=True)
+    table.add_column("without @k", max_width=28)
     table.add_column("parameters", max_width=32)
     table.add_column("aliases", max_width=24)
     table.add_column("summary", ratio=1)
@@ -173,6 +174,7 @@ def measures() -> None:
         table.add_row(
             fam.name,
             {"none": "", "optional": "@k optional", "required": "@k"}[fam.cutoff],
+            fam.default_context if fam.cutoff == "optional" else "",
             ", ".join(p.name for p in fam.params),
             ", ".join(fam.aliases),
             fam.summary,

@@ -5,6 +5,7 @@
   evaluation, and one alignment of a run joined with what the requested families declare
   they need; :func:`evaluate_inputs` evaluates runs with given inputs;
 * :func:`sweep` / :func:`sweep_evaluation` — every measure at every K in one pass per run;
+* :func:`evaluate_samples` — answer samples × per-sample families → :class:`Evaluation`;
 * :class:`Evaluation` / :class:`RunResult` — per-query values, aggregates and warnings; each
   run result keeps the run and inputs it came from, so a sweep, a report, a comparison or a
   diagnosis of it uses the same ones.
@@ -26,6 +27,7 @@ from ragmeter.evaluation.engine import (
 )
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.evaluation.samples import evaluate_samples
 from ragmeter.evaluation.sweep import Sweep, expand, parse_ks, sweep, sweep_evaluation, sweepable
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "compute",
     "evaluate",
     "evaluate_inputs",
+    "evaluate_samples",
     "evaluation_options",
     "expand",
     "parse_ks",

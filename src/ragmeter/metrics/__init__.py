@@ -4,12 +4,21 @@ The registry (:mod:`ragmeter.measures`) imports this package on its first lookup
 """
 
 from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_measures
-from ragmeter.metrics import coverage, ranking, setwise, trec, trec_measures, udcg
+from ragmeter.metrics import (
+    answer_text,
+    coverage,
+    ranking,
+    setwise,
+    trec,
+    trec_measures,
+    udcg,
+)
 
 __all__ = [
     "REGISTRY",
     "Family",
     "Measure",
+    "answer_text",
     "coverage",
     "parse_measure",
     "parse_measures",
