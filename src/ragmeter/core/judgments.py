@@ -807,7 +807,8 @@ class CoverageView:
     """The coverage side of an :class:`~ragmeter.core.align.Aligned` view.
 
     The aligned items (a run's ranking, per evaluated query) joined to the judgment rows,
-    plus what the coverage measures need: the context size, τ, texts and answers.
+    plus what the coverage measures need: τ, texts and answers (the context size is each
+    measure's own: its ``@K``, else its family's default).
 
     Attributes:
         judgments: the judgments.
