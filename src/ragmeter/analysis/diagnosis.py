@@ -26,6 +26,7 @@ import numpy as np
 
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
+from ragmeter.core.sums import sequential_mean
 
 Category = Literal["retrieval-limited", "selection-limited", "fine", "undefined"]
 
@@ -183,7 +184,7 @@ def diagnose(
     means = {}
     for name, column in zip(("ra_nwg", "proc", "pct_proc"), values.T, strict=True):
         defined = column[~np.isnan(column)]
-        means[f"{name}@{k}"] = float(defined.mean()) if len(defined) else None
+        means[f"{name}@{k}"] = sequential_mean(defined) if len(defined) else None
     return Diagnosis(
         run.name,
         k,

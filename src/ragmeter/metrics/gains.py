@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure
-from ragmeter.metrics._segments import cutoff_per_query, discount, per_query_sum, within
+from ragmeter.metrics._segments import cutoff_per_query, discounted, per_query_sum, within
 
 IntArray = npt.NDArray[np.int64]
 
@@ -116,10 +117,7 @@ def ideal(al: Aligned, m: Measure) -> Ideal:
         npos = np.bincount(q, minlength=al.n_queries).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(npos)]).astype(np.int64)
         pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets[:-1], npos) + 1
-        terms = g * discount(pos)
-        cs = np.cumsum(terms)
-        before = np.concatenate([[0.0], cs])[offsets[:-1]]
-        cum = cs - np.repeat(before, npos)
+        cum = sums.segment_cumsum(discounted(g, pos), offsets)
         return Ideal(g, offsets, npos, cum)
 
     key = ("trec_ideal", text)
@@ -139,7 +137,7 @@ def per_query_sum_ideal(al: Aligned, ide: Ideal) -> FloatArray:
 def gain_dcg(al: Aligned, m: Measure) -> FloatArray:
     """DCG@k under the gain map: Σ_{r ≤ k, g_r ≠ 0} g_r / log2(r + 1) (gains may be negative)."""
     k = cutoff_per_query(al, m)
-    terms = item_gains(al, m) * discount(al.ranks)
+    terms = discounted(item_gains(al, m), al.ranks)
     return per_query_sum(al, np.where(within(al, k), terms, 0.0))
 
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     cutoff_per_query,
-    discount,
+    discounted,
     per_query_count,
     per_query_sum,
     running_count,
@@ -85,11 +86,8 @@ def parse_levels(text: str) -> tuple[float, ...]:
 
 
 def segment_cumsum(al: Aligned, values: FloatArray) -> FloatArray:
-    """Running sum of per-item ``values`` within each query (inclusive)."""
-    cs = np.cumsum(values, dtype=np.float64)
-    before = np.concatenate([[0.0], cs])[al.offsets[:-1]]
-    out: FloatArray = cs - np.repeat(before, al.lengths)
-    return out
+    """Running sum of per-item ``values`` within each query (inclusive), added in rank order."""
+    return sums.segment_cumsum(values, al.offsets)
 
 
 def _at_rank(al: Aligned, cumulative: FloatArray, k: IntArray) -> FloatArray:
@@ -252,7 +250,8 @@ def avg_iprec(al: Aligned, m: Measure) -> FloatArray:
     levels = parse_levels(m.param("levels"))
     total = np.zeros(al.n_queries, dtype=np.float64)
     rl = m.param("rel_level")
-    for x in levels:
+    # trec_eval adds the levels from the highest recall down (its walk up the ranking)
+    for x in reversed(levels):
         params = {} if rl is None else {"rel_level": rl}
         total += iprec_at_recall(al, Measure("iprec_at_recall", x, tuple(params.items())))
     return total / len(levels)
@@ -267,7 +266,7 @@ def bing(al: Aligned, m: Measure) -> FloatArray:
     level = rel_level(al, m)
     rel = al.relevant(level)
     nonrel_above = al.ranks - running_count(al, rel)
-    terms = np.where(rel, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
+    terms = np.where(rel, 1.0 / sums.log2_of_int(2 + nonrel_above), 0.0)
     return safe_divide(per_query_sum(al, terms), al.num_relevant(level))
 
 
@@ -288,7 +287,7 @@ def ngain(al: Aligned, m: Measure) -> FloatArray:
     denom = 2.0 + segment_cumsum(al, cost) - segment_cumsum(al, gains)
     nonzero = gains != 0
     terms = np.zeros(len(gains), dtype=np.float64)
-    terms[nonzero] = gains[nonzero] / np.log2(denom[nonzero])
+    terms[nonzero] = gains[nonzero] / sums.libm_log2(denom[nonzero])
     return safe_divide(per_query_sum(al, terms), per_query_sum_ideal(al, ide))
 
 
@@ -311,7 +310,7 @@ def ndcg_rel(al: Aligned, m: Measure) -> FloatArray:
     gains = item_gains(al, m)
     ide = ideal(al, m)
     q = al.query_of_item
-    cum = segment_cumsum(al, gains * discount(al.ranks))
+    cum = segment_cumsum(al, discounted(gains, al.ranks))
     kk = np.minimum(al.ranks, ide.npos[q])
     idcg_r = np.zeros(len(kk), dtype=np.float64)
     has_ideal = kk > 0
@@ -343,7 +342,7 @@ def rndcg(al: Aligned, m: Measure) -> FloatArray:
     """
     gains = item_gains(al, m)
     ide = ideal(al, m)
-    cum = segment_cumsum(al, gains * discount(al.ranks))
+    cum = segment_cumsum(al, discounted(gains, al.ranks))
     # boundaries inside the ideal list: label positions p (1-based) < npos with a change next
     nq = al.n_queries
     lq = np.repeat(np.arange(nq, dtype=np.int64), ide.npos)
@@ -498,8 +497,14 @@ def rbp(al: Aligned, m: Measure) -> FloatArray:
     does when they fall outside it; unjudged items gain 0.
     """
     p = float(m.param("p"))
-    weights = np.power(p, (al.ranks - 1).astype(np.float64))
+    weights = _rbp_weights(al, p)[al.ranks - 1]
     return (1.0 - p) * per_query_sum(al, _rbp_gains(al, m) * weights)
+
+
+def _rbp_weights(al: Aligned, p: float) -> FloatArray:
+    """``p^i`` for i = 0…longest ranking, each by one more multiplication (as trec_eval)."""
+    longest = int(al.lengths.max()) if al.n_queries else 0
+    return sums.power_table(p, longest)
 
 
 @register("rbp_resid", params=(PERSISTENCE,))
@@ -511,8 +516,9 @@ def rbp_resid(al: Aligned, m: Measure) -> FloatArray:
     """
     p = float(m.param("p"))
     unj = _unjudged(al)
-    weights = np.power(p, (al.ranks - 1).astype(np.float64))
-    tail = np.power(p, al.lengths.astype(np.float64))
+    table = _rbp_weights(al, p)
+    weights = table[al.ranks - 1]
+    tail = table[al.lengths]
     value = tail + (1.0 - p) * per_query_sum(al, np.where(unj, weights, 0.0))
     return np.where(per_query_count(al, unj) > 0, value, 0.0)
 

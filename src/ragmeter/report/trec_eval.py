@@ -40,8 +40,9 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned, align
 from ragmeter.core.data import Qrels, Run
+from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
-from ragmeter.measures import MIN_GEO_MEAN, Measure
+from ragmeter.measures import Measure
 from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure
 from ragmeter.metrics.trec_measures import relstring_text
 
@@ -377,6 +378,7 @@ def _query_block(
 def _summary(
     al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str
 ) -> str:
+    # trec_eval adds the per-query values in query order and divides by the query count
     n = al.n_queries
     parts = []
     for c, v in zip(columns, values, strict=True):
@@ -387,12 +389,11 @@ def _summary(
         elif c.spec.name == "num_q":
             parts.append(f"{'num_q':<22}\tall\t{n}\n")
         elif c.spec.integer:
-            parts.append(_line(c.label, "all", float(np.cumsum(v)[-1]), True))
+            parts.append(_line(c.label, "all", sequential_sum(v), True))
         elif c.measure is not None and c.measure.spec.aggregate == "gmean":
-            logs = np.cumsum(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1]
-            parts.append(_line(c.label, "all", float(np.exp(logs / n)), False))
+            parts.append(_line(c.label, "all", geometric_mean(v, n), False))
         else:
-            parts.append(_line(c.label, "all", float(np.cumsum(v)[-1]) / n, False))
+            parts.append(_line(c.label, "all", sequential_mean(v, n), False))
     return "".join(parts)
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ragmeter.core import sums
 from ragmeter.measures import MIN_GEO_MEAN, Measure
 from ragmeter.stats._common import FloatArray
 from ragmeter.stats.bootstrap import bootstrap_means, percentile_interval
@@ -407,10 +408,9 @@ def compare(
             rep = reps[summary_jobs[r][j]]
             if geometric[j]:
                 rep = np.exp(rep)
-                logs = scaled[:, r, j][defined[:, r, j]]
-                mean = float(np.exp(np.mean(logs))) if ok.size else math.nan
+                mean = sums.geometric_mean(ok) if ok.size else math.nan
             else:
-                mean = float(np.mean(ok)) if ok.size else math.nan
+                mean = sums.sequential_mean(ok) if ok.size else math.nan
             low, high = percentile_interval(rep, confidence)
             summaries.append(
                 MetricSummary(
