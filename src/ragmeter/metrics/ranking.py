@@ -29,6 +29,7 @@ from ragmeter.metrics._segments import (
     safe_divide,
     sum_within,
 )
+from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
 
 def _positive(value: int | float) -> str | None:
@@ -44,9 +45,6 @@ REL_LEVEL = Param(
 
 
 def _check_gains(text: str) -> str | None:
-    from ragmeter.errors import MeasureError
-    from ragmeter.metrics.trec_measures import parse_gains
-
     try:
         parse_gains(text)
     except MeasureError as exc:
@@ -236,8 +234,6 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     may be negative. Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_dcg
-
         _one_gain_rule(m)
         return gain_dcg(al, m)
     return _dcg(al, m, _linear_gain)
@@ -254,8 +250,6 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_ndcg
-
         _one_gain_rule(m)
         return gain_ndcg(al, m)
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
