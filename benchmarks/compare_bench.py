@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.metrics.registry import parse_measures
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import parse_measures
 from ragmeter.stats.comparison import compare
 from ragmeter.stats.paired import randomization_pvalues
 

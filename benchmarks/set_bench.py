@@ -14,10 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragmeter.core.align import align, pool_membership
-from ragmeter.core.side import side_options
-from ragmeter.evaluation import _evaluation_options, compute, resolve_measures
+from ragmeter.evaluation import compute, evaluation_options, resolve_measures
+from ragmeter.evaluation.side import side_options
 from ragmeter.io.readers import read_qrels, read_run
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 from ragmeter.sweep import expand
 
 HERE = Path(__file__).resolve().parent
@@ -45,11 +45,11 @@ def main() -> None:
         times = []
         for _ in range(args.repeat):
             al = align(run, qrels)
-            options = {**_evaluation_options("0:1,1:3,2:4,3:5"), **side_options(measures)}
+            options = {**evaluation_options("0:1,1:3,2:4,3:5"), **side_options(measures)}
             al = replace(al, options=options)
             k = max(int(m.k or 0) for m in measures)
             in_pool, _ = pool_membership(al, run, qrels, selection=k)
-            al = replace(al, label_in_pool=in_pool, _cache={})
+            al = replace(al, label_in_pool=in_pool)
             start = time.perf_counter()
             compute(al, measures)
             times.append(time.perf_counter() - start)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.metrics.registry import parse_measures
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import parse_measures
 from ragmeter.store import open_store
 
 

@@ -11,10 +11,24 @@ message, so the same prompt always gets the same answer) and can inject faults:
 Actions: ``("ok",)``, ``("delay", seconds)``, ``("status", code)`` /
 ``("status", code, {"Retry-After": "1"})``, ``("drop",)`` (close the connection without
 answering), ``("malformed",)`` (200 with a body that is not JSON), ``("garbage",)`` (200 with
-a reply text no parser can read), ``("reply", text)``.
+a reply text no parser can read), ``("reply", text)``, and the replies that are not a
+completion (:data:`NOT_COMPLETIONS`, each a 200 unless said): ``("null",)`` (``content:
+null``), ``("empty",)`` (``content: ""``), ``("no_choices",)``, ``("wrong_types", n)`` (the
+n-th of :data:`WRONG_TYPES`), ``("html",)``, ``("no_content",)`` (a 204), ``("short",)``
+(fewer body bytes than ``Content-Length``, then close), ``("continue",)`` (an interim ``100
+Continue`` before the real answer — a completion), ``("reset",)`` (a TCP reset, no answer),
+``("hang",)`` (no answer until the client hangs up).
+
+**Random faults**: with ``fault_rate`` > 0, each request gets, with that probability, one of
+``faults`` — drawn from a hash of (prompt, how often it was asked, ``fault_seed``), so a run
+is reproducible whatever the order requests arrive in — but never more than
+``max_faults_per_prompt`` in a row for one prompt (every pair is answered within a client's
+retries).
 
 Every request's prompt is counted (``seen``) so that tests can check how often each pair was
-asked. Run it in a thread (:class:`FakeServer`) or as a process::
+asked; ``answered`` counts the completions sent per prompt and ``asked_after_answer`` the
+requests for a prompt that had already been answered. Run it in a thread
+(:class:`FakeServer`) or as a process::
 
     python tests/judge_server.py --port 0 --latency 0.005   # prints "PORT <n>" when ready
 """
@@ -22,15 +36,51 @@ asked. Run it in a thread (:class:`FakeServer`) or as a process::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
+import socket
+import struct
 import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
 
 Action = tuple[Any, ...]
+
+#: 200 bodies that carry no completion text of the right type
+WRONG_TYPES: tuple[Any, ...] = (
+    {"choices": [{"message": {"role": "assistant", "content": 4}}]},
+    {"choices": "4"},
+    {"choices": [None]},
+    {"choices": [{"message": ["4"]}]},
+    {"choices": [{"message": {"role": "assistant", "content": ["4"]}}]},
+    [{"choices": [{"message": {"content": "4"}}]}],
+    {"error": {"message": "overloaded", "type": "server_error"}},
+)
+
+#: every fault the server can inject (for random fault runs)
+FAULTS: tuple[Action, ...] = (
+    ("status", 429, {"Retry-After": "0.2"}),
+    ("status", 500),
+    ("status", 502),
+    ("status", 503),
+    ("hang",),
+    ("malformed",),
+    ("no_choices",),
+    ("null",),
+    ("empty",),
+    *(("wrong_types", i) for i in range(len(WRONG_TYPES))),
+    ("html",),
+    ("reset",),
+    ("drop",),
+    ("short",),
+    ("no_content",),
+    ("continue",),
+)
+NOT_COMPLETIONS = ("null", "empty", "no_choices", "wrong_types", "html", "no_content")
+
 Responder = Callable[[dict[str, Any]], str]
 
 
@@ -69,6 +119,14 @@ class ServerState:
         self.max_active = 0
         self.logprobs: Callable[[dict[str, Any]], list[tuple[str, float]]] | None = None
         self.lock = threading.Lock()
+        self.fault_rate = 0.0
+        self.faults: tuple[Action, ...] = FAULTS
+        self.fault_seed = 0
+        self.max_faults_per_prompt = 4
+        self.answered: Counter[str] = Counter()
+        self.asked_after_answer = 0
+        self.injected: Counter[str] = Counter()
+        self._streak: Counter[str] = Counter()
 
     def action_for(self, prompt: str) -> Action:
         with self.lock:
@@ -77,6 +135,15 @@ class ServerState:
                     return action
             if self.script:
                 return self.script.popleft()
+            if self.fault_rate > 0 and self._streak[prompt] < self.max_faults_per_prompt:
+                key = f"{self.fault_seed}|{self.seen[prompt]}|{prompt}".encode()
+                draw = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+                if (draw >> 16) / 2.0**48 < self.fault_rate:
+                    self._streak[prompt] += 1
+                    action = self.faults[draw % len(self.faults)]
+                    self.injected[action[0]] += 1
+                    return action
+            self._streak[prompt] = 0
         return ("ok",)
 
 
@@ -116,11 +183,46 @@ def _completion(state: ServerState, request: dict[str, Any], text: str) -> bytes
 
 def _response(status: int, body: bytes, headers: dict[str, str] | None = None) -> bytes:
     reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests"}.get(status, "Status")
+    headers = {"Content-Type": "application/json", **(headers or {})}
     lines = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(body)}"]
-    lines.append("Content-Type: application/json")
-    for name, value in (headers or {}).items():
+    for name, value in headers.items():
         lines.append(f"{name}: {value}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Abort the connection with a TCP reset (RST), not an orderly close."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+def _reply(state: ServerState, request: dict[str, Any], action: Action) -> bytes | None:
+    """The bytes of a reply that is not a completion (None: the action answers)."""
+    kind = action[0]
+    if kind == "status":
+        headers = action[2] if len(action) > 2 else {}
+        payload = json.dumps({"error": {"message": f"injected {action[1]}"}})
+        return _response(action[1], payload.encode(), headers)
+    if kind == "malformed":
+        return _response(200, b'{"choices": [{"message": {"content": "4"')
+    if kind in ("null", "empty"):
+        body = json.loads(_completion(state, request, ""))
+        body["choices"][0]["message"]["content"] = None if kind == "null" else ""
+        return _response(200, json.dumps(body).encode())
+    if kind == "no_choices":
+        body = json.loads(_completion(state, request, ""))
+        body["choices"] = []
+        return _response(200, json.dumps(body).encode())
+    if kind == "wrong_types":
+        return _response(200, json.dumps(WRONG_TYPES[action[1]]).encode())
+    if kind == "html":
+        page = b"<html><body><h1>Service Unavailable</h1></body></html>"
+        return _response(200, page, {"Content-Type": "text/html"})
+    if kind == "no_content":
+        return b"HTTP/1.1 204 No Content\r\n\r\n"
+    return None
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, bytes] | None:
@@ -157,6 +259,8 @@ async def _handle(
             action = state.action_for(prompt)
             with state.lock:
                 state.seen[prompt] += 1
+                if state.answered[prompt]:
+                    state.asked_after_answer += 1
                 if state.keep_requests:
                     state.requests.append(request)
             state.active += 1
@@ -168,23 +272,38 @@ async def _handle(
                 if kind == "delay":
                     await asyncio.sleep(action[1])
                     kind = "ok"
+                elif kind == "hang":
+                    # no answer until the client gives up and closes (or 30 s)
+                    with contextlib.suppress(TimeoutError, ConnectionError):
+                        await asyncio.wait_for(reader.read(1), 30.0)
+                    kind = "drop"
             finally:
                 state.active -= 1
             if kind == "drop":
                 writer.close()
                 return
-            if kind == "status":
-                headers = action[2] if len(action) > 2 else {}
-                payload = json.dumps({"error": {"message": f"injected {action[1]}"}})
-                writer.write(_response(action[1], payload.encode(), headers))
-            elif kind == "malformed":
-                writer.write(_response(200, b'{"choices": [{"message": {"content": "4"'))
-            elif kind == "garbage":
-                writer.write(_response(200, _completion(state, request, "~~ ??? ~~")))
-            elif kind == "reply":
-                writer.write(_response(200, _completion(state, request, action[1])))
-            else:
-                writer.write(_response(200, _completion(state, request, state.responder(request))))
+            if kind == "reset":
+                _reset(writer)
+                return
+            if kind == "short":
+                whole = _response(200, _completion(state, request, state.responder(request)))
+                writer.write(whole[: len(whole) - 10])
+                await writer.drain()
+                writer.close()
+                return
+            reply = _reply(state, request, action)
+            if reply is None:
+                if kind == "continue":
+                    writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                text = action[1] if kind == "reply" else None
+                if kind == "garbage":
+                    text = "~~ ??? ~~"
+                reply = _response(
+                    200, _completion(state, request, text or state.responder(request))
+                )
+                with state.lock:
+                    state.answered[prompt] += 1
+            writer.write(reply)
             await writer.drain()
     except asyncio.CancelledError:
         pass
@@ -249,9 +368,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of faulty replies")
+    parser.add_argument(
+        "--faults",
+        default="",
+        help="comma-separated fault kinds to draw from (default: every one), e.g. null,empty",
+    )
+    parser.add_argument(
+        "--max-faults-per-prompt", type=int, default=4, help="consecutive faults per prompt"
+    )
     args = parser.parse_args()
     state = ServerState(latency=args.latency)
     state.keep_requests = False
+    state.fault_rate = args.fault_rate
+    state.max_faults_per_prompt = args.max_faults_per_prompt
+    if args.faults:
+        kinds = set(args.faults.split(","))
+        state.faults = tuple(f for f in FAULTS if f[0] in kinds)
 
     async def serve() -> None:
         server = await asyncio.start_server(

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ragmeter import InputError, MeasureError, Qrels, Run, evaluate
 from ragmeter.errors import MissingInputError
 from ragmeter.io.lengths import PassageLengths, make_token_counter, read_passage_lengths
-from ragmeter.metrics.registry import parse_measure
+from ragmeter.measures import parse_measure
 
 # grades [5, 4, 4, 3]: p5 = 1/4, p4 = 1/2, p3 = 1/4 → r5 = 4, r4 = 1, r3 = 0.4
 # → w4 = min(1/4, 1) = 0.25, w3 = min(0.4/4, 0.25) = 0.1

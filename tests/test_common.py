@@ -4,11 +4,13 @@ without touching this file.
 
 Each family is run on a few fixed random inputs and on degenerate ones (empty runs, qrels
 without relevant items, queries missing from the run, run queries missing from the qrels).
+Its side inputs are built from what it declares it needs (``Family.needs``: judgments, corpus,
+answers, utilities), so no family is skipped; and at every cutoff, a sweep gives the value a
+single evaluation of ``m@K`` gives, bit for bit.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -17,8 +19,12 @@ import numpy as np
 import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
-from ragmeter.core.align import align
-from ragmeter.metrics.registry import REGISTRY, Family
+from ragmeter.core.judgments import Answers, Corpus, Judgments
+from ragmeter.errors import MissingInputError
+from ragmeter.evaluation import EvalInputs, evaluate_samples, prepare, sweep
+from ragmeter.io.answers import AnswerSample
+from ragmeter.io.utilities import Utilities
+from ragmeter.measures import REGISTRY, Family
 from ragmeter.stats.aggregate import aggregate
 
 #: a family must not divide by zero or take the log of 0 silently (numpy RuntimeWarning)
@@ -38,10 +44,45 @@ def _scaled(family: Family) -> dict[str, Any]:
     return {"grade_map": pairs}
 
 
-def _skip_unless_qrels_only(family: Family) -> None:
-    other = set(family.needs) - {"qrels"}
-    if other:
-        pytest.skip(f"{family.name} needs {', '.join(sorted(other))}, not built here")
+#: the side inputs this file can build, by the name a family's ``needs`` uses
+BUILT = {"qrels", "judgments", "corpus", "answers", "utilities"}
+#: per-sample families score answer samples, not runs: checked by the test_sample_* below
+SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
+RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
+
+
+def _side_inputs(
+    family: Family,
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, int]],
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``evaluate`` keywords giving ``family`` every input it declares it needs, built at
+    random from the run and qrels (sub-question ratings for the judged docs, texts for every
+    doc, answers, utilities for every retrieved doc), plus the grade map of its scale."""
+    unknown = set(family.needs) - BUILT
+    assert not unknown, f"{family.name} needs {sorted(unknown)}: teach test_common to build it"
+    rng = random.Random(seed + 1000)
+    out = _scaled(family)
+    needs = set(family.needs)
+    if needs & {"judgments", "corpus", "answers"}:
+        widths = {q: rng.randint(1, 3) for q in qrels}
+        ratings = {
+            q: {d: [rng.choice([-1, 0, 2, 3, 4, 5]) for _ in range(widths[q])] for d in docs}
+            for q, docs in qrels.items()
+            if docs
+        }
+        out["judgments"] = Judgments.from_dict(ratings)
+        docs = sorted({d for r in run.values() for d in r} | {d for q in qrels.values() for d in q})
+        out["corpus"] = Corpus.from_dict({d: "word " * rng.randint(1, 9) for d in docs})
+        out["answers"] = Answers.from_dict(
+            {q: [rng.choice([0, 3, 5]) for _ in range(widths[q])] for q in ratings}
+        )
+    if "utilities" in needs:
+        out["utilities"] = Utilities.from_dict(
+            {q: {d: rng.random() for d in docs} for q, docs in run.items()}
+        )
+    return out
 
 
 def _measures(family: Family) -> list[Measure]:
@@ -99,15 +140,15 @@ def _check_values(values: np.ndarray, n_queries: int, where: str) -> None:
     assert not np.isinf(values).any(), f"{where}: infinite value"
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_one_float_per_query(family: Family, seed: int) -> None:
-    _skip_unless_qrels_only(family)
     run_dict, qrels_dict = _random_inputs(seed)
     run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
+    side = _side_inputs(family, run_dict, qrels_dict, seed)
     for missing in ("zero", "skip"):
-        aligned = align(run, qrels, missing=missing)  # type: ignore[arg-type]
-        aligned = dataclasses.replace(aligned, options=_scaled(family))
+        inputs = EvalInputs(qrels, missing=missing, **side)  # type: ignore[arg-type]
+        aligned = prepare(run, inputs, _measures(family)).aligned
         for m in _measures(family):
             values = np.asarray(family.compute(aligned, m))
             _check_values(values, aligned.n_queries, f"{m} ({missing})")
@@ -116,7 +157,7 @@ def test_one_float_per_query(family: Family, seed: int) -> None:
             assert agg.mean is None or np.isfinite(agg.mean), str(m)
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize(
     ("case", "run_dict", "qrels_dict", "missing"),
     DEGENERATE,
@@ -129,13 +170,12 @@ def test_degenerate_inputs(
     qrels_dict: dict[str, dict[str, int]],
     missing: str,
 ) -> None:
-    _skip_unless_qrels_only(family)
     result = evaluate(
         Run.from_dict(run_dict),
         Qrels.from_dict(qrels_dict),
         _measures(family),
         missing=missing,  # type: ignore[arg-type]
-        **_scaled(family),
+        **_side_inputs(family, run_dict, qrels_dict),
     ).run
     judged = {q for q, g in qrels_dict.items() if g}
     expected = judged if missing == "zero" else judged & {q for q, r in run_dict.items() if r}
@@ -160,21 +200,19 @@ def _shuffled(
     return out
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_invariant_under_query_permutation(family: Family, seed: int) -> None:
-    _skip_unless_qrels_only(family)
     run_dict, qrels_dict = _random_inputs(seed)
     measures = _measures(family)
-    a = evaluate(
-        Run.from_dict(run_dict), Qrels.from_dict(qrels_dict), measures, **_scaled(family)
-    ).run
+    side = _side_inputs(family, run_dict, qrels_dict, seed)
+    a = evaluate(Run.from_dict(run_dict), Qrels.from_dict(qrels_dict), measures, **side).run
     rng = random.Random(seed + 100)
     b = evaluate(
         Run.from_dict(_shuffled(run_dict, rng)),
         Qrels.from_dict(_shuffled(qrels_dict, rng)),
         list(reversed(measures)),
-        **_scaled(family),
+        **side,
     ).run
     assert sorted(a.query_ids) == sorted(b.query_ids)
     rows_b = {q: i for i, q in enumerate(b.query_ids)}
@@ -183,19 +221,19 @@ def test_invariant_under_query_permutation(family: Family, seed: int) -> None:
         np.testing.assert_array_equal(a.column(m), b.column(m)[order], err_msg=str(m))
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+@pytest.mark.parametrize("family", RUN_FAMILIES, ids=[f.name for f in RUN_FAMILIES])
 def test_deterministic(family: Family) -> None:
-    _skip_unless_qrels_only(family)
     run_dict, qrels_dict = _random_inputs(7)
     run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
     measures = _measures(family)
-    first = evaluate(run, qrels, measures, **_scaled(family)).run
-    again = evaluate(run, qrels, measures + measures, **_scaled(family)).run
+    side = _side_inputs(family, run_dict, qrels_dict)
+    first = evaluate(run, qrels, measures, **side).run
+    again = evaluate(run, qrels, measures + measures, **side).run
     assert again.measures == first.measures, "a repeated measure is evaluated once"
     np.testing.assert_array_equal(first.values, again.values)
     for m in measures:
         # alone, it gives the same values as next to the others (no shared state leaks)
-        alone = evaluate(run, qrels, [m], **_scaled(family)).run
+        alone = evaluate(run, qrels, [m], **side).run
         np.testing.assert_array_equal(alone.column(m), first.column(m), err_msg=str(m))
 
 
@@ -207,3 +245,100 @@ def test_family_metadata(family: Family) -> None:
     assert REGISTRY.family(family.name) is family
     for m in _measures(family):
         assert m.spec is family
+
+
+#: every family with a rank cutoff (a float cutoff is a recall level, not swept over K)
+SWEPT = [f for f in RUN_FAMILIES if f.cutoff != "none" and f.cutoff_type is int]
+
+
+@pytest.mark.parametrize("family", SWEPT, ids=[f.name for f in SWEPT])
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_sweep_at_k_is_the_single_k_evaluation(family: Family, seed: int) -> None:
+    """One name, one number: ``m`` swept over K gives at each K exactly (bit for bit, per
+    query) what an evaluation of ``m@K`` alone gives, for every family with a cutoff."""
+    run_dict, qrels_dict = _random_inputs(seed)
+    run, qrels = Run.from_dict(run_dict), Qrels.from_dict(qrels_dict)
+    side = _side_inputs(family, run_dict, qrels_dict, seed)
+    ks = [1, 2, 3, 5, 8]
+    base = REGISTRY.make(family.name, None, {})
+    swept = sweep(run, qrels, [base], ks, **side).evaluation.run
+    for k in ks:
+        m = REGISTRY.make(family.name, k, {})
+        # context_k is the CLI's --k N: it must not change a measure whose name has @K
+        single = evaluate(run, qrels, [m], context_k=1, **side).run
+        assert single.measures == (m,)
+        np.testing.assert_array_equal(swept.column(m), single.column(m), err_msg=str(m))
+        assert swept.aggregate(m).value == single.aggregate(m).value, str(m)
+
+
+WORDS = ["Paris", "is", "the", "capital", "of", "France", "a", "cat", "日本", "东京", "", "!"]
+
+
+def _random_samples(seed: int) -> list[AnswerSample]:
+    rng = random.Random(seed)
+
+    def text() -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6)))
+
+    return [
+        AnswerSample(
+            id=f"s{i}",
+            query=text(),
+            context=tuple(text() for _ in range(rng.randint(0, 3))),
+            generated_answer=text(),
+            reference_answer=text(),
+            retrieved=None if rng.random() < 0.3 else tuple(text() for _ in range(3)),
+        )
+        for i in range(rng.randint(1, 8))
+    ]
+
+
+def _sample_measures(family: Family) -> list[Measure]:
+    if family.name in ("rouge_l", "bleu"):
+        pytest.importorskip("rouge_score" if family.name == "rouge_l" else "sacrebleu")
+    return _measures(family)
+
+
+@pytest.mark.parametrize("family", SAMPLE_FAMILIES, ids=[f.name for f in SAMPLE_FAMILIES])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sample_family_one_float_per_sample(family: Family, seed: int) -> None:
+    samples = _random_samples(seed)
+    result = evaluate_samples(samples, _sample_measures(family)).run
+    assert list(result.query_ids) == [s.id for s in samples]
+    for j, m in enumerate(result.measures):
+        _check_values(result.values[:, j], len(samples), str(m))
+        agg = result.aggregate(m)
+        assert agg.n == len(samples)
+        assert agg.n_defined == int((~np.isnan(result.values[:, j])).sum())
+
+
+@pytest.mark.parametrize("family", SAMPLE_FAMILIES, ids=[f.name for f in SAMPLE_FAMILIES])
+def test_sample_family_is_per_sample(family: Family) -> None:
+    """A sample's value does not depend on the others, their order or the measures beside it,
+    and a run is refused with a message naming the per-sample entry."""
+    samples = _random_samples(11)
+    measures = _sample_measures(family)
+    together = evaluate_samples(samples, measures).run
+    backwards = evaluate_samples(samples[::-1], list(reversed(measures))).run
+    for m in measures:
+        np.testing.assert_array_equal(together.column(m), backwards.column(m)[::-1], str(m))
+        for i, s in enumerate(samples):
+            alone = evaluate_samples([s], [m]).run.column(m)
+            np.testing.assert_array_equal(alone, together.column(m)[i : i + 1], str(m))
+    with pytest.raises(MissingInputError, match="evaluate_samples"):
+        evaluate(Run.from_dict({"q": {"a": 1.0}}), Qrels.from_dict({"q": {"a": 1}}), measures)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sample_families_match_the_answers_report(seed: int) -> None:
+    """The registered families give ``ragmeter answers``'s per-sample numbers."""
+    from ragmeter.metrics.answers import evaluate_answers
+
+    samples = _random_samples(seed)
+    report = evaluate_answers(samples, k=1, text_metrics=("token_f1", "exact_match"))
+    names = ["keyword_overlap", "context_coverage", "containment@1", "token_f1", "exact_match"]
+    result = evaluate_samples(samples, names).run
+    for row, values in zip(report["per_sample"], result.values.tolist(), strict=True):
+        for name, value in zip(names, values, strict=True):
+            want = row[name.split("@")[0]]
+            assert (value != value and want is None) or value == want, (name, row["id"])

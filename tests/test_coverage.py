@@ -18,7 +18,7 @@ from ragmeter import Run, _accel, evaluate
 from ragmeter.cli import app
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.errors import MissingInputError
-from ragmeter.metrics.registry import parse_measure
+from ragmeter.measures import parse_measure
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "crux"
 
@@ -79,7 +79,8 @@ def test_alpha_ndcg_reference() -> None:
 
 def test_density_reference() -> None:
     # |Q_ans| = 8, T(P*) = 300; context [p1, x, p2]: covered 6, T(Z) = 100 + 300 + 100 = 500
-    got = means(["p1", "x", "p2"], ["density"], context_k=3)["density"]
+    # context_k fills @K into the name: density is then density@3
+    got = means(["p1", "x", "p2"], ["density"], context_k=3)["density@3"]
     assert got == pytest.approx(((6 / 500) / (8 / 300)) ** 0.5)
     # SPEC: covered 6, T(Z) = 600 → 0.6123724357 (p1, p2 and a 400-token filler)
     corpus = dict(CORPUS, x="d " * 400)
@@ -92,7 +93,7 @@ def test_density_reference() -> None:
         corpus=Corpus.from_dict(corpus),
         context_k=3,
     )
-    assert ev.run.means()["density"] == pytest.approx(0.6123724357, abs=1e-10)
+    assert ev.run.means()["density@3"] == pytest.approx(0.6123724357, abs=1e-10)
 
 
 def test_oracle_context_scores_one() -> None:
@@ -478,3 +479,16 @@ def test_native_coverage_greedies_match_pure(seed: int, monkeypatch: pytest.Monk
         assert got.dtype == want.dtype
         assert got.tobytes() == want.tobytes()  # bit for bit
     assert native_values.tobytes() == pure_values.tobytes()
+
+
+@pytest.mark.parametrize("flag", ["--questions", "--answers"])
+def test_cli_coverage_inputs_without_judgments_are_an_error(flag: str) -> None:
+    # both serve only the coverage measures: without --judgments they would be ignored
+    source = EXAMPLES / ("questions.jsonl" if flag == "--questions" else "answers_bm25.jsonl")
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", str(EXAMPLES / "run_bm25.txt"), "--qrels", str(EXAMPLES.parent / "qrels.txt"),
+         flag, str(source)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{flag} is used with --judgments" in result.output

@@ -95,7 +95,7 @@ def _small_systems() -> tuple[Any, Any]:
     """The example with two hand-made systems (no model needed): the qrels' own ranking
     and its reverse."""
     from ragmeter import Run
-    from ragmeter.commands.demo import Systems, load_example
+    from ragmeter.workflows.demo import Systems, load_example
 
     data = load_example()
     best = {
@@ -112,7 +112,7 @@ def test_saves_into_an_existing_default_store(
 ) -> None:
     store = pytest.importorskip("ragmeter.store", reason="the store needs sqlalchemy")
     pytest.importorskip("sqlalchemy", reason="the store needs sqlalchemy")
-    from ragmeter.commands.demo import evaluate_all, save_to_store
+    from ragmeter.workflows.demo import evaluate_all, save_to_store
 
     url = f"sqlite:///{tmp_path / 'store.db'}"
     monkeypatch.setenv("RAGMETER_STORE", url)
@@ -130,7 +130,8 @@ def test_saves_into_an_existing_default_store(
 def test_family_tables_mark_the_verdicts() -> None:
     from rich.console import Console
 
-    from ragmeter.commands.demo import FAMILIES, compare_all, evaluate_all, family_table
+    from ragmeter.commands.demo import family_table
+    from ragmeter.workflows.demo import FAMILIES, compare_all, evaluate_all
 
     data, systems = _small_systems()
     evaluation = evaluate_all(data, systems)
@@ -140,3 +141,38 @@ def test_family_tables_mark_the_verdicts() -> None:
     text = console.export_text()
     # the reversed ranking is significantly worse on nDCG over 30 queries
     assert "reverse" in text and "▼" in text
+
+
+def test_evaluate_and_sweep_agree_on_the_example(demo: dict[str, Any], tmp_path: Path) -> None:
+    """The "one name, one number" case of the example: ``evaluate --k 10 -m alpha_ndcg@10``
+    and the same measures swept over ``--k 1:20`` give the same value at K = 10, for the
+    coverage family and for a classical measure with parameters."""
+    from ragmeter.cli import app
+    from ragmeter.data import example_path
+
+    run = str(demo["out"] / "runs" / "bm25.txt")
+    common = [
+        "evaluate", run, "--qrels", str(example_path("qrels.txt")),
+        "--judgments", str(example_path("judgments.jsonl")),
+    ]  # fmt: skip
+    single = CliRunner().invoke(
+        app,
+        [*common, "--k", "10", "-m", "alpha_ndcg@10", "-m", "coverage",
+         "-m", "ndcg@10(rel_level=3)", "-f", "json"],
+    )  # fmt: skip
+    assert single.exit_code == 0, single.output
+    means = {k: v["mean"] for k, v in json.loads(single.output)["runs"][0]["metrics"].items()}
+    # --k 10 writes its K into the name of the measure it fills in
+    assert set(means) == {"alpha_ndcg@10", "coverage@10", "ndcg@10(rel_level=3)"}
+    curves = tmp_path / "c.json"
+    swept = CliRunner().invoke(
+        app,
+        [*common, "--k", "1:20", "-m", "alpha_ndcg", "-m", "coverage",
+         "-m", "ndcg(rel_level=3)", "--curves", str(curves)],
+    )  # fmt: skip
+    assert swept.exit_code == 0, swept.output
+    runs = json.loads(curves.read_text())["runs"]
+    at10 = {m: next(p["mean"] for p in pts if p["k"] == 10) for m, pts in runs["bm25.txt"].items()}
+    assert at10["alpha_ndcg"] == means["alpha_ndcg@10"]
+    assert at10["coverage"] == means["coverage@10"]
+    assert at10["ndcg(rel_level=3)"] == means["ndcg@10(rel_level=3)"]

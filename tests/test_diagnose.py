@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter import Qrels, Run
+from ragmeter.analysis.diagnosis import diagnose
 from ragmeter.cli import app
-from ragmeter.report.diagnosis import diagnose
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GRADES = "0:1,1:3,2:4,3:5"

@@ -140,9 +140,10 @@ def test_judge_relevance_then_evaluate_with_the_labels(smollm2_server: str, tmp_
     args += ["--max-tokens", "8", "--logprobs", "10", "--timeout", "120", "--cache", str(cache)]
     args += ["--out", str(qrels), "--summary-json", str(summary), "--quiet"]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-
     stats = json.loads(summary.read_text())
+    # exit 1 exactly when some pair is left out (unparsed), which the summary says
+    assert result.exit_code == (0 if stats["complete"] else 1), result.output
+
     assert stats["items"] == stats["calls"] == 4 and stats["failures"] == 0
     assert stats["input_tokens"] > 0  # from the server's usage
     with sqlite3.connect(cache) as db:
@@ -154,6 +155,7 @@ def test_judge_relevance_then_evaluate_with_the_labels(smollm2_server: str, tmp_
         assert grade == -1 or 1 <= grade <= 5
     lines = [line.split() for line in qrels.read_text().splitlines()]
     assert len(lines) == sum(status != "unparsed" for _, status in rows)
+    assert stats["left_out"].get("unparsed", 0) == 4 - len(lines)
     assert all(q in {"q12", "q14"} and 1 <= int(g) <= 5 for q, _, _, g in lines)
     # a 135M model rarely replies with the bare digit; its first token's most probable digit
     # (--logprobs) grades the rest, so every pair gets a grade

@@ -117,10 +117,23 @@ def test_unparsed_pairs_stay_unjudged_and_are_reported(server: FakeServer, tmp_p
     args = ["judge", "relevance", "--run", str(files["run"]), "--queries", str(files["queries"])]
     args += ["--corpus", str(files["corpus"]), "--out", str(out)]
     result = invoke(args + common(server, tmp_path / "c.sqlite"))
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the output is incomplete: said, not silent
     assert "unparsed 1" in result.output
+    assert "INCOMPLETE: 1 of 3 items have no label" in result.output
     docs = [line.split()[2] for line in out.read_text().splitlines()]
     assert docs == ["d0", "d2"]  # d1 left unjudged, never written as 0
+    # a rerun asks nothing but still counts the cached unparsed pair and exits 1
+    before = sum(server.state.seen.values())
+    again = invoke(args + common(server, tmp_path / "c.sqlite"))
+    assert again.exit_code == 1 and sum(server.state.seen.values()) == before
+    assert "unparsed 1, 1 of them from the cache" in again.output
+    assert "--retry-unparsed" in again.output
+    # --retry-unparsed asks it again; a readable reply completes the output
+    server.state.rules.clear()
+    fixed = invoke([*args, "--retry-unparsed", *common(server, tmp_path / "c.sqlite")])
+    assert fixed.exit_code == 0, fixed.output
+    assert "cache hits 2, calls 1" in fixed.output and "labelled 3 of 3 items" in fixed.output
+    assert [line.split()[2] for line in out.read_text().splitlines()] == ["d0", "d1", "d2"]
 
 
 def test_failures_exit_1_and_write_the_rest(server: FakeServer, tmp_path: Path) -> None:
@@ -198,7 +211,8 @@ def test_answerability_writes_judgments_the_coverage_reader_reads(
     args = ["judge", "answerability", "--questions", str(questions), "--run", str(files["run"])]
     args += ["--corpus", str(files["corpus"]), "--depth", "2", "--out", str(out)]
     result = invoke(args + common(server, tmp_path / "c.sqlite"))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # two cells unparsed: incomplete
+    assert "unparsed 2" in result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["query_id"], r["doc_id"]) for r in rows] == [
         ("q0", "d0"),

@@ -166,6 +166,8 @@ def test_401_stops_the_run(server: FakeServer) -> None:
     assert run.summary.fatal is not None and "401" in run.summary.fatal
     assert run.summary.judged == 0
     assert sum(server.state.seen.values()) == 1  # no retry of a fatal status
+    assert run.summary.left_out == {"not judged": 5} and not run.complete
+    assert [m.reason for m in run.missing] == ["not judged"] * 5
 
 
 def test_unreachable_server_stops_the_run() -> None:

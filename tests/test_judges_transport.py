@@ -124,3 +124,53 @@ def test_errors_are_httpx_errors() -> None:
 
     raised = asyncio.run(go())
     assert raised == [httpx.RemoteProtocolError, httpx.RemoteProtocolError, httpx.ConnectError]
+
+
+def test_interim_1xx_is_skipped_and_204_has_no_body() -> None:
+    async def go() -> list[tuple[int, bytes]]:
+        server, state = await serve(
+            [
+                b"HTTP/1.1 100 Continue\r\n\r\n" + ok(b'{"a": 1}'),
+                b"HTTP/1.1 204 No Content\r\n\r\n",  # no Content-Length: still no body
+                ok(b'{"b": 2}'),
+            ]
+        )
+        port = server.sockets[0].getsockname()[1]
+        transport = LeanTransport()
+        got = []
+        for i in range(3):
+            request = httpx.Request("POST", f"http://127.0.0.1:{port}/x", content=b"%d" % i)
+            response = await asyncio.wait_for(transport.handle_async_request(request), 2.0)
+            got.append((response.status_code, response.content))
+        await transport.aclose()
+        server.close()
+        assert state["connections"] == 1  # the 204 left the connection usable
+        return got
+
+    assert asyncio.run(go()) == [(200, b'{"a": 1}'), (204, b""), (200, b'{"b": 2}')]
+
+
+def test_a_response_cut_short_on_a_kept_alive_connection_is_not_sent_again() -> None:
+    """Reopening is only for a connection that died before any byte of the answer: a server
+    that had started answering has the request, and asking twice could pay twice."""
+
+    async def go() -> tuple[type[BaseException] | None, dict[str, Any]]:
+        server, state = await serve(
+            [ok(b"{}"), b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}|CLOSE", ok(b"{}")]
+        )
+        port = server.sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/x"
+        transport = LeanTransport()
+        await transport.handle_async_request(httpx.Request("POST", url, content=b"1"))
+        raised: type[BaseException] | None = None
+        try:
+            await transport.handle_async_request(httpx.Request("POST", url, content=b"2"))
+        except httpx.TransportError as exc:
+            raised = type(exc)
+        await transport.aclose()
+        server.close()
+        return raised, state
+
+    raised, state = asyncio.run(go())
+    assert raised is httpx.RemoteProtocolError
+    assert state["bodies"] == [b"1", b"2"]  # the second request was sent once

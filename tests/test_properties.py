@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import reference as ref
 from ragmeter import Measure, MeasureError, Qrels, Run, evaluate, parse_measures
-from ragmeter.core.results import RunResult
+from ragmeter.evaluation.results import RunResult
 from ragmeter.stats.aggregate import aggregate
 
 #: RAGMETER_PROPERTY_EXAMPLES=5000 runs a much longer search (e.g. before a release).

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import Measure, MeasureError, parse_measure, parse_measures
-from ragmeter.metrics.registry import REGISTRY, Family
+from ragmeter.measures import REGISTRY, Family
 
 # -- parsing -------------------------------------------------------------------------------
 

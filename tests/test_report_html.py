@@ -20,13 +20,13 @@ from ragmeter.io.readers import read_qrels, read_run
 pytest.importorskip("matplotlib", reason="the HTML report draws its charts with matplotlib")
 pytest.importorskip("scipy", reason="the report's comparison uses scipy's t distribution")
 
+from ragmeter.analysis.queries import subquestion_coverage, worst_queries
 from ragmeter.report.html import (
     default_measures,
     render_html_report,
     set_measures_apply,
     write_html_report,
 )
-from ragmeter.report.queries import subquestion_coverage, worst_queries
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CRUX = EXAMPLES / "crux"
@@ -208,7 +208,7 @@ def test_sections_need_their_inputs(example: dict[str, object]) -> None:
 
 
 def test_each_run_can_have_its_own_pool(example: dict[str, object]) -> None:
-    from ragmeter.report.diagnosis import diagnose
+    from ragmeter.analysis.diagnosis import diagnose
 
     qrels, runs = example["qrels"], example["runs"]
     bm25, dense = runs  # type: ignore[misc]
@@ -394,3 +394,28 @@ def test_missing_matplotlib_names_the_extra(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(MissingExtraError, match=r"ragmeter\[report\]"):
         render_html_report(example["evaluation"], **FAST)  # type: ignore[arg-type]
+
+
+def test_report_sweep_is_the_summary_evaluation() -> None:
+    """One name, one number: the report's K-sweep plots the summary's own measures (with
+    their parameters), evaluated with the summary's inputs, so at each measure's K the
+    curve holds the summary's value (the evaluation's)."""
+    from ragmeter.data import example_path
+    from ragmeter.report.html import summary_sweep
+
+    qrels = read_qrels(example_path("qrels.txt"))
+    judgments = read_judgments(example_path("judgments.jsonl"))
+    runs = [read_run(EXAMPLES / "run_bm25.txt")]
+    names = ["ndcg@10(rel_level=3)", "coverage@5", "alpha_ndcg@10", "P@5", "map"]
+    ev = ragmeter.evaluate(runs, qrels, names, judgments=judgments, context_k=3, rel_level=2)
+    swept = summary_sweep(ev, [r.name for r in ev.runs], "1:12")
+    assert swept is not None
+    bases = ["ndcg(rel_level=3)", "coverage", "alpha_ndcg", "precision"]
+    assert [str(m) for m in swept.base] == bases
+    curves = swept.curves()[runs[0].name]
+    for m, base in zip(ev.measures[:4], bases, strict=True):
+        point = next(p for p in curves[base] if p["k"] == m.k)
+        assert point["mean"] == ev.run.aggregate(m).value, str(m)
+    html_text = render_html_report(ev, runs=runs, qrels=qrels, judgments=judgments, **FAST)
+    sweep_part = html_text.split('id="sweep"')[1].split("</section>")[0]
+    assert "ndcg(rel_level=3)" in sweep_part and "map" not in sweep_part

@@ -335,8 +335,8 @@ def test_holm_and_bonferroni_by_hand() -> None:
 
 import json  # noqa: E402
 
-from ragmeter.core.results import Evaluation, RunResult  # noqa: E402
-from ragmeter.metrics.registry import parse_measures  # noqa: E402
+from ragmeter.evaluation.results import Evaluation, RunResult  # noqa: E402
+from ragmeter.measures import parse_measures  # noqa: E402
 from ragmeter.stats import compare  # noqa: E402
 
 

@@ -23,9 +23,9 @@ pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is needed
 import sqlalchemy as sa
 
 import ragmeter
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import StoreError
-from ragmeter.metrics.registry import parse_measures
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import parse_measures
 from ragmeter.store import (
     content_sha256,
     default_store_exists,
@@ -382,8 +382,8 @@ _KILLED_SAVE = textwrap.dedent(
     """
     import os, signal, sys
     import numpy as np
-    from ragmeter.core.results import Evaluation, RunResult
-    from ragmeter.metrics.registry import parse_measures
+    from ragmeter.evaluation.results import Evaluation, RunResult
+    from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
     from ragmeter.store.sql import Store
 
@@ -445,8 +445,8 @@ _WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from ragmeter.core.results import Evaluation, RunResult
-    from ragmeter.metrics.registry import parse_measures
+    from ragmeter.evaluation.results import Evaluation, RunResult
+    from ragmeter.measures import parse_measures
     from ragmeter.store import open_store
 
     measures = tuple(parse_measures(["map"]))

@@ -16,7 +16,7 @@ import pytest
 from ragmeter import Qrels, Run
 from ragmeter.core.align import align
 from ragmeter.errors import MeasureError
-from ragmeter.metrics.registry import REGISTRY, parse_measure
+from ragmeter.measures import REGISTRY, parse_measure
 from ragmeter.metrics.trec import expand, trec_label
 from ragmeter.metrics.trec_measures import parse_gains, relstring_text
 

@@ -19,9 +19,9 @@ pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from ragmeter.commands.serve import build_config
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.web.app import create_app
+from ragmeter.web.config import build_config
 from ragmeter.web.labels import LabelDB, aggregate
 from ragmeter.web.security import host_name, is_loopback
 from webdata import POOLS, config_kwargs, write_collection
@@ -89,7 +89,7 @@ def test_pools_by_best_rank_then_judged(config: Any) -> None:
 
 
 def test_nothing_to_label_is_an_error(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ragmeter.commands.serve.example_inputs", lambda: None)
+    monkeypatch.setattr("ragmeter.web.config.example_inputs", lambda: None)
     with pytest.raises(MissingInputError, match="nothing to label"):
         build_config(labels=folder / "l.db")
 
@@ -320,7 +320,11 @@ def test_annotator_redirect_stays_on_this_site(app: Any) -> None:
 
 
 def _post_routes(app: Any) -> list[str]:
-    return sorted(r.path for r in app.routes if isinstance(r, APIRoute) and "POST" in r.methods)
+    from ragmeter.web.app import ROUTERS
+
+    # the app's own routes and those of the routers it includes (by concern)
+    routes = [*app.routes, *(r for router in ROUTERS for r in router.routes)]
+    return sorted(r.path for r in routes if isinstance(r, APIRoute) and "POST" in r.methods)
 
 
 def test_every_post_route_needs_the_csrf_token(app: Any, browser: Browser) -> None:

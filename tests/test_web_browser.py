@@ -48,8 +48,8 @@ if not CHROMIUM.is_file():
 
 import uvicorn  # noqa: E402
 
-from ragmeter.commands.serve import build_config  # noqa: E402
 from ragmeter.web.app import create_app  # noqa: E402
+from ragmeter.web.config import build_config  # noqa: E402
 from webdata import config_kwargs, write_collection  # noqa: E402
 
 

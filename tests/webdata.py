@@ -64,7 +64,7 @@ def write_collection(folder: Path) -> dict[str, Path]:
 
 
 def config_kwargs(paths: dict[str, Path], folder: Path) -> dict[str, object]:
-    """Keyword arguments of :func:`ragmeter.commands.serve.build_config` for the collection."""
+    """Keyword arguments of :func:`ragmeter.web.config.build_config` for the collection."""
     return {
         "queries": paths["queries"],
         "corpus": paths["corpus"],

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.data import Qrels, Run
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import InputError, MeasureError, RagmeterError
 from ragmeter.evaluation import evaluate
-from ragmeter.metrics.registry import Measure, parse_measure, parse_measures
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import Measure, parse_measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.io.readers import read_qrels, read_run

@@ -225,13 +225,16 @@ static int parse_grade(const char *p, size_t n, int64_t *out) {
 
 /* ---------------------------------------------------------------- TREC parsing */
 
-/* byte classes: 0 field char, 1 blank (space, tab), 2 newline, 3 unsupported */
+/* byte classes: 0 field char, 1 blank (space, \t, \v, \f), 2 newline, 3 unsupported (declined:
+   \r, which the line-by-line path reads with a warning, control bytes, non-ASCII) */
 static unsigned char CLS[256];
 
 static void init_classes(void) {
     for (int c = 0; c < 256; c++) CLS[c] = (c > 0x20 && c < 0x7f) ? 0 : 3;
     CLS[' '] = 1;
     CLS['\t'] = 1;
+    CLS['\v'] = 1; /* C isspace: trec_eval splits fields on \v and \f too */
+    CLS['\f'] = 1;
     CLS['\n'] = 2;
 }
 
@@ -1310,6 +1313,90 @@ done:
 
 /* ---------------------------------------------------------------- module */
 
+/* ---------------------------------------------------------------- sequential sums */
+
+/*
+ * segment_sums(values float64[n], starts int64[m], ends int64[m]) -> bytearray float64[m]
+ * Per segment, values[start] + values[start + 1] + ... + values[end - 1] added left to right
+ * (trec_eval's order); 0.0 where end <= start. Twin of ragmeter.core.sums.segment_sums.
+ */
+static PyObject *segment_sums(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    bufs4 g;
+    PyObject *out = NULL, *result = NULL;
+    if (get_bufs(&g, objs, 3)) goto done;
+    const double *values = g.b[0].buf;
+    const int64_t *starts = g.b[1].buf, *ends = g.b[2].buf;
+    Py_ssize_t n = g.b[0].len / 8, m = g.b[1].len / 8;
+    if (g.b[2].len / 8 != m) {
+        PyErr_SetString(PyExc_ValueError, "length mismatch");
+        goto done;
+    }
+    char *data = NULL;
+    out = new_bytearray(m * 8, &data);
+    if (!out) goto done;
+    double *sums = (double *)data;
+    for (Py_ssize_t s = 0; s < m; s++) {
+        int64_t a = starts[s], b = ends[s];
+        if (b > a && (a < 0 || b > n)) {
+            PyErr_SetString(PyExc_ValueError, "segment out of range");
+            goto done;
+        }
+        double acc = 0.0;
+        for (int64_t i = a; i < b; i++) acc += values[i];
+        sums[s] = acc;
+    }
+    result = out;
+    out = NULL;
+done:
+    release_bufs(&g);
+    Py_XDECREF(out);
+    return result;
+}
+
+/*
+ * segment_cumsum(values float64[n], offsets int64[m+1]) -> bytearray float64[n]
+ * Running sum within each CSR segment, inclusive, added left to right; restarts at 0.0 at
+ * every segment. Twin of ragmeter.core.sums.segment_cumsum.
+ */
+static PyObject *segment_cumsum(PyObject *self, PyObject *args) {
+    PyObject *objs[2];
+    if (!PyArg_ParseTuple(args, "OO", &objs[0], &objs[1])) return NULL;
+    bufs4 g;
+    PyObject *out = NULL, *result = NULL;
+    if (get_bufs(&g, objs, 2)) goto done;
+    const double *values = g.b[0].buf;
+    const int64_t *offs = g.b[1].buf;
+    Py_ssize_t n = g.b[0].len / 8, m = g.b[1].len / 8 - 1;
+    if (m < 0 || offs[0] != 0 || offs[m] != n) {
+        PyErr_SetString(PyExc_ValueError, "offsets do not cover the values");
+        goto done;
+    }
+    char *data = NULL;
+    out = new_bytearray(n * 8, &data);
+    if (!out) goto done;
+    double *cum = (double *)data;
+    for (Py_ssize_t s = 0; s < m; s++) {
+        int64_t a = offs[s], b = offs[s + 1];
+        if (a > b || b > n) {
+            PyErr_SetString(PyExc_ValueError, "offsets not ascending");
+            goto done;
+        }
+        double acc = 0.0;
+        for (int64_t i = a; i < b; i++) {
+            acc += values[i];
+            cum[i] = acc;
+        }
+    }
+    result = out;
+    out = NULL;
+done:
+    release_bufs(&g);
+    Py_XDECREF(out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_trec", parse_trec, METH_VARARGS, "Parse a TREC run (kind 0) or qrels (kind 1)."},
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
@@ -1321,6 +1408,8 @@ static PyMethodDef methods[] = {
     {"doc_index", doc_index, METH_VARARGS, "Hash table of the rows of a string array."},
     {"doc_lookup", doc_lookup, METH_VARARGS, "Row of each string in a doc_index table."},
     {"ascii_tokens", ascii_tokens, METH_VARARGS, "Whitespace tokens of ASCII texts."},
+    {"segment_sums", segment_sums, METH_VARARGS, "Left-to-right sum of each segment."},
+    {"segment_cumsum", segment_cumsum, METH_VARARGS, "Left-to-right running sums per segment."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,15 +5,14 @@
 [--bootstrap N] [--seed N] [--alpha A] [--format table|json|csv|markdown|latex] [-o FILE]``
 
 The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared by
-:func:`ragmeter.stats.compare` and printed by :mod:`ragmeter.report.comparison`.
+:func:`ragmeter.workflows.compare.compare_files` and printed by
+:mod:`ragmeter.report.comparison`.
 """
 
 from __future__ import annotations
 
-import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -38,48 +37,12 @@ from ragmeter.commands.options import (
     Seed,
     StoreUrl,
     TestChoice,
-    evaluation_options,
+    compare_settings,
+    evaluation_settings,
     fail,
 )
+from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
-
-if TYPE_CHECKING:
-    from ragmeter.core.data import Run
-
-
-class CompareFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
-    latex = "latex"
-
-
-def _distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
-    """Runs renamed by their path where names collide (two files called run.txt)."""
-    from dataclasses import replace
-
-    names = [r.name for r in runs]
-    out = []
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        name = run.name
-        if names.count(name) > 1:
-            name = str(path)
-            if [str(p) for p in paths].count(name) > 1:
-                name = f"{name}#{i + 1}"
-        out.append(run if name == run.name else replace(run, name=name))
-    return out
-
-
-def _baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> int:
-    """The run named by ``--baseline``: its path as given, its file name or its run name."""
-    if baseline is None:
-        return 0
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        if baseline in (str(path), path.name, run.name):
-            return i
-    choices = ", ".join(r.name for r in runs)
-    raise RagmeterError(f"--baseline {baseline!r} is none of the runs ({choices})")
 
 
 def compare_command(
@@ -131,16 +94,15 @@ def compare_command(
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes."""
-    from ragmeter.core.results import Evaluation
-    from ragmeter.evaluation import evaluate
-    from ragmeter.io.readers import read_qrels, read_run
-    from ragmeter.stats.comparison import compare
+    from ragmeter.commands.output import emit_comparison, save_and_tell
+    from ragmeter.workflows.compare import CompareRequest, compare_files
 
-    if len(runs) < 2:
-        fail(RagmeterError("compare needs at least two runs"))
-    names = measure or ["ndcg@10", "map", "recall@100", "mrr", "P@10"]
-    try:
-        options: dict[str, Any] = evaluation_options(
+    request = CompareRequest(
+        runs=runs,
+        qrels=qrels,
+        measures=measure,
+        baseline=baseline,
+        settings=evaluation_settings(
             missing=missing,
             rel_level=rel_level,
             depth=depth,
@@ -148,81 +110,32 @@ def compare_command(
             pool=pool,
             pool_depth=pool_depth,
             grade_map=grade_map,
-        )
-        run_objs = _distinct_names([read_run(p) for p in runs], runs)
-        base = _baseline_index(baseline, run_objs, runs)
-        if qrels is not None:
-            result = evaluate(run_objs, read_qrels(qrels), names, **options)
-        else:
-            result = Evaluation.concat(
-                [
-                    evaluate(r, read_qrels(p), names, **options)
-                    for r, p in zip(run_objs, runs, strict=True)
-                ]
-            )
-        comparison = compare(
-            result,
-            baseline=base,
-            test=test.value,  # type: ignore[arg-type]
-            correction=correction.value,  # type: ignore[arg-type]
-            alpha=alpha,
-            confidence=confidence,
+        ),
+        compare=compare_settings(
+            test=test,
+            correction=correction,
             permutations=permutations,
             bootstrap=bootstrap,
             seed=seed,
-        )
+            alpha=alpha,
+            confidence=confidence,
+        ),
+    )
+    try:
+        outcome = compare_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
-        return
-    _emit(comparison, fmt, output)
+    emit_comparison(outcome.comparison, fmt, output)
     if save or store is not None or name is not None:
-        from ragmeter.commands.history import input_files, save_from_command
-
-        parameters = {
-            "measures": names,
-            **{k: v for k, v in options.items() if k != "pool"},
-            "baseline": comparison.baseline,
-            "test": test.value,
-            "correction": correction.value,
-            "alpha": alpha,
-            "confidence": confidence,
-            "permutations": permutations,
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "inputs": input_files(qrels=qrels, runs=runs, pool=pool),
-        }
-        save_from_command(
-            result,
+        save_and_tell(
+            outcome.evaluation,
             store=store,
             name=name,
             command="compare",
-            parameters=parameters,
+            parameters=outcome.parameters,
             qrels=qrels,
             runs=runs,
         )
-
-
-def _emit(comparison: Any, fmt: CompareFormat, output: Path | None) -> None:
-    import io
-
-    from ragmeter.io._common import atomic_write_text
-    from ragmeter.report import comparison as render
-
-    if fmt is CompareFormat.table:
-        if output is None:
-            render.print_table(comparison)
-            return
-        buffer = io.StringIO()
-        render.print_table(comparison, file=buffer)
-        atomic_write_text(output, buffer.getvalue())
-        return
-    text = render.render(comparison, fmt.value)  # type: ignore[arg-type]
-    if output is not None:
-        atomic_write_text(output, text)
-    else:
-        sys.stdout.write(text)
-    for w in comparison.warnings:
-        typer.echo(f"warning: {w}", err=True)
 
 
 def register(app: typer.Typer) -> None:

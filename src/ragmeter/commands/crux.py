@@ -7,8 +7,6 @@
 * ``ragmeter correlate RESULTS.json … --target answer_coverage``: Kendall τ-b and Spearman ρ
   between each metric's system ranking and the target's, over the runs of the results files
   (the JSON ``ragmeter evaluate -f json`` writes).
-
-Also :func:`coverage_options`, which reads the coverage inputs of ``ragmeter evaluate``.
 """
 
 from __future__ import annotations
@@ -22,51 +20,6 @@ import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import InputError, RagmeterError
-
-
-def coverage_options(
-    judgments: Path,
-    questions: Path | None,
-    corpus: Path | None,
-    answers: list[Path] | None,
-    context_k: str,
-    tau: int,
-    n_runs: int,
-) -> dict[str, Any]:
-    """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures."""
-    from ragmeter.io.judgments import read_answers, read_corpus, read_judgments
-
-    k: int | str
-    if context_k.strip().lower() == "oracle":
-        k = "oracle"
-    else:
-        try:
-            k = int(context_k)
-        except ValueError:
-            raise InputError(f"--k {context_k!r}: expected a number or 'oracle'") from None
-        if k < 1:
-            raise InputError(f"--k {k}: expected ≥ 1 or 'oracle'")
-    if not 1 <= tau <= 5:
-        raise InputError(f"--tau {tau}: expected 1..5")
-    answer_sets: Any = None
-    if answers:
-        read = [read_answers(p) for p in answers]
-        if len(read) == 1:
-            answer_sets = read[0]
-        elif len(read) == n_runs:
-            answer_sets = read
-        else:
-            raise InputError(
-                f"{len(read)} --answers files for {n_runs} runs; give one, or one per run"
-            )
-    return {
-        "judgments": read_judgments(judgments, questions=questions),
-        "corpus": read_corpus(corpus) if corpus is not None else None,
-        "answers": answer_sets,
-        "context_k": k,
-        "tau": tau,
-    }
-
 
 crux_app = typer.Typer(
     name="crux",

@@ -4,7 +4,8 @@ Four baseline systems retrieve over the example (30 questions about a fictional 
 transit, 302 passages; :mod:`ragmeter.data`): BM25, dense (all-MiniLM-L6-v2), their hybrid
 by reciprocal rank fusion, and MMR over the hybrid's top 50. Every system is evaluated on
 every metric family, compared with BM25 (paired randomization test, Holm correction,
-bootstrap CIs) and printed one family per table; the outputs go to ``--out``:
+bootstrap CIs) and printed one family per table (the steps are
+:mod:`ragmeter.workflows.demo`); the outputs go to ``--out``:
 
 * ``runs/<system>.txt`` — the TREC runs;
 * ``results.json`` — ``{"settings", "families", "evaluation", "comparison", "answers"}``
@@ -26,273 +27,39 @@ Settings (the example's grades are on the 1..5 utility scale, 1 = off-topic):
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ragmeter.commands.options import fail
-from ragmeter.errors import MissingExtraError, RagmeterError
+from ragmeter.errors import RagmeterError
 from ragmeter.report.render import format_cell as fmt
+from ragmeter.workflows.demo import (
+    ANSWER_MEASURES,
+    BASELINE,
+    FAMILIES,
+    K,
+    answer_reports,
+    compare_all,
+    evaluate_all,
+    load_example,
+    results_json,
+    retrieve_all,
+    save_to_store,
+    write_report,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from ragmeter.core.data import Qrels, Run
-    from ragmeter.core.judgments import Answers, Corpus, Judgments
-    from ragmeter.core.results import Evaluation
-    from ragmeter.io.answers import AnswerSample
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.comparison import Comparison
 
-BASELINE = "bm25"
-K = 10
-POOL_DEPTH = 100
-MMR_CANDIDATES = 50
-TOKEN_BUDGET = 250
-REL_LEVEL = 3
-
-#: the measures of each family, in the order they are printed
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "classical": ("ndcg@10(rel_level=3)", "map", "recall@20", "mrr", "P@10"),
-    "set-based": (
-        "ra_nwg@10",
-        "proc@10",
-        "pct_proc@10",
-        "n_recall4p@10",
-        "precision4p@10",
-        "harm@10",
-        f"ra_nwg@{TOKEN_BUDGET}t",
-    ),
-    "coverage": ("coverage", "alpha_ndcg@20", "density"),
-}
-#: the same for every system (one set of generated answers), so shown but not compared
-ANSWER_MEASURES = ("answer_coverage",)
-
-
-@dataclass
-class ExampleData:
-    """The example collection, read with ragmeter's own readers."""
-
-    corpus: Corpus
-    queries: Corpus
-    qrels: Qrels
-    judgments: Judgments
-    answers: Answers
-    samples: list[AnswerSample]
-    qrels_path: Path
-
-    @property
-    def corpus_texts(self) -> dict[str, str]:
-        return dict(
-            zip(self.corpus.doc_ids.to_pylist(), self.corpus.texts.to_pylist(), strict=True)
-        )
-
-    @property
-    def query_texts(self) -> dict[str, str]:
-        return dict(
-            zip(self.queries.doc_ids.to_pylist(), self.queries.texts.to_pylist(), strict=True)
-        )
-
-
-def load_example() -> ExampleData:
-    """Read every file of the example collection."""
-    from ragmeter.data import example_path
-    from ragmeter.io.answers import read_answer_samples
-    from ragmeter.io.judgments import read_answers, read_corpus, read_judgments
-    from ragmeter.io.readers import read_qrels
-
-    return ExampleData(
-        corpus=read_corpus(example_path("corpus.jsonl"), name="corpus"),
-        queries=read_corpus(example_path("queries.jsonl"), name="queries"),
-        qrels=read_qrels(example_path("qrels.txt")),
-        judgments=read_judgments(
-            example_path("judgments.jsonl"), questions=example_path("subquestions.jsonl")
-        ),
-        answers=read_answers(example_path("answers_rated.jsonl")),
-        samples=read_answer_samples(example_path("answers.json")),
-        qrels_path=example_path("qrels.txt"),
-    )
-
-
-@dataclass
-class Systems:
-    """The demo's runs, by name, and each one's PROC pool."""
-
-    runs: dict[str, Run]
-    pools: dict[str, Run]
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
-def retrieve_all(data: ExampleData, step: Callable[[str], Any]) -> Systems:
-    """BM25, dense, hybrid (RRF) and hybrid + MMR over the example; ``step(label)`` wraps
-    each stage (progress and timing)."""
-    from ragmeter.pipeline.baselines import (
-        BM25Retriever,
-        DenseRetriever,
-        Texts,
-        mmr_rerank,
-        reciprocal_rank_fusion,
-    )
-
-    corpus = Texts.from_corpus(data.corpus)
-    queries = Texts.from_corpus(data.queries)
-    with step("BM25 (bm25s)"):
-        bm25 = BM25Retriever(corpus).search(queries, depth=POOL_DEPTH, name="bm25")
-    with step(f"encoding {len(corpus)} passages (all-MiniLM-L6-v2)"):
-        dense_index = DenseRetriever(corpus)
-    with step("dense retrieval"):
-        query_rows = dense_index.encode(queries.texts, "queries")
-        dense = dense_index.search(
-            queries, depth=POOL_DEPTH, name="dense", query_embeddings=query_rows
-        )
-    with step("hybrid (reciprocal rank fusion, k = 60)"):
-        hybrid = reciprocal_rank_fusion([bm25, dense], depth=POOL_DEPTH, name="hybrid")
-    with step(f"MMR over the hybrid top {MMR_CANDIDATES} (λ = 0.5)"):
-        mmr = mmr_rerank(
-            hybrid,
-            queries,
-            dense_index,
-            candidates=MMR_CANDIDATES,
-            name="hybrid+mmr",
-            query_embeddings=dict(zip(queries.ids, query_rows, strict=True)),
-        )
-    runs = {"bm25": bm25, "dense": dense, "hybrid": hybrid, "hybrid+mmr": mmr}
-    pools = {"bm25": bm25, "dense": dense, "hybrid": hybrid, "hybrid+mmr": hybrid}
-    return Systems(runs=runs, pools=pools)
-
-
-def evaluate_all(data: ExampleData, systems: Systems) -> Evaluation:
-    """Every family for every system (one evaluation; each system with its own pool)."""
-    from ragmeter.core.results import Evaluation
-    from ragmeter.evaluation import evaluate
-    from ragmeter.io.lengths import read_passage_lengths
-
-    measures = [m for family in FAMILIES.values() for m in family] + list(ANSWER_MEASURES)
-    from ragmeter.data import example_path
-
-    lengths = read_passage_lengths(example_path("corpus.jsonl"))
-    parts = [
-        evaluate(
-            {name: run},
-            data.qrels,
-            measures,
-            rel_level=REL_LEVEL,
-            pool=systems.pools[name],
-            pool_depth=MMR_CANDIDATES if name == "hybrid+mmr" else None,
-            judgments=data.judgments,
-            corpus=data.corpus,
-            answers=data.answers,
-            context_k=K,
-            passage_lengths=lengths,
-        )
-        for name, run in systems.runs.items()
-    ]
-    return Evaluation.concat(parts)
-
-
-def compare_all(evaluation: Evaluation) -> Comparison:
-    """Each system against BM25 on the compared families."""
-    from ragmeter.stats.comparison import compare
-
-    compared = [m for family in FAMILIES.values() for m in family]
-    return compare(evaluation, baseline=BASELINE, measures=compared)
-
-
-def answer_reports(data: ExampleData, systems: Systems) -> dict[str, Any]:
-    """The seed-001 answer metrics of the example's generated answers, and per system the
-    context coverage of those answers by the system's own top 3."""
-    from ragmeter.metrics.answers import evaluate_answers, mean_defined
-
-    text_metrics: tuple[str, ...] = ("token_f1", "exact_match")
-    if _has("rouge_score") and _has("sacrebleu"):
-        text_metrics = ("token_f1", "exact_match", "rouge_l", "bleu")
-    overall = evaluate_answers(data.samples, text_metrics=text_metrics)
-    corpus = data.corpus_texts
-    coverage: dict[str, float | None] = {}
-    for name, run in systems.runs.items():
-        ranked = run.ranked()
-        resampled = [
-            replace(
-                s,
-                context=tuple(corpus[d] for d in ranked.get(s.id, [])[:3]),
-                retrieved=tuple(corpus[d] for d in ranked.get(s.id, [])[:5]),
-            )
-            for s in data.samples
-        ]
-        report = evaluate_answers(resampled, text_metrics=())
-        coverage[name] = mean_defined([row["context_coverage"] for row in report["per_sample"]])
-    return {"overall": overall, "context_coverage_by_system": coverage}
-
-
-def _has(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-# -- optional integrations -------------------------------------------------------------------
-
-
-def write_report(
-    path: Path, evaluation: Evaluation, comparison: Comparison, data: ExampleData, systems: Systems
-) -> str:
-    """The HTML report (:mod:`ragmeter.report.html`; needs the report extra); the message to
-    print."""
-    from ragmeter.report.html import write_html_report
-
-    try:
-        write_html_report(
-            path,
-            evaluation,
-            runs=list(systems.runs.values()),
-            qrels=data.qrels,
-            judgments=data.judgments,
-            comparison=comparison,
-            baseline=BASELINE,
-            k=K,
-            pools={
-                name: (systems.pools[name], MMR_CANDIDATES if name == "hybrid+mmr" else None)
-                for name in systems.runs
-            },
-            rel_level=REL_LEVEL,
-            context_k=K,
-            title="ragmeter demo: four retrievers on the Vellmar transit example",
-        )
-    except MissingExtraError as exc:  # matplotlib is not installed
-        return f"HTML report: skipped ({exc})"
-    return f"HTML report: {path}"
-
-
-def save_to_store(evaluation: Evaluation, data: ExampleData, systems: Systems) -> str:
-    """Save into the default store only when it exists (:mod:`ragmeter.store`); the message
-    to print."""
-    from ragmeter.store import default_store_exists, default_store_url, save_evaluation
-
-    if not default_store_exists():
-        return (
-            f"store: no store at {default_store_url()}, results not saved (the demo saves only "
-            "into an existing store)"
-        )
-    try:
-        saved = save_evaluation(
-            evaluation,
-            name="demo",
-            command="demo",
-            parameters={"k": K, "rel_level": REL_LEVEL, "mmr_candidates": MMR_CANDIDATES},
-            qrels=data.qrels_path,
-            runs=list(systems.runs.values()),
-        )
-    except MissingExtraError as exc:  # sqlalchemy is not installed
-        return f"store: not saved ({exc})"
-    return f"store: saved as evaluation {saved.id}"
-
-
-# -- printing ---------------------------------------------------------------------------------
 
 _MARK = {"better": "▲", "worse": "▼", "up": "△", "down": "▽", "ns": "·", "na": " "}
 
@@ -303,7 +70,7 @@ def family_table(
     """Rows = systems, columns = the family's measures: mean and the verdict against BM25."""
     from rich.table import Table
 
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     table = Table(title=f"{family} (K = {K})", title_justify="left")
     table.add_column("system")
@@ -353,36 +120,6 @@ def _step(progress: Progress, task: Any, label: str, seconds: dict[str, float]) 
     yield
     seconds[label] = round(time.perf_counter() - start, 3)
     progress.advance(task)
-
-
-def _results_json(
-    evaluation: Evaluation,
-    comparison: Comparison,
-    answers: Mapping[str, Any],
-    seconds: Mapping[str, float],
-) -> str:
-    from ragmeter.metrics.registry import parse_measure
-
-    doc = {
-        "settings": {
-            "baseline": BASELINE,
-            "k": K,
-            "rel_level": REL_LEVEL,
-            "token_budget": TOKEN_BUDGET,
-            "pool_depth": POOL_DEPTH,
-            "mmr_candidates": MMR_CANDIDATES,
-            "coverage_context_k": K,
-        },
-        "families": {
-            **{f: [str(parse_measure(m)) for m in ms] for f, ms in FAMILIES.items()},
-            "answers": [*ANSWER_MEASURES, "seed-001 answer metrics"],
-        },
-        "evaluation": evaluation.to_dict(per_query=True),
-        "comparison": comparison.to_dict(),
-        "answers": answers,
-        "seconds": dict(seconds),
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def run_demo(
@@ -443,7 +180,7 @@ def run_demo(
                 messages.append(save_to_store(evaluation, data, systems))
         seconds["total"] = round(time.perf_counter() - started, 3)
         results = out / "results.json"
-        atomic_write_text(results, _results_json(evaluation, comparison, answers, seconds))
+        atomic_write_text(results, results_json(evaluation, comparison, answers, seconds))
         markdown = out / "comparison.md"
         atomic_write_text(markdown, render_comparison.render(comparison, "markdown"))
         files += [results, markdown]

@@ -1,6 +1,6 @@
 """``ragmeter diagnose``: retrieval- versus selection-limited queries (PROC × %PROC).
 
-The logic lives in :mod:`ragmeter.report.diagnosis`; this module parses options and prints.
+The logic lives in :mod:`ragmeter.analysis.diagnosis`; this module parses options and prints.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Classify queries as retrieval-limited (low PROC), selection-limited (high PROC,
         low %PROC) or fine; list the worst queries and the grade-4/5 passages they missed."""
+        from ragmeter.analysis.diagnosis import diagnose as run_diagnosis
         from ragmeter.io.readers import read_qrels, read_run
-        from ragmeter.report.diagnosis import diagnose as run_diagnosis
 
         try:
             result = run_diagnosis(
@@ -76,7 +76,7 @@ def _print(result: object) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ragmeter.report.diagnosis import Diagnosis
+    from ragmeter.analysis.diagnosis import Diagnosis
 
     assert isinstance(result, Diagnosis)
     console = Console()

@@ -3,7 +3,8 @@
 ``ragmeter history [--store URL] [--limit N] [--name NAME] [--format table|json]`` lists them,
 newest first; ``ragmeter history show REF`` prints one; ``ragmeter history compare BASE NEW``
 compares a run of two of them ("this week's hybrid vs last week's") with the paired tests of
-``ragmeter compare``, on the queries both define; ``ragmeter history delete REF`` removes one.
+``ragmeter compare``, on the queries both define (:mod:`ragmeter.workflows.history`);
+``ragmeter history delete REF`` removes one.
 
 A REF is an id (``12`` or ``#12``) or a name (the latest evaluation saved with that
 ``--name``); ``REF:RUN`` picks a run of an evaluation that holds several.
@@ -13,15 +14,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.compare import CompareFormat
 from ragmeter.commands.options import (
     Bootstrap,
     Correction,
@@ -33,29 +30,18 @@ from ragmeter.commands.options import (
     Seed,
     StoreUrl,
     TestChoice,
+    compare_settings,
     fail,
 )
+from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation, RunResult
-    from ragmeter.store import EvaluationRecord, SavedEvaluation, StoredEvaluation
+    from ragmeter.store import EvaluationRecord, StoredEvaluation
     from ragmeter.store.sql import Store
 
 #: means shown per run in the listing
 LISTED_MEANS = 3
-#: saved settings that change the values; history compare warns when two evaluations differ
-COMPARED_SETTINGS = (
-    "missing",
-    "rel_level",
-    "depth",
-    "default_k",
-    "pool_depth",
-    "grade_map",
-    "context_k",
-    "tau",
-    "tokenizer",
-)
 
 
 class ListFormat(StrEnum):
@@ -68,58 +54,6 @@ history_app = typer.Typer(
     no_args_is_help=False,
     invoke_without_command=True,
 )
-
-
-# -- saving (the --save option of evaluate, compare and demo) -------------------------------
-
-
-def input_files(**paths: Path | Sequence[Path] | None) -> dict[str, Any]:
-    """``{role: {"path": ..., "sha256": ...}}`` (a list for several files) of the inputs
-    given, for the saved parameters; roles without a file are left out."""
-    from ragmeter.store import file_sha256
-
-    def describe(path: Path) -> dict[str, str]:
-        return {"path": str(path), "sha256": file_sha256(path)}
-
-    out: dict[str, Any] = {}
-    for role, value in paths.items():
-        if value is None:
-            continue
-        if isinstance(value, Path):
-            out[role] = describe(value)
-        elif value:
-            out[role] = [describe(p) for p in value]
-    return out
-
-
-def save_from_command(
-    evaluation: Evaluation,
-    *,
-    store: str | None,
-    name: str | None,
-    command: str,
-    parameters: Mapping[str, Any],
-    qrels: Path | None,
-    runs: Sequence[Path] | None,
-) -> SavedEvaluation:
-    """Save a command's evaluation and say where on stderr (stdout keeps the results)."""
-    from ragmeter.store import save_evaluation
-
-    try:
-        saved = save_evaluation(
-            evaluation,
-            url=store,
-            name=name,
-            command=command,
-            parameters=parameters,
-            qrels=qrels,
-            runs=runs,
-        )
-    except (RagmeterError, OSError) as exc:
-        fail(exc)
-    label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
-    typer.echo(f"saved evaluation {label} to {saved.url}", err=True)
-    return saved
 
 
 # -- listing --------------------------------------------------------------------------------
@@ -296,116 +230,28 @@ def compare_command(
 ) -> None:
     """Compare a run of two saved evaluations: means side by side, the difference with its
     bootstrap CI, and a paired test on the queries both define."""
-    from ragmeter.commands.compare import _emit as emit_comparison
-    from ragmeter.stats.comparison import compare
+    from ragmeter.commands.output import emit_comparison
+    from ragmeter.workflows.history import compare_saved
 
+    settings = compare_settings(
+        test=test,
+        correction=correction,
+        permutations=permutations,
+        bootstrap=bootstrap,
+        seed=seed,
+        alpha=alpha,
+        confidence=confidence,
+    )
     with _opened(_store_of(ctx, store)) as st:
         try:
-            base_stored, base_run = _pick(st, baseline, run)
-            new_stored, new_run = _pick(st, candidate, run)
-            pair, shared, notes = _paired(base_stored, base_run, new_stored, new_run, measure)
-            comparison = compare(
-                pair,
-                baseline=0,
-                measures=shared,
-                test=test.value,  # type: ignore[arg-type]
-                correction=correction.value,  # type: ignore[arg-type]
-                alpha=alpha,
-                confidence=confidence,
-                permutations=permutations,
-                bootstrap=bootstrap,
-                seed=seed,
+            comparison = compare_saved(
+                st, baseline, candidate, run=run, measures=measure, settings=settings
             )
         except KeyError as exc:  # str(KeyError) quotes its message; print it plainly
             fail(RagmeterError(str(exc.args[0]) if exc.args else "unknown key"))
         except (RagmeterError, ValueError) as exc:
             fail(exc)
-    comparison = replace(comparison, warnings=(*comparison.warnings, *notes))
     emit_comparison(comparison, fmt, output)
-
-
-def _pick(store: Store, reference: str, run: str | None) -> tuple[StoredEvaluation, RunResult]:
-    """The evaluation and run a REF or REF:RUN names."""
-    from ragmeter.errors import StoreError
-
-    try:
-        evaluation_id = store.resolve(reference)
-    except StoreError:
-        head, sep, tail = reference.rpartition(":")
-        if not sep or not head:
-            raise
-        evaluation_id, run = store.resolve(head), tail
-    stored = store.load_evaluation(evaluation_id)
-    runs = stored.evaluation.runs
-    if run is not None:
-        try:
-            return stored, stored.evaluation[run]
-        except KeyError:
-            names = ", ".join(r.name for r in runs)
-            raise StoreError(
-                f"evaluation {stored.record.label} has no run {run!r} (runs: {names})"
-            ) from None
-    if len(runs) != 1:
-        names = ", ".join(r.name for r in runs)
-        raise StoreError(
-            f"evaluation {stored.record.label} holds {len(runs)} runs ({names}); "
-            f"choose one with --run NAME or {stored.id}:NAME"
-        )
-    return stored, runs[0]
-
-
-def _paired(
-    base_stored: StoredEvaluation,
-    base_run: RunResult,
-    new_stored: StoredEvaluation,
-    new_run: RunResult,
-    measures: list[str] | None,
-) -> tuple[Evaluation, list[str], list[str]]:
-    """Both runs in one Evaluation (named by their evaluation), the measures both have (or
-    those asked for), and notes on what differs between the two evaluations."""
-    from ragmeter.core.results import Evaluation
-    from ragmeter.errors import StoreError
-
-    base_label = f"#{base_stored.id} {base_run.name}"
-    new_label = f"#{new_stored.id} {new_run.name}"
-    if base_label == new_label:
-        raise StoreError(f"both sides are run {base_run.name!r} of #{base_stored.id}")
-    base_names = [str(m) for m in base_run.measures]
-    new_names = {str(m) for m in new_run.measures}
-    shared = [m for m in base_names if m in new_names]
-    notes: list[str] = []
-    if measures:
-        chosen = [base_run.measures[base_run._index(m)] for m in measures]
-        for m in chosen:
-            new_run._index(m)  # KeyError naming the measure when the later one lacks it
-        shared = [str(m) for m in chosen]
-    elif not shared:
-        raise StoreError(
-            f"{base_stored.record.label} and {new_stored.record.label} share no measure"
-        )
-    else:
-        only = sorted(set(base_names) ^ new_names)
-        if only:
-            notes.append(f"measures in only one evaluation, left out: {', '.join(only)}")
-    base_qrels, new_qrels = base_stored.record.qrels_hash, new_stored.record.qrels_hash
-    if base_qrels and new_qrels and base_qrels != new_qrels:
-        notes.append(
-            "the qrels differ between the two evaluations (another sha256): the runs were "
-            "judged against different relevance judgments"
-        )
-    base_params, new_params = base_stored.record.parameters, new_stored.record.parameters
-    changed = [
-        f"{key} {base_params[key]!r} → {new_params[key]!r}"
-        for key in COMPARED_SETTINGS
-        if key in base_params and key in new_params and base_params[key] != new_params[key]
-    ]
-    if changed:
-        notes.append("the evaluations used other settings: " + ", ".join(changed))
-    pair = Evaluation(
-        (replace(base_run, name=base_label), replace(new_run, name=new_label)),
-        base_run.measures,
-    )
-    return pair, shared, notes
 
 
 # -- plumbing -------------------------------------------------------------------------------

@@ -4,14 +4,22 @@ plugged-in offline judge), cached in SQLite and resumable.
 Every subcommand reads its inputs (errors name file, line and field), plans (cache look-up;
 ``--dry-run`` stops here and prints calls, cache hits, estimated tokens and cost), judges the
 rest with a progress bar, and writes the output atomically from the cache, in input order.
-Exit status: 0 done; 1 some judgments failed (written output leaves them out or rates them −1;
-rerun to retry) or the server refused the run (401/403/404); 2 bad input or options;
-130 interrupted (everything judged so far is cached: rerun to continue).
+Exit status: 0 done, every item labelled; 1 the output is incomplete — some items have no
+label (the output leaves them out or rates them −1; the summary counts them by reason, cache
+hits included: failed ones are asked again by a rerun, unparsed ones with --retry-unparsed) —
+or the server refused the run (401/403/404); 2 bad input or options; 130 interrupted
+(everything judged so far is cached: rerun to continue).
+
+The options every subcommand shares are declared once, as the fields of :class:`Settings`;
+:func:`judge_command` adds them to each subcommand's own parameters.
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import inspect
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,6 +68,14 @@ DryRun = Annotated[
 ]
 Refresh = Annotated[
     bool, typer.Option("--refresh", help="Ignore cached judgments (ask again, overwrite).")
+]
+RetryUnparsed = Annotated[
+    bool,
+    typer.Option(
+        "--retry-unparsed",
+        help="Ask again the cached judgments whose reply could not be read (stored as -1), "
+        "and replace them.",
+    ),
 ]
 Timeout = Annotated[
     float | None, typer.Option("--timeout", help="Seconds per request (default 60).")
@@ -116,35 +132,35 @@ SummaryJson = Annotated[
 
 @dataclass
 class Settings:
-    """The shared judge options of one command."""
+    """The options every judge subcommand shares, declared once: each field's type is the
+    option's declaration (see :func:`judge_command`)."""
 
-    base_url: list[str] | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    concurrency: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    price: str | None = None
-    config_file: Path | None = None
-    cache: Path | None = None
-    dry_run: bool = False
-    refresh: bool = False
-    quiet: bool = False
-    offline: bool = False
-    summary_json: Path | None = None
+    base_url: BaseUrl = None
+    model: Model = None
+    api_key_env: ApiKeyEnv = None
+    concurrency: Concurrency = None
+    rpm: Rpm = None
+    tpm: Tpm = None
+    cache: CachePath = None
+    dry_run: DryRun = False
+    refresh: Refresh = False
+    retry_unparsed: RetryUnparsed = False
+    timeout: Timeout = None
+    max_retries: MaxRetries = None
+    price: PriceOpt = None
+    config_file: ConfigFile = None
+    quiet: Quiet = False
+    summary_json: SummaryJson = None
+    offline: Offline = False
 
-    @classmethod
-    def pick(cls, values: dict[str, Any]) -> Settings:
-        """The settings among a command's parameters (``locals()``)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names})
+    def judge(self, task: str) -> tuple[Any, Any]:
+        """The judge (LLM, or offline) and the price to report."""
+        from ragmeter.judges.api import build_judge
 
-    def config(self) -> Any:
-        from ragmeter.judges.config import resolve_config
-
-        return resolve_config(
+        return build_judge(
+            task,
+            offline=self.offline,
+            price=self.price,
             base_urls=self.base_url,
             model=self.model,
             api_key_env=self.api_key_env,
@@ -153,83 +169,97 @@ class Settings:
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            price=self.price,
             config_file=self.config_file,
         )
 
 
-def _judge_and_price(settings: Settings, task: str) -> tuple[Any, Any]:
-    """The judge (LLM from the settings, or the offline one) and the price to report."""
-    from ragmeter.judges.config import Price
-
-    if settings.offline:
-        import importlib
-
-        try:
-            factory = importlib.import_module("ragmeter.judges.offline").offline_judge
-        except (ImportError, AttributeError) as exc:
-            raise RagmeterError(
-                f"the offline judge is not available ({exc}); install 'ragmeter[models]'"
-            ) from None
-        judge = factory(task)
-        price = Price.parse(settings.price) if settings.price else None
-        return judge, price
-    config = settings.config()
-    try:
-        from ragmeter.judges.llm import LLMJudge
-    except ImportError as exc:
-        raise RagmeterError(str(exc)) from None
-
-    return LLMJudge(config), config.price
+#: the exit statuses, shown under every subcommand's help
+EXIT_STATUS = (
+    "Exit status: 0 every item labelled; 1 output incomplete (items unparsed, failed or not "
+    "judged: the summary counts them, cache hits included; a rerun asks failed ones again, "
+    "--retry-unparsed unparsed ones) or the server refused the run; 2 bad input or options; "
+    "130 interrupted (rerun to continue)."
+)
 
 
-def _execute(settings: Settings, job: Any, out: Path, write: Any) -> None:
-    """Dry-run or run ``job``, write its output, print the summary, exit with the status."""
+def _shared_parameters(offline: bool) -> list[inspect.Parameter]:
+    hints = typing.get_type_hints(Settings, include_extras=True)
+    return [
+        inspect.Parameter(
+            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name]
+        )
+        for f in fields(Settings)
+        if offline or f.name != "offline"
+    ]
+
+
+def judge_command(
+    app: typer.Typer, name: str, *, offline: bool = False
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``func(settings, **own)`` as ``ragmeter judge NAME``: its own parameters,
+    then the shared options of :class:`Settings` (``--offline`` only where ``offline``)."""
+
+    def register(func: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
+        shared = _shared_parameters(offline)
+
+        @functools.wraps(func)
+        def command(**values: Any) -> None:
+            settings = Settings(**{p.name: values.pop(p.name) for p in shared})
+            func(settings, **values)
+
+        params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        app.command(name, epilog=EXIT_STATUS)(command)
+        return func
+
+    return register
+
+
+def _execute(settings: Settings, build: Callable[[], Any], out: Path, write: Any) -> None:
+    """Build the job (input errors exit 2), dry-run or run it, write its output, print the
+    summary, exit with the status the module docstring gives."""
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.config import configured_cache
     from ragmeter.judges.progress import RichProgress
-    from ragmeter.judges.runner import cache_params, make_plan, run_judgments
 
     try:
-        judge, price = _judge_and_price(settings, job.task.name)
+        job = build()
+        judge, price = settings.judge(job.task.name)
         cache_path = configured_cache(settings.cache, settings.config_file)
     except RagmeterError as exc:
         fail(exc)
     with JudgmentCache(cache_path) as cache:
         if settings.dry_run:
-            plan = make_plan(
-                job.task,
-                job.items,
-                model=judge.model,
-                cache=cache,
-                refresh=settings.refresh,
-                params=cache_params(job.task, judge),
-            )
-            est = plan.estimate(price)
-            cost = "unknown (no price)" if est.cost is None else f"${est.cost:.4f}"
-            typer.echo(
-                f"dry run: {job.task.name} with {judge.model}: {len(job.items)} items, "
-                f"{plan.n_unique} unique, {est.cached} cached, {est.calls} calls to make, "
-                f"~{est.input_tokens:,} input + ~{est.output_tokens:,} output tokens "
-                f"(estimated: chars/4), cost {cost}"
-            )
-            if settings.summary_json is not None:
-                _write_json(settings.summary_json, est.to_dict())
-            return
-        progress = RichProgress(f"judge {job.task.name}", enabled=not settings.quiet)
-        try:
-            run = run_judgments(
-                job.task,
-                job.items,
+            estimate = job.estimate(
                 judge,
                 cache=cache,
                 refresh=settings.refresh,
+                retry_unparsed=settings.retry_unparsed,
+                price=price,
+            )
+            typer.echo(estimate.line())
+            if settings.summary_json is not None:
+                _write_json(settings.summary_json, estimate.to_dict())
+            return
+        progress = RichProgress(f"judge {job.task.name}", enabled=not settings.quiet)
+        try:
+            result = job.execute(
+                judge,
+                cache=cache,
+                refresh=settings.refresh,
+                retry_unparsed=settings.retry_unparsed,
                 price=price,
                 progress=progress,
             )
         except RagmeterError as exc:
             fail(exc)
-    summary = run.summary
+    _report(settings, judge, result, out, write)
+
+
+def _report(settings: Settings, judge: Any, result: Any, out: Path, write: Any) -> None:
+    summary = result.summary
     for line in summary.lines():
         typer.echo(line, err=True)
     if getattr(judge, "note", None):  # e.g. the offline judge: a weak proxy, said every time
@@ -240,16 +270,21 @@ def _execute(settings: Settings, job: Any, out: Path, write: Any) -> None:
         raise typer.Exit(code=130)
     if summary.fatal:
         raise typer.Exit(code=1)
-    write(job.shape(job.items, run.results), out)
-    typer.echo(f"wrote {out}", err=True)
-    if summary.failures:
-        raise typer.Exit(code=1)
+    write(result.labels, out)
+    if result.complete:
+        typer.echo(f"wrote {out}", err=True)
+        return
+    typer.echo(
+        f"wrote {out}: INCOMPLETE, {len(result.missing)} item(s) without a label (exit 1)",
+        err=True,
+    )
+    raise typer.Exit(code=1)
 
 
 def _write_json(path: Path, value: Any) -> None:
-    from ragmeter.io._common import atomic_write_text
+    from ragmeter.judges.api import write_json
 
-    atomic_write_text(path, json.dumps(value, indent=2) + "\n")
+    write_json(value, path)
 
 
 def _read_runs(paths: list[Path]) -> list[Any]:
@@ -267,268 +302,187 @@ def _read_texts(path: Path) -> Any:
 def register(app: typer.Typer) -> None:
     judge_app = typer.Typer(
         name="judge",
-        help="Label with an LLM judge (OpenAI-compatible server): cached, resumable, costed.",
+        help="Label with an LLM judge (OpenAI-compatible server): cached, resumable, costed. "
+        "Exit 1 when the output is incomplete (the summary says which items and why).",
         no_args_is_help=True,
     )
     app.add_typer(judge_app, name="judge")
+    judge_command(judge_app, "relevance", offline=True)(relevance)
+    judge_command(judge_app, "udcg")(udcg)
+    judge_command(judge_app, "answerability", offline=True)(answerability)
+    judge_command(judge_app, "subquestions")(subquestions)
+    judge_command(judge_app, "correctness")(correctness)
 
-    @judge_app.command("relevance")
-    def relevance(
-        run: Runs,
-        queries: Queries,
-        corpus: Corpus,
-        out: Out,
-        depth: Depth = 20,
-        base_url: BaseUrl = None,
-        model: Model = None,
-        api_key_env: ApiKeyEnv = None,
-        concurrency: Concurrency = None,
-        rpm: Rpm = None,
-        tpm: Tpm = None,
-        cache: CachePath = None,
-        dry_run: DryRun = False,
-        refresh: Refresh = False,
-        timeout: Timeout = None,
-        max_retries: MaxRetries = None,
-        price: PriceOpt = None,
-        config_file: ConfigFile = None,
-        quiet: Quiet = False,
-        offline: Offline = False,
-        max_tokens: MaxTokens = None,
-        grade_logprobs: GradeLogprobs = None,
-        summary_json: SummaryJson = None,
-    ) -> None:
-        """Grade 1–5 (query, passage) pairs → TREC qrels.
 
-        Each pair in the top --depth of the run(s) gets a utility grade (5 decisive … 1 junk);
-        the output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw
-        text in the cache) and are counted."""
-        from ragmeter.judges.api import relevance_job, write_qrels
+def relevance(
+    settings: Settings,
+    run: Runs,
+    queries: Queries,
+    corpus: Corpus,
+    out: Out,
+    depth: Depth = 20,
+    max_tokens: MaxTokens = None,
+    grade_logprobs: GradeLogprobs = None,
+) -> None:
+    """Grade 1–5 (query, passage) pairs → TREC qrels.
 
-        settings = Settings.pick(locals())
-        try:
-            job = relevance_job(
-                _read_runs(run),
-                _read_texts(queries),
-                _read_texts(corpus),
-                depth=depth,
-                max_tokens=max_tokens,
-                grade_logprobs=grade_logprobs,
+    Each pair in the top --depth of the run(s) gets a utility grade (5 decisive … 1 junk);
+    the output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw
+    text in the cache), are counted, and make the exit status 1 (--retry-unparsed asks
+    them again)."""
+    from ragmeter.judges.api import relevance_job, write_qrels
+
+    def build() -> Any:
+        return relevance_job(
+            _read_runs(run),
+            _read_texts(queries),
+            _read_texts(corpus),
+            depth=depth,
+            max_tokens=max_tokens,
+            grade_logprobs=grade_logprobs,
+        )
+
+    _execute(settings, build, out, write_qrels)
+
+
+def udcg(
+    settings: Settings,
+    run: Runs,
+    queries: Queries,
+    corpus: Corpus,
+    out: Out,
+    depth: Depth = 20,
+    top_logprobs: Annotated[
+        int, typer.Option("--top-logprobs", help="First-token alternatives to ask for.")
+    ] = 20,
+) -> None:
+    """UDCG utilities of (query, passage) pairs → utilities file.
+
+    u = 1 − P(the first token starts "NO ANSWER"); '.jsonl' rows, else 'qid docid
+    utility' lines, for 'ragmeter evaluate --utilities'. Servers without log-probabilities
+    give 0/1 from the reply text (counted as lenient parses)."""
+    from ragmeter.judges.api import udcg_job, write_utilities
+
+    def build() -> Any:
+        return udcg_job(
+            _read_runs(run),
+            _read_texts(queries),
+            _read_texts(corpus),
+            depth=depth,
+            top_logprobs=top_logprobs,
+        )
+
+    _execute(settings, build, out, write_utilities)
+
+
+def answerability(
+    settings: Settings,
+    questions: Annotated[
+        Path, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
+    ],
+    out: Out,
+    run: Annotated[
+        list[Path] | None,
+        typer.Option("--run", help="Run file(s): rate the top --depth passages."),
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")
+    ] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            "--answers",
+            help="Generated answers JSONL {id, text}: rate each answer instead of passages "
+            "(writes rated answers {query_id, ratings, text}).",
+        ),
+    ] = None,
+    depth: Depth = 20,
+    grade_logprobs: GradeLogprobs = None,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Rate 0–5 (sub-question, passage) pairs → judgments JSONL.
+
+    Writes {query_id, doc_id, ratings} for 'ragmeter evaluate --judgments' (with
+    --answers: rated answers {query_id, ratings, text}). Unparseable or failed ratings
+    are −1 (never answerable), never 0, and make the exit status 1."""
+    from ragmeter.io.judgments import read_questions
+    from ragmeter.judges.api import answerability_job, write_judgments
+
+    if (answers is None) == (run is None and corpus is None):
+        fail(ValueError("give --run and --corpus, or --answers"))
+    if answers is None and (not run or corpus is None):
+        fail(ValueError("rating passages needs both --run and --corpus"))
+
+    def build() -> Any:
+        common = {"max_tokens": max_tokens, "grade_logprobs": grade_logprobs}
+        if answers is not None:
+            return answerability_job(
+                read_questions(questions), answers=_read_texts(answers), **common
             )
-        except RagmeterError as exc:
-            fail(exc)
-        _execute(settings, job, out, write_qrels)
+        assert run is not None and corpus is not None
+        return answerability_job(
+            read_questions(questions),
+            runs=_read_runs(run),
+            corpus=_read_texts(corpus),
+            depth=depth,
+            **common,
+        )
 
-    @judge_app.command("udcg")
-    def udcg(
-        run: Runs,
-        queries: Queries,
-        corpus: Corpus,
-        out: Out,
-        depth: Depth = 20,
-        top_logprobs: Annotated[
-            int, typer.Option("--top-logprobs", help="First-token alternatives to ask for.")
-        ] = 20,
-        base_url: BaseUrl = None,
-        model: Model = None,
-        api_key_env: ApiKeyEnv = None,
-        concurrency: Concurrency = None,
-        rpm: Rpm = None,
-        tpm: Tpm = None,
-        cache: CachePath = None,
-        dry_run: DryRun = False,
-        refresh: Refresh = False,
-        timeout: Timeout = None,
-        max_retries: MaxRetries = None,
-        price: PriceOpt = None,
-        config_file: ConfigFile = None,
-        quiet: Quiet = False,
-        summary_json: SummaryJson = None,
-    ) -> None:
-        """UDCG utilities of (query, passage) pairs → utilities file.
+    _execute(settings, build, out, write_judgments)
 
-        u = 1 − P(the first token starts "NO ANSWER"); '.jsonl' rows, else 'qid docid
-        utility' lines, for 'ragmeter evaluate --utilities'. Servers without log-probabilities
-        give 0/1 from the reply text (counted as lenient parses)."""
-        from ragmeter.judges.api import udcg_job, write_utilities
 
-        settings = Settings.pick(locals())
-        try:
-            job = udcg_job(
-                _read_runs(run),
-                _read_texts(queries),
-                _read_texts(corpus),
-                depth=depth,
-                top_logprobs=top_logprobs,
-            )
-        except RagmeterError as exc:
-            fail(exc)
-        _execute(settings, job, out, write_utilities)
+def subquestions(
+    settings: Settings,
+    queries: Queries,
+    references: Annotated[
+        Path, typer.Option("--references", help="Reference texts JSONL {id, text}.")
+    ],
+    out: Out,
+    n: Annotated[int, typer.Option("--n", help="Sub-questions per query.")] = 10,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Sub-questions from reference texts → sub-questions JSONL.
 
-    @judge_app.command("answerability")
-    def answerability(
-        questions: Annotated[
-            Path, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
-        ],
-        out: Out,
-        run: Annotated[
-            list[Path] | None,
-            typer.Option("--run", help="Run file(s): rate the top --depth passages."),
-        ] = None,
-        corpus: Annotated[
-            Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")
-        ] = None,
-        answers: Annotated[
-            Path | None,
-            typer.Option(
-                "--answers",
-                help="Generated answers JSONL {id, text}: rate each answer instead of passages "
-                "(writes rated answers {query_id, ratings, text}).",
-            ),
-        ] = None,
-        depth: Depth = 20,
-        base_url: BaseUrl = None,
-        model: Model = None,
-        api_key_env: ApiKeyEnv = None,
-        concurrency: Concurrency = None,
-        rpm: Rpm = None,
-        tpm: Tpm = None,
-        cache: CachePath = None,
-        dry_run: DryRun = False,
-        refresh: Refresh = False,
-        timeout: Timeout = None,
-        max_retries: MaxRetries = None,
-        price: PriceOpt = None,
-        config_file: ConfigFile = None,
-        quiet: Quiet = False,
-        offline: Offline = False,
-        grade_logprobs: GradeLogprobs = None,
-        max_tokens: MaxTokens = None,
-        summary_json: SummaryJson = None,
-    ) -> None:
-        """Rate 0–5 (sub-question, passage) pairs → judgments JSONL.
+    Writes --n diverse sub-questions per query, {query_id, questions}. Queries whose reply
+    holds no question are left out, counted, and make the exit status 1."""
+    from ragmeter.judges.api import subquestions_job, write_questions
 
-        Writes {query_id, doc_id, ratings} for 'ragmeter evaluate --judgments' (with
-        --answers: rated answers {query_id, ratings, text}). Unparseable or failed ratings
-        are −1 (never answerable), never 0."""
-        from ragmeter.io.judgments import read_questions
-        from ragmeter.judges.api import answerability_job, write_judgments
+    if n < 1:
+        fail(ValueError(f"--n must be ≥ 1, got {n}"))
 
-        settings = Settings.pick(locals())
-        if (answers is None) == (run is None and corpus is None):
-            fail(ValueError("give --run and --corpus, or --answers"))
-        if answers is None and (not run or corpus is None):
-            fail(ValueError("rating passages needs both --run and --corpus"))
-        try:
-            qs = read_questions(questions)
-            if answers is not None:
-                texts = _read_texts(answers)
-                job = answerability_job(
-                    qs,
-                    answers=dict(
-                        zip(texts.doc_ids.to_pylist(), texts.texts.to_pylist(), strict=True)
-                    ),
-                    max_tokens=max_tokens,
-                    grade_logprobs=grade_logprobs,
-                )
-            else:
-                assert run is not None and corpus is not None
-                job = answerability_job(
-                    qs,
-                    runs=_read_runs(run),
-                    corpus=_read_texts(corpus),
-                    depth=depth,
-                    max_tokens=max_tokens,
-                    grade_logprobs=grade_logprobs,
-                )
-        except RagmeterError as exc:
-            fail(exc)
-        _execute(settings, job, out, write_judgments)
+    def build() -> Any:
+        return subquestions_job(
+            _read_texts(queries), _read_texts(references), n=n, max_tokens=max_tokens
+        )
 
-    @judge_app.command("subquestions")
-    def subquestions(
-        queries: Queries,
-        references: Annotated[
-            Path, typer.Option("--references", help="Reference texts JSONL {id, text}.")
-        ],
-        out: Out,
-        n: Annotated[int, typer.Option("--n", help="Sub-questions per query.")] = 10,
-        base_url: BaseUrl = None,
-        model: Model = None,
-        api_key_env: ApiKeyEnv = None,
-        concurrency: Concurrency = None,
-        rpm: Rpm = None,
-        tpm: Tpm = None,
-        cache: CachePath = None,
-        dry_run: DryRun = False,
-        refresh: Refresh = False,
-        timeout: Timeout = None,
-        max_retries: MaxRetries = None,
-        price: PriceOpt = None,
-        config_file: ConfigFile = None,
-        quiet: Quiet = False,
-        max_tokens: MaxTokens = None,
-        summary_json: SummaryJson = None,
-    ) -> None:
-        """Sub-questions from reference texts → sub-questions JSONL.
+    _execute(settings, build, out, write_questions)
 
-        Writes --n diverse sub-questions per query, {query_id, questions}. Queries whose reply
-        holds no question are left out and counted."""
-        from ragmeter.judges.api import subquestions_job, write_questions
 
-        settings = Settings.pick(locals())
-        if n < 1:
-            fail(ValueError(f"--n must be ≥ 1, got {n}"))
-        try:
-            job = subquestions_job(
-                _read_texts(queries), _read_texts(references), n=n, max_tokens=max_tokens
-            )
-        except RagmeterError as exc:
-            fail(exc)
-        _execute(settings, job, out, write_questions)
+def correctness(
+    settings: Settings,
+    samples: Annotated[
+        Path,
+        typer.Option(
+            "--samples",
+            help="Seed-001 samples JSON {query, generated_answer, reference_answer, label?}.",
+        ),
+    ],
+    out: Out,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Keyword overlap > T is correct.")
+    ] = 0.7,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Answer correctness (0/1 with a reason) → JSON report.
 
-    @judge_app.command("correctness")
-    def correctness(
-        samples: Annotated[
-            Path,
-            typer.Option(
-                "--samples",
-                help="Seed-001 samples JSON {query, generated_answer, reference_answer, label?}.",
-            ),
-        ],
-        out: Out,
-        threshold: Annotated[
-            float, typer.Option("--threshold", help="Keyword overlap > T is correct.")
-        ] = 0.7,
-        base_url: BaseUrl = None,
-        model: Model = None,
-        api_key_env: ApiKeyEnv = None,
-        concurrency: Concurrency = None,
-        rpm: Rpm = None,
-        tpm: Tpm = None,
-        cache: CachePath = None,
-        dry_run: DryRun = False,
-        refresh: Refresh = False,
-        timeout: Timeout = None,
-        max_retries: MaxRetries = None,
-        price: PriceOpt = None,
-        config_file: ConfigFile = None,
-        quiet: Quiet = False,
-        max_tokens: MaxTokens = None,
-        summary_json: SummaryJson = None,
-    ) -> None:
-        """Answer correctness (0/1 with a reason) → JSON report.
+    The LLM's verdict on each generated answer against its reference, beside seed 001's
+    keyword overlap, and how each agrees with the human labels."""
+    from ragmeter.io.answers import read_answer_samples
+    from ragmeter.judges.api import correctness_job, write_json
 
-        The LLM's verdict on each generated answer against its reference, beside seed 001's
-        keyword overlap, and how each agrees with the human labels."""
-        from ragmeter.io.answers import read_answer_samples
-        from ragmeter.judges.api import correctness_job, write_json
+    def build() -> Any:
+        return correctness_job(
+            read_answer_samples(samples), threshold=threshold, max_tokens=max_tokens
+        )
 
-        settings = Settings.pick(locals())
-        try:
-            job = correctness_job(
-                read_answer_samples(samples), threshold=threshold, max_tokens=max_tokens
-            )
-        except RagmeterError as exc:
-            fail(exc)
-        _execute(settings, job, out, write_json)
+    _execute(settings, build, out, write_json)

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from ragmeter.workflows.compare import CompareSettings
+    from ragmeter.workflows.evaluate import EvaluationSettings
 
 
 class MissingPolicy(StrEnum):
@@ -101,29 +105,135 @@ SaveName = Annotated[
 ]
 
 
-def evaluation_options(
+PerQuery = Annotated[bool, typer.Option("--per-query", help="Include per-query values.")]
+Tau = Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")]
+Questions = Annotated[
+    Path | None, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
+]
+
+# -- the inputs of ``ragmeter evaluate`` ----------------------------------------------------
+
+RunFiles = Annotated[
+    list[Path],
+    typer.Argument(help="Run files: TREC, samples JSON/JSONL/YAML, CSV, TSV, Parquet."),
+]
+QrelsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--qrels",
+        "-q",
+        help="Relevance judgments. Without it, each run must be a samples file whose "
+        "expected_output gives its judgments.",
+    ),
+]
+JudgmentsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--judgments",
+        help="Sub-question judgments for coverage, alpha_ndcg@K, density (JSONL, long TSV "
+        "or diversity qrels). Without --qrels, the judged queries are evaluated.",
+    ),
+]
+CorpusFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--corpus",
+        help="Passage texts JSONL {id, text} (for density); for token budgets "
+        "(ra_nwg@512t) also {id, length} rows, TSV/CSV/Parquet with id + text/length.",
+    ),
+]
+AnswerFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--answers",
+        help="Rated answers JSONL {query_id, ratings, text} for answer_coverage and "
+        "answer_density: one file, or one per run (repeatable).",
+    ),
+]
+ContextOrSweep = Annotated[
+    str,
+    typer.Option(
+        "--k",
+        help="With --judgments, N: the coverage measures given without @K (coverage, "
+        "density, alpha_ndcg) are read at the top N and named so (coverage@N); 'oracle': "
+        "their defaults (|P*| per query; 20 for alpha_ndcg). Without --judgments, or as a "
+        "range/list (1:50, 1,5,10, 1:50:5): a cutoff sweep of the -m measures (given "
+        "without @K), every K in one pass; a swept m at K is m@K.",
+    ),
+]
+Tokenizer = Annotated[
+    str | None,
+    typer.Option(
+        "--tokenizer",
+        help="Token counter of --corpus texts for token budgets (ra_nwg@512t): "
+        "whitespace (default), tiktoken:<encoding>, hf:<tokenizer path>.",
+    ),
+]
+UtilitiesFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--utilities",
+        help="Per-passage utilities for udcg@K: 'qid docid utility' lines, JSON/JSONL "
+        "rows, or the UDCG reference data (with --udcg-model).",
+    ),
+]
+UdcgModel = Annotated[
+    str | None,
+    typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
+]
+CurvesFile = Annotated[
+    Path | None,
+    typer.Option("--curves", help="With a --k sweep: write the curves here (.json or .csv)."),
+]
+
+
+def evaluation_settings(
     *,
     missing: MissingPolicy,
     rel_level: int,
-    depth: int | None,
-    default_k: int,
+    depth: int | None = None,
+    default_k: int = 5,
     pool: Path | None,
     pool_depth: int | None,
     grade_map: str | None,
-) -> dict[str, Any]:
-    """The keyword options of :func:`ragmeter.evaluate` that ``evaluate`` and ``compare``
-    take from the same command-line options (the pool run is read here)."""
-    from ragmeter.io.readers import read_run
+) -> EvaluationSettings:
+    """The evaluation settings that ``evaluate``, ``compare`` and ``report`` take from the same
+    command-line options."""
+    from ragmeter.workflows.evaluate import EvaluationSettings
 
-    return {
-        "missing": missing.value,
-        "rel_level": rel_level,
-        "depth": depth,
-        "default_k": default_k,
-        "pool": read_run(pool) if pool is not None else None,
-        "pool_depth": pool_depth,
-        "grade_map": grade_map,
-    }
+    return EvaluationSettings(
+        missing=missing.value,
+        rel_level=rel_level,
+        depth=depth,
+        default_k=default_k,
+        pool=pool,
+        pool_depth=pool_depth,
+        grade_map=grade_map,
+    )
+
+
+def compare_settings(
+    *,
+    test: TestChoice,
+    correction: CorrectionChoice,
+    permutations: int,
+    bootstrap: int,
+    seed: int,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+) -> CompareSettings:
+    """The paired-test settings of ``compare``, ``history compare`` and ``report``."""
+    from ragmeter.workflows.compare import CompareSettings
+
+    return CompareSettings(
+        test=test.value,  # type: ignore[arg-type]
+        correction=correction.value,  # type: ignore[arg-type]
+        alpha=alpha,
+        confidence=confidence,
+        permutations=permutations,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
 
 
 def fail(exc: Exception) -> NoReturn:

@@ -3,15 +3,15 @@
 ``ragmeter report RUN... --qrels Q [-m M ...] [--grade-map G] [--judgments J --questions S]
 [--baseline NAME] [--k 10] [--sweep 1:20] -o report.html``
 
-The runs are evaluated as by ``ragmeter evaluate``, compared as by ``ragmeter compare``, and
-drawn by :func:`ragmeter.report.html.write_html_report` (matplotlib is imported only here,
-so the other commands start as fast as before).
+The work is :func:`ragmeter.workflows.report.write_report_files`: the runs evaluated as by
+``ragmeter evaluate``, compared as by ``ragmeter compare``, and drawn by
+:func:`ragmeter.report.html.write_html_report`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -30,8 +30,11 @@ from ragmeter.commands.options import (
     RelLevel,
     Seed,
     TestChoice,
+    compare_settings,
+    evaluation_settings,
     fail,
 )
+from ragmeter.commands.output import warn
 from ragmeter.errors import RagmeterError
 
 
@@ -72,7 +75,11 @@ def report_command(
     ] = None,
     context_k: Annotated[
         str,
-        typer.Option("--context-k", help="Context size of the coverage measures: N or 'oracle'."),
+        typer.Option(
+            "--context-k",
+            help="@K of the coverage measures given without one (coverage → coverage@N, "
+            "under that name) or 'oracle' (|P*| per query).",
+        ),
     ] = "oracle",
     tau: Annotated[
         int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")
@@ -110,94 +117,40 @@ def report_command(
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
-    from ragmeter.commands.compare import _baseline_index, _distinct_names
-    from ragmeter.evaluation import evaluate
-    from ragmeter.io.readers import read_qrels, read_run
-    from ragmeter.report.html import default_measures, write_html_report
+    from ragmeter.workflows.report import ReportRequest, ReportView, write_report_files
 
-    if qrels is None and judgments is None:
-        fail(RagmeterError("report needs --qrels or --judgments"))
-    for given, name in ((questions, "--questions"), (corpus, "--corpus")):
-        if given is not None and judgments is None:
-            # both only serve the coverage sections, which need the sub-question judgments
-            fail(RagmeterError(f"{name} is used with --judgments; give the judgments too"))
-    try:
-        qrels_obj = read_qrels(qrels) if qrels is not None else None
-        coverage: dict[str, Any] = {}
-        if judgments is not None:
-            from ragmeter.commands.crux import coverage_options
-
-            coverage = coverage_options(
-                judgments, questions, corpus, None, context_k, tau, len(runs)
-            )
-        names = measure or default_measures(
-            qrels_obj, grade_map=grade_map, judgments=coverage.get("judgments"), k=k
-        )
-        if corpus is not None and judgments is not None and measure is None:
-            names.append("density")
-        run_objs = _distinct_names([read_run(p) for p in runs], runs)
-        base = _baseline_index(baseline, run_objs, runs)
-        pool_run = read_run(pool) if pool is not None else None
-        evaluation = evaluate(
-            run_objs,
-            qrels_obj,
-            names,
-            missing=missing.value,
+    request = ReportRequest(
+        runs=runs,
+        output=output,
+        qrels=qrels,
+        measures=measure,
+        judgments=judgments,
+        questions=questions,
+        corpus=corpus,
+        context_k=context_k,
+        tau=tau,
+        baseline=baseline,
+        settings=evaluation_settings(
+            missing=missing,
             rel_level=rel_level,
-            pool=pool_run,
+            pool=pool,
             pool_depth=pool_depth,
             grade_map=grade_map,
-            **coverage,
-        )
-        comparison = None
-        if len(run_objs) > 1:
-            from ragmeter.stats.comparison import compare
-
-            comparison = compare(
-                evaluation,
-                baseline=base,
-                test=test.value,  # type: ignore[arg-type]
-                correction=correction.value,  # type: ignore[arg-type]
-                permutations=permutations,
-                bootstrap=bootstrap,
-                seed=seed,
-            )
-        inputs = [("qrels", str(qrels))] if qrels is not None else []
-        if judgments is not None:
-            inputs.append(("judgments", str(judgments)))
-        if grade_map:
-            inputs.append(("grade map", grade_map))
-        if pool is not None:
-            inputs.append(("pool", f"{pool}" + (f" (top {pool_depth})" if pool_depth else "")))
-        write_html_report(
-            output,
-            evaluation,
-            runs=run_objs,
-            qrels=qrels_obj,
-            judgments=coverage.get("judgments"),
-            comparison=comparison,
-            baseline=base,
-            grade_map=grade_map,
-            k=k,
-            sweep_ks=sweep_ks,
-            pool=pool_run,
-            pool_depth=pool_depth,
-            rel_level=rel_level,
-            context_k=coverage.get("context_k", "oracle"),
-            tau=tau,
-            worst=worst,
-            seed=seed,
-            bootstrap=bootstrap,
+        ),
+        compare=compare_settings(
+            test=test,
+            correction=correction,
             permutations=permutations,
-            title=title,
-            inputs=inputs,
-        )
+            bootstrap=bootstrap,
+            seed=seed,
+        ),
+        view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
+    )
+    try:
+        evaluation = write_report_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
-    except OSError as exc:
-        fail(RagmeterError(f"cannot write {output}: {exc.strerror or exc}"))
-    for w in evaluation.warnings:
-        typer.echo(f"warning: {w}", err=True)
+    warn(evaluation.warnings)
     typer.echo(f"wrote {output}", err=True)
 
 

@@ -79,7 +79,10 @@ class Aligned:
     qrels_doc_ids: pa.Array | None = None
     coverage: CoverageView | None = None
     side: Mapping[str, Any] = field(default_factory=dict)
-    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+    # Derived arrays, computed on first use. Not an init field: ``dataclasses.replace`` gives
+    # the copy an empty cache, so a copy with other grades, options or pool never reads
+    # arrays derived from the original's.
+    _cache: dict[object, object] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def n_queries(self) -> int:

@@ -169,7 +169,7 @@ class Judgments:
     questions: tuple[tuple[str, ...] | None, ...] | None = None
     name: str = "judgments"
     warnings: tuple[str, ...] = field(default=())
-    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+    _cache: dict[object, object] = field(default_factory=dict, init=False, repr=False)
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -628,7 +628,7 @@ class Corpus:
     doc_ids: pa.Array
     texts: pa.Array
     name: str = "corpus"
-    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+    _cache: dict[object, object] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def from_columns(
@@ -807,7 +807,8 @@ class CoverageView:
     """The coverage side of an :class:`~ragmeter.core.align.Aligned` view.
 
     The aligned items (a run's ranking, per evaluated query) joined to the judgment rows,
-    plus what the coverage measures need: the context size, τ, texts and answers.
+    plus what the coverage measures need: τ, texts and answers (the context size is each
+    measure's own: its ``@K``, else its family's default).
 
     Attributes:
         judgments: the judgments.
@@ -815,7 +816,6 @@ class CoverageView:
         item_row: per aligned item, its judgment row (−1 when the passage is not judged).
         item_doc_ids: per aligned item, its doc id (for corpus look-ups).
         item_texts: per aligned item, the run's own text (or ``None``).
-        context_k: default context size (``None`` = oracle, ``|P*|`` per query).
         tau: default answerability threshold.
         corpus: passage texts, for density.
         answers: generated answers, for ``answer_*``.
@@ -827,12 +827,11 @@ class CoverageView:
     item_row: IntArray
     item_doc_ids: pa.Array
     item_texts: pa.Array | None = None
-    context_k: int | None = None
     tau: int = DEFAULT_TAU
     corpus: Corpus | None = None
     answers: Answers | None = None
     token_counter: TokenCounter | None = None
-    _cache: dict[object, object] = field(default_factory=dict, repr=False)
+    _cache: dict[object, object] = field(default_factory=dict, init=False, repr=False)
 
     def cached(self, key: object, compute: Callable[[], _T]) -> _T:
         if key not in self._cache:

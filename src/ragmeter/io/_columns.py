@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
+from ragmeter.io._common import SCORE_SYNTAX
 
 QUERY = ("query_id", "qid", "queryid", "topic_id", "topic")
 DOC = ("doc_id", "docid", "docno", "document_id", "passage_id", "pid", "corpus_id")
@@ -175,6 +176,13 @@ def number_column(col: Any, field: str, loc: Locator, *, integer: bool) -> npt.N
             raise loc.error(
                 i, field, f"value {float(values[i])!r} is not an integer; expected {kind}"
             )
+        # beyond int64 the cast below is undefined: name the value as written
+        huge = np.flatnonzero(np.abs(values) > np.iinfo(np.int32).max)
+        if len(huge):
+            i = int(huge[0])
+            raise loc.error(
+                i, field, f"grade {arr[i].as_py()} out of range; expected a 32-bit integer"
+            )
         return _check_int_range(values.astype(np.int64), field, loc)
     return values
 
@@ -191,18 +199,26 @@ def _check_int_range(
 
 
 def _parse_strings(arr: pa.Array, field: str, loc: Locator, kind: str) -> npt.NDArray[np.float64]:
-    try:
-        cast: npt.NDArray[np.float64] = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
-        return cast
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    out = np.empty(len(arr), dtype=np.float64)
-    for i, text in enumerate(arr.to_pylist()):
-        try:
-            out[i] = float(text)
-        except ValueError:
-            raise loc.error(i, field, f"{text!r} is not {kind}") from None
-    return out
+    """Numbers written as strings, in decimal notation only (:data:`SCORE_SYNTAX`).
+
+    Python's ``float`` also reads ``1_0``, non-ASCII digits and ``infinity``, Arrow reads
+    ``0x1`` as an integer: values C's ``atof`` would read differently (or not) are refused.
+    """
+    valid = pc.match_substring_regex(arr, f"^{SCORE_SYNTAX}$")
+    if not pc.all(valid).as_py():
+        i = int(np.flatnonzero(~valid.to_numpy(zero_copy_only=False))[0])
+        raise loc.error(
+            i,
+            field,
+            f"{arr[i].as_py()!r} is not {kind}; expected "
+            + (
+                "ASCII digits (0, 1, -1)"
+                if kind == "an integer"
+                else "a finite number in decimal notation (1, -0.5, 2e-3)"
+            ),
+        )
+    cast: npt.NDArray[np.float64] = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+    return cast
 
 
 def _as_array(col: Any) -> pa.Array:

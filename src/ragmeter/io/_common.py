@@ -13,6 +13,12 @@ PathLike = str | os.PathLike[str]
 
 BOM = b"\xef\xbb\xbf"
 
+#: a grade that C ``atol``, Python ``int`` and Arrow read alike: ASCII digits only
+GRADE_SYNTAX = r"[+-]?[0-9]+"
+#: a number that C ``atof``, Python ``float`` and Arrow read alike: decimal notation only (no
+#: ``1_0``, hexadecimal, non-ASCII digits, ``inf`` or ``nan``, which C reads differently or not)
+SCORE_SYNTAX = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+
 
 def read_bytes(path: PathLike) -> bytes:
     """The bytes of ``path``; a directory, a missing or unreadable file is an :class:`InputError`.

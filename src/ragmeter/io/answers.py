@@ -26,8 +26,9 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import check_text, decode, read_bytes
-from ragmeter.metrics.answers import STAGES
 
+#: the pipeline stages a sample's timings may record (seconds)
+STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
 _REQUIRED_TEXT = ("query", "generated_answer", "reference_answer")
 _TIMING_KEYS = (*STAGES, "total")
 

@@ -15,63 +15,33 @@ A JSON/JSONL/YAML file holds *samples* when its records have a retrieved list or
 ``expected_output`` (:mod:`ragmeter.io.samples`), *rows* when they have query and doc id
 columns (:mod:`ragmeter.io.jsonl`). Files with an unknown extension are read as TREC, as
 trec_eval does (``qrels.test``, ``results.test``).
+
+The formats are one table, :data:`ragmeter.io.formats.FORMATS_REGISTRY`; a new format is
+registered there.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
+from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._documents import Document
-from ragmeter.io.samples import (
-    Samples,
-    describe,
-    is_sample,
-    load_document,
-    read_samples,
-    samples_from_document,
-)
+from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
+from ragmeter.io.samples import Samples, read_samples
 
 Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"]
-FORMATS: tuple[str, ...] = ("trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv")
-
-_EXTENSIONS: dict[str, Format] = {
-    ".txt": "trec",
-    ".trec": "trec",
-    ".run": "trec",
-    ".qrels": "trec",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-}
+#: the names of the formats read (see :data:`ragmeter.io.formats.FORMATS_REGISTRY`)
+FORMATS: tuple[str, ...] = FORMATS_REGISTRY.names()
 
 PathLike = str | os.PathLike[str]
 
 
 def detect_format(path: PathLike, format: str | None = None) -> Format:
     """The format of ``path``: ``format`` if given (validated), else from the extension."""
-    if format is not None:
-        fmt = format.lower().lstrip(".")
-        if fmt == "yml":
-            fmt = "yaml"
-        if fmt not in FORMATS:
-            raise InputError(
-                f"unknown format {format!r}; expected one of {', '.join(FORMATS)}",
-                source=str(path),
-                field="format",
-            )
-        return fmt  # type: ignore[return-value]
-    return _EXTENSIONS.get(Path(path).suffix.lower(), "trec")
+    return FORMATS_REGISTRY.for_path(path, format).name  # type: ignore[return-value]
 
 
 def read_run(path: PathLike, *, format: str | None = None, name: str | None = None) -> Run:
@@ -80,96 +50,16 @@ def read_run(path: PathLike, *, format: str | None = None, name: str | None = No
     ``name`` defaults to the file name. TREC runs are ordered by score (ties by doc id
     descending); sample files keep the given order.
     """
-    fmt = detect_format(path, format)
-    run_name = name or Path(path).name
-    if fmt == "trec":
-        from ragmeter.io.trec import read_trec_run
-
-        return read_trec_run(path, name=name)
-    if fmt in ("csv", "tsv"):
-        from ragmeter.io.tabular import read_csv_run
-
-        return read_csv_run(path, name=run_name, delimiter=fmt)  # type: ignore[arg-type]
-    if fmt == "parquet":
-        from ragmeter.io.tabular import read_parquet_run
-
-        return read_parquet_run(path, name=run_name)
-    if fmt == "jsonl":
-        from ragmeter.io.jsonl import read_jsonl_run
-
-        return read_jsonl_run(path, name=run_name)
-    doc = load_document(path, fmt)  # type: ignore[arg-type]
-    kind = _document_kind(doc)
-    if kind == "samples":
-        return samples_from_document(doc, name=run_name, need_qrels=False).run
-    if kind == "rows":
-        from ragmeter.io.jsonl import run_from_records
-
-        assert doc.records is not None
-        return run_from_records(doc.records, source=doc.source, name=run_name)
-    from ragmeter.io.dicts import run_from_dict
-
-    return run_from_dict(doc.value, name=run_name, source=doc.source)
+    run = FORMATS_REGISTRY.for_path(path, format).read_run(path, name)
+    check_large_input(len(run), str(path))
+    return run
 
 
 def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = None) -> Qrels:
     """Read qrels from a file in any supported format (see the module docstring)."""
-    fmt = detect_format(path, format)
-    qrels_name = name or Path(path).name
-    if fmt == "trec":
-        from ragmeter.io.trec import read_trec_qrels
-
-        return read_trec_qrels(path, name=name)
-    if fmt in ("csv", "tsv"):
-        from ragmeter.io.tabular import read_csv_qrels
-
-        return read_csv_qrels(path, name=qrels_name, delimiter=fmt)  # type: ignore[arg-type]
-    if fmt == "parquet":
-        from ragmeter.io.tabular import read_parquet_qrels
-
-        return read_parquet_qrels(path, name=qrels_name)
-    if fmt == "jsonl":
-        from ragmeter.io.jsonl import read_jsonl_qrels
-
-        return read_jsonl_qrels(path, name=qrels_name)
-    doc = load_document(path, fmt)  # type: ignore[arg-type]
-    kind = _document_kind(doc)
-    if kind == "samples":
-        return samples_from_document(doc, name=qrels_name, need_run=False).qrels
-    if kind == "rows":
-        from ragmeter.io.jsonl import qrels_from_records
-
-        assert doc.records is not None
-        return qrels_from_records(doc.records, source=doc.source, name=qrels_name)
-    from ragmeter.io.dicts import qrels_from_dict
-
-    return qrels_from_dict(doc.value, name=qrels_name, source=doc.source)
-
-
-def _document_kind(doc: Document) -> Literal["samples", "rows", "nested"]:
-    """What a JSON/JSONL/YAML document holds: samples, row objects, or a ``{qid: ...}`` map."""
-    if doc.records is None:
-        if isinstance(doc.value, Mapping):
-            if not doc.value:
-                raise InputError("document is an empty object; expected data", source=doc.source)
-            return "nested"
-        raise InputError(
-            f"document is {describe(doc.value)}; expected a list of samples, a list "
-            "of row objects, or a {query_id: {doc_id: value}} object",
-            source=doc.source,
-        )
-    if not doc.records:
-        raise InputError("document has no records; expected samples or rows", source=doc.source)
-    first, line = doc.records[0]
-    if not isinstance(first, Mapping):
-        raise InputError(
-            f"record is {describe(first)}; expected an object (a sample or a row)",
-            source=doc.source,
-            line=line,
-        )
-    if isinstance(doc.value, Mapping) or is_sample(first):
-        return "samples"
-    return "rows"
+    qrels = FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
+    check_large_input(len(qrels), str(path))
+    return qrels
 
 
 def as_run(obj: Any, *, name: str | None = None) -> Run:
@@ -205,11 +95,11 @@ def as_qrels(obj: Any, *, name: str | None = None) -> Qrels:
 WriteFormat = Literal["trec", "jsonl", "csv", "tsv", "parquet"]
 
 
-def _write_format(path: PathLike, format: str | None) -> str:
-    fmt = detect_format(path, format)
-    if fmt in ("json", "yaml"):
+def _write_format(path: PathLike, format: str | None) -> FileFormat:
+    fmt = FORMATS_REGISTRY.for_path(path, format)
+    if fmt.write_run is None or fmt.write_qrels is None:
         raise InputError(
-            f"cannot write {fmt}; expected one of trec, jsonl, csv, tsv, parquet",
+            f"cannot write {fmt.name}; expected one of {', '.join(FORMATS_REGISTRY.writable())}",
             source=str(path),
             field="format",
         )
@@ -218,36 +108,16 @@ def _write_format(path: PathLike, format: str | None) -> str:
 
 def write_run(run: Run, path: PathLike, *, format: str | None = None) -> None:
     """Write ``run`` atomically as TREC, JSONL rows, CSV, TSV or Parquet (by extension)."""
-    fmt = _write_format(path, format)
-    if fmt == "trec":
-        from ragmeter.io.trec import write_trec_run
-
-        write_trec_run(run, path)
-    elif fmt == "jsonl":
-        from ragmeter.io.jsonl import write_jsonl_run
-
-        write_jsonl_run(run, path)
-    else:
-        from ragmeter.io.tabular import run_table, write_table
-
-        write_table(run_table(run), path, fmt=fmt)  # type: ignore[arg-type]
+    writer = _write_format(path, format).write_run
+    assert writer is not None
+    writer(run, path)
 
 
 def write_qrels(qrels: Qrels, path: PathLike, *, format: str | None = None) -> None:
     """Write ``qrels`` atomically as TREC, JSONL rows, CSV, TSV or Parquet (by extension)."""
-    fmt = _write_format(path, format)
-    if fmt == "trec":
-        from ragmeter.io.trec import write_trec_qrels
-
-        write_trec_qrels(qrels, path)
-    elif fmt == "jsonl":
-        from ragmeter.io.jsonl import write_jsonl_qrels
-
-        write_jsonl_qrels(qrels, path)
-    else:
-        from ragmeter.io.tabular import qrels_table, write_table
-
-        write_table(qrels_table(qrels), path, fmt=fmt)  # type: ignore[arg-type]
+    writer = _write_format(path, format).write_qrels
+    assert writer is not None
+    writer(qrels, path)
 
 
 __all__ = [

@@ -136,6 +136,116 @@ def read_samples(
     return samples_from_document(doc, name=name or Path(path).name)
 
 
+@dataclass
+class _Collected:
+    """The columns of the run and the qrels, and the per-sample fields, as the records are
+    read (:func:`samples_from_records` builds them into :class:`Samples` at the end)."""
+
+    run_q: list[str] = field(default_factory=list)
+    run_d: list[str] = field(default_factory=list)
+    run_s: list[float] = field(default_factory=list)
+    run_t: list[str | None] = field(default_factory=list)
+    run_lines: list[int] = field(default_factory=list)
+    has_text: bool = False
+    rel_q: list[str] = field(default_factory=list)
+    rel_d: list[str] = field(default_factory=list)
+    rel_g: list[int] = field(default_factory=list)
+    rel_lines: list[int] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    seen: dict[str, int | None] = field(default_factory=dict)
+    cutoffs: dict[str, int] = field(default_factory=dict)
+    queries: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
+    references: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    no_relevant: int = 0
+
+    def retrieved(self, sid: str, value: Any, key: str, ctx: _Context, line: int) -> None:
+        """The sample's retrieved list: scores n..1 keep the given order."""
+        items = _retrieved(value, key, ctx)
+        n = len(items)
+        for pos, (doc, text) in enumerate(items):
+            self.run_q.append(sid)
+            self.run_d.append(doc)
+            self.run_s.append(float(n - pos))
+            self.run_t.append(text)
+            self.run_lines.append(line)
+            self.has_text = self.has_text or text is not None
+
+    def expected(self, sid: str, value: Any, key: str, ctx: _Context, line: int) -> None:
+        """The sample's relevant ground truth (ids or an {id: gain} map)."""
+        judged = _expected(value, key, ctx)
+        if not any(g > 0 for _, g in judged):
+            self.no_relevant += 1
+        for doc, grade in judged:
+            self.rel_q.append(sid)
+            self.rel_d.append(doc)
+            self.rel_g.append(grade)
+            self.rel_lines.append(line)
+
+    def extras(
+        self, sid: str, record: Mapping[Any, Any], keys: dict[str, Any], ctx: _Context
+    ) -> None:
+        """Metadata (with its cutoff ``k``), query text, answer and reference."""
+        mkey = _one_key(keys, METADATA_KEYS, ctx, "metadata")
+        if mkey is not None and record[mkey] is not None:
+            meta = record[mkey]
+            if not isinstance(meta, Mapping):
+                raise ctx.error(str(mkey), f"is {describe(meta)}; expected an object")
+            if meta:
+                self.metadata[sid] = dict(meta)
+            if "k" in meta and meta["k"] is not None:
+                self.cutoffs[sid] = _cutoff(meta["k"], f"{mkey}.k", ctx)
+        text = _query_text(record, keys, ctx)
+        if text is not None:
+            self.queries[sid] = text
+        for store, candidates in ((self.answers, ANSWER_KEYS), (self.references, REFERENCE_KEYS)):
+            k = _key(keys, candidates)
+            if k is not None and record[k] is not None:
+                if not isinstance(record[k], str):
+                    raise ctx.error(str(k), f"is {describe(record[k])}; expected a string")
+                store[sid] = record[k]
+
+    def build(self, *, source: str, name: str, need_qrels: bool) -> Samples:
+        warnings: list[str] = []
+        if self.no_relevant and need_qrels:
+            warnings.append(
+                f"{source}: {self.no_relevant} sample(s) list no relevant id; they have no "
+                "relevance judgments and are not evaluated by qrels-based metrics"
+            )
+        texts = pa.array(self.run_t, type=pa.string()) if self.has_text else None
+        run = Run.from_columns(
+            pa.array(self.run_q, type=pa.string()),
+            pa.array(self.run_d, type=pa.string()),
+            np.asarray(self.run_s, dtype=np.float64),
+            name=name,
+            order="given",
+            source=source,
+            lines=np.asarray(self.run_lines, dtype=np.int64),
+            cutoffs=self.cutoffs or None,
+            texts=texts,
+        )
+        qrels = Qrels.from_columns(
+            pa.array(self.rel_q, type=pa.string()),
+            pa.array(self.rel_d, type=pa.string()),
+            np.asarray(self.rel_g, dtype=np.int64),
+            name=name,
+            source=source,
+            lines=np.asarray(self.rel_lines, dtype=np.int64),
+        )
+        return Samples(
+            run=run,
+            qrels=qrels,
+            ids=tuple(self.ids),
+            queries=self.queries,
+            answers=self.answers,
+            references=self.references,
+            metadata=self.metadata,
+            source=source,
+            warnings=(*warnings, *run.warnings, *qrels.warnings),
+        )
+
+
 def samples_from_records(
     records: list[tuple[Any, int | None]],
     *,
@@ -151,24 +261,7 @@ def samples_from_records(
     """
     if not records:
         raise InputError("no samples; expected a list of samples", source=source)
-    run_q: list[str] = []
-    run_d: list[str] = []
-    run_s: list[float] = []
-    run_t: list[str | None] = []
-    run_lines: list[int] = []
-    has_text = False
-    rel_q: list[str] = []
-    rel_d: list[str] = []
-    rel_g: list[int] = []
-    rel_lines: list[int] = []
-    ids: list[str] = []
-    seen: dict[str, int | None] = {}
-    cutoffs: dict[str, int] = {}
-    queries: dict[str, str] = {}
-    answers: dict[str, str] = {}
-    references: dict[str, str] = {}
-    metadata: dict[str, Mapping[str, Any]] = {}
-    no_relevant = 0
+    out = _Collected()
     for index, (record, line) in enumerate(records, start=1):
         ctx = _Context(source, line, index)
         if not isinstance(record, Mapping):
@@ -176,109 +269,34 @@ def samples_from_records(
         keys = {_norm(k): k for k in record}
         sid = _sample_id(record, keys, ctx)
         ctx.sid = sid
-        if sid in seen:
-            where = f" on line {seen[sid]}" if seen[sid] is not None else ""
+        if sid in out.seen:
+            where = f" on line {out.seen[sid]}" if out.seen[sid] is not None else ""
             raise ctx.error(
                 _key(keys, ID_KEYS),
                 f"duplicate sample id {sid!r} (also{where}); expected unique ids",
             )
-        seen[sid] = line
-        ids.append(sid)
+        out.seen[sid] = line
+        out.ids.append(sid)
         row_line = line if line is not None else index
-        # retrieved list
         akey = _one_key(keys, ACTUAL_KEYS, ctx, "retrieved list")
-        if akey is None:
-            if need_run:
-                raise ctx.error(
-                    "actual_output",
-                    "no retrieved list; expected 'actual_output' (or 'retrieved') holding "
-                    '{"retrieved": [...]} or an array of ids',
-                )
-        else:
-            items = _retrieved(record[akey], str(akey), ctx)
-            n = len(items)
-            for pos, (doc, text) in enumerate(items):
-                run_q.append(sid)
-                run_d.append(doc)
-                run_s.append(float(n - pos))
-                run_t.append(text)
-                run_lines.append(row_line)
-                has_text = has_text or text is not None
-        # relevant ground truth
+        if akey is not None:
+            out.retrieved(sid, record[akey], str(akey), ctx, row_line)
+        elif need_run:
+            raise ctx.error(
+                "actual_output",
+                "no retrieved list; expected 'actual_output' (or 'retrieved') holding "
+                '{"retrieved": [...]} or an array of ids',
+            )
         ekey = _one_key(keys, EXPECTED_KEYS, ctx, "expected output")
-        if ekey is None:
-            if need_qrels:
-                raise ctx.error(
-                    "expected_output",
-                    "missing; expected 'expected_output': a list of relevant ids or an "
-                    "{id: gain} map",
-                )
-        else:
-            judged = _expected(record[ekey], str(ekey), ctx)
-            if not any(g > 0 for _, g in judged):
-                no_relevant += 1
-            for doc, grade in judged:
-                rel_q.append(sid)
-                rel_d.append(doc)
-                rel_g.append(grade)
-                rel_lines.append(row_line)
-        # metadata, texts
-        mkey = _one_key(keys, METADATA_KEYS, ctx, "metadata")
-        if mkey is not None and record[mkey] is not None:
-            meta = record[mkey]
-            if not isinstance(meta, Mapping):
-                raise ctx.error(str(mkey), f"is {describe(meta)}; expected an object")
-            if meta:
-                metadata[sid] = dict(meta)
-            if "k" in meta and meta["k"] is not None:
-                cutoffs[sid] = _cutoff(meta["k"], f"{mkey}.k", ctx)
-        text = _query_text(record, keys, ctx)
-        if text is not None:
-            queries[sid] = text
-        for store, candidates in ((answers, ANSWER_KEYS), (references, REFERENCE_KEYS)):
-            k = _key(keys, candidates)
-            if k is not None and record[k] is not None:
-                if not isinstance(record[k], str):
-                    raise ctx.error(str(k), f"is {describe(record[k])}; expected a string")
-                store[sid] = record[k]
-
-    warnings: list[str] = []
-    if no_relevant and need_qrels:
-        warnings.append(
-            f"{source}: {no_relevant} sample(s) list no relevant id; they have no relevance "
-            "judgments and are not evaluated by qrels-based metrics"
-        )
-    texts = pa.array(run_t, type=pa.string()) if has_text else None
-    run = Run.from_columns(
-        pa.array(run_q, type=pa.string()),
-        pa.array(run_d, type=pa.string()),
-        np.asarray(run_s, dtype=np.float64),
-        name=name,
-        order="given",
-        source=source,
-        lines=np.asarray(run_lines, dtype=np.int64),
-        cutoffs=cutoffs or None,
-        texts=texts,
-    )
-    qrels = Qrels.from_columns(
-        pa.array(rel_q, type=pa.string()),
-        pa.array(rel_d, type=pa.string()),
-        np.asarray(rel_g, dtype=np.int64),
-        name=name,
-        source=source,
-        lines=np.asarray(rel_lines, dtype=np.int64),
-    )
-    return Samples(
-        run=run,
-        qrels=qrels,
-        ids=tuple(ids),
-        queries=queries,
-        answers=answers,
-        references=references,
-        metadata=metadata,
-        source=source,
-        warnings=(*warnings, *run.warnings, *qrels.warnings),
-    )
+        if ekey is not None:
+            out.expected(sid, record[ekey], str(ekey), ctx, row_line)
+        elif need_qrels:
+            raise ctx.error(
+                "expected_output",
+                "missing; expected 'expected_output': a list of relevant ids or an {id: gain} map",
+            )
+        out.extras(sid, record, keys, ctx)
+    return out.build(source=source, name=name, need_qrels=need_qrels)
 
 
 def samples_from_document(

@@ -4,10 +4,18 @@
   and fields after ``tag`` are ignored, as trec_eval does.
 * qrels: ``qid iter docid grade`` — grade an integer (negative: in the pool, not judged).
 
-Lines whose first non-blank character is ``#`` are comments; a ``#`` inside a doc id is part
-of the id. Blank lines are skipped. CRLF line endings are read like LF (trec_eval treats
+Fields are separated by C white space only — space, ``\\t``, ``\\v``, ``\\f``, ``\\r`` — as
+trec_eval's ``isspace`` splits them: a no-break space or any other non-ASCII character is part of
+an id. Lines whose first non-blank character is ``#`` are comments; a ``#`` inside a doc id is
+part of the id. Blank lines are skipped. CRLF line endings are read like LF (trec_eval treats
 ``\\r`` as white space) with a warning; a UTF-8 byte-order mark is an error, because trec_eval
-would silently make it part of the first query id.
+would silently make it part of the first query id, and so is a NUL byte (binary input).
+
+Numbers are read only where C and Python agree on their value: a grade is ASCII
+``[+-]?[0-9]+`` within ±(2**31 - 1), a score C's decimal floating-point syntax
+``[+-]?(d+[.d*]|.d+)[(e|E)[+-]d+]`` and finite. Anything else (``1_0``, ``0x1``, ``1.5`` as a
+grade, non-ASCII digits, ``inf``, ``nan``) is an error naming file, line and field, where
+trec_eval's ``atol``/``atof`` would silently read another value than Python or Arrow.
 
 Reading has three paths that give identical results: the C accelerator (``ragmeter._native``,
 when built) for ASCII files with exactly the expected fields, Arrow's CSV parser for other
@@ -20,8 +28,10 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,11 +40,16 @@ import pyarrow as pa
 from ragmeter import _accel
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._common import atomic_write_text
+from ragmeter.io._common import GRADE_SYNTAX, SCORE_SYNTAX, atomic_write_text
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "grade")
 _BOM = b"\xef\xbb\xbf"
+
+_GRADE_RE = re.compile(GRADE_SYNTAX)
+_SCORE_RE = re.compile(SCORE_SYNTAX)
+#: the largest grade magnitude (trec_eval keeps grades in a C ``long`` but sizes arrays by them)
+MAX_GRADE = 2**31 - 1
 
 
 #: files at least this large are memory-mapped, so the C parser can drop parsed pages
@@ -58,29 +73,49 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
         raise InputError("no such file", source=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
+    return data
+
+
+def check_trec_bytes(data: bytes | mmap.mmap, source: str) -> None:
+    """Refuse a leading byte-order mark and a NUL byte (binary input)."""
     if data[:3] == _BOM:
         raise InputError(
             "file starts with a UTF-8 byte-order mark (BOM); expected plain UTF-8 — "
             "save it without the BOM",
-            source=str(p),
+            source=source,
             line=1,
         )
-    return data
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise InputError(
+            f"NUL byte at byte {nul}: binary input; expected a text file",
+            source=source,
+            line=data[:nul].count(b"\n") + 1,
+        )
 
 
 def _detect_delimiter(data: bytes | mmap.mmap) -> str | None:
-    """The single delimiter of a regular file, or None if the layout needs the slow path."""
-    if b"\r" in data[:65536]:
-        return None
+    """The single delimiter of a regular file, or None if the layout needs the slow path.
+
+    Arrow's parser splits on one byte and ends lines at ``\\r`` too, while C white space is
+    six bytes: a file qualifies only when the chosen delimiter is the only white space in it
+    besides ``\\n`` (checked over the whole file; each ``find`` is a memchr).
+    """
     head = data[:65536].split(b"\n", 1)[0]
     if not head or head[:1] in (b" ", b"\t", b"#"):
         return None
     has_tab, has_space = b"\t" in head, b" " in head
     if has_tab and not has_space:
-        return "\t"
-    if has_space and not has_tab and b"  " not in head:
-        return " "
-    return None
+        delimiter = b"\t"
+    elif has_space and not has_tab and b"  " not in head:
+        delimiter = b" "
+    else:
+        return None
+    for other in b" \t\v\f\r":
+        byte = bytes([other])
+        if byte != delimiter and data.find(byte) >= 0:
+            return None
+    return delimiter.decode()
 
 
 def _native_columns(
@@ -119,8 +154,14 @@ def _native_columns(
 
 
 def _fast_table(
-    data: bytes | mmap.mmap, names: tuple[str, ...], types: dict[str, pa.DataType]
-) -> pa.Table:
+    data: bytes | mmap.mmap, names: tuple[str, ...], columns: tuple[str, ...], value: str
+) -> tuple[pa.Table, npt.NDArray[Any]]:
+    """The string ``columns`` of a regular file via Arrow's CSV parser, and the ``value``
+    column's numbers (int64 grades or float64 scores); ``ValueError`` declines the file.
+
+    Values are read as strings and checked against :data:`GRADE_SYNTAX` / :data:`SCORE_SYNTAX`
+    before Arrow converts them: Arrow alone reads ``0x1`` as 1, ``nan`` as null and ``inf``.
+    """
     delimiter = _detect_delimiter(data)
     if delimiter is None:
         raise ValueError("irregular layout")
@@ -134,8 +175,8 @@ def _fast_table(
             delimiter=delimiter, quote_char=False, escape_char=False, double_quote=False
         ),
         convert_options=pacsv.ConvertOptions(
-            column_types=types,
-            include_columns=list(types),
+            column_types=dict.fromkeys(columns, pa.string()),
+            include_columns=list(columns),
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
         ),
@@ -147,22 +188,28 @@ def _fast_table(
     if pc.any(pc.starts_with(qid, "#")).as_py():
         raise ValueError("comments")
     zero = pa.scalar(0, pa.int32())  # a pyarrow scalar: a Python 0 would import pandas
-    for col in types:
-        if (
-            types[col] == pa.string()
-            and pc.any(pc.equal(pc.utf8_length(table.column(col)), zero)).as_py()
-        ):
+    for col in columns:
+        if pc.any(pc.equal(pc.utf8_length(table.column(col)), zero)).as_py():
             raise ValueError("empty field")
-    if "grade" in types:
-        grades = table.column("grade")
-        limit = pa.scalar(2**31 - 1, pa.int64())
-        if pc.max(pc.abs(grades)).as_py() > limit.as_py():
-            raise ValueError("grade out of range")  # the line-by-line path reports it
-    return table
+    integer = value == "grade"
+    text = table.column(value)
+    syntax = "^" + (GRADE_SYNTAX if integer else SCORE_SYNTAX) + "$"
+    if not pc.all(pc.match_substring_regex(text, syntax)).as_py():
+        raise ValueError("number syntax")  # the line-by-line path reports it
+    numbers = pc.cast(text, pa.int64() if integer else pa.float64()).to_numpy()
+    if integer and len(numbers) and np.abs(numbers).max() > MAX_GRADE:
+        raise ValueError("grade out of range")
+    if not integer and not np.isfinite(numbers).all():
+        raise ValueError("score out of range")
+    return table, numbers
 
 
 def _split_lines(data: bytes, source: str) -> tuple[list[list[str]], list[int], bool]:
-    """Fields of every content line, their 1-based line numbers, and whether CRLF was seen."""
+    """Fields of every content line, their 1-based line numbers, and whether CRLF was seen.
+
+    ``bytes.split()`` splits on exactly C's white space (space, ``\\t \\n \\v \\f \\r``);
+    ``str.split()`` would also split on a no-break space and other Unicode white space.
+    """
     rows: list[list[str]] = []
     lines: list[int] = []
     crlf = False
@@ -170,17 +217,17 @@ def _split_lines(data: bytes, source: str) -> tuple[list[list[str]], list[int], 
         if raw.endswith(b"\r"):
             crlf = True
         try:
-            text = raw.decode("utf-8")
+            raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(
                 f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text",
                 source=source,
                 line=number,
             ) from None
-        fields = text.split()
-        if not fields or fields[0].startswith("#"):
+        parts = raw.split()
+        if not parts or parts[0].startswith(b"#"):
             continue
-        rows.append(fields)
+        rows.append([f.decode("utf-8") for f in parts])
         lines.append(number)
     return rows, lines, crlf
 
@@ -216,23 +263,46 @@ def _slow_columns(
 def _parse_numbers(
     values: list[str], lines: np.ndarray, source: str, field: str, integer: bool
 ) -> np.ndarray:
+    """Grades (``[+-]?[0-9]+`` within ±MAX_GRADE) or scores (finite C decimal notation)."""
     out = np.empty(len(values), dtype=np.int64 if integer else np.float64)
+    syntax = _GRADE_RE if integer else _SCORE_RE
     for i, text in enumerate(values):
-        try:
-            out[i] = int(text) if integer else float(text)
-        except ValueError:
-            kind = "an integer" if integer else "a number"
+        if syntax.fullmatch(text) is None:
+            reason = (
+                "is not an integer; expected ASCII digits [+-]?[0-9]+"
+                if integer
+                else "is not a number in decimal notation; expected a finite number such as "
+                "12, -0.5 or 1.5e-3"
+            )
+            raise InputError(f"'{text}' {reason}", source=source, line=int(lines[i]), field=field)
+        number = int(text) if integer else float(text)
+        if integer and abs(number) > MAX_GRADE:
             raise InputError(
-                f"'{text}' is not {kind}", source=source, line=int(lines[i]), field=field
-            ) from None
+                f"grade {text} out of range; expected at most {MAX_GRADE} in magnitude",
+                source=source,
+                line=int(lines[i]),
+                field=field,
+            )
+        if not integer and not np.isfinite(number):
+            raise InputError(
+                f"score {text} overflows a double; expected a finite number",
+                source=source,
+                line=int(lines[i]),
+                field=field,
+            )
+        out[i] = number
     return out
 
 
 def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> Run:
     """Read a TREC run file; ordered by score descending, ties by doc id descending."""
-    source = str(path)
-    data = _read_bytes(path)
-    run_name = name or Path(path).name
+    return parse_trec_run(_read_bytes(path), source=str(path), name=name or Path(path).name)
+
+
+def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
+    """A TREC run from the file's content ``data`` (``source`` names it in messages)."""
+    check_trec_bytes(data, source)
+    run_name = name
     native = _native_columns(data, 0)
     if native is not None:
         del data  # the parsed columns replace the file's bytes
@@ -248,23 +318,15 @@ def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> R
         )
         return replace(run, tag=tag)
     try:
-        table = _fast_table(
-            data,
-            RUN_FIELDS,
-            {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()},
-        )
-        tag_col = table.column("tag")
-        tag = tag_col[len(tag_col) - 1].as_py()
-        run = Run.from_columns(
-            table.column("qid"),
-            table.column("docid"),
-            table.column("score").to_numpy(),
-            name=run_name,
-            source=source,
-        )
-        return replace(run, tag=tag)
+        table, scores = _fast_table(data, RUN_FIELDS, ("qid", "docid", "score", "tag"), "score")
     except (ValueError, pa.ArrowInvalid):
         pass
+    else:
+        tag_col = table.column("tag")
+        run = Run.from_columns(
+            table.column("qid"), table.column("docid"), scores, name=run_name, source=source
+        )
+        return replace(run, tag=tag_col[len(tag_col) - 1].as_py())
     columns, lines, warnings = _slow_columns(data, source, RUN_FIELDS, allow_extra=True)
     scores = _parse_numbers(columns[4], lines, source, "score", integer=False)
     run = Run.from_columns(
@@ -275,9 +337,13 @@ def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> R
 
 def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) -> Qrels:
     """Read a TREC qrels file ``qid iter docid grade``."""
-    source = str(path)
-    data = _read_bytes(path)
-    qrels_name = name or Path(path).name
+    return parse_trec_qrels(_read_bytes(path), source=str(path), name=name or Path(path).name)
+
+
+def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrels:
+    """TREC qrels from the file's content ``data`` (``source`` names it in messages)."""
+    check_trec_bytes(data, source)
+    qrels_name = name
     native = _native_columns(data, 1)
     if native is not None:
         codes, dictionary, docs, values, _ = native
@@ -290,25 +356,15 @@ def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) ->
     try:
         if native is not None:
             raise ValueError("repeated judgments")
-        table = _fast_table(
-            data, QRELS_FIELDS, {"qid": pa.string(), "docid": pa.string(), "grade": pa.int64()}
-        )
-        return Qrels.from_columns(
-            table.column("qid"),
-            table.column("docid"),
-            table.column("grade").to_numpy(),
-            name=qrels_name,
-            source=source,
-        )
+        table, grades = _fast_table(data, QRELS_FIELDS, ("qid", "docid", "grade"), "grade")
     except (ValueError, pa.ArrowInvalid):
         pass
+    else:
+        return Qrels.from_columns(
+            table.column("qid"), table.column("docid"), grades, name=qrels_name, source=source
+        )
     columns, lines, warnings = _slow_columns(data, source, QRELS_FIELDS, allow_extra=False)
     grades = _parse_numbers(columns[3], lines, source, "grade", integer=True)
-    if len(grades) and (grades.max() > np.iinfo(np.int32).max or grades.min() < -(2**31) + 1):
-        i = int(np.argmax(np.abs(grades)))
-        raise InputError(
-            f"grade {grades[i]} out of range", source=source, line=int(lines[i]), field="grade"
-        )
     qrels = Qrels.from_columns(
         columns[0], columns[2], grades, name=qrels_name, source=source, lines=lines
     )

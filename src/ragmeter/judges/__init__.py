@@ -5,7 +5,10 @@ Tasks (prompts ship as package data in ``judges/prompts/``; see :mod:`ragmeter.j
 ``relevance`` (grade 1..5 → TREC qrels), ``answerability`` (rating 0..5 → judgments JSONL),
 ``subquestions`` (→ sub-questions JSONL), ``correctness`` (0/1 + reason, beside seed 001's
 keyword overlap), ``udcg`` (1 − P(no answer) → utilities). Unparseable output is stored as −1
-with its raw text, never as 0.
+with its raw text, never as 0. A reply that is not a completion (no ``choices``, ``content``
+null, empty or not a string) is retried like a 5xx and, if it persists, fails the item
+without caching it. Nothing is left out silently: every result says which items have no
+label and why (``missing``, ``summary.left_out``), cache hits included.
 
 Python::
 
@@ -14,6 +17,8 @@ Python::
                          concurrency=32)
     out = judge_relevance(run, queries, corpus, judge=config, cache="judgments.sqlite")
     write_qrels(out.labels, "qrels.txt"); print("\\n".join(out.summary.lines()))
+    if not out.complete:   # pairs left out: unparsed (cached −1), failed, or never asked
+        print(out.missing[:5])   # [Missing(ident=("q1", "d7"), reason="failed", detail=…)]
 
 **Plugging in another judge** (e.g. the offline embedding judge): implement the
 :class:`Judge` protocol — a ``model`` property (its identity in the cache key) and
@@ -61,7 +66,7 @@ if TYPE_CHECKING:
     )
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.llm import LLMJudge
-    from ragmeter.judges.runner import arun_judgments, run_judgments
+    from ragmeter.judges.runner import Missing, arun_judgments, run_judgments
 
 _LAZY = {
     "TaskResult": "ragmeter.judges.api",
@@ -76,6 +81,7 @@ _LAZY = {
     "write_utilities": "ragmeter.judges.api",
     "JudgmentCache": "ragmeter.judges.cache",
     "LLMJudge": "ragmeter.judges.llm",
+    "Missing": "ragmeter.judges.runner",
     "run_judgments": "ragmeter.judges.runner",
     "arun_judgments": "ragmeter.judges.runner",
 }
@@ -100,6 +106,7 @@ __all__ = [
     "Judgment",
     "JudgmentCache",
     "LLMJudge",
+    "Missing",
     "Price",
     "Task",
     "TaskResult",

@@ -7,6 +7,7 @@ of ragmeter reads.
 >>> out = judge_relevance({"q1": ["d1", "d2"]}, {"q1": "who?"}, {"d1": "…", "d2": "…"},
 ...                       judge=config, cache="judgments.sqlite")
 >>> out.labels        # {"q1": {"d1": 5, "d2": 2}}; unparsed pairs are left out
+>>> out.complete      # False when some pair has no label; out.missing says which and why
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ from ragmeter.errors import InputError
 from ragmeter.io._common import atomic_write_text
 from ragmeter.judges.cache import JudgmentCache
 from ragmeter.judges.config import JudgeConfig, Price
-from ragmeter.judges.runner import JudgeRun, Progress, run_judgments
+from ragmeter.judges.runner import (
+    Estimate,
+    JudgeRun,
+    Missing,
+    Progress,
+    cache_params,
+    make_plan,
+    run_judgments,
+)
 from ragmeter.judges.tasks import Task, make_task
 from ragmeter.judges.types import UNPARSED, Judge, JudgeItem, Judgment
 
@@ -33,7 +42,8 @@ Rankings = Mapping[str, Sequence[str]]
 @dataclass
 class TaskResult:
     """``labels``: the task's output (shape per task, see each function); ``run``: the plan,
-    the per-item judgments and the summary."""
+    the per-item judgments and the summary. ``missing`` lists every item without a label
+    (left out of ``labels``, or rated −1) and why; ``complete`` is True when there is none."""
 
     labels: Any
     run: JudgeRun
@@ -41,6 +51,14 @@ class TaskResult:
     @property
     def summary(self) -> Any:
         return self.run.summary
+
+    @property
+    def missing(self) -> list[Missing]:
+        return self.run.missing
+
+    @property
+    def complete(self) -> bool:
+        return self.run.complete
 
 
 def as_judge(judge: Judge | JudgeConfig) -> Judge:
@@ -50,6 +68,35 @@ def as_judge(judge: Judge | JudgeConfig) -> Judge:
 
         return LLMJudge(judge)
     return judge
+
+
+def build_judge(
+    task: str, *, offline: bool = False, price: str | None = None, **options: Any
+) -> tuple[Judge, Price | None]:
+    """The judge of a command and the price to report: the offline embedding judge of
+    ``task`` (``offline``; needs the 'models' extra) or an LLM judge from ``options``, the
+    keyword arguments of :func:`~ragmeter.judges.config.resolve_config` (options beat the
+    environment, which beats the config file). Raises :class:`~ragmeter.errors.RagmeterError`
+    when the judge cannot be built (missing extra, no server or model)."""
+    from ragmeter.errors import RagmeterError
+    from ragmeter.judges.config import resolve_config
+
+    if offline:
+        import importlib
+
+        try:
+            factory = importlib.import_module("ragmeter.judges.offline").offline_judge
+        except (ImportError, AttributeError) as exc:
+            raise RagmeterError(
+                f"the offline judge is not available ({exc}); install 'ragmeter[models]'"
+            ) from None
+        return factory(task), Price.parse(price) if price else None
+    config = resolve_config(price=price, **options)
+    try:
+        from ragmeter.judges.llm import LLMJudge
+    except ImportError as exc:
+        raise RagmeterError(str(exc)) from None
+    return LLMJudge(config), config.price
 
 
 def _rankings(run: Any) -> Rankings:
@@ -113,18 +160,21 @@ def _run(
     refresh: bool,
     price: Price | None,
     progress: Progress | None,
+    retry_unparsed: bool = False,
 ) -> JudgeRun:
     the_judge = as_judge(judge)
     if price is None and isinstance(judge, JudgeConfig):
         price = judge.price
+    options: dict[str, Any] = {
+        "refresh": refresh,
+        "price": price,
+        "progress": progress,
+        "retry_unparsed": retry_unparsed,
+    }
     if isinstance(cache, JudgmentCache):
-        return run_judgments(
-            task, items, the_judge, cache=cache, refresh=refresh, price=price, progress=progress
-        )
+        return run_judgments(task, items, the_judge, cache=cache, **options)
     with JudgmentCache(cache) as opened:
-        return run_judgments(
-            task, items, the_judge, cache=opened, refresh=refresh, price=price, progress=progress
-        )
+        return run_judgments(task, items, the_judge, cache=opened, **options)
 
 
 @dataclass
@@ -143,9 +193,34 @@ class Job:
         refresh: bool = False,
         price: Price | None = None,
         progress: Progress | None = None,
+        retry_unparsed: bool = False,
     ) -> TaskResult:
-        run = _run(self.task, self.items, judge, cache, refresh, price, progress)
+        """Run the task (cached) and shape its labels; ``retry_unparsed`` asks the cached
+        unparsed items again."""
+        run = _run(self.task, self.items, judge, cache, refresh, price, progress, retry_unparsed)
         return TaskResult(self.shape(self.items, run.results), run)
+
+    def estimate(
+        self,
+        judge: Judge,
+        *,
+        cache: JudgmentCache,
+        refresh: bool = False,
+        retry_unparsed: bool = False,
+        price: Price | None = None,
+    ) -> Estimate:
+        """A dry run: the calls a run would make (cache hits left out), estimated tokens and
+        cost; nothing is sent."""
+        plan = make_plan(
+            self.task,
+            self.items,
+            model=judge.model,
+            cache=cache,
+            refresh=refresh,
+            params=cache_params(self.task, judge),
+            retry_unparsed=retry_unparsed,
+        )
+        return plan.estimate(price)
 
 
 def _ok(j: Judgment | None) -> bool:
@@ -163,18 +238,27 @@ def judge_relevance(
     refresh: bool = False,
     price: Price | None = None,
     progress: Progress | None = None,
+    retry_unparsed: bool = False,
     max_tokens: int | None = None,
     grade_logprobs: int | None = None,
 ) -> TaskResult:
     """Grade 1..5 (seed 000's utility rubric) of each (query, passage) in the top ``depth``
     of the run(s). ``labels``: ``{qid: {docid: grade}}``; unparsed (−1 in the cache) and
-    failed pairs are left out — they stay unjudged and the summary counts them.
+    failed pairs are left out — they stay unjudged, ``missing`` lists them and the summary
+    counts them; ``retry_unparsed`` asks the cached unparsed pairs again.
     ``grade_logprobs``: ask for the first token's top alternatives, the fallback grade of a
     reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`)."""
     job = relevance_job(
         runs, queries, corpus, depth=depth, max_tokens=max_tokens, grade_logprobs=grade_logprobs
     )
-    return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
+    return job.execute(
+        judge,
+        cache=cache,
+        refresh=refresh,
+        price=price,
+        progress=progress,
+        retry_unparsed=retry_unparsed,
+    )
 
 
 def relevance_job(
@@ -210,13 +294,21 @@ def judge_udcg(
     refresh: bool = False,
     price: Price | None = None,
     progress: Progress | None = None,
+    retry_unparsed: bool = False,
     top_logprobs: int = 20,
 ) -> TaskResult:
     """UDCG utilities ``u = 1 − P(no answer)`` of each (query, passage), P from the first
     token's log-probabilities. ``labels``: ``{qid: {docid: (utility, no_res_prob, status)}}``
     (unparsed and failed pairs left out)."""
     job = udcg_job(runs, queries, corpus, depth=depth, top_logprobs=top_logprobs)
-    return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
+    return job.execute(
+        judge,
+        cache=cache,
+        refresh=refresh,
+        price=price,
+        progress=progress,
+        retry_unparsed=retry_unparsed,
+    )
 
 
 def udcg_job(
@@ -253,6 +345,7 @@ def judge_answerability(
     refresh: bool = False,
     price: Price | None = None,
     progress: Progress | None = None,
+    retry_unparsed: bool = False,
     max_tokens: int | None = None,
     grade_logprobs: int | None = None,
 ) -> TaskResult:
@@ -269,7 +362,14 @@ def judge_answerability(
         max_tokens=max_tokens,
         grade_logprobs=grade_logprobs,
     )
-    return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
+    return job.execute(
+        judge,
+        cache=cache,
+        refresh=refresh,
+        price=price,
+        progress=progress,
+        retry_unparsed=retry_unparsed,
+    )
 
 
 def answerability_job(
@@ -277,7 +377,7 @@ def answerability_job(
     *,
     runs: Sequence[Any] | Any | None = None,
     corpus: Any = None,
-    answers: Mapping[str, str] | None = None,
+    answers: Mapping[str, str] | Any | None = None,
     depth: int | None = 20,
     max_tokens: int | None = None,
     grade_logprobs: int | None = None,
@@ -286,9 +386,10 @@ def answerability_job(
     task = make_task("answerability", max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     texts: dict[tuple[str, str | None], str] = {}
     if answers is not None:
+        answer_text = _texts(answers)
         for q in questions:
-            if q in answers:
-                texts[(q, None)] = answers[q]
+            if q in answer_text:
+                texts[(q, None)] = answer_text[q]
     else:
         if runs is None or corpus is None:
             raise ValueError("answerability needs runs and a corpus, or answers")
@@ -330,12 +431,20 @@ def judge_subquestions(
     refresh: bool = False,
     price: Price | None = None,
     progress: Progress | None = None,
+    retry_unparsed: bool = False,
     max_tokens: int | None = None,
 ) -> TaskResult:
     """``n`` diverse sub-questions per query from its reference text (queries without a
     reference are skipped). ``labels``: ``{qid: [questions]}``; unparsed queries left out."""
     job = subquestions_job(queries, references, n=n, max_tokens=max_tokens)
-    return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
+    return job.execute(
+        judge,
+        cache=cache,
+        refresh=refresh,
+        price=price,
+        progress=progress,
+        retry_unparsed=retry_unparsed,
+    )
 
 
 def subquestions_job(
@@ -368,6 +477,7 @@ def judge_correctness(
     refresh: bool = False,
     price: Price | None = None,
     progress: Progress | None = None,
+    retry_unparsed: bool = False,
     threshold: float = 0.7,
     max_tokens: int | None = None,
 ) -> TaskResult:
@@ -375,7 +485,14 @@ def judge_correctness(
     beside seed 001's keyword overlap (``overlap > threshold``) and the human label.
     ``labels``: the report dict (per sample, and each verdict's agreement with the labels)."""
     job = correctness_job(samples, threshold=threshold, max_tokens=max_tokens)
-    return job.execute(judge, cache=cache, refresh=refresh, price=price, progress=progress)
+    return job.execute(
+        judge,
+        cache=cache,
+        refresh=refresh,
+        price=price,
+        progress=progress,
+        retry_unparsed=retry_unparsed,
+    )
 
 
 def correctness_job(
@@ -507,9 +624,11 @@ def write_json(value: Any, path: str | os.PathLike[str]) -> None:
 
 __all__ = [
     "Job",
+    "Missing",
     "TaskResult",
     "answerability_job",
     "as_judge",
+    "build_judge",
     "correctness_job",
     "judge_answerability",
     "judge_correctness",
@@ -520,6 +639,7 @@ __all__ = [
     "relevance_job",
     "subquestions_job",
     "udcg_job",
+    "write_json",
     "write_judgments",
     "write_qrels",
     "write_questions",

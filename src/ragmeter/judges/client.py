@@ -10,13 +10,14 @@ hosted APIs), built on one pooled ``httpx.AsyncClient``.
   request (measured on a 2-core machine: 44 requests/s at 64 connections; lanes with httpx's
   default transport 164/s; lean lanes several hundred per second).
 * **Timeout** per request (total wall time, connect to last byte).
-* **Retries** on 408/409/425/429, every 5xx, timeouts and dropped connections (and a 200 whose
-  body is not the JSON of a completion), up to ``max_retries`` times, sleeping
-  ``uniform(0, min(cap, base·2^attempt))`` ("full jitter") — or the server's ``Retry-After``
-  (seconds or an HTTP date) when that is longer. 401, 403 and 404 stop the run
-  (:class:`FatalJudgeError`), and so does a request that cannot connect after its retries
-  before any server ever answered (a wrong URL or a server that is down, rather than hours of
-  backoff over every pair); any other 4xx fails that request only.
+* **Retries** on 408/409/425/429, every 5xx, timeouts and dropped connections, and on every
+  2xx that is not a completion (a body that is not JSON, no ``choices``, a ``content`` that
+  is null, empty or not a string: a glitch, a content filter, a tool call), up to
+  ``max_retries`` times, sleeping ``uniform(0, min(cap, base·2^attempt))`` ("full jitter")
+  — or the server's ``Retry-After`` (seconds or an HTTP date) when that is longer. 401, 403
+  and 404 stop the run (:class:`FatalJudgeError`), and so does a request that cannot connect
+  after its retries before any server ever answered (a wrong URL or a server that is down,
+  rather than hours of backoff over every pair); any other 4xx fails that request only.
 * **Client-side limits**: requests per minute and tokens per minute (token buckets; a request
   reserves chars/4 of its prompt + ``max_tokens`` and is corrected by the reported ``usage``).
 * **Several servers**: each request goes to the base URL with the fewest requests in flight
@@ -118,29 +119,55 @@ class _Retry(Exception):
 def _completion_fields(
     data: Any, model: str
 ) -> tuple[str, str, Mapping[str, Any] | None, tuple[tuple[str, float], ...] | None]:
-    """(text, model, usage, first-token top logprobs) of a completion body; _Retry if the body
-    is not a completion."""
-    try:
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        text = message.get("content")
-        if text is None:
-            text = choice.get("text", "")
-        text = str(text or "")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise _Retry("not a chat completion") from None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-    top: tuple[tuple[str, float], ...] | None = None
-    logprobs = choice.get("logprobs")
-    if isinstance(logprobs, dict) and logprobs.get("content"):
-        first = logprobs["content"][0]
-        entries = first.get("top_logprobs") or [first]
-        top = tuple(
-            (str(e.get("token", "")), float(e.get("logprob", -math.inf)))
-            for e in entries
-            if isinstance(e, dict)
+    """(text, model, usage, first-token top logprobs) of a completion body.
+
+    Raises _Retry when the body is not a completion: no ``choices`` list, a first choice that
+    is not an object, a ``message.content`` (or legacy ``text``) that is missing, null, empty
+    or not a string. Servers send such 200s on a glitch, a content filter, a tool call or a
+    reply cut at ``max_tokens`` inside a reasoning block; none of them is the model's answer
+    to the prompt, so none may be stored as one (it would be cached as unparsed and never
+    asked again)."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        error = data.get("error") if isinstance(data, dict) else None
+        why = f"an error body: {str(error)[:120]}" if error else "no choices"
+        raise _Retry(f"not a completion: {why}")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise _Retry(f"not a completion: choices[0] is {type(choice).__name__}")
+    message = choice.get("message")
+    if message is not None and not isinstance(message, dict):
+        raise _Retry(f"not a completion: message is {type(message).__name__}")
+    text = message.get("content") if message is not None else choice.get("text")
+    if not isinstance(text, str) or not text:
+        finish = choice.get("finish_reason")
+        what = "null" if text is None else ("empty" if text == "" else type(text).__name__)
+        raise _Retry(
+            f"not a completion: content {what}"
+            + (f" (finish_reason {finish})" if isinstance(finish, str) else "")
+            + (": the reply budget ran out, raise --max-tokens" if finish == "length" else "")
         )
-    return text, str(data.get("model") or model), usage, top
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    return text, str(data.get("model") or model), usage, _first_top_logprobs(choice)
+
+
+def _first_top_logprobs(choice: Mapping[str, Any]) -> tuple[tuple[str, float], ...] | None:
+    """The first token's top alternatives (token, logprob), None when absent or malformed."""
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    first = content[0]
+    entries = first.get("top_logprobs") or [first]
+    if not isinstance(entries, list):
+        return None
+    top: list[tuple[str, float]] = []
+    for e in entries:
+        if isinstance(e, dict):
+            lp = e.get("logprob", -math.inf)
+            if isinstance(lp, int | float) and not isinstance(lp, bool):
+                top.append((str(e.get("token", "")), float(lp)))
+    return tuple(top)
 
 
 class ChatClient:
@@ -331,7 +358,7 @@ class ChatClient:
         latency = time.perf_counter() - started
         self._answered = True
         status = response.status_code
-        if status != 200:
+        if status // 100 != 2:
             detail = response.text[:200].strip()
             if status in RETRY_STATUS or status >= 500:
                 raise _Retry(
@@ -346,9 +373,13 @@ class ChatClient:
             self.stats.failures += 1
             raise RequestFailed(message, retries=attempt)
         try:
+            # any 2xx (a 204 too) must carry a completion; what does not is retried
             data = json.loads(response.content)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _Retry("malformed: the response body is not JSON") from None
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            raise _Retry(
+                f"malformed: http {status} body is not JSON ({kind}, {len(response.content)} bytes)"
+            ) from None
         text, model, usage, top = _completion_fields(data, self.config.model)
         tokens_in = usage.get("prompt_tokens") if usage else None
         tokens_out = usage.get("completion_tokens") if usage else None

@@ -3,6 +3,11 @@ bounded concurrency, committing each judgment to the cache as it arrives.
 
 The results are read back from the cache at the end, in the order of the items given, so an
 interrupted and resumed run produces exactly what an uninterrupted run produces.
+
+Nothing is lost silently: every item without a label at the end — unparsed (cached as −1,
+this run or an earlier one), failed (no completion after every retry, not cached) or not
+judged (the run stopped) — is listed in :attr:`JudgeRun.missing` and counted by reason in
+:attr:`Summary.left_out`; ``retry_unparsed`` asks the cached unparsed ones again.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ragmeter.judges.cache import JudgmentCache, canonical, judgment_key
 from ragmeter.judges.config import Price
@@ -23,6 +28,26 @@ from ragmeter.judges.types import Judge, JudgeItem, Judgment
 
 #: tokens a chat template adds around each message (role markers), for estimates
 MESSAGE_OVERHEAD_TOKENS = 4
+
+#: why an item has no label: its reply could not be read (cached as −1), its request failed
+#: after every retry (not cached), or the run stopped before it was asked
+MissingReason = Literal["unparsed", "failed", "not judged"]
+
+_HINTS: dict[str, str] = {
+    "unparsed": "the reply could not be read; cached as -1: --retry-unparsed asks again",
+    "failed": "no completion after every retry; not cached: a rerun asks again",
+    "not judged": "the run stopped first: a rerun continues",
+}
+
+
+@dataclass(frozen=True)
+class Missing:
+    """An item without a label: its ``ident``, why (:data:`MissingReason`), and the detail
+    (the request's last error, or the start of the unread reply)."""
+
+    ident: tuple[Any, ...]
+    reason: MissingReason
+    detail: str = ""
 
 
 class Progress(Protocol):
@@ -61,16 +86,43 @@ class Plan:
             tokens_in += math.ceil(chars / 4) + MESSAGE_OVERHEAD_TOKENS * len(messages)
         tokens_out = self.task.expected_output_tokens * len(self.todo)
         cost = price.cost(tokens_in, tokens_out) if price is not None else None
-        return Estimate(len(self.todo), len(self.cached), tokens_in, tokens_out, cost)
+        return Estimate(
+            len(self.todo),
+            len(self.cached),
+            tokens_in,
+            tokens_out,
+            cost,
+            task=self.task.name,
+            model=self.model,
+            items=len(self.items),
+            unique=self.n_unique,
+        )
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """What a run would cost (a dry run): calls still to make, cache hits, estimated tokens
+    and cost (None: no price known)."""
+
     calls: int
     cached: int
     input_tokens: int
     output_tokens: int
     cost: float | None
+    task: str = ""
+    model: str = ""
+    items: int = 0
+    unique: int = 0
+
+    def line(self) -> str:
+        """The dry run's one-line account."""
+        cost = "unknown (no price)" if self.cost is None else f"${self.cost:.4f}"
+        return (
+            f"dry run: {self.task} with {self.model}: {self.items} items, "
+            f"{self.unique} unique, {self.cached} cached, {self.calls} calls to make, "
+            f"~{self.input_tokens:,} input + ~{self.output_tokens:,} output tokens "
+            f"(estimated: chars/4), cost {cost}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,10 +157,21 @@ class Summary:
     interrupted: bool = False
     fatal: str | None = None
     errors: list[str] = field(default_factory=list)
+    #: items without a label at the end, by reason (cache hits included)
+    left_out: dict[str, int] = field(default_factory=dict)
+    #: items whose cached judgment is unparsed (−1): left out unless asked again
+    #: (``retry_unparsed``)
+    cached_unparsed: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every item has a label (nothing unparsed, failed or left unjudged)."""
+        return not any(self.left_out.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "errors"} | {
-            "errors": self.errors[:20]
+            "complete": self.complete,
+            "errors": self.errors[:20],
         }
 
     def lines(self) -> list[str]:
@@ -129,6 +192,18 @@ class Summary:
             f"(stored as -1 with the raw text), lenient parses {self.lenient}",
             f"tokens {tokens}, cost {cost}",
         ]
+        missing = sum(self.left_out.values())
+        out.append(f"labelled {self.items - missing} of {self.items} items")
+        if missing:
+            out[-1] = (
+                f"INCOMPLETE: {missing} of {self.items} items have no label "
+                "(left out of the output, or rated -1)"
+            )
+            for reason, n in self.left_out.items():
+                cached = ""
+                if reason == "unparsed" and self.cached_unparsed:
+                    cached = f", {self.cached_unparsed} of them from the cache"
+                out.append(f"  {reason} {n}{cached} ({_HINTS[reason]})")
         if self.failures:
             out.append(f"{self.failures} judgment(s) failed and were not cached: rerun to retry")
             out.extend(f"  {e}" for e in self.errors[:5])
@@ -142,11 +217,17 @@ class Summary:
 @dataclass
 class JudgeRun:
     """A finished (or stopped) run: ``results[i]`` is item i's judgment, None when it failed
-    or was never judged."""
+    or was never judged; ``missing``: every item without a label, in item order."""
 
     plan: Plan
     results: list[Judgment | None]
     summary: Summary
+    missing: list[Missing] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every item has a label."""
+        return not self.missing
 
 
 def cache_params(task: Task, judge: Any) -> dict[str, Any]:
@@ -163,9 +244,11 @@ def make_plan(
     cache: JudgmentCache,
     refresh: bool = False,
     params: dict[str, Any] | None = None,
+    retry_unparsed: bool = False,
 ) -> Plan:
     """Key every item, look the keys up in the cache (unless ``refresh``). ``params``: the
-    request parameters of the key (default: the task's alone; see :func:`cache_params`)."""
+    request parameters of the key (default: the task's alone; see :func:`cache_params`).
+    ``retry_unparsed``: cached unparsed judgments are asked again (and replaced)."""
     prompt = task.prompt.identity
     params = params if params is not None else task.cache_params()
     keys = [judgment_key(task.name, prompt, model, params, item.inputs) for item in items]
@@ -173,6 +256,8 @@ def make_plan(
     for key, item in zip(keys, items, strict=True):
         todo.setdefault(key, item)
     cached = {} if refresh else cache.get_many(todo)
+    if retry_unparsed:
+        cached = {k: j for k, j in cached.items() if j.status != "unparsed"}
     for key in cached:
         del todo[key]
     return Plan(task, model, items, keys, todo, cached, params)
@@ -186,12 +271,14 @@ class _Recorder:
         self.progress = progress
         self.prompt = plan.task.prompt.identity
         self.params = canonical(plan.params)  # once, not per judgment
+        self.failed: dict[str, str] = {}  # key -> why, for the items left out
 
     def record(self, key: str, item: JudgeItem, judgment: Judgment) -> None:
         s = self.summary
         s.calls += 1
         s.retries += judgment.retries
         if judgment.failed:
+            self.failed[key] = judgment.error or "failed"
             s.failures += 1
             if len(s.errors) < 20:
                 s.errors.append(f"{item.ident}: {judgment.error}")
@@ -256,6 +343,7 @@ def _start(
     cache: JudgmentCache,
     refresh: bool,
     progress: Progress | None,
+    retry_unparsed: bool = False,
 ) -> tuple[Plan, _Recorder]:
     plan = make_plan(
         task,
@@ -264,9 +352,11 @@ def _start(
         cache=cache,
         refresh=refresh,
         params=cache_params(task, judge),
+        retry_unparsed=retry_unparsed,
     )
     summary = Summary(task.name, judge.model, items=len(items), unique=plan.n_unique)
     summary.cached = len(plan.cached)
+
     if progress is not None:
         progress.start(total=plan.n_unique, cached=len(plan.cached))
     return plan, _Recorder(plan, cache, summary, progress)
@@ -284,7 +374,31 @@ def _finish(recorder: _Recorder, judge: Judge, price: Price | None, started: flo
     if price is not None:
         summary.cost = price.cost(summary.input_tokens, summary.output_tokens)
     stored = recorder.cache.get_many(dict.fromkeys(plan.keys))
-    return JudgeRun(plan, [stored.get(key) for key in plan.keys], summary)
+    results = [stored.get(key) for key in plan.keys]
+    missing = _missing(plan, results, recorder.failed)
+    for m in missing:
+        summary.left_out[m.reason] = summary.left_out.get(m.reason, 0) + 1
+    summary.cached_unparsed = sum(
+        key in plan.cached and j is not None and j.status == "unparsed"
+        for key, j in zip(plan.keys, results, strict=True)
+    )
+    return JudgeRun(plan, results, summary, missing)
+
+
+def _missing(
+    plan: Plan, results: Sequence[Judgment | None], failed: dict[str, str]
+) -> list[Missing]:
+    """Every item without a label, and why."""
+    out: list[Missing] = []
+    for item, key, j in zip(plan.items, plan.keys, results, strict=True):
+        if j is None:
+            if key in failed:
+                out.append(Missing(item.ident, "failed", failed[key]))
+            else:
+                out.append(Missing(item.ident, "not judged"))
+        elif j.status == "unparsed":
+            out.append(Missing(item.ident, "unparsed", j.raw[:200]))
+    return out
 
 
 def run_judgments(
@@ -297,6 +411,7 @@ def run_judgments(
     price: Price | None = None,
     progress: Progress | None = None,
     concurrency: int | None = None,
+    retry_unparsed: bool = False,
 ) -> JudgeRun:
     """Judge ``items`` (each unique input once), caching every judgment as it arrives.
 
@@ -305,9 +420,11 @@ def run_judgments(
     :func:`arun_judgments` instead); a plain one runs in batches (``judge_many``, else
     ``judge``). A :class:`FatalJudgeError` stops the run (``summary.fatal``), and so does
     Ctrl-C (``summary.interrupted``); either way what was judged is cached and the results
-    returned cover it.
+    returned cover it. ``retry_unparsed``: ask the cached unparsed items again. The returned
+    run lists every item left without a label (``missing``; ``summary.left_out`` counts
+    them by reason, cache hits included).
     """
-    plan, recorder = _start(task, items, judge, cache, refresh, progress)
+    plan, recorder = _start(task, items, judge, cache, refresh, progress, retry_unparsed)
     started = time.perf_counter()
     try:
         if plan.todo:
@@ -333,10 +450,11 @@ async def arun_judgments(
     price: Price | None = None,
     progress: Progress | None = None,
     concurrency: int | None = None,
+    retry_unparsed: bool = False,
 ) -> JudgeRun:
     """:func:`run_judgments` in the running event loop. Cancelling it cancels the run (the
     cancellation propagates; what was judged is cached)."""
-    plan, recorder = _start(task, items, judge, cache, refresh, progress)
+    plan, recorder = _start(task, items, judge, cache, refresh, progress, retry_unparsed)
     started = time.perf_counter()
     try:
         if plan.todo:
@@ -353,6 +471,8 @@ async def arun_judgments(
 __all__ = [
     "Estimate",
     "JudgeRun",
+    "Missing",
+    "MissingReason",
     "Plan",
     "Progress",
     "Summary",

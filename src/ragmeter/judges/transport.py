@@ -13,6 +13,8 @@ One transport serves one request at a time (a judge client *lane*): no pipelinin
 A connection the server closed while idle is reopened once; any other connection failure is
 raised as the matching ``httpx`` error (``ConnectError``, ``ReadError``,
 ``RemoteProtocolError``) so that the client's retry logic treats it as a dropped connection.
+Interim ``1xx`` responses (``100 Continue``) are skipped; a 204 or 304 has no body whatever
+its headers say (reading one to EOF would wait on a keep-alive connection until the timeout).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     def __init__(self) -> None:
         self._conns: dict[tuple[str, int], tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+        self._answering = False  # has a byte of the current response arrived?
 
     async def aclose(self) -> None:
         conns, self._conns = self._conns, {}
@@ -60,8 +63,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 status, headers, content, keep = await self._exchange(origin, wire)
             except (ConnectionError, asyncio.IncompleteReadError) as exc:
                 self._drop(origin)
-                if not reused:
-                    raise
+                if not reused or self._answering:
+                    raise  # a fresh connection, or a response cut short: never sent twice
                 del exc  # an idle keep-alive connection the server closed: reopen once
                 status, headers, content, keep = await self._exchange(origin, wire)
         except asyncio.IncompleteReadError:
@@ -92,14 +95,24 @@ class LeanTransport(httpx.AsyncBaseTransport):
             conn = await asyncio.open_connection(origin[0], origin[1], limit=_MAX_HEAD)
             self._conns[origin] = conn
         reader, writer = conn
+        self._answering = False
         writer.write(wire)
         await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head[:-4].split(b"\r\n")
-        parts = lines[0].split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
-            raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
-        status = int(parts[1])
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError as exc:
+                self._answering = bool(exc.partial)
+                raise
+            self._answering = True
+            lines = head[:-4].split(b"\r\n")
+            parts = lines[0].split(b" ", 2)
+            if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+                raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
+            status = int(parts[1])
+            # an interim 1xx (100 Continue, 103 Early Hints) precedes the real response
+            if not 100 <= status < 200 or status == 101:
+                break
         headers: list[tuple[bytes, bytes]] = []
         length: int | None = None
         chunked = False
@@ -115,7 +128,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 chunked = b"chunked" in value.lower()
             elif lowered == b"connection":
                 keep = value.lower() != b"close"
-        if chunked:
+        if status in (101, 204, 304):
+            content = b""  # no body by definition (RFC 9112 §6.3), whatever the headers say
+        elif chunked:
             content = await _read_chunked(reader)
         elif length is not None:
             content = await reader.readexactly(length)

@@ -1,5 +1,30 @@
-"""Measure families and the registry that names them."""
+"""The built-in measure families: each module registers its families on import.
 
-from ragmeter.metrics.registry import REGISTRY, Family, Measure, parse_measure, parse_measures
+The registry (:mod:`ragmeter.measures`) imports this package on its first lookup.
+"""
 
-__all__ = ["REGISTRY", "Family", "Measure", "parse_measure", "parse_measures"]
+from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_measures
+from ragmeter.metrics import (
+    answer_text,
+    coverage,
+    ranking,
+    setwise,
+    trec,
+    trec_measures,
+    udcg,
+)
+
+__all__ = [
+    "REGISTRY",
+    "Family",
+    "Measure",
+    "answer_text",
+    "coverage",
+    "parse_measure",
+    "parse_measures",
+    "ranking",
+    "setwise",
+    "trec",
+    "trec_measures",
+    "udcg",
+]

@@ -3,15 +3,22 @@
 All helpers work on the flat arrays of an :class:`~ragmeter.core.align.Aligned` view: per-item
 masks are reduced per query with ``np.bincount`` (no Python loop over queries), and cutoffs
 are applied by comparing ranks with a per-query cutoff array.
+
+Every floating-point sum adds in rank order, one term after the other, as trec_eval does (see
+:mod:`ragmeter.core.sums`): ``np.bincount`` with weights accumulates in item order, and
+:func:`sum_within` uses :func:`~ragmeter.core.sums.segment_sums`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
-from ragmeter.metrics.registry import FloatArray, Measure
+from ragmeter.core.sums import log2_of_int, segment_sums
+from ragmeter.measures import FloatArray, Measure
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -43,7 +50,11 @@ def within(al: Aligned, k: IntArray | None) -> BoolArray:
 
 
 def per_query_sum(al: Aligned, values: npt.ArrayLike) -> FloatArray:
-    """Sum of per-item ``values`` within each query."""
+    """Sum of per-item ``values`` within each query, added in rank order.
+
+    ``np.bincount`` adds ``weights[i]`` to its bin for ``i = 0, 1, …``: a sequential sum in
+    item (rank) order, as trec_eval's per-query loops.
+    """
     return np.bincount(al.query_of_item, weights=values, minlength=al.n_queries).astype(np.float64)
 
 
@@ -92,6 +103,15 @@ def discount(ranks: IntArray) -> FloatArray:
     return 1.0 / np.log2(ranks.astype(np.float64) + 1.0)
 
 
+def discounted(gains: FloatArray, ranks: npt.NDArray[np.integer[Any]]) -> FloatArray:
+    """``gain / log2(rank + 1)`` of each item, divided as trec_eval's DCG terms.
+
+    ``gain · (1 / log2(r + 1))`` can differ in the last bit; the log is the C library's.
+    """
+    out: FloatArray = gains / log2_of_int(ranks.astype(np.int64) + 1)
+    return out
+
+
 def _segment_ends(
     offsets: IntArray, lengths: IntArray, k: IntArray | None
 ) -> tuple[IntArray, IntArray]:
@@ -126,17 +146,11 @@ def sum_within(
 ) -> FloatArray:
     """Per segment, the sum of the first ``k`` ``values`` (all if ``k`` is None).
 
-    Each segment is summed on its own (``np.add.reduceat``), in rank order, as a per-query
-    loop would: no cancellation error from differences of a global running sum.
+    Added in rank order, one term after the other (:func:`ragmeter.core.sums.segment_sums`),
+    as a per-query loop would: no pairwise rounding, no cancellation from differences of a
+    global running sum.
     """
-    n_seg = len(offsets) - 1
     starts, ends = _segment_ends(offsets, lengths, k)
-    if n_seg == 0 or len(values) == 0:
-        return np.zeros(n_seg, dtype=np.float64)
-    padded = np.concatenate([values, np.zeros(1, dtype=np.float64)])
-    bounds = np.empty(2 * n_seg, dtype=np.int64)
-    bounds[0::2] = starts
-    bounds[1::2] = ends
-    sums = np.add.reduceat(padded, bounds)[0::2]
-    out: FloatArray = np.where(ends > starts, sums, 0.0)
-    return out
+    if len(values) == 0:
+        return np.zeros(len(offsets) - 1, dtype=np.float64)
+    return segment_sums(values, starts, ends)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ragmeter.errors import MissingExtraError
+from ragmeter.io.answers import STAGES  # the timing stages, defined with the reader
 
 if TYPE_CHECKING:
     from ragmeter.io.answers import AnswerSample
@@ -46,9 +47,6 @@ _STOPWORD_TEXT = """
 #: are deliberately absent: dropping them would give an answer and its opposite the same
 #: keywords.
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
-
-#: the pipeline stages a sample's timings may record (seconds)
-STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
 
 
 def cjk_bigrams(run: str) -> list[str]:

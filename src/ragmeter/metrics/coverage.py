@@ -4,15 +4,19 @@ Per query, sub-questions ``i ∈ 1..n`` and ratings ``r(d, i) ∈ {0..5}`` (−1
 answerable; a passage without rating rates 0); answerable ⇔ ``r ≥ τ`` (τ = 3). ``P*`` is the
 greedy required subset and ``Q_ans`` the questions it answers (see
 :mod:`ragmeter.core.judgments`). The context ``Z`` is the top ``k`` of the run, where ``k`` is
-(first that applies) the sample's ``metadata.k``, the measure's ``@k`` (not for α-nDCG, whose
-``@K`` is its depth), the evaluation's ``context_k`` (``--k N``), else ``|P*|`` per query (the
-paper's "oracle size", ``--k oracle``).
+(first that applies) the sample's ``metadata.k``, the measure's ``@K``, else the family's
+default: ``|P*|`` per query for coverage and density (the paper's "oracle size"), 20 for
+α-nDCG (ndeval's depth; ``alpha_ndcg`` is ``alpha_ndcg@20``). The name states the context:
+an evaluation's ``context_k`` (``--k N``) is written into the name of a measure given
+without ``@K`` (``coverage`` → ``coverage@10``), never applied behind it, so ``coverage@10``
+has one value in a single evaluation, a sweep, a comparison and a report.
 
 * ``coverage(Z) = |{i ∈ Q_ans : max_{d∈Z} r(d,i) ≥ τ}| / |Q_ans|``; NA if ``Q_ans = ∅``.
 * ``alpha_ndcg@K`` (ranked coverage, Clarke et al. 2008 with sub-questions as subtopics):
   ``J(d,i) = [r(d,i) ≥ τ]``; gain at rank j ``Σ_i J(d_j,i)·(1−α)^{c_i}``, ``c_i`` = earlier
-  passages answering ``i``; discount ``1/log2(j+1)``; the run is cut to the context size, then
-  to K (default 20); normalised by ndeval's greedy ideal over all judged passages of the query
+  passages answering ``i``; discount ``1/log2(j+1)``; the run is cut to its top K (default
+  20; a sample's ``metadata.k`` cuts it further), which is both context and depth;
+  normalised by ndeval's greedy ideal over all judged passages of the query
   (ties to the larger doc id); α = 0.5. NA if ``Q_ans = ∅``.
 * ``density(Z) = [ (covered(Z)/T(Z)) / (|Q_ans|/T(P*)) ]^γ``, γ = 0.5, ``T`` = tokens of the
   space-joined passage texts (whitespace tokens by default, pluggable). Oracle context → 1.
@@ -35,8 +39,8 @@ import numpy.typing as npt
 from ragmeter.core.align import Aligned
 from ragmeter.core.judgments import CoverageView, ranges
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import discount, sum_within
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -89,13 +93,11 @@ def _n_answerable(al: Aligned, view: CoverageView, tau: int) -> IntArray:
 
 
 def _context_size(al: Aligned, view: CoverageView, tau: int, k: int | None) -> IntArray:
-    """Context size per evaluated query: metadata.k > ``k`` > ``context_k`` > ``|P*|``."""
+    """Context size per evaluated query: metadata.k > ``k`` (the measure's ``@K``) > ``|P*|``."""
 
     def compute() -> IntArray:
         if k is not None:
             size = np.full(al.n_queries, k, dtype=np.int64)
-        elif view.context_k is not None:
-            size = np.full(al.n_queries, view.context_k, dtype=np.int64)
         else:
             oracle = view.judgments.required_size(tau)
             size = np.where(view.query >= 0, oracle[np.maximum(view.query, 0)], 0)
@@ -137,7 +139,7 @@ def _covered_flags(al: Aligned, view: CoverageView, tau: int, size: IntArray) ->
 
 def covered_questions(al: Aligned, *, tau: int | None = None, k: int | None = None) -> BoolArray:
     """Per global sub-question of the judgments (``question_offsets`` order): whether the
-    context — the top ``k`` (default: the evaluation's context size, else ``|P*|``) —
+    context — the top ``k`` (default ``|P*|``; a sample's ``metadata.k`` first) —
     answers it (some passage rates it ≥ τ). Over the answerable questions of a query, the
     covered share is ``coverage`` (the cells behind that measure)."""
     if al.coverage is None:
@@ -176,12 +178,15 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     params=(TAU,),
     needs=("judgments",),
     summary="Share of answerable sub-questions the context answers (CRUX)",
+    context=True,
+    default_context="the oracle context: the top |P*| of each query",
 )
 def coverage(al: Aligned, m: Measure) -> FloatArray:
     """coverage(Z) = |{i ∈ Q_ans : max_{d∈Z} r(d,i) ≥ τ}| / |Q_ans|; NA if Q_ans = ∅.
 
-    Z = the top k (``@k``, else ``--k``, else ``|P*|``). Reference: p1 {3,4,9}, p2 {1,5,7},
-    p3 {5,6,10}: coverage([p1]) = 3/8, ([p1, p2]) = 6/8, ([p1, p2, p3]) = 1.
+    Z = the top K of ``coverage@K``; ``coverage`` alone: the top ``|P*|`` of each query.
+    Reference: p1 {3,4,9}, p2 {1,5,7}, p3 {5,6,10}: coverage([p1]) = 3/8,
+    ([p1, p2]) = 6/8, ([p1, p2, p3]) = 1.
     """
     view = _view(al, m)
     tau = _tau(view, m)
@@ -197,12 +202,15 @@ def coverage(al: Aligned, m: Measure) -> FloatArray:
     needs=("judgments",),
     aliases=("alpha_ndcg_cut",),
     summary="Ranked coverage: α-nDCG@K over sub-questions (default K = 20)",
+    context=True,
+    default_context=f"the top {ALPHA_DEPTH} (ndeval's depth: alpha_ndcg = alpha_ndcg@20)",
 )
 def alpha_ndcg(al: Aligned, m: Measure) -> FloatArray:
     """α-nDCG@K = α-DCG@K / ideal α-DCG@K; NA if Q_ans = ∅.
 
     α-DCG@K = Σ_{j ≤ K} (Σ_i J(d_j,i)(1−α)^{c_{i,j}}) / log2(j+1), J(d,i) = [r(d,i) ≥ τ],
-    c_{i,j} = passages above rank j answering i; the run is first cut to the context size.
+    c_{i,j} = passages above rank j answering i; the run is cut to its top K (context = depth;
+    K = 20 without ``@K``; a sample's ``metadata.k`` cuts further).
     The ideal is ndeval's greedy over all judged passages (ties to the larger doc id).
     Reference: [p1] → 3 / (3 + 3/log2 3 + 2.5/2) = 0.488377 (α = 0.5).
     """
@@ -210,7 +218,7 @@ def alpha_ndcg(al: Aligned, m: Measure) -> FloatArray:
     tau = _tau(view, m)
     alpha = float(m.param("alpha"))
     depth = ALPHA_DEPTH if m.k is None else int(m.k)
-    size = np.minimum(_context_size(al, view, tau, None), depth)
+    size = np.minimum(_context_size(al, view, tau, depth), depth)
     jud = view.judgments
 
     items = np.flatnonzero(_in_context(al, size) & (view.item_row >= 0))
@@ -345,6 +353,8 @@ def _density(
     params=(GAMMA, TAU),
     needs=("judgments", "corpus"),
     summary="Coverage per token of the context relative to the oracle context (CRUX)",
+    context=True,
+    default_context="the oracle context: the top |P*| of each query",
 )
 def density(al: Aligned, m: Measure) -> FloatArray:
     """density(Z) = [(covered(Z)/T(Z)) / (|Q_ans|/T(P*))]^γ, γ = 0.5.
@@ -406,9 +416,9 @@ def _answer_covered(al: Aligned, view: CoverageView, m: Measure, tau: int) -> Fl
     ok = np.flatnonzero((rows >= 0) & (view.query >= 0))
     lengths = np.diff(answers.offsets)[rows[ok]]
     cells = ranges(answers.offsets[rows[ok]], lengths)
-    local = np.arange(len(cells), dtype=np.int64) - np.repeat(
-        np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64), lengths
-    )
+    # position of each cell within its answer (no query with an answer: no cell)
+    starts = (np.cumsum(lengths) - lengths).astype(np.int64)
+    local = np.arange(len(cells), dtype=np.int64) - np.repeat(starts, lengths)
     question = np.repeat(jud.question_offsets[view.query[ok]], lengths) + local
     hit = (answers.ratings[cells] >= tau) & jud.answerable(tau)[question]
     owner = np.repeat(ok, lengths)

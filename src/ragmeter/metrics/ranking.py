@@ -13,13 +13,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
     cutoff_per_query,
-    discount,
+    discounted,
     first_rank,
     per_query_count,
     per_query_sum,
@@ -27,7 +29,7 @@ from ragmeter.metrics._segments import (
     safe_divide,
     sum_within,
 )
-from ragmeter.metrics.registry import MIN_GEO_MEAN, FloatArray, Measure, Param, register
+from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
 
 def _positive(value: int | float) -> str | None:
@@ -43,9 +45,6 @@ REL_LEVEL = Param(
 
 
 def _check_gains(text: str) -> str | None:
-    from ragmeter.errors import MeasureError
-    from ragmeter.metrics.trec_measures import parse_gains
-
     try:
         parse_gains(text)
     except MeasureError as exc:
@@ -211,7 +210,7 @@ def _dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
     level = m.param("rel_level")
     terms = al._cached(
         ("dcg_terms", gain_fn.__name__, level),
-        lambda: _gains(al.grades, gain_fn, level) * discount(al.ranks),
+        lambda: discounted(_gains(al.grades, gain_fn, level), al.ranks),
     )
     return sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
 
@@ -222,21 +221,19 @@ def _ideal_dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
     level = m.param("rel_level")
     terms = al._cached(
         ("ideal_dcg_terms", gain_fn.__name__, level),
-        lambda: _gains(al.label_grades, gain_fn, level) * discount(al.label_ranks),
+        lambda: discounted(_gains(al.label_grades, gain_fn, level), al.label_ranks),
     )
     return sum_within(terms, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
 
 
 @register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
 def dcg(al: Aligned, m: Measure) -> FloatArray:
-    """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0).
+    """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0), added in rank order.
 
     With ``gains="1=3,2=9"`` (trec_eval's gain map) a listed grade gains the given value, which
     may be negative. Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_dcg
-
         _one_gain_rule(m)
         return gain_dcg(al, m)
     return _dcg(al, m, _linear_gain)
@@ -253,8 +250,6 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_ndcg
-
         _one_gain_rule(m)
         return gain_ndcg(al, m)
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
@@ -352,5 +347,5 @@ def iprec_at_recall(al: Aligned, m: Measure) -> FloatArray:
 
 
 def geometric_mean(values: FloatArray) -> float:
-    """exp(mean(log(max(v, MIN_GEO_MEAN)))) as trec_eval's gm_* aggregates."""
-    return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+    """exp(mean(log(max(v, MIN_GEO_MEAN)))) as trec_eval's gm_* aggregates (sum in order)."""
+    return sums.geometric_mean(values)

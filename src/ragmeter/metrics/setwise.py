@@ -28,8 +28,8 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.measures import BUDGET, FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import cutoff_denominator, cutoff_per_query, safe_divide
-from ragmeter.metrics.registry import BUDGET, FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -446,7 +446,9 @@ def knapsack_gain(al: Aligned, m: Measure, budget: int, *, pool_only: bool) -> F
 # -- the measures --------------------------------------------------------------------------
 
 #: every set-based measure takes a cutoff K and labels on the 1..5 utility scale
-set_measure = partial(register, cutoff="required", grade_scale=(SCALE_MIN, SCALE_MAX))
+set_measure = partial(
+    register, cutoff="required", grade_scale=(SCALE_MIN, SCALE_MAX), shared_head=True
+)
 
 
 @set_measure("ra_nwg", params=BUDGET_PARAMS, summary="Rarity-aware nWG@K (or @Bt tokens)")

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ragmeter.errors import MeasureError
+from ragmeter.measures import REGISTRY, Measure
 from ragmeter.metrics import trec_measures as _families  # noqa: F401  (registers families)
-from ragmeter.metrics.registry import REGISTRY, Measure
 
 #: trec_eval's default cutoffs for P, recall, ndcg_cut, map_cut, relative_P
 LONG_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

@@ -9,7 +9,8 @@ qrels) and *not in the pool* (no qrels entry); the last two are "unjudged".
 Gain-based measures (``ndcg`` with a gain map, ``dcg``, ``idcg``, ``ndcg_rel``, ``rndcg``,
 ``G``, ``rbp``) use trec_eval's gain map: the gain of a judged grade ``g`` is ``g`` unless the
 ``gains`` parameter (``"1=3,2=9,4=4.5"``, level=gain pairs) overrides it; unjudged items have
-gain 0. The *ideal ranking* lists the query's judged items with positive gain, gain descending.
+gain 0. The *ideal ranking* lists the query's judged items with positive gain, gain descending
+(both in :mod:`ragmeter.metrics.gains`, which ``ndcg`` and ``dcg`` with a gain map share).
 
 Every function returns one float per evaluated query and gives 0 for an empty ranking; no
 Python loop runs over queries.
@@ -17,25 +18,31 @@ Python loop runs over queries.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
     cutoff_per_query,
-    discount,
+    discounted,
     per_query_count,
     per_query_sum,
     running_count,
     safe_divide,
     within,
 )
+from ragmeter.metrics.gains import (
+    gain_of,
+    ideal,
+    item_gains,
+    parse_gains,
+    per_query_sum_ideal,
+    trec_levels,
+)
 from ragmeter.metrics.ranking import GAINS, REL_LEVEL, bpref, iprec_at_recall, rel_level
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -63,35 +70,6 @@ def _check_p(value: float) -> str | None:
 
 PERSISTENCE = Param("p", float, 0.9, "persistence of the RBP user model", _check_p)
 
-_INT = re.compile(r"[+-]?\d+")
-
-
-def parse_gains(text: str | None) -> tuple[tuple[int, float], ...]:
-    """Parse a gain map ``"1=3,2=9,4=4.5"`` into ``((1, 3.0), (2, 9.0), (4, 4.5))``.
-
-    A pair whose level is not an integer (such as ``p=0.95`` of ``rbp``) is skipped, as
-    trec_eval 10.0 does; the first pair for a level wins.
-    """
-    if not text:
-        return ()
-    pairs: list[tuple[int, float]] = []
-    seen: set[int] = set()
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        if not sep:
-            raise MeasureError(f"gains: '{part}' is not of the form level=gain")
-        try:
-            gain = float(value)
-        except ValueError:
-            raise MeasureError(f"gains: gain '{value}' is not a number") from None
-        if not _INT.fullmatch(name.strip()):
-            continue
-        level = int(name)
-        if level not in seen:
-            seen.add(level)
-            pairs.append((level, gain))
-    return tuple(pairs)
-
 
 def parse_levels(text: str) -> tuple[float, ...]:
     """Parse recall levels ``"0.25,.5,.75"``."""
@@ -107,31 +85,9 @@ def parse_levels(text: str) -> tuple[float, ...]:
 # -- shared arrays -----------------------------------------------------------------------------
 
 
-def _trec_levels(grades: npt.NDArray[np.int32]) -> IntArray:
-    """trec_eval's relevance value: the grade if judged, -1 if not in the pool, -2 if unjudged."""
-    g = grades.astype(np.int64)
-    return np.where(grades == NOT_JUDGED, -1, np.where(g < 0, -2, g))
-
-
-def _gain_of(levels: IntArray, pairs: tuple[tuple[int, float], ...]) -> FloatArray:
-    """Gain of each trec relevance value: the mapped gain, else the level itself (≥ 0), else 0."""
-    gains = np.where(levels > 0, levels, 0).astype(np.float64)
-    for level, gain in pairs:
-        gains = np.where(levels == level, gain, gains)
-    return gains
-
-
-def item_gains(al: Aligned, m: Measure) -> FloatArray:
-    """Gain of every retrieved item under the measure's gain map."""
-    return _gain_of(_trec_levels(al.grades), parse_gains(m.param("gains")))
-
-
 def segment_cumsum(al: Aligned, values: FloatArray) -> FloatArray:
-    """Running sum of per-item ``values`` within each query (inclusive)."""
-    cs = np.cumsum(values, dtype=np.float64)
-    before = np.concatenate([[0.0], cs])[al.offsets[:-1]]
-    out: FloatArray = cs - np.repeat(before, al.lengths)
-    return out
+    """Running sum of per-item ``values`` within each query (inclusive), added in rank order."""
+    return sums.segment_cumsum(values, al.offsets)
 
 
 def _at_rank(al: Aligned, cumulative: FloatArray, k: IntArray) -> FloatArray:
@@ -142,65 +98,6 @@ def _at_rank(al: Aligned, cumulative: FloatArray, k: IntArray) -> FloatArray:
     ok = kk > 0
     out[ok] = cumulative[pos[ok]]
     return out
-
-
-@dataclass(frozen=True)
-class Ideal:
-    """The ideal ranking of every query: its judged items with positive gain, gain descending.
-
-    Attributes:
-        gains: flat ideal gains, one CSR segment per query.
-        offsets: CSR offsets (length ``n_queries + 1``).
-        npos: number of ideal items per query.
-        cum_dcg: running ideal DCG within each query, ``Σ_{j≤i} gain_j / log2(j + 1)``.
-    """
-
-    gains: FloatArray
-    offsets: IntArray
-    npos: IntArray
-    cum_dcg: FloatArray
-
-    def dcg_at(self, k: IntArray) -> FloatArray:
-        """IDCG@k per query (k ≥ npos gives the full ideal DCG; k = 0 gives 0)."""
-        kk = np.minimum(k, self.npos)
-        out = np.zeros(len(k), dtype=np.float64)
-        ok = kk > 0
-        out[ok] = self.cum_dcg[(self.offsets[:-1] + kk - 1)[ok]]
-        return out
-
-    @property
-    def total(self) -> FloatArray:
-        return self.dcg_at(self.npos)
-
-
-def ideal(al: Aligned, m: Measure) -> Ideal:
-    """The ideal ranking of every query under the measure's gain map (cached per gain map)."""
-    text = m.param("gains")
-
-    def build() -> Ideal:
-        levels = al.label_grades.astype(np.int64)
-        gains = _gain_of(levels, parse_gains(text))
-        keep = (levels >= 0) & (gains > 0)
-        q = al.query_of_label[keep]
-        g = gains[keep]
-        order = np.lexsort((-g, q))
-        g = g[order]
-        q = q[order]
-        npos = np.bincount(q, minlength=al.n_queries).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(npos)]).astype(np.int64)
-        pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets[:-1], npos) + 1
-        terms = g * discount(pos)
-        cs = np.cumsum(terms)
-        before = np.concatenate([[0.0], cs])[offsets[:-1]]
-        cum = cs - np.repeat(before, npos)
-        return Ideal(g, offsets, npos, cum)
-
-    key = ("trec_ideal", text)
-    if key not in al._cache:
-        al._cache[key] = build()
-    cached = al._cache[key]
-    assert isinstance(cached, Ideal)
-    return cached
 
 
 def _judged_nonrel(al: Aligned, level: int) -> BoolArray:
@@ -240,7 +137,7 @@ def relstring(al: Aligned, m: Measure) -> FloatArray:
 
 def relstring_text(al: Aligned, length: int) -> list[str]:
     """The relstring of every query: relevance characters of its first ``length`` items."""
-    levels = _trec_levels(al.grades)
+    levels = trec_levels(al.grades)
     chars = np.where(
         levels > 9,
         ord(">"),
@@ -353,7 +250,8 @@ def avg_iprec(al: Aligned, m: Measure) -> FloatArray:
     levels = parse_levels(m.param("levels"))
     total = np.zeros(al.n_queries, dtype=np.float64)
     rl = m.param("rel_level")
-    for x in levels:
+    # trec_eval adds the levels from the highest recall down (its walk up the ranking)
+    for x in reversed(levels):
         params = {} if rl is None else {"rel_level": rl}
         total += iprec_at_recall(al, Measure("iprec_at_recall", x, tuple(params.items())))
     return total / len(levels)
@@ -368,7 +266,7 @@ def bing(al: Aligned, m: Measure) -> FloatArray:
     level = rel_level(al, m)
     rel = al.relevant(level)
     nonrel_above = al.ranks - running_count(al, rel)
-    terms = np.where(rel, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
+    terms = np.where(rel, 1.0 / sums.log2_of_int(2 + nonrel_above), 0.0)
     return safe_divide(per_query_sum(al, terms), al.num_relevant(level))
 
 
@@ -389,33 +287,8 @@ def ngain(al: Aligned, m: Measure) -> FloatArray:
     denom = 2.0 + segment_cumsum(al, cost) - segment_cumsum(al, gains)
     nonzero = gains != 0
     terms = np.zeros(len(gains), dtype=np.float64)
-    terms[nonzero] = gains[nonzero] / np.log2(denom[nonzero])
+    terms[nonzero] = gains[nonzero] / sums.libm_log2(denom[nonzero])
     return safe_divide(per_query_sum(al, terms), per_query_sum_ideal(al, ide))
-
-
-def per_query_sum_ideal(al: Aligned, ide: Ideal) -> FloatArray:
-    """Σ of the ideal gains of each query."""
-    q = np.repeat(np.arange(al.n_queries, dtype=np.int64), ide.npos)
-    return np.bincount(q, weights=ide.gains, minlength=al.n_queries).astype(np.float64)
-
-
-def gain_dcg(al: Aligned, m: Measure) -> FloatArray:
-    """DCG@k under the gain map: Σ_{r ≤ k, g_r ≠ 0} g_r / log2(r + 1) (gains may be negative)."""
-    k = cutoff_per_query(al, m)
-    terms = item_gains(al, m) * discount(al.ranks)
-    return per_query_sum(al, np.where(within(al, k), terms, 0.0))
-
-
-def gain_ndcg(al: Aligned, m: Measure) -> FloatArray:
-    """nDCG@k = DCG@k / IDCG@k under the gain map; IDCG ≤ 0 → 0."""
-    k = cutoff_per_query(al, m)
-    ide = ideal(al, m)
-    idcg = ide.total if k is None else ide.dcg_at(k)
-    out = np.zeros(al.n_queries, dtype=np.float64)
-    dcg = gain_dcg(al, m)
-    ok = idcg > 0
-    out[ok] = dcg[ok] / idcg[ok]
-    return out
 
 
 @register("idcg", cutoff="optional", params=(GAINS,), aliases=("ideal_dcg",))
@@ -437,7 +310,7 @@ def ndcg_rel(al: Aligned, m: Measure) -> FloatArray:
     gains = item_gains(al, m)
     ide = ideal(al, m)
     q = al.query_of_item
-    cum = segment_cumsum(al, gains * discount(al.ranks))
+    cum = segment_cumsum(al, discounted(gains, al.ranks))
     kk = np.minimum(al.ranks, ide.npos[q])
     idcg_r = np.zeros(len(kk), dtype=np.float64)
     has_ideal = kk > 0
@@ -469,7 +342,7 @@ def rndcg(al: Aligned, m: Measure) -> FloatArray:
     """
     gains = item_gains(al, m)
     ide = ideal(al, m)
-    cum = segment_cumsum(al, gains * discount(al.ranks))
+    cum = segment_cumsum(al, discounted(gains, al.ranks))
     # boundaries inside the ideal list: label positions p (1-based) < npos with a change next
     nq = al.n_queries
     lq = np.repeat(np.arange(nq, dtype=np.int64), ide.npos)
@@ -604,8 +477,8 @@ def _rbp_gains(al: Aligned, m: Measure) -> FloatArray:
         lo = np.minimum(lo, g)
         hi = np.maximum(hi, g)
     rescale = ((lo < 0) | (hi > 1)) & (hi > lo)
-    item_levels = _trec_levels(al.grades)
-    gains = _gain_of(item_levels, pairs)
+    item_levels = trec_levels(al.grades)
+    gains = gain_of(item_levels, pairs)
     q = al.query_of_item
     known = (item_levels >= 0) | np.isin(item_levels, list(mapping))
     scaled = np.where(
@@ -624,8 +497,14 @@ def rbp(al: Aligned, m: Measure) -> FloatArray:
     does when they fall outside it; unjudged items gain 0.
     """
     p = float(m.param("p"))
-    weights = np.power(p, (al.ranks - 1).astype(np.float64))
+    weights = _rbp_weights(al, p)[al.ranks - 1]
     return (1.0 - p) * per_query_sum(al, _rbp_gains(al, m) * weights)
+
+
+def _rbp_weights(al: Aligned, p: float) -> FloatArray:
+    """``p^i`` for i = 0…longest ranking, each by one more multiplication (as trec_eval)."""
+    longest = int(al.lengths.max()) if al.n_queries else 0
+    return sums.power_table(p, longest)
 
 
 @register("rbp_resid", params=(PERSISTENCE,))
@@ -637,8 +516,9 @@ def rbp_resid(al: Aligned, m: Measure) -> FloatArray:
     """
     p = float(m.param("p"))
     unj = _unjudged(al)
-    weights = np.power(p, (al.ranks - 1).astype(np.float64))
-    tail = np.power(p, al.lengths.astype(np.float64))
+    table = _rbp_weights(al, p)
+    weights = table[al.ranks - 1]
+    tail = table[al.lengths]
     value = tail + (1.0 - p) * per_query_sum(al, np.where(unj, weights, 0.0))
     return np.where(per_query_count(al, unj) > 0, value, 0.0)
 

@@ -24,9 +24,9 @@ import numpy as np
 
 from ragmeter.core.align import Aligned
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import cutoff_per_query, within
 from ragmeter.metrics.ranking import REL_LEVEL, rel_level
-from ragmeter.metrics.registry import FloatArray, Measure, Param, register
 
 
 def _finite(value: float) -> str | None:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragmeter.core.data import Qrels, Run
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.answers import AnswerSample
     from ragmeter.metrics.answers import LatencySummary
 

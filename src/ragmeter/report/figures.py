@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ragmeter.report.diagnosis import Diagnosis
+    from ragmeter.analysis.diagnosis import Diagnosis
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), one per run
 RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")

@@ -8,17 +8,19 @@ Sections, each shown only when its inputs are there:
 * **Summary** — every run × measure: mean with its bootstrap CI and, against the baseline,
   the paired difference with its CI, the corrected p-value and ▲/▼ (from
   :func:`ragmeter.stats.compare`, formatted as ``ragmeter compare`` does);
-* **K-sweep** — the mean of nDCG and the set-based measures (or coverage) at every K
-  (:func:`ragmeter.sweep.sweep`), needs the runs;
+* **K-sweep** — the summary's own measures written with ``@K`` (same parameters) at every K,
+  evaluated with the runs and inputs of the summary's evaluation
+  (:func:`ragmeter.evaluation.sweep_evaluation`), so each curve passes through the summary's
+  value at its K; needs the runs (evaluated, not loaded from a store);
 * **PROC vs %PROC** — one point per query in the diagnosis regions, the counts and the 2×2
-  matrix (:func:`ragmeter.report.diagnosis.diagnose`), needs the runs and graded qrels on
+  matrix (:func:`ragmeter.analysis.diagnosis.diagnose`), needs the runs and graded qrels on
   (or mapped to) the 1..5 utility scale;
 * **Per-query distributions** — a box (and a strip of points) per run and measure;
 * **Coverage per sub-question** — which sub-questions each run's context answers
-  (:func:`ragmeter.report.queries.subquestion_coverage`), needs the runs and judgments;
+  (:func:`ragmeter.analysis.queries.subquestion_coverage`), needs the runs and judgments;
 * **Worst queries** — per run, the lowest queries on the first measure (RA-nWG@K when
   evaluated) with their relevant documents missing from the top K
-  (:func:`ragmeter.report.queries.worst_queries`), needs the runs and qrels (or judgments).
+  (:func:`ragmeter.analysis.queries.worst_queries`), needs the runs and qrels (or judgments).
 
 The output is deterministic: the same inputs and seed give the same bytes (no date; fixed
 SVG ids and hash salt; seeded bootstrap and jitter).
@@ -31,26 +33,28 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.errors import RagmeterError
+from ragmeter.analysis.report import ReportModel, set_measures_apply
+from ragmeter.analysis.report import summary_sweep as summary_sweep  # re-exported
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.diagnosis import Diagnosis
+    from ragmeter.analysis.queries import SubquestionCoverage, WorstQuery
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
+    from ragmeter.evaluation import Sweep
     from ragmeter.io._common import PathLike
-    from ragmeter.report.diagnosis import Diagnosis
-    from ragmeter.report.queries import SubquestionCoverage, WorstQuery
     from ragmeter.stats.comparison import Comparison, MetricSummary
-    from ragmeter.sweep import Sweep
 
 #: classical measures of the report when none are given (as ``ragmeter compare``)
-CLASSICAL_DEFAULTS = ("ndcg@10", "map", "recall@100", "mrr", "P@10")
+CLASSICAL_DEFAULTS = DEFAULT_MEASURES
 #: set-based measures added at the report's K when the grades fit the utility scale
 SET_DEFAULTS = ("ra_nwg", "proc", "pct_proc", "n_recall4p", "harm")
 #: coverage measures when sub-question judgments are given
-COVERAGE_DEFAULTS = ("coverage", "alpha_ndcg@20")
+COVERAGE_DEFAULTS = COVERAGE_MEASURES
 #: most measures drawn as per-query distributions, and most sub-question queries listed
 MAX_DISTRIBUTION_PANELS = 12
 MAX_COVERAGE_QUERIES = 30
@@ -60,18 +64,6 @@ _e = html.escape
 
 
 # -- choosing what to show -------------------------------------------------------------------
-
-
-def set_measures_apply(qrels: Qrels | None, grade_map: str | None) -> bool:
-    """Whether the set-based measures make sense: a grade map is given, or the judged grades
-    already lie on the 1..5 utility scale and reach 4 (with only 0..3 or binary grades,
-    RA-nWG would weigh nothing)."""
-    if grade_map:
-        return True
-    if qrels is None or not len(qrels):
-        return False
-    grades = qrels.grades[qrels.grades >= 0]
-    return bool(grades.size and grades.min() >= 1 and grades.max() <= 5 and grades.max() >= 4)
 
 
 def default_measures(
@@ -92,19 +84,6 @@ def default_measures(
         if qrels is None:
             out.append("ndcg@10")
         out += COVERAGE_DEFAULTS
-    return out
-
-
-def sweep_measures(*, set_based: bool, coverage: bool) -> list[str]:
-    """Measures swept over K: nDCG with the set-based family (else P and recall, unless
-    coverage is swept); plus coverage and α-nDCG with judgments."""
-    out = ["ndcg"]
-    if set_based:
-        out += SET_DEFAULTS[:4]
-    elif not coverage:
-        out += ["P", "recall"]
-    if coverage:
-        out += ["coverage", "alpha_ndcg"]
     return out
 
 
@@ -144,91 +123,56 @@ def render_html_report(
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The report as one HTML document (see :func:`write_html_report` for the arguments)."""
+    """The report as one HTML document (see :func:`write_html_report` for the arguments):
+    the model of :func:`ragmeter.analysis.report.build_report`, rendered."""
+    from ragmeter.analysis.report import build_report
     from ragmeter.report import figures
 
     figures._matplotlib()  # a clear error before any work when matplotlib is missing
-    if not evaluation.runs:
-        raise RagmeterError("nothing to report: the evaluation has no run")
-    by_name = {r.name: r for r in runs} if runs is not None else {}
-    paired = [(res, by_name[res.name]) for res in evaluation.runs if res.name in by_name]
-    set_based = set_measures_apply(qrels, grade_map)
-    if comparison is None and len(evaluation.runs) > 1:
-        from ragmeter.stats.comparison import compare
+    model = build_report(
+        evaluation,
+        runs=runs,
+        qrels=qrels,
+        judgments=judgments,
+        comparison=comparison,
+        sweep=sweep,
+        diagnoses=diagnoses,
+        baseline=baseline,
+        grade_map=grade_map,
+        k=k,
+        sweep_ks=sweep_ks,
+        pool=pool,
+        pool_depth=pool_depth,
+        pools=pools,
+        rel_level=rel_level,
+        context_k=context_k,
+        tau=tau,
+        worst=worst,
+        seed=seed,
+        bootstrap=bootstrap,
+        permutations=permutations,
+    )
+    return render_report(model, title=title, inputs=inputs)
 
-        comparison = compare(
-            evaluation,
-            baseline=baseline,
-            seed=seed,
-            bootstrap=bootstrap,
-            permutations=permutations,
-        )
-    sections = [_summary_section(evaluation, comparison, bootstrap=bootstrap, seed=seed)]
 
-    def pool_of(name: str) -> dict[str, Any]:
-        """The PROC pool of one run: its entry in ``pools``, else ``pool``."""
-        chosen = (pools or {}).get(name)
-        if chosen is None:
-            return {"pool": pool, "pool_depth": pool_depth}
-        if isinstance(chosen, tuple):
-            return {"pool": chosen[0], "pool_depth": chosen[1]}
-        return {"pool": chosen, "pool_depth": pool_depth}
-
-    if sweep is None and paired and (qrels is not None or judgments is not None):
-        from ragmeter.sweep import Sweep
-        from ragmeter.sweep import sweep as run_sweep
-
-        options: dict[str, Any] = {"grade_map": grade_map, "rel_level": rel_level}
-        if judgments is not None:
-            options.update(judgments=judgments, tau=tau)
-        names = sweep_measures(
-            set_based=set_based and qrels is not None, coverage=judgments is not None
-        )
-        parts = [
-            run_sweep([run], qrels, names, sweep_ks, **options, **pool_of(run.name))
-            for _, run in paired
-        ]
-        merged = Evaluation.concat([p.evaluation for p in parts])
-        sweep = Sweep(merged, parts[0].base, parts[0].ks)
-    if sweep is not None:
-        sections.append(_sweep_section(sweep, k))
-
-    if diagnoses is None and paired and qrels is not None and set_based:
-        from ragmeter.report.diagnosis import diagnose
-
-        diagnoses = [
-            diagnose(run, qrels, k=k, grade_map=grade_map, worst=0, **pool_of(run.name))
-            for _, run in paired
-        ]
-    if diagnoses:
-        sections.append(_quadrant_section(diagnoses))
-
+def render_report(
+    model: ReportModel, *, title: str = "ragmeter report", inputs: Sequence[tuple[str, str]] = ()
+) -> str:
+    """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document."""
+    evaluation, comparison = model.evaluation, model.comparison
+    sections = [
+        _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed)
+    ]
+    if model.sweep is not None:
+        sections.append(_sweep_section(model.sweep, model.k))
+    if model.diagnoses:
+        sections.append(_quadrant_section(model.diagnoses))
     shown = list(comparison.measures) if comparison is not None else None
     sections.append(_distribution_section(evaluation, shown))
-
-    if judgments is not None and paired:
-        from ragmeter.report.queries import subquestion_coverage
-
-        cov = subquestion_coverage(
-            [run for _, run in paired], judgments, context_k=context_k, tau=tau
-        )
-        sections.append(_coverage_section(cov))
-
-    truth = qrels
-    if truth is None and judgments is not None:
-        truth = judgments.graded_qrels(tau)
-    if truth is not None and paired and worst > 0:
-        sections.append(
-            _worst_section(
-                paired,
-                truth,
-                evaluation,
-                k=k,
-                worst=worst,
-                rel_level=rel_level,
-                diagnoses=diagnoses,
-            )
-        )
+    if model.coverage is not None:
+        sections.append(_coverage_section(model.coverage))
+    if model.worst and model.worst_measure is not None:
+        sections.append(_worst_section(model))
     return _page(title, evaluation, sections, inputs, comparison)
 
 
@@ -610,12 +554,6 @@ def _coverage_section(cov: SubquestionCoverage) -> _Section:
     return _Section("coverage", "Coverage per sub-question", body)
 
 
-def _primary_measure(evaluation: Evaluation, k: int) -> str:
-    names = [str(m) for m in evaluation.measures]
-    preferred = f"ra_nwg@{k}"
-    return preferred if preferred in names else names[0]
-
-
 def _grade_class(grade: int, top: int) -> str:
     """``top`` for the highest grade of the qrels, ``high`` for the next one, else plain."""
     return "top" if grade >= top else ("high" if grade == top - 1 else "low")
@@ -639,31 +577,13 @@ def _missed_text(w: WorstQuery, k: int, top: int) -> str:
     return f'<ul class="missed">{"".join(items)}</ul>'
 
 
-def _worst_section(
-    paired: Sequence[tuple[RunResult, Run]],
-    qrels: Qrels,
-    evaluation: Evaluation,
-    *,
-    k: int,
-    worst: int,
-    rel_level: int,
-    diagnoses: Sequence[Diagnosis] | None,
-) -> _Section:
-    from ragmeter.report.queries import worst_queries
-
-    measure = _primary_measure(evaluation, k)
-    top = int(qrels.grades.max()) if len(qrels) else 1
-    categories: dict[str, dict[str, str]] = {}
-    for d in diagnoses or ():
-        categories[d.run] = {q.query_id: q.category for q in d.queries}
+def _worst_section(model: ReportModel) -> _Section:
+    k, top, measure = model.k, model.top_grade, str(model.worst_measure)
     blocks = []
-    for result, run in paired:
-        listed = worst_queries(
-            result, run, qrels, measure=measure, k=k, worst=worst, rel_level=rel_level
-        )
-        cat = categories.get(result.name)
+    for listed in model.worst:
+        cat = listed.categories
         rows = []
-        for w in listed:
+        for w in listed.queries:
             category = ""
             if cat is not None:
                 name = cat.get(w.query_id, "undefined")
@@ -675,7 +595,7 @@ def _worst_section(
             )
         cat_head = '<th scope="col">diagnosis</th>' if cat is not None else ""
         blocks.append(
-            f"<h3>{_e(result.name)}</h3>"
+            f"<h3>{_e(listed.run)}</h3>"
             '<div class="scroll"><table class="worst"><thead><tr><th scope="col">query</th>'
             f'<th scope="col" class="num">{_e(measure)}</th>{cat_head}'
             f'<th scope="col" class="num">missed / relevant</th>'
@@ -683,10 +603,10 @@ def _worst_section(
             f"<tbody>{''.join(rows)}</tbody></table></div>"
         )
     body = (
-        f'<p class="lead">Per run, the {worst} queries with the lowest {_e(measure)} (NA left '
-        f"out), with their relevant documents (grade ≥ {max(rel_level, 0)}) that did not reach "
-        f"the top {k}, highest grade first: ranked lower, or not retrieved at all.</p>"
-        + "".join(blocks)
+        f'<p class="lead">Per run, the {model.worst_count} queries with the lowest '
+        f"{_e(measure)} (NA left out), with their relevant documents (grade ≥ "
+        f"{max(model.rel_level, 0)}) that did not reach the top {k}, highest grade first: "
+        "ranked lower, or not retrieved at all.</p>" + "".join(blocks)
     )
     return _Section("worst", "Worst queries and what they missed", body)
 

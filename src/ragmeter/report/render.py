@@ -1,4 +1,4 @@
-"""Render an :class:`~ragmeter.core.results.Evaluation` as table, JSON, CSV or TREC text."""
+"""Render an :class:`~ragmeter.evaluation.results.Evaluation` as table, JSON, CSV or TREC text."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import math
 from typing import Literal
 
-from ragmeter.core.results import Evaluation
+from ragmeter.evaluation.results import Evaluation
 
 Format = Literal["table", "json", "csv", "trec"]
 

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import getopt
 import itertools
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,8 +40,9 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned, align
 from ragmeter.core.data import Qrels, Run
+from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Measure
+from ragmeter.measures import Measure
 from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure
 from ragmeter.metrics.trec_measures import relstring_text
 
@@ -178,6 +177,10 @@ def parse_args(argv: Sequence[str], err: TextIO) -> Options:
             o.complete = True
         elif flag == "-l":
             o.rel_level = _atol(value)
+            if o.rel_level < 0:
+                # below 0, unjudged (-1) and pooled-unjudged (-2) documents would count as
+                # relevant: trec_eval 10.0 does so silently
+                raise _Exit(1, f"trec_eval: -l {value}: the relevance level must be at least 0\n")
         elif flag == "-n":
             o.summary = False
         elif flag == "-D":
@@ -262,33 +265,25 @@ def _quit(exc: Exception, path: str) -> str:
     return f"ragmeter trec-eval: {exc}\ntrec_eval: Quit in file '{path}'\n"
 
 
-def _read(o: Options, err: TextIO) -> tuple[Qrels, Run]:
-    from ragmeter.io.trec import read_trec_qrels, read_trec_run
+def _read(o: Options, err: TextIO) -> tuple[Qrels, Run, bytes | None]:
+    """The qrels and the run, and the run's bytes when it came from standard input."""
+    from ragmeter.io.trec import parse_trec_run, read_trec_qrels, read_trec_run
 
     try:
         qrels = read_trec_qrels(o.qrels)
     except RagmeterError as exc:
         raise _Exit(2, _quit(exc, o.qrels)) from None
-    tmp: str | None = None
-    run_path = o.run
+    stdin = sys.stdin.buffer.read() if o.run == "-" else None
     try:
-        if o.run == "-":
-            fd, tmp = tempfile.mkstemp(prefix="ragmeter-run-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(sys.stdin.buffer.read())
-            run_path = tmp
-        try:
-            run = read_trec_run(run_path, name=o.run)
-        except RagmeterError as exc:
-            raise _Exit(2, _quit(exc, o.run)) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        if stdin is not None:
+            run = parse_trec_run(stdin, source="-", name="-")
+        else:
+            run = read_trec_run(o.run, name=o.run)
+    except RagmeterError as exc:
+        raise _Exit(2, _quit(exc, o.run)) from None
     for w in (*qrels.warnings, *run.warnings):
-        if o.run == "-" and tmp is not None:
-            w = w.replace(tmp, "-")
         err.write(f"ragmeter trec-eval: warning: {w}\n")
-    return qrels, run
+    return qrels, run, stdin
 
 
 def _judged_only(al: Aligned) -> Aligned:
@@ -296,29 +291,28 @@ def _judged_only(al: Aligned) -> Aligned:
     keep = al.grades >= 0
     lengths = np.bincount(al.query_of_item[keep], minlength=al.n_queries)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return replace(
-        al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep], _cache={}
-    )
+    return replace(al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep])
 
 
-def _first_duplicate(o: Options, run: Run, al: Aligned) -> tuple[int, str] | None:
+def _first_duplicate(
+    o: Options, run: Run, al: Aligned, stdin: bytes | None
+) -> tuple[int, str] | None:
     """The first evaluated query (index) with a repeated doc id within -M, and the doc id.
 
-    Only called when reading dropped duplicates; re-reads the run file (the error path).
+    Only called when reading dropped duplicates; re-reads the run (the error path): the file,
+    or the bytes read from standard input. The run was read without error, so every line
+    has its fields and a valid score; ``bytes.split`` splits on C white space as the reader.
     """
-    if not any("duplicate" in w for w in run.warnings) or o.run == "-":
+    if not any("duplicate" in w for w in run.warnings):
         return None
     wanted = {str(q): i for i, q in enumerate(al.query_ids) if al.in_run[i]}
     rows: dict[str, list[tuple[float, str]]] = {}
-    with open(o.run, "rb") as fh:
-        for raw in fh:
-            fields = raw.decode("utf-8", "replace").split()
-            if len(fields) < 6 or fields[0].startswith("#") or fields[0] not in wanted:
-                continue
-            try:
-                rows.setdefault(fields[0], []).append((float(fields[4]), fields[2]))
-            except ValueError:
-                continue
+    data = stdin if stdin is not None else Path(o.run).read_bytes()
+    for raw in data.split(b"\n"):
+        fields = [f.decode("utf-8") for f in raw.split()]
+        if len(fields) < 6 or fields[0].startswith("#") or fields[0] not in wanted:
+            continue
+        rows.setdefault(fields[0], []).append((float(fields[4]), fields[2]))
     found: list[tuple[int, str]] = []
     for qid, items in rows.items():
         if len({d for _, d in items}) == len(items):
@@ -384,6 +378,7 @@ def _query_block(
 def _summary(
     al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str
 ) -> str:
+    # trec_eval adds the per-query values in query order and divides by the query count
     n = al.n_queries
     parts = []
     for c, v in zip(columns, values, strict=True):
@@ -394,12 +389,11 @@ def _summary(
         elif c.spec.name == "num_q":
             parts.append(f"{'num_q':<22}\tall\t{n}\n")
         elif c.spec.integer:
-            parts.append(_line(c.label, "all", float(np.cumsum(v)[-1]), True))
+            parts.append(_line(c.label, "all", sequential_sum(v), True))
         elif c.measure is not None and c.measure.spec.aggregate == "gmean":
-            logs = np.cumsum(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1]
-            parts.append(_line(c.label, "all", float(np.exp(logs / n)), False))
+            parts.append(_line(c.label, "all", geometric_mean(v, n), False))
         else:
-            parts.append(_line(c.label, "all", float(np.cumsum(v)[-1]) / n, False))
+            parts.append(_line(c.label, "all", sequential_mean(v, n), False))
     return "".join(parts)
 
 
@@ -408,7 +402,7 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     try:
         o = parse_args(argv, err)
         columns = select(o, err)
-        qrels, run_obj = _read(o, err)
+        qrels, run_obj, stdin = _read(o, err)
         al = align(
             run_obj,
             qrels,
@@ -435,7 +429,9 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
             )
         if al.n_queries == 0:
             raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
-        duplicate = _first_duplicate(o, run_obj, al)
+        # trec_eval finds duplicates when a measure ranks the documents: not for runid, num_q
+        ranked = any(c.measure is not None for c in columns)
+        duplicate = _first_duplicate(o, run_obj, al, stdin) if ranked else None
         if o.judged_only:
             al = _judged_only(al)
         values = _values(al, columns)

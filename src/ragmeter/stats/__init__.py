@@ -16,7 +16,7 @@ from ragmeter.stats.agreement import (
     spearman_rho,
 )
 
-#: lazily imported names → their module (comparison imports core.results, which imports us)
+#: lazily imported names → their module (comparison reads an evaluation.Evaluation, a layer above)
 _LAZY = {
     "compare": "comparison",
     "Comparison": "comparison",

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Aggregation
+from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
+from ragmeter.measures import Aggregation
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class Aggregate:
 def aggregate(values: npt.NDArray[np.float64], rule: Aggregation = "mean") -> Aggregate:
     """Aggregate per-query ``values`` (NaN = NA) by ``rule``.
 
-    mean = Σ v / n_defined; gmean = exp(Σ log(max(v, 1e-5)) / n_defined); sum = Σ v.
+    mean = Σ v / n_defined; gmean = exp(Σ log(max(v, 1e-5)) / n_defined); sum = Σ v. Every Σ
+    adds in query order, one value after the other, as trec_eval (:mod:`ragmeter.core.sums`).
     """
     values = np.asarray(values, dtype=np.float64)
     defined = values[~np.isnan(values)]
@@ -59,9 +61,8 @@ def aggregate(values: npt.NDArray[np.float64], rule: Aggregation = "mean") -> Ag
     if n_defined == 0:
         return Aggregate(None, n, 0, 0.0 if rule == "sum" else None)
     if rule == "gmean":
-        mean = float(np.exp(np.mean(np.log(np.maximum(defined, MIN_GEO_MEAN)))))
-        return Aggregate(mean, n, n_defined)
-    mean = float(np.mean(defined))
+        return Aggregate(geometric_mean(defined), n, n_defined)
+    mean = sequential_mean(defined)
     if rule == "sum":
-        return Aggregate(mean, n, n_defined, float(np.sum(defined)))
+        return Aggregate(mean, n, n_defined, sequential_sum(defined))
     return Aggregate(mean, n, n_defined)

@@ -1,7 +1,7 @@
 """Compare runs on the same queries: means with bootstrap CIs, paired differences, paired tests
 with a correction for many comparisons, and effect sizes.
 
-:func:`compare` takes an :class:`~ragmeter.core.results.Evaluation` (any measure family: it
+:func:`compare` takes an :class:`~ragmeter.evaluation.Evaluation` (any measure family: it
 works on the per-query values) and returns a :class:`Comparison` that the renderers in
 :mod:`ragmeter.report.comparison` print; nothing is computed there.
 
@@ -25,12 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.metrics.registry import MIN_GEO_MEAN, Measure
+from ragmeter.core import sums
+from ragmeter.measures import MIN_GEO_MEAN, Measure
 from ragmeter.stats._common import FloatArray
 from ragmeter.stats.bootstrap import bootstrap_means, percentile_interval
 from ragmeter.stats.correction import CORRECTIONS, Correction, adjust
@@ -44,6 +44,9 @@ from ragmeter.stats.paired import (
     randomization_pvalues,
     wilcoxon_test,
 )
+
+if TYPE_CHECKING:  # an Evaluation is read, never built, here (it lives a layer above)
+    from ragmeter.evaluation.results import Evaluation, RunResult
 
 Verdict = Literal["better", "worse", "up", "down", "ns", "na"]
 
@@ -405,10 +408,9 @@ def compare(
             rep = reps[summary_jobs[r][j]]
             if geometric[j]:
                 rep = np.exp(rep)
-                logs = scaled[:, r, j][defined[:, r, j]]
-                mean = float(np.exp(np.mean(logs))) if ok.size else math.nan
+                mean = sums.geometric_mean(ok) if ok.size else math.nan
             else:
-                mean = float(np.mean(ok)) if ok.size else math.nan
+                mean = sums.sequential_mean(ok) if ok.size else math.nan
             low, high = percentile_interval(rep, confidence)
             summaries.append(
                 MetricSummary(

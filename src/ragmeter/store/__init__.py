@@ -33,7 +33,7 @@ from ragmeter.store.records import EvaluationRecord, RunRecord, StoredEvaluation
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
     from ragmeter.store.sql import Store
 
 __all__ = [

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragmeter.core.results import Evaluation
+    from ragmeter.evaluation.results import Evaluation
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import numpy as np
 import sqlalchemy as sa
 
-from ragmeter.core.results import Evaluation, RunResult
 from ragmeter.errors import MissingExtraError, StoreError
-from ragmeter.metrics.registry import Measure
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import Measure
 from ragmeter.store import schema
 from ragmeter.store.provenance import GitState, git_state
 from ragmeter.store.records import EvaluationRecord, RunRecord, StoredEvaluation
@@ -477,7 +477,7 @@ def _parse_measure(name: str) -> Measure:
     """The measure a stored name denotes; an unknown family (saved by a newer ragmeter)
     keeps its name so that its values still load."""
     from ragmeter.errors import MeasureError
-    from ragmeter.metrics.registry import parse_measure
+    from ragmeter.measures import parse_measure
 
     try:
         return parse_measure(name)

@@ -6,5 +6,9 @@ sub-question ratings, review agreement, evaluate, export. The core never imports
 * :mod:`~ragmeter.web.export` — qrels and judgments exports;
 * :mod:`~ragmeter.web.review` — agreement of two label sources;
 * :mod:`~ragmeter.web.security` — access token and CSRF;
-* :mod:`~ragmeter.web.app` — :func:`~ragmeter.web.app.create_app`.
+* :mod:`~ragmeter.web.config` — the app's configuration from the options of ``ragmeter serve``;
+* :mod:`~ragmeter.web.state` — what every route shares (database, templates, request checks);
+* :mod:`~ragmeter.web.routes` — the routes, one router per concern (labelling, review,
+  evaluations, exports);
+* :mod:`~ragmeter.web.app` — :func:`~ragmeter.web.app.create_app`, which assembles them.
 """

@@ -1,8 +1,10 @@
-"""Side inputs joined onto an alignment: passage lengths (token budgets) and utilities (UDCG).
+"""Side inputs joined onto an alignment: passage lengths (token budgets) and utilities.
 
 The evaluation calls :func:`with_side_inputs` once per run, after alignment; the arrays land
 in :attr:`Aligned.side`, indexed like the aligned items / judgments, so a measure reads them
-without another join. Nothing is joined unless a requested measure needs it.
+without another join. Nothing is joined unless a requested measure declares it needs it
+(:attr:`Measure.needs <ragmeter.measures.Measure.needs>`: ``lengths`` for a token budget,
+``utilities`` in its family's ``needs``); no family is named here.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ragmeter import _accel
 from ragmeter.core.align import Aligned
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.metrics.registry import Measure
+from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
     from ragmeter.io.lengths import PassageLengths
@@ -25,15 +27,13 @@ if TYPE_CHECKING:
 
 
 def side_options(measures: Sequence[Measure]) -> dict[str, Any]:
-    """Evaluation-wide options for the set measures: ``head_width`` = their largest cutoff.
-
-    The set measures gather each query's first ``head_width`` items once and read every
-    cutoff from that (see :mod:`ragmeter.metrics.setwise`).
-    """
+    """Evaluation-wide options: ``head_width`` = the largest cutoff of the families with
+    ``shared_head`` (they gather each query's first ``head_width`` items once and read every
+    cutoff from that, see :mod:`ragmeter.metrics.setwise`)."""
     widths = [
         int(m.k)
         for m in measures
-        if m.spec.grade_scale is not None and isinstance(m.k, int) and m.budget is None
+        if m.spec.shared_head and isinstance(m.k, int) and m.budget is None
     ]
     return {"head_width": max(widths)} if widths else {}
 
@@ -51,13 +51,13 @@ def with_side_inputs(
 
     Token budgets (a measure with ``budget``) need a length for every retrieved item (within
     the evaluated depth) and every judgment of the evaluated queries: a doc without one is an
-    error naming it. ``udcg`` gets the utility of each retrieved item (NaN where the
-    utilities have none: an error only if such an item falls inside a cutoff, see
+    error naming it. A family needing ``utilities`` gets the utility of each retrieved item
+    (NaN where the utilities have none: the family decides whether that is an error, see
     :mod:`ragmeter.metrics.udcg`).
     """
     side: dict[str, Any] = dict(aligned.side)
-    needs_lengths = any(m.budget is not None for m in measures)
-    needs_utilities = any(m.family == "udcg" for m in measures)
+    needs_lengths = any("lengths" in m.needs for m in measures)
+    needs_utilities = any("utilities" in m.needs for m in measures)
     if not (needs_lengths and lengths is not None) and not (
         needs_utilities and utilities is not None
     ):

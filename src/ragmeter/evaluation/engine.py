@@ -1,19 +1,24 @@
-"""``evaluate``: read → align → compute → aggregate, for one or many runs."""
+"""The evaluation engine: align once (:func:`prepare`), compute, aggregate.
+
+:func:`evaluate` is the public entry; :func:`evaluate_inputs` the seam that sweeps, reports,
+comparisons and diagnoses call with one :class:`~ragmeter.evaluation.inputs.EvalInputs`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 
 from ragmeter.core.align import Aligned, Missing, align, pool_membership
 from ragmeter.core.data import Qrels, Run
-from ragmeter.core.results import Evaluation, RunResult
-from ragmeter.core.side import side_options, with_side_inputs
 from ragmeter.errors import MissingInputError
-from ragmeter.metrics.registry import Measure, parse_measures
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.evaluation.side import side_options, with_side_inputs
+from ragmeter.measures import Measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
@@ -38,13 +43,27 @@ def _as_runs(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> list[
     return out
 
 
-def resolve_measures(measures: Iterable[str | Measure] | str, *, default_k: int) -> list[Measure]:
-    """Parse measures; a family that needs a cutoff and got none uses ``default_k``."""
-    out = []
+def resolve_measures(
+    measures: Iterable[str | Measure] | str, *, default_k: int, context_k: int | None = None
+) -> list[Measure]:
+    """Parse measures and fill in the cutoffs their names leave open.
+
+    A family that requires a cutoff and got none uses ``default_k``; a context family
+    (coverage, density, alpha_ndcg) given without ``@K`` uses ``context_k`` when one is given.
+    The filled-in K is part of the measure (and its name): ``coverage`` with ``context_k=10``
+    is ``coverage@10``, the same number as ``coverage@10`` anywhere else.
+    """
+    out: list[Measure] = []
+    seen: set[Measure] = set()
     for m in parse_measures(measures):
-        if m.k is None and m.spec.cutoff == "required" and m.budget is None:
-            m = Measure(m.family, default_k, m.params)
-        out.append(m)
+        if m.k is None and m.budget is None:
+            if m.spec.cutoff == "required":
+                m = Measure(m.family, default_k, m.params)
+            elif m.spec.context and context_k is not None:
+                m = Measure(m.family, context_k, m.params)
+        if m not in seen:
+            seen.add(m)
+            out.append(m)
     return out
 
 
@@ -101,8 +120,11 @@ def evaluate(
             derived from them (required 3, partially redundant 2, fully redundant 1).
         corpus: passage texts (for ``density``).
         answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
-        context_k: context size of the coverage measures without ``@k``: a number, or
-            ``"oracle"``/``None`` for ``|P*|`` per query (the paper's setting).
+        context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
+            given without one: ``coverage`` is then ``coverage@context_k``, under that
+            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for
+            coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
+            a measure whose name does not say so.
         tau: answerability threshold of the coverage measures (rating ≥ tau).
         token_counter: tokenizer of ``density`` (text → token count); whitespace tokens
             by default.
@@ -119,59 +141,55 @@ def evaluate(
     """
     run_list = _as_runs(runs)
     if qrels is None and judgments is not None:
+        # judged queries only; the classical measures use the CRUX graded qrels
         coverage_only = all(
             "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
         )
         qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
     if qrels is None:
         raise MissingInputError("these measures need qrels")
-    qrels_obj = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
-    measure_list = resolve_measures(measures, default_k=default_k)
-    options = _evaluation_options(grade_map)
-    options.update(side_options(measure_list))
-    pool_cutoffs = [m.k for m in measure_list if m.spec.uses_pool]
-    needs_pool = bool(pool_cutoffs)
-    selection = max((int(k) for k in pool_cutoffs if k is not None), default=None)
-    warnings: list[str] = list(qrels_obj.warnings)
-    if judgments is not None:
-        warnings.extend(judgments.warnings)
-    answers_of = _answers_per_run(answers, len(run_list))
-    if pool is not None:
-        warnings.extend(pool.warnings)
+    inputs = EvalInputs(
+        qrels=qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels),
+        missing=missing,
+        rel_level=rel_level,
+        depth=depth,
+        default_k=default_k,
+        pool=pool,
+        pool_depth=pool_depth,
+        grade_map=grade_map,
+        judgments=judgments,
+        corpus=corpus,
+        answers=answers,
+        context_k=context_k,
+        tau=tau,
+        token_counter=token_counter,
+        passage_lengths=passage_lengths,
+        utilities=utilities,
+    )
+    return evaluate_inputs(run_list, inputs, measures)
+
+
+def evaluate_inputs(
+    runs: Sequence[Run], inputs: EvalInputs, measures: Iterable[str | Measure] | str
+) -> Evaluation:
+    """Evaluate ``runs`` with ``inputs`` (the seam every view goes through): one
+    :func:`prepare` and one :func:`compute` per run. Each :class:`RunResult` keeps its run and
+    inputs, so a later view (a sweep, a report panel) evaluates with the same ones."""
+    measure_list = resolve_measures(
+        measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
+    )
+    warnings: list[str] = list(inputs.qrels.warnings)
+    if inputs.judgments is not None:
+        warnings.extend(inputs.judgments.warnings)
+    if inputs.pool is not None:
+        warnings.extend(inputs.pool.warnings)
+    answers_of = _answers_per_run(inputs.answers, len(runs))
     results: list[RunResult] = []
-    for run in run_list:
-        warnings.extend(run.warnings)
-        aligned = align(run, qrels_obj, missing=missing, depth=depth, rel_level=rel_level)
-        aligned = replace(aligned, options=options)
-        warnings.extend(_alignment_warnings(run.name, aligned))
-        if needs_pool:
-            in_pool, outside = pool_membership(
-                aligned,
-                pool if pool is not None else run,
-                qrels_obj,
-                depth=pool_depth,
-                selection=selection,
-            )
-            aligned = replace(aligned, label_in_pool=in_pool, _cache={})
-            if outside:
-                warnings.append(
-                    f"run '{run.name}': {outside} judged item(s) of the top {selection} are not "
-                    "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
-                )
-        if judgments is not None:
-            aligned = _with_coverage(
-                aligned,
-                run,
-                judgments,
-                corpus=corpus,
-                answers=answers_of[len(results)],
-                context_k=context_k,
-                tau=tau,
-                token_counter=token_counter,
-            )
-        aligned = with_side_inputs(
-            aligned, run, qrels_obj, measure_list, lengths=passage_lengths, utilities=utilities
-        )
+    for run, answers in zip(runs, answers_of, strict=True):
+        own = inputs if answers is inputs.answers else replace(inputs, answers=answers)
+        prepared = prepare(run, own, measure_list)
+        warnings.extend(prepared.warnings)
+        aligned = prepared.aligned
         results.append(
             RunResult(
                 name=run.name,
@@ -181,9 +199,77 @@ def evaluate(
                 n_missing=aligned.n_missing,
                 n_skipped=aligned.n_skipped,
                 n_unjudged_queries=aligned.n_unjudged_queries,
+                source=run,
+                inputs=own,
             )
         )
     return Evaluation(tuple(results), tuple(measure_list), tuple(warnings))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run aligned once with every side input its measures need, and what it warned."""
+
+    aligned: Aligned
+    warnings: tuple[str, ...] = ()
+
+
+def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepared:
+    """Align ``run`` with ``inputs`` once, joining what the ``measures`` declare they need.
+
+    The families' declarations decide the joins: ``uses_pool`` (the candidate pool, read at
+    the largest pool cutoff), ``judgments`` in :attr:`Measure.needs` (the sub-question view,
+    with the corpus, answers, τ and token counter), ``utilities`` / ``lengths`` (side arrays,
+    see :mod:`ragmeter.evaluation.side`), ``shared_head`` (the set families' head width).
+    ``inputs.answers`` must be this run's (one answer set, not one per run).
+    """
+    qrels = inputs.qrels
+    warnings = list(run.warnings)
+    aligned = align(
+        run, qrels, missing=inputs.missing, depth=inputs.depth, rel_level=inputs.rel_level
+    )
+    options = evaluation_options(inputs.grade_map)
+    options.update(side_options(measures))
+    pool_cutoffs = [m.k for m in measures if m.spec.uses_pool]
+    selection = max((int(k) for k in pool_cutoffs if k is not None), default=None)
+    in_pool = None
+    if pool_cutoffs:
+        in_pool, outside = pool_membership(
+            aligned,
+            inputs.pool if inputs.pool is not None else run,
+            qrels,
+            depth=inputs.pool_depth,
+            selection=selection,
+        )
+        if outside:
+            warnings.append(
+                f"run '{run.name}': {outside} judged item(s) of the top {selection} are not "
+                "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
+            )
+    aligned = replace(aligned, options=options, label_in_pool=in_pool)
+    warnings[len(run.warnings) : len(run.warnings)] = _alignment_warnings(run.name, aligned)
+    if inputs.judgments is not None:
+        answers = inputs.answers
+        if answers is not None and not hasattr(answers, "ratings"):
+            raise ValueError("prepare: give this run's answers, not one set per run")
+        aligned = with_coverage(
+            aligned,
+            run,
+            inputs.judgments,
+            corpus=inputs.corpus,
+            answers=answers,
+            tau=inputs.tau,
+            token_counter=inputs.token_counter,
+        )
+    aligned = with_side_inputs(
+        aligned,
+        run,
+        qrels,
+        measures,
+        lengths=inputs.passage_lengths,
+        utilities=inputs.utilities,
+    )
+    return Prepared(aligned, tuple(warnings))
 
 
 def _answers_per_run(
@@ -196,14 +282,7 @@ def _answers_per_run(
     return list(answers)
 
 
-def _with_coverage(
-    aligned: Aligned,
-    run: Run,
-    judgments: Judgments,
-    *,
-    context_k: int | Literal["oracle"] | None,
-    **options: Any,
-) -> Aligned:
+def with_coverage(aligned: Aligned, run: Run, judgments: Judgments, **options: Any) -> Aligned:
     """``aligned`` with its items joined to the sub-question judgments (coverage measures)."""
     from ragmeter import _accel
     from ragmeter.core.judgments import coverage_view
@@ -215,13 +294,12 @@ def _with_coverage(
         aligned.offsets,
         run.doc_ids.take(rows),
         item_texts=run.texts.take(rows) if run.texts is not None else None,
-        context_k=None if context_k in (None, "oracle") else int(context_k),
         **options,
     )
     return replace(aligned, coverage=view)
 
 
-def _evaluation_options(grade_map: str | None) -> dict[str, Any]:
+def evaluation_options(grade_map: str | None) -> dict[str, Any]:
     """Evaluation-wide defaults of measure parameters, validated like the parameters."""
     options: dict[str, Any] = {}
     if grade_map:
@@ -249,17 +327,3 @@ def _alignment_warnings(name: str, al: Aligned) -> list[str]:
             f"run '{name}': {n} quer{'y' if n == 1 else 'ies'} without judgments, not evaluated"
         )
     return out
-
-
-def sweep(
-    runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
-    qrels: QrelsLike,
-    measures: Iterable[str | Measure] | str,
-    ks: Sequence[int] | str,
-    **options: Any,
-) -> Any:
-    """Every measure at every cutoff of ``ks`` (``"1:50"``, ``"1,5,10"``) in one pass per
-    run; see :func:`ragmeter.sweep.sweep` (returns a :class:`ragmeter.sweep.Sweep`)."""
-    from ragmeter.sweep import sweep as run_sweep
-
-    return run_sweep(runs, qrels, measures, ks, **options)

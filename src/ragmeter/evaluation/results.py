@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.metrics.registry import Measure
+from ragmeter.core.data import Run
+from ragmeter.errors import MeasureError
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.measures import REGISTRY, Measure
 from ragmeter.stats.aggregate import Aggregate, aggregate
 
 if TYPE_CHECKING:
@@ -37,6 +40,10 @@ class RunResult:
         n_missing: evaluated queries absent from the run (scored as empty runs).
         n_skipped: qrels queries absent from the run and dropped (``missing="skip"``).
         n_unjudged_queries: run queries without judgments, not evaluated.
+        source: the evaluated run (``None`` for results loaded from a store).
+        inputs: the labels, side inputs and options it was evaluated with (``None`` for
+            results loaded from a store); a view that evaluates the run again (a sweep, a
+            report panel) uses these, so its numbers match this result's.
     """
 
     name: str
@@ -46,6 +53,8 @@ class RunResult:
     n_missing: int = 0
     n_skipped: int = 0
     n_unjudged_queries: int = 0
+    source: Run | None = field(default=None, repr=False)
+    inputs: EvalInputs | None = field(default=None, repr=False)
 
     def column(self, measure: Measure | str) -> npt.NDArray[np.float64]:
         """Per-query values of one measure."""
@@ -93,9 +102,6 @@ class RunResult:
             if str(m) == key:
                 return i
         if isinstance(measure, str):
-            from ragmeter.errors import MeasureError
-            from ragmeter.metrics.registry import REGISTRY
-
             try:
                 parsed = REGISTRY.parse(measure)
             except MeasureError:

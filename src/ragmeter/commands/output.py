@@ -1,0 +1,124 @@
+"""How the commands print: evaluations, sweeps and comparisons to stdout or a file (written
+atomically), warnings to stderr, and the line saying where ``--save`` put an evaluation."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from ragmeter.commands.options import fail
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.stats.comparison import Comparison
+    from ragmeter.sweep import Sweep
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    trec = "trec"
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+    latex = "latex"
+
+
+def warn(warnings: Sequence[str]) -> None:
+    """Each warning on stderr (stdout keeps the results)."""
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
+
+
+def _table(print_table: Callable[..., None], output: Path | None) -> None:
+    """A rich table to the terminal, or its text to ``output``."""
+    from ragmeter.io._common import atomic_write_text
+
+    if output is None:
+        print_table()
+        return
+    buffer = io.StringIO()
+    print_table(file=buffer)
+    atomic_write_text(output, buffer.getvalue())
+
+
+def _text(text: str, output: Path | None) -> None:
+    from ragmeter.io._common import atomic_write_text
+
+    if output is not None:
+        atomic_write_text(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def emit_evaluation(
+    result: Evaluation, fmt: OutputFormat, *, per_query: bool, output: Path | None
+) -> None:
+    """Print or write an evaluation in the chosen format; warnings to stderr."""
+    from ragmeter.report import render
+
+    if fmt is OutputFormat.table:
+        _table(lambda **kw: render.print_table(result, per_query=per_query, **kw), output)
+        return
+    _text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
+    warn(result.warnings)
+
+
+def emit_sweep(done: Sweep, fmt: OutputFormat, *, per_query: bool, output: Path | None) -> None:
+    """A sweep: the curves table (table format), else its m@K evaluation."""
+    if fmt is OutputFormat.table and not per_query:
+        _table(done.print_table, output)
+        return
+    emit_evaluation(done.evaluation, fmt, per_query=per_query, output=output)
+
+
+def emit_comparison(comparison: Comparison, fmt: CompareFormat, output: Path | None) -> None:
+    """Print or write a comparison in the chosen format; warnings to stderr."""
+    from ragmeter.report import comparison as render
+
+    if fmt is CompareFormat.table:
+        _table(lambda **kw: render.print_table(comparison, **kw), output)
+        return
+    _text(render.render(comparison, fmt.value), output)  # type: ignore[arg-type]
+    warn(comparison.warnings)
+
+
+def save_and_tell(
+    evaluation: Evaluation,
+    *,
+    store: str | None,
+    name: str | None,
+    command: str,
+    parameters: Mapping[str, Any],
+    qrels: Path | None,
+    runs: Sequence[Path] | None,
+) -> None:
+    """Save a command's evaluation and say where on stderr (stdout keeps the results)."""
+    from ragmeter.workflows.saving import save_files_evaluation
+
+    try:
+        saved = save_files_evaluation(
+            evaluation,
+            store=store,
+            name=name,
+            command=command,
+            parameters=parameters,
+            qrels=qrels,
+            runs=runs,
+        )
+    except (RagmeterError, OSError) as exc:
+        fail(exc)
+    label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
+    typer.echo(f"saved evaluation {label} to {saved.url}", err=True)

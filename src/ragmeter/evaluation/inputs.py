@@ -1,0 +1,58 @@
+"""What an evaluation reads besides the runs and the measures, in one value.
+
+An :class:`EvalInputs` travels with every :class:`~ragmeter.evaluation.results.RunResult` an
+evaluation produces, so a later view of the same run (a sweep over K, a report's panels, a
+diagnosis) evaluates with the very inputs and options of the numbers it sits beside: one name,
+one number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ragmeter.core.align import Missing
+from ragmeter.core.data import Qrels, Run
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.io.lengths import PassageLengths
+    from ragmeter.io.utilities import Utilities
+
+ContextK = int | Literal["oracle"] | None
+
+
+@dataclass(frozen=True, eq=False)
+class EvalInputs:
+    """The labels, side inputs and options of an evaluation (see
+    :func:`ragmeter.evaluation.evaluate` for each field).
+
+    ``context_k`` fills in ``@K`` of the context families (coverage, density, alpha_ndcg)
+    given without one: ``coverage`` becomes ``coverage@context_k``, under that name. It never
+    changes the value of a measure whose name does not say so.
+    """
+
+    qrels: Qrels
+    missing: Missing = "zero"
+    rel_level: int = 1
+    depth: int | None = None
+    default_k: int = 5
+    pool: Run | None = None
+    pool_depth: int | None = None
+    grade_map: str | None = None
+    judgments: Judgments | None = None
+    corpus: Corpus | None = None
+    answers: Answers | Sequence[Answers | None] | None = None
+    context_k: ContextK = None
+    tau: int = 3
+    token_counter: TokenCounter | None = None
+    passage_lengths: PassageLengths | None = None
+    utilities: Utilities | None = None
+
+    @property
+    def context_cutoff(self) -> int | None:
+        """``context_k`` as a cutoff (``None`` for the oracle / family default)."""
+        if self.context_k is None or self.context_k == "oracle":
+            return None
+        return int(self.context_k)

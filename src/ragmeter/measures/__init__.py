@@ -1,0 +1,525 @@
+"""The measure spec: :class:`Measure`, :class:`Param`, :class:`Family`, the registry and the
+parser for measure names.
+
+This package sits below ``core``: it knows nothing of alignments but the :class:`Aligned`
+protocol a family's compute function reads. Families register themselves from their modules
+(``ragmeter.metrics``); the registry imports that provider on the first lookup.
+
+A :class:`Measure` is a small immutable object — family, cutoff, non-default parameters — whose
+canonical string (``ndcg@10``, ``ndcg@10(rel_level=2)``) is its identity everywhere: JSON keys,
+tables, the store. Names are parsed by one grammar::
+
+    name[@cutoff][(param=value, ...)]
+
+plus trec_eval's spellings (``P_10``, ``P.5,10``, ``ndcg_cut.5,10``, ``recip_rank``,
+``all_trec`` …), which expand to the same measures. Parameters are validated by one rule set,
+so every error message looks the same, and unknown names get the closest valid suggestions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.errors import MeasureError
+
+FloatArray = npt.NDArray[np.float64]
+CutoffKind = Literal["none", "optional", "required"]
+Aggregation = Literal["mean", "sum", "gmean"]
+
+
+class Aligned(Protocol):
+    """What every family's compute function may rely on: a run's items segmented by evaluated
+    query (the concrete class is :class:`ragmeter.core.align.Aligned`)."""
+
+    @property
+    def n_queries(self) -> int: ...
+
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+
+
+_A = TypeVar("_A", bound=Aligned)
+Compute = Callable[[Any, "Measure"], FloatArray]
+
+#: Minimum value a per-query score is clamped to before the log of a geometric mean
+#: (trec_eval's ``MIN_GEO_MEAN``).
+MIN_GEO_MEAN = 1e-5
+
+
+@dataclass(frozen=True)
+class Param:
+    """A validated parameter of a measure family."""
+
+    name: str
+    kind: type
+    default: Any
+    doc: str = ""
+    check: Callable[[Any], str | None] | None = None
+
+    def coerce(self, family: str, raw: Any) -> Any:
+        value = raw
+        if isinstance(raw, str) and self.kind is not str:
+            value = _parse_scalar(raw)
+        elif isinstance(raw, str) and len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            value = raw[1:-1]  # a quoted string (needed when it holds commas)
+        if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if self.kind is bool and isinstance(value, str):
+            value = {"true": True, "false": False}.get(value.lower(), value)
+        if not isinstance(value, self.kind) or (self.kind is int and isinstance(value, bool)):
+            raise MeasureError(
+                f"{family}: parameter '{self.name}' must be {self.kind.__name__}, got {raw!r}"
+            )
+        if self.check is not None:
+            problem = self.check(value)
+            if problem:
+                raise MeasureError(f"{family}: parameter '{self.name}' {problem}, got {raw!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of measures that share one compute function.
+
+    ``compute(aligned, measure)`` returns one float per evaluated query, NaN where the value
+    is undefined (NA). ``needs`` names the inputs the family requires besides the run
+    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``; ``lengths`` comes with
+    a token budget, see :attr:`Measure.needs`): the evaluation joins exactly those onto the
+    alignment, and nothing else.
+
+    The cutoff rule (the same in every view: evaluate, sweep, compare, report, store):
+    ``m@K`` is ``m`` computed on the top K of each ranking. Without ``@K`` a family uses its
+    own default — the whole ranking (classical), its context default (``context`` families:
+    :attr:`default_context`). An evaluation's ``default_k`` fills in K only where the
+    family requires one, its ``context_k`` only in ``context`` families, and the filled-in
+    K is then part of the measure's name.
+    """
+
+    name: str
+    compute: Compute
+    summary: str
+    cutoff: CutoffKind = "none"
+    cutoff_type: type = int
+    params: tuple[Param, ...] = ()
+    aliases: tuple[str, ...] = ()
+    aggregate: Aggregation = "mean"
+    needs: frozenset[str] = frozenset({"qrels"})
+    #: largest valid cutoff (e.g. 1.0 for a recall level); ints must be ≥ 1, floats ≥ 0
+    cutoff_max: float | None = None
+    #: the family reads the candidate pool (the run itself unless one is given)
+    uses_pool: bool = False
+    #: the grade scale the family's labels must be on (after any grade map), e.g. (1, 5)
+    grade_scale: tuple[int, int] | None = None
+    #: the family's ``@K`` is the size of the context it reads (coverage, density,
+    #: alpha_ndcg): the top K of each ranking; the evaluation's ``context_k`` fills it in
+    context: bool = False
+    #: what the family reads without ``@K``, in words (for docs and ``ragmeter measures``)
+    default_context: str = "the whole ranking"
+    #: the family reads every cutoff from one head of each query gathered at the
+    #: evaluation's largest cutoff of such families (the set-based family)
+    shared_head: bool = False
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure: a family, an optional cutoff and its non-default parameters.
+
+    Measures sort by family, then no cutoff before cutoffs in increasing order, then params.
+    """
+
+    family: str
+    k: int | float | None = None
+    params: tuple[tuple[str, Any], ...] = field(default=())
+
+    def _sort_key(self) -> tuple[str, bool, float, str]:
+        return (self.family, self.k is not None, float(self.k or 0), repr(self.params))
+
+    def __lt__(self, other: Measure) -> bool:
+        return self._sort_key() < other._sort_key()
+
+    def __str__(self) -> str:
+        text = self.family
+        params = self.params
+        if self.k is not None:
+            text += f"@{_format_cutoff(self.k)}"
+        elif self.budget is not None:
+            text += f"@{self.budget}t"  # a token budget is spelled as a cutoff: ra_nwg@512t
+            params = tuple(p for p in params if p[0] != BUDGET)
+        if params:
+            inner = ",".join(f"{k}={_format_value(v)}" for k, v in params)
+            text += f"({inner})"
+        return text
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @property
+    def spec(self) -> Family:
+        return REGISTRY.family(self.family)
+
+    @property
+    def budget(self) -> int | None:
+        """The token budget B of ``name@Bt`` (parameter ``budget``), or ``None``."""
+        for key, value in self.params:
+            if key == BUDGET:
+                return int(value)
+        return None
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The inputs this measure needs: its family's, plus ``lengths`` for a token budget."""
+        return self.spec.needs | ({"lengths"} if self.budget is not None else frozenset())
+
+    def param(self, name: str) -> Any:
+        """The value of parameter ``name`` (its default when not given)."""
+        for key, value in self.params:
+            if key == name:
+                return value
+        return self.spec.param(name).default
+
+    def with_params(self, **overrides: Any) -> Measure:
+        """A copy with parameters set (validated); defaults are not stored."""
+        return REGISTRY.make(self.family, self.k, {**dict(self.params), **overrides})
+
+
+#: the parameter holding a token budget; ``name@512t`` is ``name(budget=512)``
+BUDGET = "budget"
+
+
+def _format_cutoff(k: int | float) -> str:
+    if isinstance(k, float):
+        short = f"{k:.2f}"  # trec_eval's spelling of levels (0.10), where it is exact
+        return short if float(short) == k else repr(k)
+    return str(k)
+
+
+def _format_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v if re.fullmatch(r"[A-Za-z0-9_.:;+\-]+", v) else repr(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v)
+
+
+def _parse_scalar(text: str) -> Any:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+TrecExpander = Callable[[str | None], list[Measure]]
+
+
+class Registry:
+    """Maps names and aliases to families; parses and validates measure names."""
+
+    def __init__(self) -> None:
+        self._families: dict[str, Family] = {}
+        self._aliases: dict[str, str] = {}
+        self._trec: dict[str, TrecExpander] = {}
+        self._groups: dict[str, Callable[[], list[Measure]]] = {}
+
+    # -- registration -----------------------------------------------------------------
+    def add(self, family: Family) -> Family:
+        for key in (family.name, *family.aliases):
+            owner = self._aliases.get(key.lower())
+            if owner is not None and owner != family.name:
+                raise ValueError(f"measure name '{key}' registered twice")
+            self._aliases[key.lower()] = family.name
+        self._families[family.name] = family
+        return family
+
+    def add_trec(self, trec_name: str, expand: TrecExpander) -> None:
+        """Register a trec_eval measure name and how its ``name.params`` form expands."""
+        self._trec[trec_name] = expand
+
+    def add_group(self, name: str, members: Callable[[], list[Measure]]) -> None:
+        """Register a named group of measures, such as ``all_trec``."""
+        self._groups[name] = members
+
+    # -- lookup -----------------------------------------------------------------------
+    def family(self, name: str) -> Family:
+        _load_families()
+        canonical = self._aliases.get(name.lower())
+        if canonical is None:
+            raise MeasureError(self._unknown(name))
+        return self._families[canonical]
+
+    def families(self) -> list[Family]:
+        _load_families()
+        return list(self._families.values())
+
+    def make(self, family: str, k: int | float | None, params: Mapping[str, Any]) -> Measure:
+        """Build a validated measure; parameters equal to their default are not stored."""
+        spec = self.family(family)
+        if k is not None:
+            if spec.cutoff == "none":
+                raise MeasureError(f"{spec.name} takes no cutoff (got @{k})")
+            k = _coerce_cutoff(spec, k)
+        known = {p.name for p in spec.params}
+        stored: list[tuple[str, Any]] = []
+        for key, raw in params.items():
+            if key not in known:
+                hint = difflib.get_close_matches(key, sorted(known), n=3)
+                msg = f"{spec.name}: unknown parameter '{key}'"
+                if known:
+                    msg += f"; valid: {', '.join(sorted(known))}"
+                if hint:
+                    msg += f" (did you mean {', '.join(hint)}?)"
+                raise MeasureError(msg)
+            value = spec.param(key).coerce(spec.name, raw)
+            if value != spec.param(key).default:
+                stored.append((key, value))
+        if k is not None and any(key == BUDGET for key, _ in stored):
+            raise MeasureError(
+                f"{spec.name}: give either a cutoff @K or a token budget @Bt, not both"
+            )
+        return Measure(spec.name, k, tuple(sorted(stored)))
+
+    def parse(self, text: str) -> list[Measure]:
+        """Parse one name into the measures it denotes (trec forms may expand to several)."""
+        _load_families()
+        name = text.strip()
+        if not name:
+            raise MeasureError("empty measure name")
+        if name in self._groups:
+            return self._groups[name]()
+        match = _GRAMMAR.fullmatch(name)
+        if match and match["base"].lower() in self._aliases:
+            params = _parse_params(name, match["params"])
+            k = match["k"]
+            budget = re.fullmatch(r"\s*(\d+)\s*[tT]\s*", k) if k else None
+            if budget is not None:
+                spec = self.family(match["base"])
+                if not any(p.name == BUDGET for p in spec.params):
+                    raise MeasureError(f"{spec.name} takes no token budget (got @{k})")
+                if BUDGET in params:
+                    raise MeasureError(f"{name}: token budget given twice")
+                params[BUDGET] = budget[1]
+                return [self.make(match["base"], None, params)]
+            return [self.make(match["base"], _parse_cutoff_text(name, k) if k else None, params)]
+        trec = self._parse_trec(name)
+        if trec is not None:
+            return trec
+        if match and "@" not in name and "(" not in name:
+            raise MeasureError(self._unknown(name))
+        raise MeasureError(self._unknown(match["base"] if match else name))
+
+    def parse_trec(self, name: str) -> list[Measure]:
+        """Parse a name the way trec_eval reads ``-m``: trec_eval spellings first.
+
+        ``P`` is then trec_eval's ``P`` at its default cutoffs, not ``precision@default_k``.
+        """
+        _load_families()
+        if name in self._groups:
+            return self._groups[name]()
+        trec = self._parse_trec(name.strip())
+        return trec if trec is not None else self.parse(name)
+
+    def _parse_trec(self, name: str) -> list[Measure] | None:
+        if name in self._trec:
+            return self._trec[name](None)
+        if "." in name:
+            base, _, rest = name.partition(".")
+            if base in self._trec:
+                return self._trec[base](rest)
+        if "_" in name:
+            base, _, rest = name.rpartition("_")
+            if base in self._trec and rest:
+                return self._trec[base](rest)
+        return None
+
+    def valid_names(self) -> list[str]:
+        _load_families()
+        names = set(self._families)
+        for fam in self._families.values():
+            names.update(fam.aliases)
+        names.update(self._trec)
+        names.update(self._groups)
+        return sorted(names)
+
+    def _unknown(self, name: str) -> str:
+        base = name.split("@")[0].split("(")[0]
+        candidates = self.valid_names()
+        lowered = {c.lower(): c for c in candidates}
+        close = difflib.get_close_matches(base.lower(), list(lowered), n=4, cutoff=0.5)
+        msg = f"unknown measure '{name}'"
+        if close:
+            msg += f"; did you mean {', '.join(lowered[c] for c in close)}?"
+        else:
+            msg += "; run `ragmeter measures` for the list"
+        return msg
+
+
+_GRAMMAR = re.compile(r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:@(?P<k>[^()]+))?(?:\((?P<params>.*)\))?")
+
+
+def _parse_cutoff_text(name: str, text: str) -> int | float:
+    value = _parse_scalar(text)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise MeasureError(f"{name}: cutoff '{text}' is not a number")
+    return value
+
+
+def _coerce_cutoff(spec: Family, k: int | float) -> int | float:
+    if spec.cutoff_type is int:
+        if isinstance(k, float):
+            if not k.is_integer():
+                raise MeasureError(f"{spec.name}: cutoff must be a whole number, got {k}")
+            k = int(k)
+        if k < 1:
+            raise MeasureError(f"{spec.name}: cutoff must be ≥ 1, got {k}")
+    else:
+        k = float(k)
+        if not k >= 0:
+            raise MeasureError(f"{spec.name}: cutoff must be ≥ 0, got {k}")
+    if spec.cutoff_max is not None and k > spec.cutoff_max:
+        raise MeasureError(f"{spec.name}: cutoff must be ≤ {spec.cutoff_max}, got {k}")
+    return k
+
+
+def _parse_params(name: str, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    params: dict[str, Any] = {}
+    for part in _split_top_level(text):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise MeasureError(f"{name}: malformed parameter '{part}'; expected key=value")
+        if key.strip() in params:
+            raise MeasureError(f"{name}: parameter '{key.strip()}' given twice")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside quotes."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    for ch in text:
+        if quote:
+            current.append(ch)
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+            current.append(ch)
+        elif ch == ",":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p for p in (s.strip() for s in parts) if p]
+
+
+REGISTRY = Registry()
+
+#: the modules providing the built-in families (each registers its families on import)
+PROVIDERS = ("ragmeter.metrics",)
+_loaded = False
+
+
+def _load_families() -> None:
+    """Import the family providers once (by name: this layer does not depend on them)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+
+    for provider in PROVIDERS:
+        importlib.import_module(provider)
+
+
+def register(
+    name: str,
+    *,
+    summary: str | None = None,
+    cutoff: CutoffKind = "none",
+    cutoff_type: type = int,
+    params: tuple[Param, ...] = (),
+    aliases: tuple[str, ...] = (),
+    aggregate: Aggregation = "mean",
+    needs: Iterable[str] = ("qrels",),
+    cutoff_max: float | None = None,
+    uses_pool: bool = False,
+    grade_scale: tuple[int, int] | None = None,
+    context: bool = False,
+    default_context: str = "the whole ranking",
+    shared_head: bool = False,
+) -> Callable[[Callable[[_A, Measure], FloatArray]], Callable[[_A, Measure], FloatArray]]:
+    """Decorator registering a compute function ``(aligned, measure) -> values`` as a family.
+
+    The function's first argument is any :class:`Aligned` (the protocol); it returns one float
+    per evaluated query, NaN where undefined.
+    """
+
+    def wrap(fn: Callable[[_A, Measure], FloatArray]) -> Callable[[_A, Measure], FloatArray]:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        REGISTRY.add(
+            Family(
+                name=name,
+                compute=fn,
+                summary=summary or (doc[0] if doc else name),
+                cutoff=cutoff,
+                cutoff_type=cutoff_type,
+                params=params,
+                aliases=aliases,
+                aggregate=aggregate,
+                needs=frozenset(needs),
+                cutoff_max=cutoff_max,
+                uses_pool=uses_pool,
+                grade_scale=grade_scale,
+                context=context,
+                default_context=default_context,
+                shared_head=shared_head,
+            )
+        )
+        return fn
+
+    return wrap
+
+
+def parse_measure(name: str) -> Measure:
+    """Parse a name that denotes exactly one measure."""
+    measures = REGISTRY.parse(name)
+    if len(measures) != 1:
+        raise MeasureError(f"'{name}' denotes {len(measures)} measures; expected one")
+    return measures[0]
+
+
+def parse_measures(names: str | Iterable[str | Measure]) -> list[Measure]:
+    """Parse names (or pass measures through), expanding groups, dropping duplicates."""
+    if isinstance(names, str):
+        names = [names]
+    out: list[Measure] = []
+    seen: set[Measure] = set()
+    for item in names:
+        batch = [item] if isinstance(item, Measure) else REGISTRY.parse(str(item))
+        for m in batch:
+            if m not in seen:
+                seen.add(m)
+                out.append(m)
+    return out

@@ -1,0 +1,12 @@
+"""The measures a view shows when none are asked for, written once for every view.
+
+``ragmeter evaluate``, ``ragmeter compare`` and the HTML report start from the same classical
+list, so a default table reads the same whichever command printed it.
+"""
+
+from __future__ import annotations
+
+#: the classical measures of ``evaluate``, ``compare`` and the report's summary
+DEFAULT_MEASURES: tuple[str, ...] = ("ndcg@10", "map", "recall@100", "mrr", "P@10")
+#: with sub-question judgments and no qrels: the coverage family (``density`` needs a corpus)
+COVERAGE_MEASURES: tuple[str, ...] = ("coverage", "alpha_ndcg@20")

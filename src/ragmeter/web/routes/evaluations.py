@@ -1,0 +1,106 @@
+"""Evaluations: the runs evaluated against a label source (a report page), the evaluations of
+the store, one of them, and its HTML report."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from ragmeter.errors import RagmeterError
+from ragmeter.web.review import source_labels, source_names
+from ragmeter.web.state import (
+    BadInput,
+    Web,
+    html_report_module,
+    load_stored,
+    open_store_or_reason,
+)
+
+router = APIRouter()
+#: the measures of the evaluate page when none are asked for
+EVALUATION_MEASURES = ("ndcg@10", "ra_nwg@10", "precision4p@10", "n_recall4p@10", "harm@10")
+
+
+@router.get("/evaluate", response_class=HTMLResponse)
+def evaluate_page(
+    web: Web, request: Request, source: str = "rule:latest", measure: list[str] | None = None
+) -> HTMLResponse:
+    from ragmeter.evaluation import evaluate
+
+    coll, uploads = web.coll, web.config.uploads
+    names = source_names(web.db, coll, uploads)
+    if source not in names:
+        raise BadInput(f"unknown label source {source!r}")
+    grades = source_labels(source, web.db, coll, uploads)
+    measures = list(measure or EVALUATION_MEASURES)
+    table: list[dict[str, Any]] = []
+    error = None
+    if coll.runs and grades:
+        qrels: dict[str, dict[str, int]] = {}
+        for (q, d, _), g in grades.items():
+            qrels.setdefault(q, {})[d] = g
+        try:
+            result = evaluate(coll.runs, qrels, measures)
+        except RagmeterError as exc:
+            raise BadInput(str(exc)) from None
+        for run in result.runs:
+            means = run.means()
+            table.append({"name": run.name, "values": [means.get(m) for m in measures]})
+    elif not coll.runs:
+        error = "no runs were given to the server (--run): nothing to evaluate"
+    else:
+        error = "no labels in this source yet"
+    return web.page(
+        request,
+        "evaluate.html",
+        names=names,
+        source=source,
+        measures=measures,
+        table=table,
+        n_labels=len(grades),
+        n_queries=len({key[0] for key in grades}),
+        error=error,
+    )
+
+
+@router.get("/evaluations", response_class=HTMLResponse)
+def evaluations(web: Web, request: Request) -> HTMLResponse:
+    opened = open_store_or_reason(web.config.store_url)
+    if isinstance(opened, str):
+        return web.page(request, "evaluations.html", available=False, reason=opened, rows=[])
+    with opened as store:
+        rows = store.list_evaluations(limit=500)
+        url = store.url
+    return web.page(request, "evaluations.html", available=True, rows=rows, store_url=url)
+
+
+@router.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
+def stored_evaluation(web: Web, request: Request, evaluation_id: int) -> HTMLResponse:
+    stored = load_stored(web.config.store_url, evaluation_id)
+    record, evaluation = stored.record, stored.evaluation
+    measures = list(record.measures)
+    per_query = [{"name": run.name, "queries": run.per_query()} for run in evaluation.runs]
+    return web.page(
+        request,
+        "evaluation.html",
+        record=record,
+        measures=measures,
+        per_query=per_query,
+        has_report=html_report_module() is not None,
+    )
+
+
+@router.get("/evaluations/{evaluation_id}/report", response_class=HTMLResponse)
+def stored_report(web: Web, evaluation_id: int) -> HTMLResponse:
+    module = html_report_module()
+    if module is None:
+        raise HTTPException(404, "the HTML report is not available in this installation")
+    stored = load_stored(web.config.store_url, evaluation_id)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "report.html"
+        module.write_html_report(path, stored.evaluation)
+        return HTMLResponse(path.read_text(encoding="utf-8"))

@@ -1,0 +1,86 @@
+"""Exports: qrels and judgments of the labels, downloaded or written into the server's one
+export directory."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.responses import Response
+
+from ragmeter.errors import RagmeterError
+from ragmeter.web.export import ExportKind, export_text, safe_export_path
+from ragmeter.web.state import BadInput, Web, require_csrf, wants_json
+
+router = APIRouter()
+
+
+def _choice(web: Web, annotator: str | None, rule: str) -> tuple[str | None, Any]:
+    """One annotator's latest labels, or every annotator's by ``rule``."""
+    if annotator:
+        if annotator not in web.db.annotators():
+            raise BadInput(f"no labels by annotator {annotator!r}")
+        return annotator, "latest"
+    if rule not in ("latest", "majority"):
+        raise BadInput("rule must be 'latest' or 'majority'")
+    return None, rule
+
+
+@router.get("/export", response_class=HTMLResponse)
+def export_page(web: Web, request: Request, written: str | None = None) -> HTMLResponse:
+    export_dir = web.config.export_dir
+    files = (
+        sorted(p.name for p in export_dir.glob("*") if p.is_file()) if export_dir.is_dir() else []
+    )
+    return web.page(
+        request,
+        "export.html",
+        annotators=web.db.annotators(),
+        export_dir=str(export_dir),
+        files=files,
+        written=written,
+    )
+
+
+@router.get("/export/{filename}")
+def download(
+    web: Web, filename: str, annotator: str | None = None, rule: str = "latest"
+) -> Response:
+    kinds: dict[str, ExportKind] = {"qrels.txt": "qrels", "judgments.jsonl": "judgments"}
+    if filename not in kinds:
+        raise HTTPException(404, "downloads are qrels.txt and judgments.jsonl")
+    who, how = _choice(web, annotator, rule)
+    text = export_text(kinds[filename], web.db, web.coll, annotator=who, rule=how)
+    stem = f"{who or how}".replace(" ", "_")
+    media = "text/plain" if kinds[filename] == "qrels" else "application/x-ndjson"
+    return Response(
+        text,
+        media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{stem}-{filename}"'},
+    )
+
+
+@router.post("/export", dependencies=[Depends(require_csrf)])
+async def export_to_file(web: Web, request: Request) -> Response:
+    from ragmeter.io._common import atomic_write_text
+
+    form = await request.form()
+    kind = str(form.get("kind", "qrels"))
+    if kind not in ("qrels", "judgments"):
+        raise BadInput("kind must be 'qrels' or 'judgments'")
+    who, how = _choice(
+        web, str(form.get("annotator") or "") or None, str(form.get("rule") or "latest")
+    )
+    filename = str(form.get("filename") or ("qrels.txt" if kind == "qrels" else "judgments.jsonl"))
+    try:
+        target = safe_export_path(web.config.export_dir, filename)
+    except RagmeterError as exc:
+        raise BadInput(str(exc)) from None
+    text = export_text(kind, web.db, web.coll, annotator=who, rule=how)  # type: ignore[arg-type]
+    web.config.export_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(target, text)
+    if wants_json(request):
+        return JSONResponse({"path": str(target), "lines": text.count("\n")})
+    return RedirectResponse(f"/export?{urlencode({'written': target.name})}", status_code=303)

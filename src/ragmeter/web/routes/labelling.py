@@ -1,0 +1,197 @@
+"""Labelling: the queries with their progress, grading a pool 1–5, rating sub-questions 0–5,
+undo, and the label event log."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.responses import Response
+
+from ragmeter.web import security
+from ragmeter.web.labels import ItemKey, value_range
+from ragmeter.web.state import (
+    ANNOTATOR,
+    BadInput,
+    Web,
+    anchor,
+    count,
+    int_field,
+    local_path,
+    payload,
+    pool_item,
+    reply,
+    require_csrf,
+)
+
+router = APIRouter()
+csrf = [Depends(require_csrf)]
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(web: Web, request: Request) -> HTMLResponse:
+    coll = web.coll
+    annotator = web.annotator_of(request)
+    grades = web.mine("grade", annotator)
+    ratings = web.mine("rating", annotator)
+    rows = []
+    for q in coll.query_ids:
+        pool = coll.pools[q]
+        n_q = coll.n_questions(q)
+        rows.append(
+            {
+                "id": q,
+                "text": coll.query_texts.get(q),
+                "pool": len(pool),
+                "graded": count(grades, q, coll),
+                "questions": n_q,
+                "rated": count(ratings, q, coll),
+                "cells": len(pool) * n_q,
+            }
+        )
+    return web.page(request, "index.html", rows=rows, annotators=web.db.annotators())
+
+
+@router.post("/annotator", dependencies=csrf)
+async def choose_annotator(request: Request) -> Response:
+    form = await request.form()
+    name = str(form.get("name", "")).strip()
+    if not ANNOTATOR.fullmatch(name):
+        raise BadInput(
+            "annotator names are 1–40 letters, digits, spaces, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    target = local_path(str(form.get("next", "/")))
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        security.ANNOTATOR_COOKIE, name, httponly=True, samesite="strict", max_age=400 * 86400
+    )
+    return response
+
+
+@router.get("/label/{query_id}", response_class=HTMLResponse)
+def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
+    coll = web.coll
+    web.need_query(query_id)
+    annotator = web.annotator_of(request)
+    mine = web.mine("grade", annotator)
+    before, after = coll.neighbours(query_id)
+    passages = [
+        {
+            "index": i,
+            "doc_id": d,
+            "text": coll.doc_texts.get(d),
+            "grade": mine.get((query_id, d, 0)),
+        }
+        for i, d in enumerate(coll.pools[query_id], start=1)
+    ]
+    return web.page(
+        request,
+        "label.html",
+        query_id=query_id,
+        query_text=coll.query_texts.get(query_id),
+        subquestions=coll.subquestions.get(query_id, []),
+        passages=passages,
+        progress=web.progress("grade", annotator, query_id),
+        before=before,
+        after=after,
+    )
+
+
+@router.get("/subquestions/{query_id}", response_class=HTMLResponse)
+def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
+    coll = web.coll
+    web.need_query(query_id)
+    questions = coll.subquestions.get(query_id, [])
+    annotator = web.annotator_of(request)
+    mine = web.mine("rating", annotator)
+    before, after = coll.neighbours(query_id)
+    passages = [
+        {
+            "index": i,
+            "doc_id": d,
+            "text": coll.doc_texts.get(d),
+            "ratings": [mine.get((query_id, d, n)) for n in range(1, len(questions) + 1)],
+        }
+        for i, d in enumerate(coll.pools[query_id], start=1)
+    ]
+    return web.page(
+        request,
+        "subquestions.html",
+        query_id=query_id,
+        query_text=coll.query_texts.get(query_id),
+        questions=questions,
+        passages=passages,
+        progress=web.progress("rating", annotator, query_id),
+        before=before,
+        after=after,
+    )
+
+
+@router.post("/api/label", dependencies=csrf)
+async def save_grade(web: Web, request: Request) -> Response:
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    query_id, doc_id = pool_item(web.coll, data)
+    grade = int_field(data, "grade", value_range("grade"))
+    web.db.record(annotator, "grade", query_id, doc_id, grade)
+    answer = {
+        "query_id": query_id,
+        "doc_id": doc_id,
+        "grade": grade,
+        "progress": web.progress("grade", annotator, query_id),
+    }
+    return reply(request, answer, f"/label/{query_id}#{anchor(doc_id)}")
+
+
+@router.post("/api/rating", dependencies=csrf)
+async def save_rating(web: Web, request: Request) -> Response:
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    query_id, doc_id = pool_item(web.coll, data)
+    n_q = web.coll.n_questions(query_id)
+    if n_q == 0:
+        raise BadInput(f"query {query_id!r} has no sub-questions")
+    question = int_field(data, "question", (1, n_q))
+    rating = int_field(data, "rating", value_range("rating"))
+    web.db.record(annotator, "rating", query_id, doc_id, rating, question=question)
+    answer = {
+        "query_id": query_id,
+        "doc_id": doc_id,
+        "question": question,
+        "rating": rating,
+        "progress": web.progress("rating", annotator, query_id),
+    }
+    return reply(request, answer, f"/subquestions/{query_id}#{anchor(doc_id)}")
+
+
+@router.post("/api/undo", dependencies=csrf)
+async def undo(web: Web, request: Request) -> Response:
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    kind = data.get("kind", "grade")
+    if kind not in ("grade", "rating"):
+        raise BadInput("kind must be 'grade' or 'rating'")
+    event = web.db.undo(annotator, kind)
+    if event is None:
+        return reply(request, {"undone": None}, str(data.get("next") or "/"))
+    key: ItemKey = event.key
+    now = web.mine(kind, annotator).get(key)
+    base = "/label" if kind == "grade" else "/subquestions"
+    url = f"{base}/{key[0]}#{anchor(key[1])}"
+    answer = {
+        "undone": {
+            "query_id": key[0],
+            "doc_id": key[1],
+            "question": key[2] or None,
+            "value": now,
+        },
+        "url": url,
+        "progress": web.progress(kind, annotator, key[0]) if web.coll.has_query(key[0]) else None,
+    }
+    return reply(request, answer, url)
+
+
+@router.get("/history", response_class=HTMLResponse)
+def history(web: Web, request: Request, query_id: str | None = None) -> HTMLResponse:
+    events = web.db.history(query_id=query_id, limit=300)
+    return web.page(request, "history.html", events=events, query_id=query_id)

@@ -1,0 +1,273 @@
+"""What every route of the web app shares: the configuration, the label database, the page
+templates, the checks of a request (CSRF, annotator, query ids, field values) and the replies.
+
+The routers (:mod:`ragmeter.web.routes`) reach the app's :class:`WebState` through
+:func:`web_state`; :func:`ragmeter.web.app.create_app` builds it once per app.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.responses import Response
+
+from ragmeter.errors import RagmeterError
+from ragmeter.web import security
+from ragmeter.web.collection import Collection
+from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
+
+HERE = Path(__file__).parent
+#: annotator names: short, printable, nothing that needs escaping in a cookie
+ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+
+
+@dataclass
+class WebConfig:
+    """What the app serves and where it writes.
+
+    Attributes:
+        collection: queries, pools, sub-questions, qrels to review against.
+        labels: path of the label database (created if absent).
+        export_dir: the only directory exports are written to (created on first export).
+        token: access token; ``None`` = none required (loopback only, checked by the CLI).
+        store_url: evaluation store to browse (``None``: the default store, if it exists).
+        title: shown in the header.
+        allowed_hosts: host names the ``Host`` header may carry (``None``: any). Bound to
+            loopback without a token, ``ragmeter serve`` allows only the loopback names, so
+            that a web page whose domain is re-pointed at 127.0.0.1 (DNS rebinding) cannot
+            use the app.
+    """
+
+    collection: Collection
+    labels: Path
+    export_dir: Path
+    token: str | None = None
+    store_url: str | None = None
+    title: str = "ragmeter"
+    allowed_hosts: frozenset[str] | None = None
+    uploads: dict[str, dict[ItemKey, int]] = field(default_factory=dict)
+
+
+class BadInput(HTTPException):
+    """A 400 with a message for the person (JSON for scripts, a page for forms)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(status_code=400, detail=message)
+
+
+class WebState:
+    """The app's configuration, label database, CSRF secret and templates, with the helpers
+    the routes share."""
+
+    def __init__(self, config: WebConfig) -> None:
+        self.config = config
+        self.coll = config.collection
+        self.db = LabelDB(config.labels)
+        self.secret = self.db.meta("secret") or ""
+        self.env = Environment(
+            loader=FileSystemLoader(HERE / "templates"),
+            autoescape=select_autoescape(["html"]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["fmt"] = fmt
+        self.env.filters["anchor"] = anchor
+
+    def annotator_of(self, request: Request) -> str | None:
+        name = request.cookies.get(security.ANNOTATOR_COOKIE)
+        return name if name is not None and ANNOTATOR.fullmatch(name) else None
+
+    def need_annotator(self, request: Request) -> str:
+        name = self.annotator_of(request)
+        if name is None:
+            raise BadInput("choose an annotator name first (on the start page)")
+        return name
+
+    def render(self, request: Request, template: str, **context: Any) -> str:
+        page = self.env.get_template(template)
+        return page.render(
+            request=request,
+            csrf_token=security.csrf_token(self.secret, request.state.session_id),
+            annotator=self.annotator_of(request),
+            title=self.config.title,
+            has_subquestions=bool(self.coll.subquestions),
+            **context,
+        )
+
+    def page(self, request: Request, template: str, **context: Any) -> HTMLResponse:
+        return HTMLResponse(self.render(request, template, **context))
+
+    def need_query(self, query_id: str) -> str:
+        if not self.coll.has_query(query_id):
+            raise HTTPException(404, f"unknown query {query_id!r}")
+        return query_id
+
+    def mine(self, kind: LabelKind, annotator: str | None) -> dict[ItemKey, int]:
+        """The annotator's current labels of ``kind`` (none without an annotator)."""
+        if not annotator:
+            return {}
+        return self.db.current(kind, annotator=annotator).get(annotator, {})
+
+    def progress(self, kind: LabelKind, annotator: str | None, query_id: str) -> dict[str, int]:
+        coll = self.coll
+        mine = self.mine(kind, annotator)
+        done = sum(1 for k in mine if k[0] == query_id and coll.in_pool(query_id, k[1]))
+        pool = len(coll.pools[query_id])
+        total = pool * (coll.n_questions(query_id) if kind == "rating" else 1)
+        return {"done": done, "total": total}
+
+
+def web_state(request: Request) -> WebState:
+    """The :class:`WebState` of the app serving ``request``."""
+    state: WebState = request.app.state.web
+    return state
+
+
+#: a route's parameter ``web: Web`` receives the app's :class:`WebState`
+Web = Annotated[WebState, Depends(web_state)]
+
+
+async def require_csrf(request: Request) -> None:
+    """Every state-changing request: the session's CSRF token, and a same-origin Origin."""
+    origin = request.headers.get("origin")
+    if origin is not None and origin != "null":
+        host = request.headers.get("host", "")
+        if origin.split("://", 1)[-1] != host:
+            raise HTTPException(403, "cross-origin request refused")
+    token = request.headers.get(security.CSRF_HEADER)
+    if token is None and is_form(request):
+        form = await request.form()
+        value = form.get(security.CSRF_FIELD)
+        token = value if isinstance(value, str) else None
+    session = request.cookies.get(security.SESSION_COOKIE)
+    if not security.csrf_valid(web_state(request).secret, session, token):
+        raise HTTPException(403, "missing or invalid CSRF token: reload the page")
+
+
+# -- the evaluation store ----------------------------------------------------------------
+
+
+def open_store_or_reason(url: str | None) -> Any:
+    """The store to browse (``--store``, else the default one if it exists), or a sentence
+    saying why there is none."""
+    try:
+        from ragmeter.store import default_store_exists, open_store
+    except ImportError:
+        return "The evaluation store is not part of this installation."
+    if url is None and not default_store_exists():
+        return (
+            "No evaluation store yet: save evaluations with 'ragmeter evaluate … --save', "
+            "or start the server with --store URL."
+        )
+    try:
+        return open_store(url)
+    except RagmeterError as exc:
+        return f"The evaluation store cannot be opened: {exc}"
+
+
+def load_stored(url: str | None, evaluation_id: int) -> Any:
+    opened = open_store_or_reason(url)
+    if isinstance(opened, str):
+        raise HTTPException(404, opened)
+    with opened as store:
+        try:
+            return store.load_evaluation(evaluation_id)
+        except RagmeterError as exc:
+            raise HTTPException(404, f"no stored evaluation #{evaluation_id}: {exc}") from None
+
+
+def html_report_module() -> Any:
+    """``ragmeter.report.html`` when this installation has it (and its plotting library)."""
+    import importlib
+
+    try:
+        return importlib.import_module("ragmeter.report.html")
+    except ImportError:
+        return None
+
+
+# -- request helpers ---------------------------------------------------------------------
+
+
+def is_form(request: Request) -> bool:
+    kind = request.headers.get("content-type", "")
+    return kind.startswith(("application/x-www-form-urlencoded", "multipart/form-data"))
+
+
+def wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    kind = request.headers.get("content-type", "")
+    return "application/json" in accept or kind.startswith("application/json")
+
+
+async def payload(request: Request) -> dict[str, Any]:
+    """The request's fields: a JSON object or a form."""
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            data = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            raise BadInput("body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise BadInput("expected a JSON object")
+        return data
+    form = await request.form()
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def reply(request: Request, data: Mapping[str, Any], redirect: str) -> Response:
+    if wants_json(request):
+        return JSONResponse(dict(data))
+    return RedirectResponse(local_path(redirect), status_code=303)
+
+
+def pool_item(coll: Collection, data: Mapping[str, Any]) -> tuple[str, str]:
+    query_id, doc_id = data.get("query_id"), data.get("doc_id")
+    if not isinstance(query_id, str) or not coll.has_query(query_id):
+        raise BadInput(f"unknown query_id {query_id!r}")
+    if not isinstance(doc_id, str) or not coll.in_pool(query_id, doc_id):
+        raise BadInput(f"doc_id {doc_id!r} is not in the pool of query {query_id!r}")
+    return query_id, doc_id
+
+
+def int_field(data: Mapping[str, Any], name: str, bounds: tuple[int, int]) -> int:
+    raw = data.get(name)
+    if isinstance(raw, bool):
+        raw = None
+    if isinstance(raw, str) and re.fullmatch(r"-?\d{1,3}", raw.strip()):
+        raw = int(raw)
+    low, high = bounds
+    if not isinstance(raw, int) or not low <= raw <= high:
+        raise BadInput(f"{name} must be an integer in {low}..{high}, got {raw!r}")
+    return raw
+
+
+def local_path(target: str) -> str:
+    """A same-site path to redirect to (never another host)."""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def anchor(doc_id: str) -> str:
+    return "doc-" + re.sub(r"[^A-Za-z0-9_-]", "_", doc_id)
+
+
+def count(labels: Mapping[ItemKey, int], query_id: str, coll: Collection) -> int:
+    return sum(1 for k in labels if k[0] == query_id and coll.in_pool(query_id, k[1]))
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "NA"
+        return f"{value:.{digits}f}"
+    return str(value)

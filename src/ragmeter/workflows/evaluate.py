@@ -1,0 +1,305 @@
+"""Evaluating files: what ``ragmeter evaluate`` does between parsing its options and printing.
+
+An :class:`EvaluateRequest` names the input files and groups the options (the evaluation
+settings shared with ``compare``, the coverage inputs, the side inputs of some measures);
+:func:`evaluate_files` reads the files, chooses a cutoff sweep or a single evaluation, and
+returns the result with the parameters a saved evaluation records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import InputError
+from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Run
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.evaluation.sweep import Sweep
+    from ragmeter.measures import Measure
+
+#: evaluation options recorded with a saved evaluation (the others are inputs, hashed)
+SAVED_OPTIONS = ("missing", "rel_level", "depth", "default_k", "pool_depth", "grade_map")
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """The options of :func:`ragmeter.evaluate` that ``evaluate``, ``compare`` and ``report``
+    take from the same command-line options; ``pool`` is a run file, read by :meth:`options`."""
+
+    missing: str = "zero"
+    rel_level: int = 1
+    depth: int | None = None
+    default_k: int = 5
+    pool: Path | None = None
+    pool_depth: int | None = None
+    grade_map: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.evaluate` (the pool run read here)."""
+        from ragmeter.io.readers import read_run
+
+        return {
+            "missing": self.missing,
+            "rel_level": self.rel_level,
+            "depth": self.depth,
+            "default_k": self.default_k,
+            "pool": read_run(self.pool) if self.pool is not None else None,
+            "pool_depth": self.pool_depth,
+            "grade_map": self.grade_map,
+        }
+
+    def saved(self) -> dict[str, Any]:
+        """The settings recorded with a saved evaluation (the pool file is hashed apart)."""
+        return {name: getattr(self, name) for name in SAVED_OPTIONS}
+
+
+@dataclass(frozen=True)
+class CoverageInputs:
+    """The inputs of the coverage measures (SPEC §4): sub-question judgments and what goes
+    with them; ``context_k`` is ``"oracle"`` or a number, as given on the command line."""
+
+    judgments: Path
+    questions: Path | None = None
+    corpus: Path | None = None
+    answers: Sequence[Path] = ()
+    context_k: str = "oracle"
+    tau: int = 3
+
+    def options(self, n_runs: int) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures."""
+        return coverage_options(
+            self.judgments,
+            self.questions,
+            self.corpus,
+            list(self.answers),
+            self.context_k,
+            self.tau,
+            n_runs,
+        )
+
+
+def parse_context_k(context_k: str) -> int | str:
+    """``"oracle"`` or a context size ≥ 1, from the text of ``--k``."""
+    if context_k.strip().lower() == "oracle":
+        return "oracle"
+    try:
+        k = int(context_k)
+    except ValueError:
+        raise InputError(f"--k {context_k!r}: expected a number or 'oracle'") from None
+    if k < 1:
+        raise InputError(f"--k {k}: expected ≥ 1 or 'oracle'")
+    return k
+
+
+def coverage_options(
+    judgments: Path,
+    questions: Path | None,
+    corpus: Path | None,
+    answers: list[Path] | None,
+    context_k: str,
+    tau: int,
+    n_runs: int,
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures: the
+    judgments, corpus and rated answers read, ``context_k`` and ``tau`` checked."""
+    from ragmeter.io.judgments import read_answers, read_corpus, read_judgments
+
+    k = parse_context_k(context_k)
+    if not 1 <= tau <= 5:
+        raise InputError(f"--tau {tau}: expected 1..5")
+    answer_sets: Any = None
+    if answers:
+        read = [read_answers(p) for p in answers]
+        if len(read) == 1:
+            answer_sets = read[0]
+        elif len(read) == n_runs:
+            answer_sets = read
+        else:
+            raise InputError(
+                f"{len(read)} --answers files for {n_runs} runs; give one, or one per run"
+            )
+    return {
+        "judgments": read_judgments(judgments, questions=questions),
+        "corpus": read_corpus(corpus) if corpus is not None else None,
+        "answers": answer_sets,
+        "context_k": k,
+        "tau": tau,
+    }
+
+
+@dataclass(frozen=True)
+class MeasureInputs:
+    """Side inputs some measures need: passage lengths for token budgets (``ra_nwg@512t``,
+    from ``corpus`` counted by ``tokenizer``) and per-passage utilities (``udcg@K``)."""
+
+    corpus: Path | None = None
+    tokenizer: str | None = None
+    utilities: Path | None = None
+    udcg_model: str | None = None
+
+    def options(self, names: Sequence[str | Measure]) -> dict[str, Any]:
+        """Read only when a measure needs them; a missing one is left for the measure to
+        report."""
+        from ragmeter.measures import parse_measures
+
+        out: dict[str, Any] = {}
+        measures = parse_measures(names)
+        if self.corpus is not None and any(m.budget is not None for m in measures):
+            from ragmeter.io.lengths import read_passage_lengths
+
+            out["passage_lengths"] = read_passage_lengths(self.corpus, counter=self.tokenizer)
+        if self.utilities is not None:
+            from ragmeter.io.utilities import read_utilities
+
+            out["utilities"] = read_utilities(self.utilities, model=self.udcg_model)
+        return out
+
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """What ``ragmeter evaluate`` was asked: run files, qrels (``None``: each run is a samples
+    file with its own judgments, or the judged queries of ``coverage``), measures (``None``:
+    the defaults), and ``k``: the ``--k`` text, a cutoff sweep when it is a range or list
+    (or any value without judgments), else the coverage context size."""
+
+    runs: Sequence[Path]
+    qrels: Path | None = None
+    measures: Sequence[str] | None = None
+    settings: EvaluationSettings = field(default_factory=EvaluationSettings)
+    coverage: CoverageInputs | None = None
+    inputs: MeasureInputs = field(default_factory=MeasureInputs)
+    k: str = "oracle"
+
+    def default_measures(self) -> list[str]:
+        """The measures asked for, else the classical defaults (coverage with judgments)."""
+        if self.measures:
+            return list(self.measures)
+        if self.coverage is not None:
+            density = ["density"] if self.coverage.corpus is not None else []
+            return [*COVERAGE_MEASURES, *density]
+        return list(DEFAULT_MEASURES)
+
+    def sweep_ks(self) -> list[int] | None:
+        """The cutoffs of a sweep, or ``None`` for a single evaluation."""
+        from ragmeter.evaluation.sweep import parse_ks
+
+        if self.k == "oracle":
+            return None
+        if self.coverage is not None and not any(c in self.k for c in ":,"):
+            return None  # the coverage context size
+        return parse_ks(self.k)
+
+
+@dataclass(frozen=True)
+class EvaluateOutcome:
+    """The evaluation, the sweep it is (``None`` for a single evaluation) and the parameters
+    a saved evaluation records."""
+
+    evaluation: Evaluation
+    sweep: Sweep | None
+    parameters: dict[str, Any]
+
+
+def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
+    """Read the files of ``request``, evaluate (or sweep) and describe the parameters."""
+    from ragmeter.evaluation.sweep import Sweep, expand
+
+    requested = request.default_measures()
+    ks = request.sweep_ks()
+    names: list[Any] = list(requested)
+    base: list[Measure] = []
+    if ks is not None:
+        from ragmeter.measures import parse_measures
+
+        base = list(parse_measures(requested))
+        names = [str(m) for m in expand(base, ks)]
+    options = request.settings.options()
+    options.update(request.inputs.options(names))
+    coverage = request.coverage
+    if coverage is not None:
+        if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
+            coverage = replace(coverage, context_k="oracle")
+        options.update(coverage.options(len(request.runs)))
+    evaluation = _evaluate(request.runs, request.qrels, names, options, coverage is not None)
+    done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
+    return EvaluateOutcome(evaluation, done, _parameters(request, requested, ks, coverage))
+
+
+def _evaluate(
+    runs: Sequence[Path], qrels: Path | None, names: list[Any], options: dict[str, Any], crux: bool
+) -> Evaluation:
+    from ragmeter.evaluation import evaluate
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.io.readers import read_qrels, read_run
+
+    if qrels is None and crux:
+        # the judged queries are evaluated; classical measures use the CRUX graded qrels
+        return evaluate([read_run(p) for p in runs], None, names, **options)
+    if qrels is not None:
+        qrels_obj = read_qrels(qrels)
+        return evaluate([read_run(p) for p in runs], qrels_obj, names, **options)
+    # Samples files carry their own judgments (expected_output).
+    return Evaluation.concat([evaluate(read_run(p), read_qrels(p), names, **options) for p in runs])
+
+
+def _parameters(
+    request: EvaluateRequest,
+    requested: list[str],
+    ks: list[int] | None,
+    coverage: CoverageInputs | None,
+) -> dict[str, Any]:
+    from ragmeter.workflows.saving import input_files
+
+    return {
+        "measures": requested,
+        "cutoffs": ks,
+        **request.settings.saved(),
+        "context_k": coverage.context_k if coverage is not None else None,
+        "tau": coverage.tau if coverage is not None else None,
+        "tokenizer": request.inputs.tokenizer,
+        "udcg_model": request.inputs.udcg_model,
+        "inputs": input_files(
+            qrels=request.qrels,
+            runs=list(request.runs),
+            pool=request.settings.pool,
+            judgments=coverage.judgments if coverage else None,
+            questions=coverage.questions if coverage else None,
+            corpus=request.inputs.corpus,
+            answers=list(coverage.answers) if coverage else None,
+            utilities=request.inputs.utilities,
+        ),
+    }
+
+
+def write_curves(done: Sweep, path: Path) -> None:
+    """A sweep's curves, written atomically: CSV for a ``.csv`` path, else JSON."""
+    from ragmeter.io._common import atomic_write_text
+
+    text = done.to_csv() if path.suffix.lower() == ".csv" else done.to_json()
+    atomic_write_text(path, text)
+
+
+def read_runs(paths: Sequence[Path]) -> list[Run]:
+    """The runs of ``paths``, renamed by their path where names collide."""
+    from ragmeter.io.readers import read_run
+
+    return distinct_names([read_run(p) for p in paths], list(paths))
+
+
+def distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
+    """Runs renamed by their path where names collide (two files called run.txt)."""
+    names = [r.name for r in runs]
+    out = []
+    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
+        name = run.name
+        if names.count(name) > 1:
+            name = str(path)
+            if [str(p) for p in paths].count(name) > 1:
+                name = f"{name}#{i + 1}"
+        out.append(run if name == run.name else replace(run, name=name))
+    return out

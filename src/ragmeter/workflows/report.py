@@ -1,0 +1,167 @@
+"""Writing the HTML report of run files: what ``ragmeter report`` does between parsing and
+printing. The runs are evaluated as by ``ragmeter evaluate``, compared as by ``ragmeter
+compare``, and drawn by :func:`ragmeter.report.html.write_html_report` (matplotlib is
+imported only then, so the other commands start as fast as before)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import RagmeterError
+from ragmeter.workflows.compare import CompareSettings
+from ragmeter.workflows.evaluate import EvaluationSettings
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Qrels, Run
+    from ragmeter.evaluation.results import Evaluation
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What the page shows: the prompt size K (set-based measures, PROC quadrant, worst
+    queries), the cutoffs of the sweep curves, how many worst queries, the title."""
+
+    k: int = 10
+    sweep_ks: str = "1:20"
+    worst: int = 10
+    title: str = "ragmeter report"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What ``ragmeter report`` was asked: run files, the qrels and/or sub-question judgments
+    (``judgments`` with ``questions`` and ``corpus``), measures (``None``: the report's
+    defaults), the baseline, and the settings of the evaluation, the comparison and the page."""
+
+    runs: Sequence[Path]
+    output: Path
+    qrels: Path | None = None
+    measures: Sequence[str] | None = None
+    judgments: Path | None = None
+    questions: Path | None = None
+    corpus: Path | None = None
+    context_k: str = "oracle"
+    tau: int = 3
+    baseline: str | None = None
+    settings: EvaluationSettings = field(default_factory=EvaluationSettings)
+    compare: CompareSettings = field(default_factory=CompareSettings)
+    view: ReportView = field(default_factory=ReportView)
+
+    def check(self) -> None:
+        """Refuse inputs the report cannot use, before reading anything."""
+        if self.qrels is None and self.judgments is None:
+            raise RagmeterError("report needs --qrels or --judgments")
+        for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
+            if given is not None and self.judgments is None:
+                # both only serve the coverage sections, which need the sub-question judgments
+                raise RagmeterError(f"{name} is used with --judgments; give the judgments too")
+
+
+def write_report_files(request: ReportRequest) -> Evaluation:
+    """Evaluate, compare (two runs or more) and write the report of ``request``; the
+    evaluation is returned for its warnings. An unwritable output raises a
+    :class:`RagmeterError` naming the file."""
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.workflows.compare import baseline_index
+    from ragmeter.workflows.evaluate import coverage_options, read_runs
+
+    request.check()
+    qrels_obj = read_qrels(request.qrels) if request.qrels is not None else None
+    coverage: dict[str, Any] = {}
+    if request.judgments is not None:
+        coverage = coverage_options(
+            request.judgments,
+            request.questions,
+            request.corpus,
+            None,
+            request.context_k,
+            request.tau,
+            len(request.runs),
+        )
+    names = _measures(request, qrels_obj, coverage)
+    run_objs = read_runs(request.runs)
+    base = baseline_index(request.baseline, run_objs, list(request.runs))
+    options = request.settings.options()
+    evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
+    comparison = None
+    if len(run_objs) > 1:
+        from ragmeter.stats.comparison import compare
+
+        comparison = compare(evaluation, baseline=base, **request.compare.options())
+    try:
+        _write(request, evaluation, run_objs, qrels_obj, coverage, comparison, base, options)
+    except OSError as exc:
+        raise RagmeterError(f"cannot write {request.output}: {exc.strerror or exc}") from None
+    return evaluation
+
+
+def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, Any]) -> list[str]:
+    from ragmeter.report.html import default_measures
+
+    if request.measures:
+        return list(request.measures)
+    names = default_measures(
+        qrels,
+        grade_map=request.settings.grade_map,
+        judgments=coverage.get("judgments"),
+        k=request.view.k,
+    )
+    if request.corpus is not None and request.judgments is not None:
+        names.append("density")
+    return names
+
+
+def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
+    """The input files named on the page."""
+    settings = request.settings
+    inputs = [("qrels", str(request.qrels))] if request.qrels is not None else []
+    if request.judgments is not None:
+        inputs.append(("judgments", str(request.judgments)))
+    if settings.grade_map:
+        inputs.append(("grade map", settings.grade_map))
+    if settings.pool is not None:
+        depth = f" (top {settings.pool_depth})" if settings.pool_depth else ""
+        inputs.append(("pool", f"{settings.pool}{depth}"))
+    return inputs
+
+
+def _write(
+    request: ReportRequest,
+    evaluation: Evaluation,
+    runs: list[Run],
+    qrels: Qrels | None,
+    coverage: dict[str, Any],
+    comparison: Any,
+    base: int,
+    options: dict[str, Any],
+) -> None:
+    from ragmeter.report.html import write_html_report
+
+    view, compared = request.view, request.compare
+    write_html_report(
+        request.output,
+        evaluation,
+        runs=runs,
+        qrels=qrels,
+        judgments=coverage.get("judgments"),
+        comparison=comparison,
+        baseline=base,
+        grade_map=request.settings.grade_map,
+        k=view.k,
+        sweep_ks=view.sweep_ks,
+        pool=options["pool"],
+        pool_depth=request.settings.pool_depth,
+        rel_level=request.settings.rel_level,
+        context_k=coverage.get("context_k", "oracle"),
+        tau=request.tau,
+        worst=view.worst,
+        seed=compared.seed,
+        bootstrap=compared.bootstrap,
+        permutations=compared.permutations,
+        title=view.title,
+        inputs=_inputs(request),
+    )
