@@ -390,6 +390,13 @@ def test_cli_build_qrels_and_correlate(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     (row,) = doc["correlations"]
     assert row["metric"] == "coverage" and row["n_systems"] == 3
+    # 3 systems: the most extreme of the 3! orderings has p = 2/6; nothing can be significant
+    assert row["spearman_method"] == "exact" and row["spearman_min_p"] == pytest.approx(1 / 3)
+    assert row["too_small"] is True
+    assert row["spearman_p"] >= 1 / 3 - 1e-12 and row["kendall_p"] >= 1 / 3 - 1e-12
+    result = runner.invoke(app, ["correlate", *paths, "--target", "answer_coverage"])
+    assert result.exit_code == 0, result.output
+    assert "too small for significance" in result.output
 
 
 @settings(max_examples=200, deadline=None)

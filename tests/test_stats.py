@@ -35,7 +35,9 @@ def test_kendall_and_spearman_match_scipy(seed: int) -> None:
     rng = np.random.default_rng(seed)
     for trial in range(60):
         x, y = _pairs(rng, trial)
-        ours, ref = kendall_tau_b(x, y), scipy_stats.kendalltau(x, y)
+        ours = kendall_tau_b(x, y)
+        # exact (no ties, n <= 50) or the tie-corrected normal approximation, as scipy
+        ref = scipy_stats.kendalltau(x, y, method="exact" if ours.method == "exact" else "auto")
         if np.isnan(ref.statistic):
             assert np.isnan(ours.statistic)
             continue
@@ -43,7 +45,9 @@ def test_kendall_and_spearman_match_scipy(seed: int) -> None:
         assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
         ours, ref = spearman_rho(x, y), scipy_stats.spearmanr(x, y)
         assert ours.statistic == pytest.approx(ref.statistic, abs=1e-12)
-        assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
+        if len(x) > 9:  # t approximation, as scipy.stats.spearmanr
+            assert ours.method == "t"
+            assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
 
 
 def test_kendall_large_sample_with_ties_matches_scipy() -> None:
@@ -64,6 +68,72 @@ def test_kendall_by_hand() -> None:
     assert r.pvalue == pytest.approx(1.0)
     # perfect order of 4: P(C = 6) = 1/24, two-sided 2/24
     assert kendall_tau_b([1, 2, 3, 4], [10, 20, 30, 40]).pvalue == pytest.approx(2 / 24)
+
+
+def _spearman_statistic(x: np.ndarray, y: np.ndarray) -> float:
+    return float(scipy_stats.spearmanr(x, y).statistic)
+
+
+@pytest.mark.parametrize("n", range(3, 10))
+def test_spearman_exact_matches_full_enumeration(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for ties in (False, True):
+        x = rng.integers(0, 3, size=n).astype(float) if ties else rng.normal(size=n)
+        y = x + rng.normal(size=n)
+        if np.ptp(x) == 0:
+            continue
+        # reference: Pearson of scipy's average ranks over all n! pairings, written plainly
+        rx, ry = scipy_stats.rankdata(x), scipy_stats.rankdata(y)
+        perms = np.array(list(itertools.permutations(range(n))))
+        rho = np.corrcoef(rx, ry)[0, 1]
+        cx = rx - rx.mean()
+        cy = ry[perms] - ry.mean()
+        null = cy @ cx / np.sqrt((cx @ cx) * (cy[0] @ cy[0]))
+        expected = np.mean(np.abs(null) >= abs(rho) - 1e-12)
+        ours = spearman_rho(x, y)
+        assert ours.method == "exact"
+        assert ours.pvalue == pytest.approx(expected, rel=1e-12)
+    if n <= 5:  # scipy's own exact permutation test (far slower beyond)
+        x = rng.normal(size=n)
+        y = x + rng.normal(size=n)
+        ref = scipy_stats.permutation_test(
+            (x, y), _spearman_statistic, permutation_type="pairings", n_resamples=np.inf,
+            alternative="two-sided",
+        )  # fmt: skip
+        assert spearman_rho(x, y).pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_three_systems_in_perfect_agreement_give_one_third() -> None:
+    # of the 3! = 6 orderings, the identity and its reverse are as extreme: p = 2/6
+    for r in (kendall_tau_b([1, 2, 3], [4, 5, 6]), spearman_rho([1, 2, 3], [4, 5, 6])):
+        assert r.statistic == pytest.approx(1.0)
+        assert r.pvalue == pytest.approx(1 / 3)
+        assert r.method == "exact" and r.min_pvalue == pytest.approx(1 / 3)
+    # n = 5: min p = 2/120
+    assert spearman_rho(range(5), range(5)).min_pvalue == pytest.approx(2 / 120)
+    assert kendall_tau_b(range(5), range(5)).min_pvalue == pytest.approx(2 / 120)
+
+
+@pytest.mark.parametrize("n", [34, 45, 50])
+def test_kendall_exact_up_to_fifty(n: int) -> None:
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=n)
+    y = x + rng.normal(size=n) * 2
+    ours = kendall_tau_b(x, y)
+    ref = scipy_stats.kendalltau(x, y, method="exact")
+    assert ours.method == "exact"
+    assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_student_t_without_scipy_matches_scipy() -> None:
+    from ragmeter.stats._common import t_two_sided
+
+    special = pytest.importorskip("scipy.special")
+    rng = np.random.default_rng(5)
+    for df in (1, 2, 3, 7, 29, 100, 1000):
+        for t in [*(rng.normal(size=40) * 4), 0.0, 40.0, -200.0]:
+            ref = float(2 * special.stdtr(df, -abs(t)))
+            assert t_two_sided(t, df) == pytest.approx(ref, rel=1e-9, abs=1e-300)
 
 
 def test_correlation_na_pairs_dropped_and_constant_is_nan() -> None:
@@ -121,7 +191,7 @@ def test_confusion_matrix_precision_recall() -> None:
 
 
 def test_inversion_count_against_loop() -> None:
-    from ragmeter.stats.agreement import _count_inversions
+    from ragmeter.stats.correlation import _count_inversions
 
     rng = np.random.default_rng(0)
     for n in (0, 1, 2, 3, 7, 16, 33, 100):

@@ -176,8 +176,10 @@ def kendall_tau_b(x: npt.ArrayLike, y: npt.ArrayLike) -> Correlation:
     s = tot - x_tie - y_tie + n_joint - 2 * discordant
     tau = float(np.clip(s / math.sqrt(tot - x_tie) / math.sqrt(tot - y_tie), -1.0, 1.0))
     # as scipy's "auto": also exact at any n when the outcome is (next to) the most extreme
-    if x_tie == 0 and y_tie == 0 and (
-        n <= KENDALL_EXACT_MAX_N or min(discordant, tot - discordant) <= 1
+    if (
+        x_tie == 0
+        and y_tie == 0
+        and (n <= KENDALL_EXACT_MAX_N or min(discordant, tot - discordant) <= 1)
     ):
         exact = _kendall_exact_p(n, tot - discordant)
         return Correlation(tau, exact, n, "exact", _kendall_exact_p(n, tot))
