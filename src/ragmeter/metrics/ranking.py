@@ -17,6 +17,7 @@ from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
+from ragmeter.metrics._gains import GAINS, gain_dcg, gain_ndcg
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -40,26 +41,6 @@ REL_LEVEL = Param(
     int,
     None,
     "relevant ⇔ grade ≥ rel_level (default: the evaluation's, 1 unless set)",
-)
-
-
-def _check_gains(text: str) -> str | None:
-    from ragmeter.errors import MeasureError
-    from ragmeter.metrics.trec_measures import parse_gains
-
-    try:
-        parse_gains(text)
-    except MeasureError as exc:
-        return str(exc)
-    return None
-
-
-GAINS = Param(
-    "gains",
-    str,
-    "",
-    "gain map 'level=gain,…' (trec_eval's ndcg.1=3,2=9); unlisted judged levels gain their grade",
-    _check_gains,
 )
 
 
@@ -236,8 +217,6 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     may be negative. Example: gains [3, 2, 3] → DCG@3 = 3 + 2/log2(3) + 3/2 = 5.7618595071.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_dcg
-
         _one_gain_rule(m)
         return gain_dcg(al, m)
     return _dcg(al, m, _linear_gain)
@@ -254,8 +233,6 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     Example: gains [3, 2, 3] with judged gains {3, 3, 2} → nDCG@3 = 0.9777813616.
     """
     if m.param("gains"):
-        from ragmeter.metrics.trec_measures import gain_ndcg
-
         _one_gain_rule(m)
         return gain_ndcg(al, m)
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))

@@ -17,9 +17,6 @@ Python loop runs over queries.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
@@ -27,6 +24,15 @@ from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
+from ragmeter.metrics._gains import (
+    GAINS,
+    Ideal,
+    gain_of,
+    ideal,
+    item_gains,
+    parse_gains,
+    trec_levels,
+)
 from ragmeter.metrics._segments import (
     cutoff_per_query,
     discounted,
@@ -36,7 +42,7 @@ from ragmeter.metrics._segments import (
     safe_divide,
     within,
 )
-from ragmeter.metrics.ranking import GAINS, REL_LEVEL, bpref, iprec_at_recall, rel_level
+from ragmeter.metrics.ranking import REL_LEVEL, bpref, iprec_at_recall, rel_level
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -64,35 +70,6 @@ def _check_p(value: float) -> str | None:
 
 PERSISTENCE = Param("p", float, 0.9, "persistence of the RBP user model", _check_p)
 
-_INT = re.compile(r"[+-]?\d+")
-
-
-def parse_gains(text: str | None) -> tuple[tuple[int, float], ...]:
-    """Parse a gain map ``"1=3,2=9,4=4.5"`` into ``((1, 3.0), (2, 9.0), (4, 4.5))``.
-
-    A pair whose level is not an integer (such as ``p=0.95`` of ``rbp``) is skipped, as
-    trec_eval 10.0 does; the first pair for a level wins.
-    """
-    if not text:
-        return ()
-    pairs: list[tuple[int, float]] = []
-    seen: set[int] = set()
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        if not sep:
-            raise MeasureError(f"gains: '{part}' is not of the form level=gain")
-        try:
-            gain = float(value)
-        except ValueError:
-            raise MeasureError(f"gains: gain '{value}' is not a number") from None
-        if not _INT.fullmatch(name.strip()):
-            continue
-        level = int(name)
-        if level not in seen:
-            seen.add(level)
-            pairs.append((level, gain))
-    return tuple(pairs)
-
 
 def parse_levels(text: str) -> tuple[float, ...]:
     """Parse recall levels ``"0.25,.5,.75"``."""
@@ -108,25 +85,6 @@ def parse_levels(text: str) -> tuple[float, ...]:
 # -- shared arrays -----------------------------------------------------------------------------
 
 
-def _trec_levels(grades: npt.NDArray[np.int32]) -> IntArray:
-    """trec_eval's relevance value: the grade if judged, -1 if not in the pool, -2 if unjudged."""
-    g = grades.astype(np.int64)
-    return np.where(grades == NOT_JUDGED, -1, np.where(g < 0, -2, g))
-
-
-def _gain_of(levels: IntArray, pairs: tuple[tuple[int, float], ...]) -> FloatArray:
-    """Gain of each trec relevance value: the mapped gain, else the level itself (≥ 0), else 0."""
-    gains = np.where(levels > 0, levels, 0).astype(np.float64)
-    for level, gain in pairs:
-        gains = np.where(levels == level, gain, gains)
-    return gains
-
-
-def item_gains(al: Aligned, m: Measure) -> FloatArray:
-    """Gain of every retrieved item under the measure's gain map."""
-    return _gain_of(_trec_levels(al.grades), parse_gains(m.param("gains")))
-
-
 def segment_cumsum(al: Aligned, values: FloatArray) -> FloatArray:
     """Running sum of per-item ``values`` within each query (inclusive), added in rank order."""
     return sums.segment_cumsum(values, al.offsets)
@@ -140,62 +98,6 @@ def _at_rank(al: Aligned, cumulative: FloatArray, k: IntArray) -> FloatArray:
     ok = kk > 0
     out[ok] = cumulative[pos[ok]]
     return out
-
-
-@dataclass(frozen=True)
-class Ideal:
-    """The ideal ranking of every query: its judged items with positive gain, gain descending.
-
-    Attributes:
-        gains: flat ideal gains, one CSR segment per query.
-        offsets: CSR offsets (length ``n_queries + 1``).
-        npos: number of ideal items per query.
-        cum_dcg: running ideal DCG within each query, ``Σ_{j≤i} gain_j / log2(j + 1)``.
-    """
-
-    gains: FloatArray
-    offsets: IntArray
-    npos: IntArray
-    cum_dcg: FloatArray
-
-    def dcg_at(self, k: IntArray) -> FloatArray:
-        """IDCG@k per query (k ≥ npos gives the full ideal DCG; k = 0 gives 0)."""
-        kk = np.minimum(k, self.npos)
-        out = np.zeros(len(k), dtype=np.float64)
-        ok = kk > 0
-        out[ok] = self.cum_dcg[(self.offsets[:-1] + kk - 1)[ok]]
-        return out
-
-    @property
-    def total(self) -> FloatArray:
-        return self.dcg_at(self.npos)
-
-
-def ideal(al: Aligned, m: Measure) -> Ideal:
-    """The ideal ranking of every query under the measure's gain map (cached per gain map)."""
-    text = m.param("gains")
-
-    def build() -> Ideal:
-        levels = al.label_grades.astype(np.int64)
-        gains = _gain_of(levels, parse_gains(text))
-        keep = (levels >= 0) & (gains > 0)
-        q = al.query_of_label[keep]
-        g = gains[keep]
-        order = np.lexsort((-g, q))
-        g = g[order]
-        q = q[order]
-        npos = np.bincount(q, minlength=al.n_queries).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(npos)]).astype(np.int64)
-        pos = np.arange(len(g), dtype=np.int64) - np.repeat(offsets[:-1], npos) + 1
-        cum = sums.segment_cumsum(discounted(g, pos), offsets)
-        return Ideal(g, offsets, npos, cum)
-
-    key = ("trec_ideal", text)
-    if key not in al._cache:
-        al._cache[key] = build()
-    cached = al._cache[key]
-    assert isinstance(cached, Ideal)
-    return cached
 
 
 def _judged_nonrel(al: Aligned, level: int) -> BoolArray:
@@ -235,7 +137,7 @@ def relstring(al: Aligned, m: Measure) -> FloatArray:
 
 def relstring_text(al: Aligned, length: int) -> list[str]:
     """The relstring of every query: relevance characters of its first ``length`` items."""
-    levels = _trec_levels(al.grades)
+    levels = trec_levels(al.grades)
     chars = np.where(
         levels > 9,
         ord(">"),
@@ -270,6 +172,22 @@ def infap(al: Aligned, m: Measure) -> FloatArray:
     )
     term = np.where(j == 0, 1.0, term)
     return safe_divide(per_query_sum(al, np.where(rel, term, 0.0)), al.num_relevant(level))
+
+
+@register("yaap", params=(REL_LEVEL,), summary="Yet Another Average Precision (trec_eval yaap)")
+def yaap(al: Aligned, m: Measure) -> FloatArray:
+    """yaap = log((1 + S) / (1 + R − S)), S = Σ_{relevant retrieved at rank r} P@r.
+
+    Robertson's smoothed AP ("On Smoothing Average Precision", ECIR 2012), as trec_eval 10.0:
+    ``S`` is AP's sum before the division by R, so yaap is monotonic with AP on one query and
+    finite at AP = 0 (then ``log(1 / (1 + R))``); R = 0 → log(1) = 0. The natural log is the
+    C library's, S is added in rank order.
+    """
+    level = rel_level(al, m)
+    terms = np.where(al.relevant(level), running_count(al, al.relevant(level)) / al.ranks, 0.0)
+    s = per_query_sum(al, terms)
+    r = al.num_relevant(level).astype(np.float64)
+    return sums.libm_log((1.0 + s) / (1.0 + r - s))
 
 
 @register("gm_bpref", params=(REL_LEVEL,), aggregate="gmean")
@@ -393,25 +311,6 @@ def per_query_sum_ideal(al: Aligned, ide: Ideal) -> FloatArray:
     """Σ of the ideal gains of each query."""
     q = np.repeat(np.arange(al.n_queries, dtype=np.int64), ide.npos)
     return np.bincount(q, weights=ide.gains, minlength=al.n_queries).astype(np.float64)
-
-
-def gain_dcg(al: Aligned, m: Measure) -> FloatArray:
-    """DCG@k under the gain map: Σ_{r ≤ k, g_r ≠ 0} g_r / log2(r + 1) (gains may be negative)."""
-    k = cutoff_per_query(al, m)
-    terms = discounted(item_gains(al, m), al.ranks)
-    return per_query_sum(al, np.where(within(al, k), terms, 0.0))
-
-
-def gain_ndcg(al: Aligned, m: Measure) -> FloatArray:
-    """nDCG@k = DCG@k / IDCG@k under the gain map; IDCG ≤ 0 → 0."""
-    k = cutoff_per_query(al, m)
-    ide = ideal(al, m)
-    idcg = ide.total if k is None else ide.dcg_at(k)
-    out = np.zeros(al.n_queries, dtype=np.float64)
-    dcg = gain_dcg(al, m)
-    ok = idcg > 0
-    out[ok] = dcg[ok] / idcg[ok]
-    return out
 
 
 @register("idcg", cutoff="optional", params=(GAINS,), aliases=("ideal_dcg",))
@@ -600,8 +499,8 @@ def _rbp_gains(al: Aligned, m: Measure) -> FloatArray:
         lo = np.minimum(lo, g)
         hi = np.maximum(hi, g)
     rescale = ((lo < 0) | (hi > 1)) & (hi > lo)
-    item_levels = _trec_levels(al.grades)
-    gains = _gain_of(item_levels, pairs)
+    item_levels = trec_levels(al.grades)
+    gains = gain_of(item_levels, pairs)
     q = al.query_of_item
     known = (item_levels >= 0) | np.isin(item_levels, list(mapping))
     scaled = np.where(
