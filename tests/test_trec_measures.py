@@ -17,8 +17,8 @@ from ragmeter import Qrels, Run
 from ragmeter.core.align import align
 from ragmeter.errors import MeasureError
 from ragmeter.measures import REGISTRY, parse_measure
-from ragmeter.metrics.trec import expand, trec_label
 from ragmeter.metrics._gains import parse_gains
+from ragmeter.metrics.trec import expand, trec_label
 from ragmeter.metrics.trec_measures import relstring_text
 
 RUN = Run.from_lists({"q1": ["d1", "d2", "d3", "d4", "d5"]})
