@@ -40,9 +40,7 @@ LAYERS: dict[str, int] = {
     "__init__": 11,
 }
 #: known exceptions, each to be removed when fixed (the test fails on any other)
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"ragmeter.metrics.ranking", "ragmeter.metrics.trec_measures"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_LONG: set[str] = {"ragmeter.stats.comparison.compare"}
 MAX_FUNCTION_LINES = 120
 MAX_CLI_LINES = 250

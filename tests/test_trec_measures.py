@@ -17,7 +17,7 @@ from ragmeter import Qrels, Run
 from ragmeter.core.align import align
 from ragmeter.errors import MeasureError
 from ragmeter.measures import REGISTRY, parse_measure
-from ragmeter.metrics._gains import parse_gains
+from ragmeter.metrics.gains import parse_gains
 from ragmeter.metrics.trec import expand, trec_label
 from ragmeter.metrics.trec_measures import relstring_text
 

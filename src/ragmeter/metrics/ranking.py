@@ -17,7 +17,6 @@ from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
-from ragmeter.metrics._gains import GAINS, gain_dcg, gain_ndcg
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -30,6 +29,7 @@ from ragmeter.metrics._segments import (
     safe_divide,
     sum_within,
 )
+from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
 
 def _positive(value: int | float) -> str | None:
@@ -41,6 +41,23 @@ REL_LEVEL = Param(
     int,
     None,
     "relevant ⇔ grade ≥ rel_level (default: the evaluation's, 1 unless set)",
+)
+
+
+def _check_gains(text: str) -> str | None:
+    try:
+        parse_gains(text)
+    except MeasureError as exc:
+        return str(exc)
+    return None
+
+
+GAINS = Param(
+    "gains",
+    str,
+    "",
+    "gain map 'level=gain,…' (trec_eval's ndcg.1=3,2=9); unlisted judged levels gain their grade",
+    _check_gains,
 )
 
 

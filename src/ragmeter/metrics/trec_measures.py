@@ -9,7 +9,8 @@ qrels) and *not in the pool* (no qrels entry); the last two are "unjudged".
 Gain-based measures (``ndcg`` with a gain map, ``dcg``, ``idcg``, ``ndcg_rel``, ``rndcg``,
 ``G``, ``rbp``) use trec_eval's gain map: the gain of a judged grade ``g`` is ``g`` unless the
 ``gains`` parameter (``"1=3,2=9,4=4.5"``, level=gain pairs) overrides it; unjudged items have
-gain 0. The *ideal ranking* lists the query's judged items with positive gain, gain descending.
+gain 0. The *ideal ranking* lists the query's judged items with positive gain, gain descending
+(both in :mod:`ragmeter.metrics.gains`, which ``ndcg`` and ``dcg`` with a gain map share).
 
 Every function returns one float per evaluated query and gives 0 for an empty ranking; no
 Python loop runs over queries.
@@ -24,15 +25,6 @@ from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
-from ragmeter.metrics._gains import (
-    GAINS,
-    Ideal,
-    gain_of,
-    ideal,
-    item_gains,
-    parse_gains,
-    trec_levels,
-)
 from ragmeter.metrics._segments import (
     cutoff_per_query,
     discounted,
@@ -42,7 +34,15 @@ from ragmeter.metrics._segments import (
     safe_divide,
     within,
 )
-from ragmeter.metrics.ranking import REL_LEVEL, bpref, iprec_at_recall, rel_level
+from ragmeter.metrics.gains import (
+    gain_of,
+    ideal,
+    item_gains,
+    parse_gains,
+    per_query_sum_ideal,
+    trec_levels,
+)
+from ragmeter.metrics.ranking import GAINS, REL_LEVEL, bpref, iprec_at_recall, rel_level
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -305,12 +305,6 @@ def ngain(al: Aligned, m: Measure) -> FloatArray:
     terms = np.zeros(len(gains), dtype=np.float64)
     terms[nonzero] = gains[nonzero] / sums.libm_log2(denom[nonzero])
     return safe_divide(per_query_sum(al, terms), per_query_sum_ideal(al, ide))
-
-
-def per_query_sum_ideal(al: Aligned, ide: Ideal) -> FloatArray:
-    """Σ of the ideal gains of each query."""
-    q = np.repeat(np.arange(al.n_queries, dtype=np.int64), ide.npos)
-    return np.bincount(q, weights=ide.gains, minlength=al.n_queries).astype(np.float64)
 
 
 @register("idcg", cutoff="optional", params=(GAINS,), aliases=("ideal_dcg",))

@@ -1,10 +1,10 @@
-"""trec_eval's gain map and ideal ranking, shared by the gain-based families.
+"""trec_eval's gain map and ideal ranking, shared by the classical ``ndcg``/``dcg`` (with a
+``gains`` parameter, :mod:`ragmeter.metrics.ranking`) and the gain-based measures of
+:mod:`ragmeter.metrics.trec_measures` (``idcg``, ``ndcg_rel``, ``rndcg``, ``G``, ``rbp``).
 
-The gain of a judged grade ``g`` is ``g`` unless a ``gains`` parameter (``"1=3,2=9,4=4.5"``,
-level=gain pairs, trec_eval's ``ndcg.1=3,2=9``) overrides it; unjudged items gain 0. The ideal
-ranking of a query lists its judged items with positive gain, gain descending. Used by
-:mod:`ragmeter.metrics.ranking` (``dcg``/``ndcg`` with a gain map) and
-:mod:`ragmeter.metrics.trec_measures` (``G``, ``ndcg_rel``, ``Rndcg``, ``rbp``...).
+The gain of a judged grade ``g`` is ``g`` unless the ``gains`` parameter (``"1=3,2=9,4=4.5"``,
+level=gain pairs) overrides it; unjudged items have gain 0. The *ideal ranking* lists the
+query's judged items with positive gain, gain descending.
 """
 
 from __future__ import annotations
@@ -18,27 +18,10 @@ import numpy.typing as npt
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
-from ragmeter.measures import FloatArray, Measure, Param
+from ragmeter.measures import FloatArray, Measure
 from ragmeter.metrics._segments import cutoff_per_query, discounted, per_query_sum, within
 
 IntArray = npt.NDArray[np.int64]
-
-
-def _check_gains(text: str) -> str | None:
-    try:
-        parse_gains(text)
-    except MeasureError as exc:
-        return str(exc)
-    return None
-
-
-GAINS = Param(
-    "gains",
-    str,
-    "",
-    "gain map 'level=gain,…' (trec_eval's ndcg.1=3,2=9); unlisted judged levels gain their grade",
-    _check_gains,
-)
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits, as C isdigit
 
@@ -143,6 +126,12 @@ def ideal(al: Aligned, m: Measure) -> Ideal:
     cached = al._cache[key]
     assert isinstance(cached, Ideal)
     return cached
+
+
+def per_query_sum_ideal(al: Aligned, ide: Ideal) -> FloatArray:
+    """Σ of the ideal gains of each query."""
+    q = np.repeat(np.arange(al.n_queries, dtype=np.int64), ide.npos)
+    return np.bincount(q, weights=ide.gains, minlength=al.n_queries).astype(np.float64)
 
 
 def gain_dcg(al: Aligned, m: Measure) -> FloatArray:
