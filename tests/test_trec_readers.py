@@ -262,3 +262,24 @@ def test_empty_stdin_run_is_named_dash(
     assert main([q, "-"]) == 2
     err = capsys.readouterr().err
     assert "-: no data lines" in err and "ragmeter-run-" not in err
+
+
+@pytest.mark.parametrize("value", ["1_0", "0x1", "\u0663", "infinity", "nan"])
+def test_csv_scores_follow_the_same_notation(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "run.csv"
+    path.write_text(f"qid,docid,score\nq1,a,1\nq1,b,{value}\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_run(path)
+    assert (info.value.line, info.value.field) == (3, "score")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_huge_grade_in_csv_or_jsonl_is_named_as_written(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"qrels.{suffix}"
+    if suffix == "csv":
+        path.write_text("qid,docid,grade\nq1,d1,99999999999999999999\n")
+    else:
+        path.write_text('{"qid": "q1", "docid": "d1", "grade": "99999999999999999999"}\n')
+    # as written, or as the double JSON parsed it to; never a wrapped-around int64
+    with pytest.raises(InputError, match=r"grade (99999999999999999999|1e\+20) out of range"):
+        read_qrels(path)

@@ -176,6 +176,13 @@ def number_column(col: Any, field: str, loc: Locator, *, integer: bool) -> npt.N
             raise loc.error(
                 i, field, f"value {float(values[i])!r} is not an integer; expected {kind}"
             )
+        # beyond int64 the cast below is undefined: name the value as written
+        huge = np.flatnonzero(np.abs(values) > np.iinfo(np.int32).max)
+        if len(huge):
+            i = int(huge[0])
+            raise loc.error(
+                i, field, f"grade {arr[i].as_py()} out of range; expected a 32-bit integer"
+            )
         return _check_int_range(values.astype(np.int64), field, loc)
     return values
 
@@ -203,8 +210,12 @@ def _parse_strings(arr: pa.Array, field: str, loc: Locator, kind: str) -> npt.ND
         raise loc.error(
             i,
             field,
-            f"{arr[i].as_py()!r} is not {kind}; expected a finite number in decimal notation "
-            "(1, -0.5, 2e-3)",
+            f"{arr[i].as_py()!r} is not {kind}; expected "
+            + (
+                "ASCII digits (0, 1, -1)"
+                if kind == "an integer"
+                else "a finite number in decimal notation (1, -0.5, 2e-3)"
+            ),
         )
     cast: npt.NDArray[np.float64] = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
     return cast
