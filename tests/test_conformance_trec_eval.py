@@ -80,8 +80,12 @@ def test_junk_after_tag_warns_on_stderr_only(
 def test_without_c_missing_query_is_refused(
     trec_conformance: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """results.trunc has no ranking for judged query 302: trec_eval 10.0 needs -c for that."""
+    """results.trunc has no ranking for judged query 302: trec_eval 10.0 needs -c for that.
+
+    ``trec_eval -q qrels.test results.trunc`` prints the 27 lines of query 301, then "result
+    qid '302' not found in qrels" and exits 4.
+    """
     status, out, err = _run(trec_conformance, "-q qrels.test results.trunc", capsys, monkeypatch)
-    assert status == 3
-    assert out == ""
+    assert status == 4
+    assert [line.split("\t")[1] for line in out.splitlines()] == ["301"] * 27
     assert "'302'" in err and "-c" in err

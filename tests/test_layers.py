@@ -41,7 +41,7 @@ LAYERS: dict[str, int] = {
 }
 #: known exceptions, each to be removed when fixed (the test fails on any other)
 KNOWN_CYCLES: set[frozenset[str]] = set()
-KNOWN_LONG: set[str] = {"ragmeter.stats.comparison.compare"}
+KNOWN_LONG: set[str] = set()
 MAX_FUNCTION_LINES = 120
 MAX_CLI_LINES = 250
 

@@ -186,3 +186,146 @@ def test_log2_table_and_powers_are_libms() -> None:
         expected.append(cur)
         cur *= 0.9
     assert table.tolist() == expected
+
+
+# -- 2, 3. rbp_resid's parameters and trec_eval's pair grammar ---------------------------------
+
+ONE_QRELS = "q1 0 d1 1\n"
+ONE_RUN = "q1 Q0 d1 1 2 r\nq1 Q0 d9 2 1 r\n"
+
+
+@pytest.mark.parametrize(
+    ("measure", "expected"),
+    [
+        # trec_eval -m rbp_resid.p=0.5 QRELS RUN
+        ("rbp_resid.p=0.5", lines(("rbp_resid_p=0.5", "all", "0.5000"))),
+        # trec_eval -m rbp.p=0.5,p=0.8 QRELS RUN: the last value of a name wins
+        ("rbp.p=0.5,p=0.8", lines(("rbp_p=0.5,p=0.8", "all", "0.2000"))),
+        # trec_eval -m rbp_resid.p=0.5,p=0.8 QRELS RUN
+        ("rbp_resid.p=0.5,p=0.8", lines(("rbp_resid_p=0.5,p=0.8", "all", "0.8000"))),
+        # trec_eval -m rbp.=0.5 QRELS RUN: an empty name is a pair (read by no measure)
+        ("rbp.=0.5", lines(("rbp_=0.5", "all", "0.1000"))),
+        # trec_eval -m dcg.p=3 QRELS RUN: dcg reads no 'p'
+        ("dcg.p=3", lines(("dcg_p=3", "all", "1.0000"))),
+    ],
+)
+def test_pair_parameters(te: Call, measure: str, expected: str) -> None:
+    assert te(ONE_QRELS, ONE_RUN, "-m", measure) == (0, expected, "")
+
+
+@pytest.mark.parametrize(
+    ("measure", "name"),
+    [
+        # trec_eval -m rbp_resid.0.5 QRELS RUN → malformed pair parameters in '0.5', exit 2
+        ("rbp_resid.0.5", "rbp_resid"),
+        # trec_eval -m ndcg.1=2=3 QRELS RUN → malformed pair parameters in '1=2=3', exit 2
+        ("ndcg.1=2=3", "ndcg"),
+        # trec_eval -m rbp.p=0.5, QRELS RUN → malformed pair parameters in 'p=0.5,', exit 2
+        ("rbp.p=0.5,", "rbp"),
+    ],
+)
+def test_malformed_pairs_are_refused(te: Call, measure: str, name: str) -> None:
+    status, out, err = te(ONE_QRELS, ONE_RUN, "-m", measure)
+    params = measure.partition(".")[2]
+    assert (status, out) == (2, "")
+    assert err == (
+        f"trec_eval: malformed pair parameters in '{params}'\n"
+        f"trec_eval: Cannot initialize measure '{name}'\n"
+    )
+
+
+# -- 6. exit statuses ------------------------------------------------------------------------
+
+GAP_QRELS = "q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n"
+GAP_RUN = "q1 Q0 a 1 2 r\nq3 Q0 c 1 1 r\n"
+
+
+def test_missing_query_stops_after_the_earlier_lines(te: Call) -> None:
+    # trec_eval -q -m map -m P.5 QRELS RUN → the lines of q1, then "result qid 'q2' not found
+    # in qrels", exit 4
+    status, out, err = te(GAP_QRELS, GAP_RUN, "-q", "-m", "map", "-m", "P.5")
+    assert (status, out) == (4, lines(("map", "q1", "1.0000"), ("P_5", "q1", "0.2000")))
+    assert "'q2'" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "status", "expected"),
+    [
+        # trec_eval -D 0.q3 -q -m map -m num_q QRELS RUN
+        (
+            ("-D", "0.q3", "-q", "-m", "map", "-m", "num_q"),
+            0,
+            lines(("map", "q3", "1.0000"), ("num_q", "all", "1"), ("map", "all", "1.0000")),
+        ),
+        # trec_eval -D 0.q3 -c -m map -m gm_map -m num_q QRELS RUN: -c divides by the 3 qrels
+        # queries, gm_map counts the two others at the 1e-5 floor
+        (
+            ("-D", "0.q3", "-c", "-m", "map", "-m", "gm_map", "-m", "num_q"),
+            0,
+            lines(("num_q", "all", "3"), ("map", "all", "0.3333"), ("gm_map", "all", "0.0005")),
+        ),
+        # trec_eval -D 0.q2 -m map QRELS RUN: q2 has no ranking → exit 4
+        (("-D", "0.q2", "-m", "map"), 4, ""),
+        # trec_eval -D 0.zz -m map QRELS RUN: no such query → exit 7
+        (("-D", "0.zz", "-m", "map"), 7, ""),
+    ],
+)
+def test_debug_query_evaluates_that_query_only(
+    te: Call, flags: tuple[str, ...], status: int, expected: str
+) -> None:
+    got = te(GAP_QRELS, GAP_RUN, *flags)
+    assert got[:2] == (status, expected)
+
+
+def test_prefs_nickname_is_not_implemented(te: Call) -> None:
+    # trec_eval -m prefs QRELS RUN → "Can't calculate measure 'prefs_num_prefs_poss'", exit 4
+    status, out, err = te(ONE_QRELS, ONE_RUN, "-m", "prefs")
+    assert (status, out) == (4, "")
+    assert "not implemented" in err and "illegal measure" not in err
+    assert err.endswith("trec_eval: Can't calculate measure 'prefs_num_prefs_poss'\n")
+
+
+# -- 7. yaap -------------------------------------------------------------------------------------
+
+
+def test_yaap(te: Call) -> None:
+    # trec_eval -q -m yaap QRELS RUN on the AP case: log((1 + 4.65) / (1 + 8 − 4.65))
+    assert te(AP_QRELS, AP_RUN, "-q", "-m", "yaap") == (
+        0,
+        lines(("yaap", "q1", "0.2615"), ("yaap", "all", "0.2615")),
+        "",
+    )
+    assert math.log((1 + 4.65) / (1 + 8 - 4.65)) == pytest.approx(0.26148, abs=1e-5)
+    # trec_eval -m yaap QRELS RUN on the ten-query case
+    assert te(RR_QRELS, RR_RUN, "-m", "yaap")[1] == lines(("yaap", "all", "-0.4816"))
+    # trec_eval -c -q -m yaap -m num_q QRELS RUN: q2 has no ranking, log(1 / (1 + 1))
+    assert te(GAP_QRELS, GAP_RUN, "-c", "-q", "-m", "yaap", "-m", "num_q")[1] == lines(
+        ("yaap", "q1", "0.6931"),
+        ("yaap", "q2", "-0.6931"),
+        ("yaap", "q3", "0.6931"),
+        ("num_q", "all", "3"),
+        ("yaap", "all", "0.2310"),
+    )
+
+
+# -- 8. numbers saturate like C atol ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        # trec_eval -M 99999999999999999999 -m P.5 QRELS RUN
+        (("-M", "99999999999999999999", "-m", "P.5"), lines(("P_5", "all", "0.2000"))),
+        # trec_eval -m P.99999999999999999999 QRELS RUN
+        (("-m", "P.99999999999999999999"), lines(("P_9223372036854775807", "all", "0.0000"))),
+        # trec_eval -N 1e20 -m utility.0,0,0,1 QRELS RUN: atol("1e20") = 1
+        (("-N", "1e20", "-m", "utility.0,0,0,1"), lines(("utility_0,0,0,1", "all", "-1.0000"))),
+        # trec_eval -N 99999999999999999999 -m utility.0,0,0,1 QRELS RUN
+        (
+            ("-N", "99999999999999999999", "-m", "utility.0,0,0,1"),
+            lines(("utility_0,0,0,1", "all", "9223372036854775808.0000")),
+        ),
+    ],
+)
+def test_huge_numbers_saturate(te: Call, flags: tuple[str, ...], expected: str) -> None:
+    assert te(ONE_QRELS, ONE_RUN, *flags) == (0, expected, "")

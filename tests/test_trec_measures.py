@@ -17,8 +17,9 @@ from ragmeter import Qrels, Run
 from ragmeter.core.align import align
 from ragmeter.errors import MeasureError
 from ragmeter.measures import REGISTRY, parse_measure
+from ragmeter.metrics.gains import parse_gains
 from ragmeter.metrics.trec import expand, trec_label
-from ragmeter.metrics.trec_measures import parse_gains, relstring_text
+from ragmeter.metrics.trec_measures import relstring_text
 
 RUN = Run.from_lists({"q1": ["d1", "d2", "d3", "d4", "d5"]})
 QRELS = Qrels.from_dict({"q1": {"d1": 1, "d2": 0, "d3": 2, "d5": -1, "d6": 1, "d7": 0}})
@@ -161,7 +162,7 @@ def test_trec_names_expand() -> None:
     assert trec_label(parse_measure("infAP")) == "infAP"
 
 
-@pytest.mark.parametrize("bad", ["P.0,5", "P.5,5", "utility.1,2", "ndcg.1=3,=2", "Rprec_mult.abc"])
+@pytest.mark.parametrize("bad", ["P.0,5", "P.5,5", "utility.1,2", "ndcg.1=3=2", "Rprec_mult.abc"])
 def test_bad_trec_parameters(bad: str) -> None:
     with pytest.raises(MeasureError):
         REGISTRY.parse_trec(bad)

@@ -76,8 +76,8 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
     return data
 
 
-def check_trec_bytes(data: bytes | mmap.mmap, source: str) -> None:
-    """Refuse a leading byte-order mark and a NUL byte (binary input)."""
+def _check_bom(data: bytes | mmap.mmap, source: str) -> None:
+    """Refuse a leading UTF-8 byte-order mark."""
     if data[:3] == _BOM:
         raise InputError(
             "file starts with a UTF-8 byte-order mark (BOM); expected plain UTF-8 — "
@@ -85,6 +85,11 @@ def check_trec_bytes(data: bytes | mmap.mmap, source: str) -> None:
             source=source,
             line=1,
         )
+
+
+def _check_nul(data: bytes | mmap.mmap, source: str) -> None:
+    """Refuse a NUL byte. Called once the C parser has declined (it declines NUL bytes), so
+    a large memory-mapped file is not read through twice."""
     nul = data.find(b"\0")
     if nul >= 0:
         raise InputError(
@@ -301,7 +306,7 @@ def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> R
 
 def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
     """A TREC run from the file's content ``data`` (``source`` names it in messages)."""
-    check_trec_bytes(data, source)
+    _check_bom(data, source)
     run_name = name
     native = _native_columns(data, 0)
     if native is not None:
@@ -317,6 +322,7 @@ def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
             source=source,
         )
         return replace(run, tag=tag)
+    _check_nul(data, source)
     try:
         table, scores = _fast_table(data, RUN_FIELDS, ("qid", "docid", "score", "tag"), "score")
     except (ValueError, pa.ArrowInvalid):
@@ -342,7 +348,7 @@ def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) ->
 
 def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrels:
     """TREC qrels from the file's content ``data`` (``source`` names it in messages)."""
-    check_trec_bytes(data, source)
+    _check_bom(data, source)
     qrels_name = name
     native = _native_columns(data, 1)
     if native is not None:
@@ -353,6 +359,7 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         if qrels is not None:
             return qrels
         # Repeated judgments: the line-by-line path reports them with line numbers.
+    _check_nul(data, source)
     try:
         if native is not None:
             raise ValueError("repeated judgments")

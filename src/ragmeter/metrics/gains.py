@@ -23,7 +23,7 @@ from ragmeter.metrics._segments import cutoff_per_query, discounted, per_query_s
 
 IntArray = npt.NDArray[np.int64]
 
-_INT = re.compile(r"[+-]?\d+")
+_INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits, as C isdigit
 
 
 def parse_gains(text: str | None) -> tuple[tuple[int, float], ...]:

@@ -97,16 +97,32 @@ def _label_double(name: str, value: int | float) -> str:
     return f"{name}_{float(value):3.2f}"
 
 
-_ATOL = re.compile(r"\s*([+-]?\d+)")
-_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+# C's isspace and isdigit in the "C" locale: ASCII only (Python's \s and \d are Unicode)
+_C_SPACE = "[ \t\n\v\f\r]*"
+_ATOL = re.compile(_C_SPACE + r"([+-]?[0-9]+)")
+_ATOF = re.compile(_C_SPACE + r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+#: C ``long`` range: ``atol``/``strtol`` saturate there
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
+def c_atol(text: str) -> int | None:
+    """C ``atol``: the leading integer of ``text``, saturated to the range of a C ``long``.
+
+    ``"23.4"`` → 23, ``"1e20"`` → 1, ``"99999999999999999999"`` → 9223372036854775807;
+    ``None`` when ``text`` has no leading integer (C gives 0).
+    """
+    match = _ATOL.match(text)
+    if not match:
+        return None
+    return min(max(int(match.group(1)), LONG_MIN), LONG_MAX)
 
 
 def atol(name: str, text: str) -> int:
-    """C ``atol``: the leading integer of ``text`` (``"23.4"`` → 23); no digits is an error."""
-    match = _ATOL.match(text)
-    if not match:
+    """:func:`c_atol` of a measure parameter; no digits is an error."""
+    value = c_atol(text)
+    if value is None:
         raise MeasureError(f"{name}: parameter '{text}' is not a number")
-    return int(match.group(1))
+    return value
 
 
 def atof(name: str, text: str) -> float:
@@ -143,33 +159,43 @@ def _doubles(name: str, text: str) -> list[float]:
     return [atof(name, v) for v in _split(name, text)]
 
 
-def _canonical_pairs(name: str, text: str) -> tuple[str, dict[str, float]]:
-    """Split ``key=value`` pairs into the gain map (integer keys) and the named values."""
-    gains: list[str] = []
-    named: dict[str, float] = {}
-    for part in _split(name, text):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise MeasureError(f"{name}: malformed pair parameters in '{text}'")
-        number = atof(name, value)
-        if re.fullmatch(r"[+-]?\d+", key):
-            gains.append(f"{int(key)}={number!r}")
-        else:
-            named.setdefault(key, number)
-    return ",".join(gains), named
+def pairs(name: str, text: str) -> list[tuple[str, float]]:
+    """trec_eval's ``name=value`` pair list (``ndcg.1=3,2=9``, ``rbp.p=0.95``), in order.
+
+    Every comma-separated part holds exactly one ``=`` (``1=2=3``, ``0.5``, ``p=1,`` are
+    malformed, as in trec_eval); the name may be empty, the value is read like C ``atof``.
+    """
+    parts = text.split(",")
+    if any(part.count("=") != 1 for part in parts):
+        raise MeasureError(f"malformed pair parameters in '{text}'")
+    out: list[tuple[str, float]] = []
+    for part in parts:
+        key, _, value = part.partition("=")
+        out.append((key, atof(name, value)))
+    return out
 
 
-def _gain_builder(family: str, extra: Sequence[str] = ()) -> Builder:
-    """Builder of a gain-map measure; ``extra`` names the non-level keys it accepts."""
+#: a gain level: trec_eval's ``valid_int`` (optional sign, ASCII digits only)
+_LEVEL = re.compile(r"[+-]?[0-9]+")
+
+
+def _pairs_builder(family: str, named: Sequence[str] = (), gains: bool = True) -> Builder:
+    """Builder of a pairs measure: integer names are gain levels (when the family takes a gain
+    map), ``named`` the other names it reads; a name given twice takes its last value, as
+    trec_eval's loops over the pairs do."""
 
     def build(params: str | None) -> Measure:
         if params is None:
             return REGISTRY.make(family, None, {})
-        gains, named = _canonical_pairs(family, params)
-        values: dict[str, Any] = {"gains": gains}
-        for key, value in named.items():
-            if key in extra:
+        values: dict[str, Any] = {}
+        levels: list[str] = []
+        for key, value in pairs(family, params):
+            if _LEVEL.fullmatch(key):
+                levels.append(f"{atol(family, key)}={value!r}")
+            elif key in named:
                 values[key] = value
+        if gains:
+            values["gains"] = ",".join(levels)
         return REGISTRY.make(family, None, values)
 
     return build
@@ -233,12 +259,12 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
     TrecMeasure("utility", "params", "utility", build=_build_utility),
     TrecMeasure("11pt_avg", "params", "avg_iprec", build=_build_11pt),
     _plain("binG", "bing"),
-    TrecMeasure("G", "pairs", "ngain", build=_gain_builder("ngain")),
-    TrecMeasure("dcg", "pairs", "dcg", build=_gain_builder("dcg")),
-    TrecMeasure("ideal_dcg", "pairs", "idcg", build=_gain_builder("idcg")),
-    TrecMeasure("ndcg", "pairs", "ndcg", build=_gain_builder("ndcg")),
-    TrecMeasure("ndcg_rel", "pairs", "ndcg_rel", build=_gain_builder("ndcg_rel")),
-    TrecMeasure("Rndcg", "pairs", "rndcg", build=_gain_builder("rndcg")),
+    TrecMeasure("G", "pairs", "ngain", build=_pairs_builder("ngain")),
+    TrecMeasure("dcg", "pairs", "dcg", build=_pairs_builder("dcg")),
+    TrecMeasure("ideal_dcg", "pairs", "idcg", build=_pairs_builder("idcg")),
+    TrecMeasure("ndcg", "pairs", "ndcg", build=_pairs_builder("ndcg")),
+    TrecMeasure("ndcg_rel", "pairs", "ndcg_rel", build=_pairs_builder("ndcg_rel")),
+    TrecMeasure("Rndcg", "pairs", "rndcg", build=_pairs_builder("rndcg")),
     _long("ndcg_cut", "ndcg", LONG_CUTOFFS),
     _long("map_cut", "map", LONG_CUTOFFS),
     _long("relative_P", "relative_precision", LONG_CUTOFFS),
@@ -270,11 +296,13 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
             "map_avgjg",
             "P_avgjg",
             "Rprec_mult_avgjg",
-            "yaap",
         )
     ),
-    TrecMeasure("rbp", "pairs", "rbp", build=_gain_builder("rbp", extra=("p",))),
-    _plain("rbp_resid", "rbp_resid"),
+    _plain("yaap", "yaap"),
+    TrecMeasure("rbp", "pairs", "rbp", build=_pairs_builder("rbp", named=("p",))),
+    TrecMeasure(
+        "rbp_resid", "pairs", "rbp_resid", build=_pairs_builder("rbp_resid", ("p",), gains=False)
+    ),
     _long("unj", "unjudged", (5, 10, 20)),
 )
 
@@ -337,7 +365,17 @@ ALL_TREC: tuple[str, ...] = (
     "num_nonrel_judged_ret",
 )
 
-#: trec_eval's measure nicknames.
+_PREFS = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+)
+
+#: trec_eval's measure nicknames (``all_prefs``, ``prefs`` and ``qrels_jg`` name measures
+#: of the prefs and qrels_jg formats, which ragmeter does not implement).
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": OFFICIAL,
     "all_trec": ALL_TREC,
@@ -354,6 +392,21 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
         "set_map",
         "set_F",
     ),
+    "all_prefs": (
+        "runid",
+        "num_q",
+        *_PREFS,
+        "prefs_avgjg_Rnonrel",
+        "prefs_simp_ret",
+        "prefs_pair_ret",
+        "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret",
+        "prefs_simp_imp",
+        "prefs_pair_imp",
+        "prefs_avgjg_imp",
+    ),
+    "prefs": ("runid", "num_q", *_PREFS),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 
 

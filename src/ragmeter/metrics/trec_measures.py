@@ -174,6 +174,22 @@ def infap(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(per_query_sum(al, np.where(rel, term, 0.0)), al.num_relevant(level))
 
 
+@register("yaap", params=(REL_LEVEL,), summary="Yet Another Average Precision (trec_eval yaap)")
+def yaap(al: Aligned, m: Measure) -> FloatArray:
+    """yaap = log((1 + S) / (1 + R − S)), S = Σ_{relevant retrieved at rank r} P@r.
+
+    Robertson's smoothed AP ("On Smoothing Average Precision", ECIR 2012), as trec_eval 10.0:
+    ``S`` is AP's sum before the division by R, so yaap is monotonic with AP on one query and
+    finite at AP = 0 (then ``log(1 / (1 + R))``); R = 0 → log(1) = 0. The natural log is the
+    C library's, S is added in rank order.
+    """
+    level = rel_level(al, m)
+    terms = np.where(al.relevant(level), running_count(al, al.relevant(level)) / al.ranks, 0.0)
+    s = per_query_sum(al, terms)
+    r = al.num_relevant(level).astype(np.float64)
+    return sums.libm_log((1.0 + s) / (1.0 + r - s))
+
+
 @register("gm_bpref", params=(REL_LEVEL,), aggregate="gmean")
 def gm_bpref(al: Aligned, m: Measure) -> FloatArray:
     """Per query bpref; aggregated as exp(mean(log(max(bpref, 1e-5)))) (trec_eval gm_bpref)."""

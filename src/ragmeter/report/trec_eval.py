@@ -14,15 +14,23 @@ without judgments, measures ragmeter does not implement — goes to standard err
 
 Behaviour kept from trec_eval 10.0:
 
-* Without ``-c`` a judged query the run does not answer is ignored (as trec_eval documents;
-  trec_eval 10.0's code actually re-evaluates the previous query's ranking there, or crashes
-  when it is the first, see usnistgov/trec_eval#46). With ``-c`` it is scored as an empty
-  ranking and every mean is over all qrels queries (``num_ret``, ``utility``, ``unj``,
-  ``rbp_resid`` 0, ``relstring`` empty, gm_* clamped at 1e-5).
+* Without ``-c`` a judged query the run does not answer is an error, exit 4, after the
+  per-query lines (``-q``) of the queries before it (trec_eval 10.0: "result qid not found");
+  the message names every such query. With ``-c`` it is scored as an empty ranking and every
+  mean is over all qrels queries (``num_ret``, ``utility``, ``unj``, ``rbp_resid`` 0,
+  ``relstring`` empty, gm_* clamped at 1e-5).
 * A doc id repeated within an evaluated query (within ``-M``) is an error, exit 4, after the
   per-query lines of the queries before it.
+* The preference and judgment-group measures (``prefs_*``, ``*_avgjg``, nicknames ``prefs``,
+  ``all_prefs``, ``qrels_jg``) need ``-R prefs``/``qrels_jg`` input, which ragmeter does not
+  read: asked on a qrels file they fail at the first query, exit 4, as in trec_eval.
+* ``-D <level>.<qid>`` evaluates that query only (with ``-c`` the means still divide by the
+  number of qrels queries); debugging output (level > 0) is not printed.
+* Numbers in options and cutoffs are read like C ``atol``/``atof``: ``-M 1e3`` is 1, and
+  ``-M 99999999999999999999`` saturates at 9223372036854775807.
 * Exit codes: 1 usage or unknown measure, 2 unreadable input or bad measure parameters,
-  4 duplicate docs, 7 no query with both results and judgments.
+  4 duplicate docs, a judged query without a ranking (no ``-c``) or a measure that cannot be
+  computed on qrels, 7 no query with both results and judgments.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from ragmeter.core.data import Qrels, Run
 from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
 from ragmeter.measures import Measure
-from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure
+from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure, c_atol
 from ragmeter.metrics.trec_measures import relstring_text
 
 VERSION = "10.0 (ragmeter)"
@@ -130,21 +138,13 @@ class Options:
     measures: list[tuple[str, str | None]] = field(default_factory=list)
     qrels: str = ""
     run: str = ""
+    debug_query: str | None = None
 
 
 def _atol(text: str) -> int:
-    """C ``atol``: leading integer, 0 when there is none."""
-    text = text.strip()
-    sign = 1
-    if text[:1] in "+-" and text:
-        sign = -1 if text[0] == "-" else 1
-        text = text[1:]
-    digits = ""
-    for ch in text:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return sign * int(digits) if digits else 0
+    """C ``atol``: leading integer saturated to a C ``long``, 0 when there is none."""
+    value = c_atol(text)
+    return 0 if value is None else value
 
 
 def parse_args(argv: Sequence[str], err: TextIO) -> Options:
@@ -184,8 +184,11 @@ def parse_args(argv: Sequence[str], err: TextIO) -> Options:
         elif flag == "-n":
             o.summary = False
         elif flag == "-D":
-            if "." in value:
-                err.write("ragmeter trec-eval: -D <level>.<qid> is not supported; ignored\n")
+            level, dot, qid = value.partition(".")
+            if dot:
+                o.debug_query = qid
+            if _atol(level) > 0:
+                err.write("ragmeter trec-eval: -D: debugging output is not implemented\n")
         elif flag == "-J":
             o.judged_only = True
         elif flag == "-N":
@@ -236,15 +239,11 @@ def select(o: Options, err: TextIO) -> list[Column]:
             params.setdefault(name, p)
         marked.update(NICKNAMES.get(name, (name,)))
     columns: list[Column] = []
-    skipped: list[str] = []
     for spec in TREC_MEASURES:
         if spec.name not in marked:
             continue
-        if spec.kind == "output":
+        if spec.kind == "output" or spec.family is None:
             columns.append(Column(spec.name, spec, None))
-            continue
-        if spec.family is None:
-            skipped.append(spec.name)
             continue
         p = params.get(spec.name) if spec.kind != "plain" else None
         try:
@@ -256,8 +255,6 @@ def select(o: Options, err: TextIO) -> list[Column]:
             if spec.name == "utility" and o.num_docs:
                 m = m.with_params(n_docs=o.num_docs)
             columns.append(Column(label, spec, m))
-    for name in skipped:
-        err.write(f"ragmeter trec-eval: measure '{name}' is not implemented; not printed\n")
     return columns
 
 
@@ -376,10 +373,10 @@ def _query_block(
 
 
 def _summary(
-    al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str
+    al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str, n: int
 ) -> str:
-    # trec_eval adds the per-query values in query order and divides by the query count
-    n = al.n_queries
+    # trec_eval adds the per-query values in query order and divides by the query count ``n``
+    # (the qrels' with -c, even when -D evaluates one query)
     parts = []
     for c, v in zip(columns, values, strict=True):
         if not c.spec.summary:
@@ -397,63 +394,142 @@ def _summary(
     return "".join(parts)
 
 
+@dataclass(frozen=True)
+class _Halt:
+    """Where trec_eval stops with an error: before printing query ``index`` (evaluated order)."""
+
+    index: int
+    code: int
+    message: str
+
+
+def _missing_query(qrels: Qrels, run_obj: Run, al: Aligned, only: str | None) -> _Halt | None:
+    """The first judged query without a ranking (no ``-c``): trec_eval stops there, exit 4."""
+    absent = sorted(set(qrels.query_ids.tolist()) - set(run_obj.query_ids.tolist()))
+    if only is not None:
+        absent = [q for q in absent if q == only]
+    if not absent:
+        return None
+    # trec_eval walks the qrels queries in byte order and stops at the first absent one
+    key = absent[0].encode()
+    index = sum(1 for q in al.query_ids.tolist() if str(q).encode() < key)
+    shown = ", ".join(f"'{q}'" for q in absent[:5]) + (" …" if len(absent) > 5 else "")
+    many = len(absent) != 1
+    return _Halt(
+        index,
+        4,
+        f"trec_eval: {len(absent)} judged quer{'ies' if many else 'y'} without a ranking in "
+        f"the run ({shown}); trec_eval 10.0 stops at the first (\"result qid '{absent[0]}' "
+        'not found"): give -c to score them as empty rankings\n',
+    )
+
+
+def _not_computable(columns: list[Column]) -> _Halt | None:
+    """A preference or judgment-group measure: it cannot be computed from a qrels file."""
+    name = next(
+        (c.spec.name for c in columns if c.spec.kind != "output" and c.measure is None), None
+    )
+    if name is None:
+        return None
+    return _Halt(
+        0,
+        4,
+        f"ragmeter trec-eval: measure '{name}' is not implemented (it needs a prefs or "
+        f"qrels_jg rel_info file)\ntrec_eval: Can't calculate measure '{name}'\n",
+    )
+
+
+def _only_query(al: Aligned, qid: str) -> Aligned:
+    """``al`` restricted to query ``qid`` (``-D level.qid``); no query if it is not evaluated."""
+    ids = [str(q) for q in al.query_ids.tolist()]
+    i = ids.index(qid) if qid in ids else al.n_queries
+    keep = slice(i, min(i + 1, al.n_queries))
+    a, b = int(al.offsets[keep.start]), int(al.offsets[keep.stop])
+    la, lb = int(al.label_offsets[keep.start]), int(al.label_offsets[keep.stop])
+    item_label = al.item_label[a:b] if len(al.item_label) else al.item_label
+    return replace(
+        al,
+        query_ids=al.query_ids[keep],
+        offsets=al.offsets[keep.start : keep.stop + 1] - a,
+        grades=al.grades[a:b],
+        run_rows=al.run_rows[a:b],
+        label_offsets=al.label_offsets[keep.start : keep.stop + 1] - la,
+        label_grades=al.label_grades[la:lb],
+        in_run=al.in_run[keep],
+        cutoffs=None if al.cutoffs is None else al.cutoffs[keep],
+        label_rows=al.label_rows[la:lb] if len(al.label_rows) else al.label_rows,
+        item_label=np.where(item_label >= 0, item_label - la, -1),
+        label_in_pool=None if al.label_in_pool is None else al.label_in_pool[la:lb],
+    )
+
+
+def _evaluate(
+    o: Options,
+    columns: list[Column],
+    inputs: tuple[Qrels, Run, bytes | None],
+    out: TextIO,
+    err: TextIO,
+) -> None:
+    """Evaluate, print the ``-q`` lines and the summary; raises :class:`_Exit` on an error."""
+    qrels, run_obj, stdin = inputs
+    al = align(
+        run_obj,
+        qrels,
+        missing="zero" if o.complete else "skip",
+        depth=o.depth,
+        rel_level=o.rel_level,
+    )
+    if al.n_unjudged_queries:
+        k = al.n_unjudged_queries
+        err.write(
+            f"ragmeter trec-eval: {k} run quer{'y' if k == 1 else 'ies'} without "
+            "judgments, not evaluated (as trec_eval)\n"
+        )
+    n_avg = al.n_queries  # with -c trec_eval divides by the number of qrels queries
+    halts = [] if o.complete else [_missing_query(qrels, run_obj, al, o.debug_query)]
+    if o.debug_query is not None:
+        al = _only_query(al, o.debug_query)
+    if al.n_queries == 0 and not any(halts):
+        raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
+    halts.append(_not_computable(columns))
+    # trec_eval finds duplicates when a measure ranks the documents: not for runid, num_q
+    if any(c.measure is not None for c in columns):
+        duplicate = _first_duplicate(o, run_obj, al, stdin)
+        if duplicate is not None:
+            first = next((c.spec.name for c in columns if c.measure is not None), "num_ret")
+            halts.append(
+                _Halt(
+                    duplicate[0],
+                    4,
+                    f"trec_eval.form_res_qrels: duplicate docs {duplicate[1]}"
+                    f"trec_eval: Can't calculate measure '{first}'\n",
+                )
+            )
+    halt = min((h for h in halts if h is not None), key=lambda h: h.index, default=None)
+    if o.judged_only:
+        al = _judged_only(al)
+    values = _values(al, columns)
+    relstrings = {
+        c.label: relstring_text(al, int(c.measure.param("length")))
+        for c in columns
+        if c.spec.name == "relstring" and c.measure is not None
+    }
+    stop = al.n_queries if halt is None else min(halt.index, al.n_queries)
+    if o.query:
+        out.write("".join(_query_block(al, i, columns, values, relstrings) for i in range(stop)))
+    if halt is not None:
+        raise _Exit(halt.code, halt.message)
+    if o.summary:
+        n = n_avg if o.complete else al.n_queries
+        out.write(_summary(al, columns, values, run_obj.tag or run_obj.name, n))
+
+
 def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     """Run the command; writes to ``out``/``err`` and returns the exit status."""
     try:
         o = parse_args(argv, err)
         columns = select(o, err)
-        qrels, run_obj, stdin = _read(o, err)
-        al = align(
-            run_obj,
-            qrels,
-            missing="zero" if o.complete else "skip",
-            depth=o.depth,
-            rel_level=o.rel_level,
-        )
-        if al.n_unjudged_queries:
-            k = al.n_unjudged_queries
-            err.write(
-                f"ragmeter trec-eval: {k} run quer{'y' if k == 1 else 'ies'} without "
-                "judgments, not evaluated (as trec_eval)\n"
-            )
-        if al.n_skipped:
-            # trec_eval 10.0 cannot evaluate a judged query that has no ranking without -c
-            # (it crashes or reuses another query's ranking); refuse with a clear message.
-            absent = sorted(set(qrels.query_ids.tolist()) - set(run_obj.query_ids.tolist()))
-            shown = ", ".join(f"'{q}'" for q in absent[:5]) + (" …" if len(absent) > 5 else "")
-            raise _Exit(
-                3,
-                f"trec_eval: {len(absent)} judged quer{'y' if len(absent) == 1 else 'ies'} "
-                f"without a ranking in the run ({shown}); trec_eval 10.0 refuses this: "
-                "give -c to score them as empty rankings\n",
-            )
-        if al.n_queries == 0:
-            raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
-        # trec_eval finds duplicates when a measure ranks the documents: not for runid, num_q
-        ranked = any(c.measure is not None for c in columns)
-        duplicate = _first_duplicate(o, run_obj, al, stdin) if ranked else None
-        if o.judged_only:
-            al = _judged_only(al)
-        values = _values(al, columns)
-        relstrings = {
-            c.label: relstring_text(al, int(c.measure.param("length")))
-            for c in columns
-            if c.spec.name == "relstring" and c.measure is not None
-        }
-        stop = duplicate[0] if duplicate is not None else al.n_queries
-        if o.query:
-            out.write(
-                "".join(_query_block(al, i, columns, values, relstrings) for i in range(stop))
-            )
-        if duplicate is not None:
-            first = next((c.spec.name for c in columns if c.measure is not None), "num_ret")
-            raise _Exit(
-                4,
-                f"trec_eval.form_res_qrels: duplicate docs {duplicate[1]}"
-                f"trec_eval: Can't calculate measure '{first}'\n",
-            )
-        if o.summary:
-            out.write(_summary(al, columns, values, run_obj.tag or run_obj.name))
+        _evaluate(o, columns, _read(o, err), out, err)
         return 0
     except _Exit as exc:
         if exc.message:

@@ -305,54 +305,45 @@ class _Bootstrap:
         return [results[key][:, j] for key, j in self._where]
 
 
-def compare(
-    evaluation: Evaluation,
-    *,
-    baseline: str | int | None = None,
-    measures: Sequence[str | Measure] | None = None,
-    test: TestName = "randomization",
-    correction: Correction = "holm",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    permutations: int = 10_000,
-    bootstrap: int = 10_000,
-    seed: int | None = 0,
-) -> Comparison:
-    """Compare every run of ``evaluation`` with the ``baseline`` run (default: the first).
+@dataclass(frozen=True)
+class _Table:
+    """The compared runs (baseline first), measures and per-query values of a comparison:
+    ``values[query, run, measure]`` (NaN: NA), ``scaled`` on the averaged scale (log for
+    geometric means), ``present[run]`` the queries each run has."""
 
-    Args:
-        evaluation: the per-query values of two or more runs (from :func:`ragmeter.evaluate`).
-        baseline: the baseline run, by name or position.
-        measures: a subset of the evaluated measures (default: all).
-        test: ``randomization`` (paired sign-flip, default), ``t`` (paired t-test) or
-            ``wilcoxon`` (signed-rank).
-        correction: ``holm`` (default), ``bonferroni`` or ``none``, across all the
-            run × measure comparisons of this call.
-        alpha: significance level for the adjusted p-values (significant ⇔ p̃ ≤ alpha).
-        confidence: level of the percentile bootstrap intervals.
-        permutations: random sign vectors of the randomization test.
-        bootstrap: bootstrap replicates.
-        seed: seed of the bootstrap and randomization draws (same seed, same numbers).
+    runs: list[RunResult]
+    measures: list[Measure]
+    values: FloatArray
+    present: list[np.ndarray]
+    scaled: FloatArray
+    defined: np.ndarray
+    geometric: list[bool]
 
-    Example:
-        >>> import ragmeter
-        >>> from ragmeter.stats import compare
-        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-        >>> runs = {
-        ...     "base": ragmeter.Run.from_lists({"q1": ["x", "a"], "q2": ["b"], "q3": ["x", "c"]}),
-        ...     "new": ragmeter.Run.from_lists({"q1": ["a"], "q2": ["b"], "q3": ["c"]}),
-        ... }
-        >>> c = compare(ragmeter.evaluate(runs, qrels, ["mrr"]), bootstrap=1000)
-        >>> d = c.difference("new", "mrr")
-        >>> round(d.difference, 4), d.n, round(d.p_value, 2), d.method
-        (0.3333, 3, 0.5, 'exact')
-    """
+
+@dataclass(frozen=True)
+class _Jobs:
+    """The bootstrap replicates of every summary and difference, drawn in one pass, and the
+    paired differences (one column per run × measure against the baseline)."""
+
+    summary_jobs: list[list[int]]
+    diff_jobs: list[list[tuple[int, ...]]]
+    diff_columns: list[FloatArray]
+    pair_masks: list[np.ndarray]
+    reps: list[FloatArray]
+
+
+def _check_options(test: str, correction: str, alpha: float) -> None:
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def _table(
+    evaluation: Evaluation, baseline: str | int | None, measures: Sequence[str | Measure] | None
+) -> _Table:
     if len(evaluation.runs) < 2:
         raise ValueError("compare needs at least two runs")
     names = [r.name for r in evaluation.runs]
@@ -367,9 +358,7 @@ def compare(
         probe = evaluation.runs[0]
         measure_list = [probe.measures[probe._index(m)] for m in measures]
     values, present = _union_values(runs, measure_list)
-    n_runs, n_meas = len(runs), len(measure_list)
     geometric = [m.spec.aggregate == "gmean" for m in measure_list]
-    directions = tuple(direction(m) for m in measure_list)
 
     # values on the scale that is averaged: log for geometric means
     scaled = values.copy()
@@ -378,7 +367,12 @@ def compare(
             with np.errstate(invalid="ignore"):
                 scaled[:, :, j] = np.log(np.maximum(values[:, :, j], MIN_GEO_MEAN))
     defined = ~np.isnan(values)
+    return _Table(runs, measure_list, values, present, scaled, defined, geometric)
 
+
+def _schedule(t: _Table, bootstrap: int, seed: int | None) -> _Jobs:
+    scaled, defined, geometric = t.scaled, t.defined, t.geometric
+    n_runs, n_meas = len(t.runs), len(t.measures)
     boot = _Bootstrap(bootstrap, seed)
     summary_jobs = [
         [boot.add(defined[:, r, j], scaled[:, r, j]) for j in range(n_meas)] for r in range(n_runs)
@@ -399,7 +393,14 @@ def compare(
                 row.append((boot.add(mask, d),))
         diff_jobs.append(row)
     reps = boot.run()
+    return _Jobs(summary_jobs, diff_jobs, diff_columns, pair_masks, reps)
 
+
+def _summaries(t: _Table, jobs: _Jobs, confidence: float) -> list[MetricSummary]:
+    """Mean, SD and bootstrap CI of every run × measure."""
+    values, present = t.values, t.present
+    runs, measure_list, geometric = t.runs, t.measures, t.geometric
+    summary_jobs, reps = jobs.summary_jobs, jobs.reps
     summaries: list[MetricSummary] = []
     for r, run in enumerate(runs):
         for j, m in enumerate(measure_list):
@@ -424,7 +425,14 @@ def compare(
                     n_defined=int(ok.shape[0]),
                 )
             )
+    return summaries
 
+
+def _paired_tests(
+    t: _Table, jobs: _Jobs, test: str, permutations: int, seed: int | None
+) -> tuple[FloatArray, list[PairedTest]]:
+    """The paired differences and the test of every run × measure against the baseline."""
+    values, diff_columns, pair_masks = t.values, jobs.diff_columns, jobs.pair_masks
     # paired tests: all columns at once for the randomization test
     diffs = np.column_stack(diff_columns) if diff_columns else np.empty((values.shape[0], 0))
     tests: list[PairedTest] = []
@@ -445,8 +453,23 @@ def compare(
                 tests.append(_t_from_differences(d))
             else:
                 tests.append(wilcoxon_test(d, np.zeros_like(d)))
-    adjusted = adjust([t.pvalue for t in tests], correction)
+    return diffs, tests
 
+
+def _differences(
+    table: _Table,
+    work: _Jobs,
+    diffs: FloatArray,
+    tests: list[PairedTest],
+    adjusted: FloatArray,
+    directions: tuple[Any, ...],
+    confidence: float,
+    alpha: float,
+) -> list[Difference]:
+    """The difference of every run × measure with the baseline: point, CI, tests, effects."""
+    runs, measure_list, present = table.runs, table.measures, table.present
+    scaled, geometric = table.scaled, table.geometric
+    n_runs, pair_masks, diff_jobs, reps = len(runs), work.pair_masks, work.diff_jobs, work.reps
     differences: list[Difference] = []
     c = 0
     for r in range(1, n_runs):
@@ -490,6 +513,60 @@ def compare(
                 )
             )
             c += 1
+    return differences
+
+
+def compare(
+    evaluation: Evaluation,
+    *,
+    baseline: str | int | None = None,
+    measures: Sequence[str | Measure] | None = None,
+    test: TestName = "randomization",
+    correction: Correction = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    seed: int | None = 0,
+) -> Comparison:
+    """Compare every run of ``evaluation`` with the ``baseline`` run (default: the first).
+
+    Args:
+        evaluation: the per-query values of two or more runs (from :func:`ragmeter.evaluate`).
+        baseline: the baseline run, by name or position.
+        measures: a subset of the evaluated measures (default: all).
+        test: ``randomization`` (paired sign-flip, default), ``t`` (paired t-test) or
+            ``wilcoxon`` (signed-rank).
+        correction: ``holm`` (default), ``bonferroni`` or ``none``, across all the
+            run × measure comparisons of this call.
+        alpha: significance level for the adjusted p-values (significant ⇔ p̃ ≤ alpha).
+        confidence: level of the percentile bootstrap intervals.
+        permutations: random sign vectors of the randomization test.
+        bootstrap: bootstrap replicates.
+        seed: seed of the bootstrap and randomization draws (same seed, same numbers).
+
+    Example:
+        >>> import ragmeter
+        >>> from ragmeter.stats import compare
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> runs = {
+        ...     "base": ragmeter.Run.from_lists({"q1": ["x", "a"], "q2": ["b"], "q3": ["x", "c"]}),
+        ...     "new": ragmeter.Run.from_lists({"q1": ["a"], "q2": ["b"], "q3": ["c"]}),
+        ... }
+        >>> c = compare(ragmeter.evaluate(runs, qrels, ["mrr"]), bootstrap=1000)
+        >>> d = c.difference("new", "mrr")
+        >>> round(d.difference, 4), d.n, round(d.p_value, 2), d.method
+        (0.3333, 3, 0.5, 'exact')
+    """
+    _check_options(test, correction, alpha)
+    table = _table(evaluation, baseline, measures)
+    runs, measure_list = table.runs, table.measures
+    directions = tuple(direction(m) for m in measure_list)
+    jobs = _schedule(table, bootstrap, seed)
+    summaries = _summaries(table, jobs, confidence)
+    diffs, tests = _paired_tests(table, jobs, test, permutations, seed)
+    adjusted = adjust([t.pvalue for t in tests], correction)
+    differences = _differences(table, jobs, diffs, tests, adjusted, directions, confidence, alpha)
     return Comparison(
         baseline=runs[0].name,
         runs=tuple(r.name for r in runs),
