@@ -522,3 +522,39 @@ def test_label_agreement_by_hand() -> None:
     assert r.binary_matrix == [[2, 0], [0, 2]]
     assert r.disagreements == [Disagreement("q", "d1", 0, 5, 4), Disagreement("q", "d4", 0, 2, 3)]
     assert r.per_grade[4] == {"precision": 0.5, "recall": 1.0, "support": 1}
+
+
+# -- Krippendorff's alpha ------------------------------------------------------------------
+
+_KRIPPENDORFF_2011 = [  # "Computing Krippendorff's alpha-reliability" (2011), section C
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+    [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+]
+
+
+def test_krippendorff_alpha_published_example() -> None:
+    from ragmeter.stats.agreement import krippendorff_alpha
+
+    # the paper's values, to its three decimals
+    assert krippendorff_alpha(_KRIPPENDORFF_2011, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha(_KRIPPENDORFF_2011, "ordinal") == pytest.approx(0.815, abs=5e-4)
+    assert krippendorff_alpha(_KRIPPENDORFF_2011, "interval") == pytest.approx(0.849, abs=5e-4)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_krippendorff_alpha_matches_package(level: str) -> None:
+    kd = pytest.importorskip("krippendorff")
+    from ragmeter.stats.agreement import krippendorff_alpha
+
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        raters, units = int(rng.integers(2, 5)), int(rng.integers(3, 40))
+        truth = rng.integers(0, 4, size=units)
+        data = np.clip(truth + rng.integers(-1, 2, size=(raters, units)), 0, 3).astype(float)
+        data[rng.random(size=data.shape) < 0.2] = np.nan
+        if np.unique(data[~np.isnan(data)]).shape[0] < 2:
+            continue
+        ref = kd.alpha(reliability_data=data, level_of_measurement=level)
+        assert krippendorff_alpha(data, level) == pytest.approx(ref, rel=1e-9, abs=1e-12)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from ragmeter.stats.agreement import (
     cohen_kappa,
     confusion_matrix,
     kendall_tau_b,
+    krippendorff_alpha,
     spearman_rho,
 )
 
@@ -43,6 +44,7 @@ __all__ = [
     "cohen_kappa",
     "confusion_matrix",
     "kendall_tau_b",
+    "krippendorff_alpha",
     "spearman_rho",
     *_LAZY,
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "cohen_kappa",
     "confusion_matrix",
     "kendall_tau_b",
+    "krippendorff_alpha",
     "label_agreement",
     "spearman_rho",
 ]
@@ -302,3 +303,49 @@ def label_agreement(
             if x != y
         ],
     )
+
+
+def krippendorff_alpha(
+    data: npt.ArrayLike, level: Literal["nominal", "ordinal", "interval"] = "nominal"
+) -> float:
+    """Krippendorff's α of a raters × units matrix of numeric labels (NaN: missing).
+
+    Units with fewer than two labels are left out. From the coincidence matrix
+    o_ck = Σ_u Σ_{i≠j} [v_ui = c][v_uj = k] / (m_u − 1) (m_u labels in unit u), n_c = Σ_k o_ck,
+    n = Σ_c n_c: α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck with δ² = [c ≠ k] (nominal),
+    (c − k)² (interval) or (Σ_{g=c..k} n_g − (n_c + n_k)/2)² (ordinal) — Krippendorff (2011),
+    "Computing Krippendorff's alpha-reliability", as the ``krippendorff`` package.
+    NaN when nothing is pairable or every label is the same.
+    """
+    v = np.asarray(data, dtype=np.float64)
+    if v.ndim != 2:
+        raise ValueError(f"data must be raters × units, got shape {v.shape}")
+    values = np.unique(v[~np.isnan(v)])
+    k = values.shape[0]
+    if k == 0:
+        return float("nan")
+    counts = np.zeros((v.shape[1], k))  # units × values
+    rows, cols = np.nonzero(~np.isnan(v))
+    np.add.at(counts, (cols, np.searchsorted(values, v[rows, cols])), 1.0)
+    m = counts.sum(axis=1)
+    counts, m = counts[m >= 2], m[m >= 2]
+    if counts.shape[0] == 0:
+        return float("nan")
+    o = (counts.T / (m - 1)) @ counts - np.diag(np.sum(counts.T / (m - 1), axis=1))
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    c, j = np.indices((k, k))
+    if level == "nominal":
+        d2 = (c != j).astype(np.float64)
+    elif level == "interval":
+        d2 = (values[c] - values[j]) ** 2
+    elif level == "ordinal":
+        cum = np.cumsum(n_c)
+        lo, hi = np.minimum(c, j), np.maximum(c, j)
+        d2 = (cum[hi] - np.where(lo > 0, cum[lo - 1], 0.0) - (n_c[c] + n_c[j]) / 2) ** 2
+    else:
+        raise ValueError(f"level must be nominal, ordinal or interval, got {level!r}")
+    expected = float(np.sum(np.outer(n_c, n_c) * d2))
+    if expected == 0.0:
+        return float("nan")
+    return 1.0 - (n - 1.0) * float(np.sum(o * d2)) / expected
