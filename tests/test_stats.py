@@ -558,3 +558,16 @@ def test_krippendorff_alpha_matches_package(level: str) -> None:
             continue
         ref = kd.alpha(reliability_data=data, level_of_measurement=level)
         assert krippendorff_alpha(data, level) == pytest.approx(ref, rel=1e-9, abs=1e-12)  # type: ignore[arg-type]
+
+
+def test_label_agreement_reports_krippendorff_alpha() -> None:
+    kd = pytest.importorskip("krippendorff")
+    from ragmeter.stats.agreement import label_agreement
+
+    a = {("q", f"d{i}"): g for i, g in enumerate([0, 1, 2, 3, 3, 2, 1, 0, 2])}
+    b = {("q", f"d{i}"): g for i, g in enumerate([0, 2, 2, 3, 1, 2, 1, 1, 3])}
+    r = label_agreement(a, b, scale=(0, 3))
+    data = np.array([list(a.values()), list(b.values())], dtype=float)
+    for level in ("nominal", "ordinal", "interval"):
+        ref = kd.alpha(reliability_data=data, level_of_measurement=level)
+        assert r.alpha[level] == pytest.approx(ref, rel=1e-9)

@@ -64,6 +64,7 @@ def agreement_report(
         "only_b": len(set(b) - set(a)),
         "scale": list(r.scale),
         "kappa": {k: clean(v) for k, v in r.kappa.items()},
+        "krippendorff_alpha": {k: clean(v) for k, v in r.alpha.items()},
         "accuracy": clean(r.accuracy),
         "confusion": r.matrix,
         "per_grade": {str(g): v for g, v in r.per_grade.items()},
@@ -90,7 +91,9 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
     kappa = report["kappa"]
     console.print(
         f"Cohen's κ: unweighted {fmt(kappa['unweighted'])}, linear {fmt(kappa['linear'])}, "
-        f"quadratic {fmt(kappa['quadratic'])}; accuracy {fmt(report['accuracy'])}"
+        f"quadratic {fmt(kappa['quadratic'])}; accuracy {fmt(report['accuracy'])}; "
+        f"Krippendorff's α: "
+        + ", ".join(f"{k} {fmt(v)}" for k, v in report["krippendorff_alpha"].items())
     )
     matrix = Table(title=f"confusion (rows {report['a']}, columns {report['b']})")
     matrix.add_column("", no_wrap=True)

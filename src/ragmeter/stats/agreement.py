@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -237,6 +237,8 @@ class LabelAgreement:
     binary_accuracy: float
     binary_per_class: dict[Any, dict[str, float | int | None]]
     disagreements: list[Disagreement]
+    #: Krippendorff's α of the two labelings (``nominal``, ``ordinal``, ``interval``)
+    alpha: dict[str, float] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -261,7 +263,8 @@ def label_agreement(
     at least ``scale`` (1..5 for grades, 0..5 for ratings), so that weighted κ counts the
     distance between labels even when a value never occurs. Returns Cohen's κ (unweighted,
     linear, quadratic: see :func:`cohen_kappa`), the confusion matrix, per-label precision and
-    recall of ``b`` against ``a``, the same at a binary threshold, and the disagreements.
+    recall of ``b`` against ``a``, the same at a binary threshold, the disagreements, and
+    Krippendorff's α (nominal, ordinal, interval; see :func:`krippendorff_alpha`).
 
     Example:
         >>> r = label_agreement({("q", "d1"): 5, ("q", "d2"): 1}, {("q", "d1"): 4, ("q", "d2"): 1})
@@ -291,6 +294,10 @@ def label_agreement(
             "quadratic": graded.kappa("quadratic"),
         },
         accuracy=graded.accuracy(),
+        alpha={
+            level: krippendorff_alpha([ga, gb], level)
+            for level in ("nominal", "ordinal", "interval")
+        },
         per_grade=graded.per_class(),
         threshold=threshold,
         binary_matrix=binary.matrix.tolist(),
