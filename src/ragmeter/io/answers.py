@@ -26,6 +26,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import check_text, decode, read_bytes
+from ragmeter.io._documents import too_deep
 
 #: the pipeline stages a sample's timings may record (seconds)
 STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
@@ -86,6 +87,8 @@ def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    except RecursionError:
+        raise too_deep(source, expected="a JSON list of answer samples") from None
     return answer_samples_from_records(doc, source=source)
 
 

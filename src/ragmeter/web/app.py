@@ -25,7 +25,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 
 Security (see :mod:`ragmeter.web.security`): an access token when configured, a CSRF token on
 every POST, ids and values validated against the collection, exports confined to one
-directory.
+directory, bodies over a small limit refused before they are read (see
+:mod:`ragmeter.web.limits`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
 from ragmeter.web import security
+from ragmeter.web.limits import BodyLimit
 from ragmeter.web.routes import evaluations, exports, labelling, reviewing
 from ragmeter.web.state import HERE, BadInput, WebConfig, WebState, wants_json, web_state
 
@@ -61,6 +63,8 @@ def create_app(config: WebConfig) -> FastAPI:
     app.exception_handler(HTTPException)(http_error)
     for router in ROUTERS:
         app.include_router(router)
+    # outermost: a body over its limit is refused before anything reads it
+    app.add_middleware(BodyLimit, max_body=config.max_body, max_upload=config.max_upload)
     return app
 
 
