@@ -7,6 +7,7 @@ from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_me
 from ragmeter.metrics import (
     answer_text,
     coverage,
+    diversity,
     interop,
     ranking,
     setwise,
@@ -21,6 +22,7 @@ __all__ = [
     "Measure",
     "answer_text",
     "coverage",
+    "diversity",
     "interop",
     "parse_measure",
     "parse_measures",
