@@ -7,6 +7,7 @@ from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_me
 from ragmeter.metrics import (
     answer_text,
     coverage,
+    cwl,
     diversity,
     interop,
     ranking,
@@ -22,6 +23,7 @@ __all__ = [
     "Measure",
     "answer_text",
     "coverage",
+    "cwl",
     "diversity",
     "interop",
     "parse_measure",
