@@ -251,7 +251,7 @@ def test_compare_says_when_n_is_too_small_for_significance() -> None:
     assert not d.can_be_significant and d.verdict == "ns"
     assert any("n too small for significance" in n for n in c.notes)
     # six queries: 2/64 ≤ 0.05 on its own, but Holm over two comparisons doubles it
-    six = {"b": base + [0.6], "r": better + [0.65]}
+    six = {"b": [*base, 0.6], "r": [*better, 0.65]}
     c6 = compare(_evaluation(six), bootstrap=200)
     assert c6.difference("r", "ndcg@10").can_be_significant
     assert c6.difference("r", "ndcg@10").verdict == "better"
