@@ -163,8 +163,10 @@ def _closed_pipe(*args: str) -> subprocess.CompletedProcess[bytes]:
         ("trec-eval", "-q", QRELS, RUN),
         ("evaluate", RUN, "--qrels", QRELS, "--per-query"),  # a rich table
         ("evaluate", RUN, "--qrels", QRELS, "--per-query", "-f", "csv"),
+        ("--version",),
+        ("measures",),
     ],
-    ids=["trec-eval", "table", "csv"],
+    ids=["trec-eval", "table", "csv", "version", "measures"],
 )
 def test_a_closed_pipe_ends_quietly(args: tuple[str, ...]) -> None:
     done = _closed_pipe(*args)

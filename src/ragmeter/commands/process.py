@@ -135,7 +135,12 @@ def os_failures() -> Iterator[None]:
 
 
 class GuardedGroup(TyperGroup):
-    """The ``ragmeter`` command group: every command runs inside :func:`os_failures`."""
+    """The ``ragmeter`` command group: every command runs inside :func:`os_failures`, and so
+    does the parsing of its options (``--version`` and ``--help`` print while parsing)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with os_failures():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
         with os_failures():
