@@ -5,7 +5,9 @@ one clear error or the correct result (never a traceback, never a silent loss).
 * ``test_malformed.py``: a corpus of malformed inputs for every reader and format;
 * ``test_output_failures.py``: missing and read-only directories, full disks and the file
   size limit, a path component that is a file, closed pipes, for the commands;
-* ``test_web_limits.py``: request bodies over their limits, JSON nested too deeply;
+* ``test_web_limits.py``: request bodies over their limits, JSON nested too deeply, a label
+  or an export the disk refuses;
+* ``test_label_writes.py``: concurrent annotators on the label database (group commit);
 * killed writers (``kill -9``) are tested where the writers are:
   ``tests/test_store.py::test_a_killed_process_leaves_no_half_written_evaluation`` (the
   evaluation store) and

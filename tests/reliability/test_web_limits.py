@@ -131,3 +131,42 @@ def test_the_limit_is_an_option_of_serve() -> None:
 
     result = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"})
     assert "--max-body" in result.output
+
+
+def test_a_label_the_database_refuses_is_a_503(
+    browser: Browser, config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk under the label database: the reply says nothing was saved."""
+    import sqlite3
+    from concurrent.futures import Future
+
+    def refuse(*args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_exception(sqlite3.OperationalError("database or disk is full"))
+        return future
+
+    monkeypatch.setattr(LabelDB, "submit_record", refuse)
+    response = browser.grade("q1", "d1", 3)
+    assert response.status_code == 503
+    assert "not saved" in response.json()["error"] and "disk is full" in response.json()["error"]
+
+
+def test_an_export_the_disk_refuses_names_the_file(
+    browser: Browser, config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from ragmeter.errors import OutputError
+
+    def full(path: Any, text: str) -> None:
+        raise OutputError(str(path), errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("ragmeter.io._common.atomic_write_text", full)
+    response = browser.client.post(
+        "/export",
+        data={"kind": "qrels", "filename": "q.txt", "csrf_token": browser.csrf},
+        headers={"Accept": "application/json"},
+        follow_redirects=False,
+    )
+    assert response.status_code == 507
+    assert "q.txt" in response.json()["error"] and "nothing was written" in response.json()["error"]

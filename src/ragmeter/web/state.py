@@ -7,11 +7,14 @@ The routers (:mod:`ragmeter.web.routes`) reach the app's :class:`WebState` throu
 
 from __future__ import annotations
 
+import asyncio
 import re
+import sqlite3
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -25,6 +28,7 @@ from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
 from ragmeter.web.limits import MAX_BODY, MAX_UPLOAD
 
 HERE = Path(__file__).parent
+T = TypeVar("T")
 #: annotator names: short, printable, nothing that needs escaping in a cookie
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
 
@@ -82,6 +86,7 @@ class WebState:
             autoescape=select_autoescape(["html"]),
             trim_blocks=True,
             lstrip_blocks=True,
+            auto_reload=False,  # the templates ship with the package: no stat per page
         )
         self.env.filters["fmt"] = fmt
         self.env.filters["anchor"] = anchor
@@ -227,6 +232,18 @@ async def payload(request: Request) -> dict[str, Any]:
         return data
     form = await request.form()
     return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+async def committed(write: Future[T]) -> T:
+    """The result of a label database write, awaited without holding the event loop; a
+    write the database refused (a full disk, a read-only file) is a 503 saying that nothing
+    was saved, so the page can say so and the person try again."""
+    try:
+        return await asyncio.wrap_future(write)
+    except sqlite3.Error as exc:
+        raise HTTPException(
+            503, f"the label was not saved ({exc}); nothing was written: try again"
+        ) from None
 
 
 def reply(request: Request, data: Mapping[str, Any], redirect: str) -> Response:

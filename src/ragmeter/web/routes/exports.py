@@ -3,6 +3,7 @@ export directory."""
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 from urllib.parse import urlencode
 
@@ -79,8 +80,12 @@ async def export_to_file(web: Web, request: Request) -> Response:
     except RagmeterError as exc:
         raise BadInput(str(exc)) from None
     text = export_text(kind, web.db, web.coll, annotator=who, rule=how)  # type: ignore[arg-type]
-    web.config.export_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, text)
+    try:
+        web.config.export_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, text)
+    except OSError as exc:  # a full disk, a read-only directory: the page says which
+        said = str(exc) if isinstance(exc, RagmeterError) else f"{exc.filename}: {exc.strerror}"
+        raise HTTPException(507 if exc.errno == errno.ENOSPC else 500, said) from None
     if wants_json(request):
         return JSONResponse({"path": str(target), "lines": text.count("\n")})
     return RedirectResponse(f"/export?{urlencode({'written': target.name})}", status_code=303)

@@ -3,8 +3,6 @@ undo, and the label event log."""
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.responses import Response
@@ -16,6 +14,7 @@ from ragmeter.web.state import (
     BadInput,
     Web,
     anchor,
+    committed,
     count,
     int_field,
     local_path,
@@ -70,8 +69,11 @@ async def choose_annotator(request: Request) -> Response:
     return response
 
 
+# The label pages read only memory (the collection, the annotator's cached labels) and
+# render a template (~1 ms): on the event loop they cost a quarter less CPU than with the hop
+# to a worker thread and back, which under load is the throughput.
 @router.get("/label/{query_id}", response_class=HTMLResponse)
-def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
+async def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
     coll = web.coll
     web.need_query(query_id)
     annotator = web.annotator_of(request)
@@ -100,7 +102,7 @@ def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
 
 
 @router.get("/subquestions/{query_id}", response_class=HTMLResponse)
-def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
+async def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
     coll = web.coll
     web.need_query(query_id)
     questions = coll.subquestions.get(query_id, [])
@@ -137,7 +139,7 @@ async def save_grade(web: Web, request: Request) -> Response:
     grade = int_field(data, "grade", value_range("grade"))
     # committed by the label database's writer (with the labels of other requests) while
     # this coroutine waits: the event loop goes on serving
-    await asyncio.wrap_future(web.db.submit_record(annotator, "grade", query_id, doc_id, grade))
+    await committed(web.db.submit_record(annotator, "grade", query_id, doc_id, grade))
     answer = {
         "query_id": query_id,
         "doc_id": doc_id,
@@ -157,7 +159,7 @@ async def save_rating(web: Web, request: Request) -> Response:
         raise BadInput(f"query {query_id!r} has no sub-questions")
     question = int_field(data, "question", (1, n_q))
     rating = int_field(data, "rating", value_range("rating"))
-    await asyncio.wrap_future(
+    await committed(
         web.db.submit_record(annotator, "rating", query_id, doc_id, rating, question=question)
     )
     answer = {
@@ -177,7 +179,7 @@ async def undo(web: Web, request: Request) -> Response:
     kind = data.get("kind", "grade")
     if kind not in ("grade", "rating"):
         raise BadInput("kind must be 'grade' or 'rating'")
-    event = await asyncio.wrap_future(web.db.submit_undo(annotator, kind))
+    event = await committed(web.db.submit_undo(annotator, kind))
     if event is None:
         return reply(request, {"undone": None}, str(data.get("next") or "/"))
     key: ItemKey = event.key
