@@ -156,11 +156,19 @@ class Evaluation:
         return cls(runs, measures, warnings)
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
-        """The JSON shape: ``{"runs": [...], "warnings": [...]}``; NA is ``None``."""
-        return {
+        """The JSON shape: ``{"runs": [...], "warnings": [...]}``; NA is ``None``.
+
+        Measures asked for in another tool's spelling (ir_measures' ``P(rel=2)@10``) keep it
+        as their key; ``measure_names`` then maps each such spelling to ragmeter's name.
+        """
+        out: dict[str, Any] = {
             "runs": [r.to_dict(per_query=per_query) for r in self.runs],
             "warnings": list(self.warnings),
         }
+        names = {str(m): m.canonical for m in self.measures if str(m) != m.canonical}
+        if names:
+            out["measure_names"] = names
+        return out
 
     def to_pandas(self) -> pd.DataFrame:
         """Long DataFrame: columns run, query_id, measure, value (NaN = NA)."""

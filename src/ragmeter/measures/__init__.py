@@ -21,13 +21,14 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import MeasureError
+from ragmeter.measures import irm
 
 FloatArray = npt.NDArray[np.float64]
 CutoffKind = Literal["none", "optional", "required"]
@@ -143,6 +144,10 @@ class Measure:
     family: str
     k: int | float | None = None
     params: tuple[tuple[str, Any], ...] = field(default=())
+    #: the spelling the user gave when it is another tool's (ir_measures' ``AP(rel=2)``):
+    #: kept for display, not part of the identity (equal measures are equal whatever the
+    #: spelling); :attr:`canonical` is ragmeter's name
+    alias: str | None = field(default=None, compare=False)
 
     def _sort_key(self) -> tuple[str, bool, float, str]:
         return (self.family, self.k is not None, float(self.k or 0), repr(self.params))
@@ -151,6 +156,12 @@ class Measure:
         return self._sort_key() < other._sort_key()
 
     def __str__(self) -> str:
+        return self.alias if self.alias is not None else self.canonical
+
+    @property
+    def canonical(self) -> str:
+        """ragmeter's own name of the measure (``precision@10(rel_level=2)``), whatever the
+        spelling it was given in."""
         text = self.family
         params = self.params
         if self.k is not None:
@@ -304,6 +315,30 @@ class Registry:
             raise MeasureError("empty measure name")
         if name in self._groups:
             return self._groups[name]()
+        # ragmeter's names are case-insensitive: an ir_measures spelling is read as ragmeter's
+        # name of the same letters (nDCG@10, AP, Bpref) unless that means another number
+        # (Judged); one ragmeter does not know (R@50, SetP) or cannot read (AP(rel=2)) is
+        # read as ir_measures' and keeps its spelling
+        theirs = irm.irm_name(name)
+        if theirs is not None and (theirs.shadows or theirs.name.lower() not in self._aliases):
+            return [self._parse_irm(name)]
+        try:
+            return self._parse_own(name)
+        except MeasureError as own:
+            if theirs is None:
+                raise
+            try:
+                return [self._parse_irm(name)]  # P(rel=2)@10, nDCG(dcg='exp-log2')@10
+            except MeasureError as theirs:
+                raise MeasureError(f"{own}; as an ir_measures name: {theirs}") from None
+
+    def _parse_irm(self, name: str) -> Measure:
+        """An ir_measures spelling as the measure it denotes, keeping the spelling."""
+        family, k, params = irm.translate(name)
+        measure = self.make(family, k, params)
+        return replace(measure, alias=name)
+
+    def _parse_own(self, name: str) -> list[Measure]:
         match = _GRAMMAR.fullmatch(name)
         if match and match["base"].lower() in self._aliases:
             params = _parse_params(name, match["params"])

@@ -7,6 +7,7 @@ from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_me
 from ragmeter.metrics import (
     answer_text,
     coverage,
+    interop,
     ranking,
     setwise,
     trec,
@@ -20,6 +21,7 @@ __all__ = [
     "Measure",
     "answer_text",
     "coverage",
+    "interop",
     "parse_measure",
     "parse_measures",
     "ranking",

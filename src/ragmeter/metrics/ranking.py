@@ -330,10 +330,37 @@ def iprec_at_recall(al: Aligned, m: Measure) -> FloatArray:
     rank of the c-th relevant item (rank 1 when c = 0); 0 when fewer than c relevant items
     were retrieved. As trec_eval 10.0 (``lround``).
     """
-    level = rel_level(al, m)
     x = float(m.k if m.k is not None else 0.0)
-    r = al.num_relevant(level)
-    c = np.floor(x * r + 0.5).astype(np.int64)
+    r = al.num_relevant(rel_level(al, m))
+    return interpolated_precision(al, m, np.floor(x * r + 0.5).astype(np.int64))
+
+
+@register(
+    "iprec",
+    cutoff="required",
+    cutoff_type=float,
+    cutoff_max=1.0,
+    params=(REL_LEVEL,),
+    summary="Interpolated precision at a recall level as trec_eval 9 (ir_measures' IPrec@x)",
+)
+def iprec(al: Aligned, m: Measure) -> FloatArray:
+    """Interpolated precision at recall level x, trec_eval 9's rule: max_{j ≥ i_c} P@j.
+
+    ``c = ⌊x · R + 0.9⌋`` relevant items must be retrieved (trec_eval 9, inside pytrec_eval
+    and so ir_measures' ``IPrec@x``); ``i_c`` is the rank of the c-th relevant item (rank 1
+    when c = 0); 0 when fewer than c were retrieved. It differs from ``iprec_at_recall``
+    (trec_eval 10.0, ``c = round(x · R)``) where the two roundings differ: R = 2, x = 0.6
+    needs c = 2 here and c = 1 there.
+    """
+    x = float(m.k if m.k is not None else 0.0)
+    r = al.num_relevant(rel_level(al, m))
+    return interpolated_precision(al, m, np.floor(x * r + 0.9).astype(np.int64))
+
+
+def interpolated_precision(al: Aligned, m: Measure, c: np.ndarray) -> FloatArray:
+    """Per query, max_{j ≥ i_c} P@j, where i_c is the rank of the c-th relevant item (rank 1
+    when c = 0), and 0 when fewer than c relevant items were retrieved."""
+    level = rel_level(al, m)
     rel = al.relevant(level)
     idx = np.flatnonzero(rel)
     count = running_count(al, rel)[idx]

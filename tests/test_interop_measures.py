@@ -1,0 +1,71 @@
+"""Hand cases of the measures with ir_measures' definitions (ERR, nERR, Compat, Judged, NumQ,
+IPrec), computed from their formulas by hand; the side-by-side checks against ir_measures
+are in test_irm_names.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import Qrels, Run, evaluate
+from ragmeter.errors import MeasureError
+
+
+def _value(run: dict[str, float], qrels: dict[str, int], name: str) -> float:
+    result = evaluate(Run.from_dict({"q": run}), Qrels.from_dict({"q": qrels}), [name])
+    return float(result.run.column(name)[0])
+
+
+def _ranked(*docs: str) -> dict[str, float]:
+    return {d: float(len(docs) - i) for i, d in enumerate(docs)}
+
+
+def test_err_by_hand() -> None:
+    # grades [4, 0, 2]: R = 15/16, 0, 3/16 → 15/16 + (1/16)·(3/16)/3
+    run = _ranked("a", "b", "c")
+    qrels = {"a": 4, "b": 0, "c": 2}
+    assert _value(run, qrels, "err@3") == pytest.approx(15 / 16 + (1 / 16) * (3 / 16) / 3)
+    assert _value(run, qrels, "err@1") == pytest.approx(15 / 16)
+    # max_grade 2: R(2) = 3/4 at rank 3, R(4) would exceed 1 → refused
+    with pytest.raises(MeasureError, match="max_grade"):
+        _value(run, qrels, "err@3(max_grade=2)")
+
+
+def test_nerr_by_hand() -> None:
+    run = _ranked("x", "a")
+    assert _value(run, {"a": 4}, "nerr@2") == pytest.approx((15 / 32) / (15 / 16))
+    assert _value(run, {"a": 0}, "nerr@2") == 0.0  # no relevant item: ideal ERR 0
+
+
+def test_compat_by_hand() -> None:
+    # p = 0.5, run [a, b], ideal [b]: RBO = (0 + 0.5·½)/1.5 = 1/6, ideal's own 5/6
+    run = _ranked("a", "b")
+    assert _value(run, {"b": 1}, "compat(p=0.5,normalize=false)") == pytest.approx(1 / 6)
+    assert _value(run, {"b": 1}, "compat(p=0.5)") == pytest.approx(0.2)
+    assert _value(_ranked("b", "a"), {"b": 1, "a": 0}, "compat(p=0.5)") == pytest.approx(1.0)
+    # equal grades keep the run's order in the ideal: a perfect run is 1 whatever its order
+    assert _value(_ranked("c", "b"), {"b": 2, "c": 2}, "compat") == pytest.approx(1.0)
+
+
+def test_judged_rate_divides_by_what_was_shown() -> None:
+    run = _ranked("a", "b", "c")
+    qrels = {"a": -1, "b": 0, "z": 1}
+    assert _value(run, qrels, "Judged@10") == pytest.approx(2 / 3)  # min(10, 3) shown
+    assert _value(run, qrels, "judged@10") == pytest.approx(1 / 10)  # ragmeter's: /k, grade ≥ 0
+
+
+def test_iprec_rounds_as_trec_eval_9() -> None:
+    # R = 2, one relevant at rank 1: x = 0.6 needs ⌊1.2 + 0.9⌋ = 2 relevant (trec_eval 9)
+    # and round(1.2) = 1 in trec_eval 10.0
+    run = _ranked("a", "b")
+    qrels = {"a": 1, "z": 1}
+    assert _value(run, qrels, "IPrec@0.6") == 0.0
+    assert _value(run, qrels, "iprec_at_recall@0.6") == 1.0
+
+
+def test_num_queries_sums() -> None:
+    result = evaluate(
+        Run.from_dict({"1": {"a": 1.0}, "2": {"b": 1.0}}),
+        Qrels.from_dict({"1": {"a": 1}, "2": {"a": 1}}),
+        ["NumQ"],
+    )
+    assert result.run.aggregate("NumQ").value == 2

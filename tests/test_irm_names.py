@@ -1,0 +1,179 @@
+"""ir_measures' measure names give ir_measures' numbers.
+
+Twenty strings people commonly pass to ir_measures (:data:`COMMON`) — plus the rest of the
+names ragmeter reads (:data:`MORE`) — are evaluated by ragmeter and by
+``ir_measures.calc_aggregate`` side by side on random qrels (grades −1…3) and runs with tied
+scores. Where ir_measures computes a measure with pytrec_eval, both see the tied run as it is
+(both order ties as trec_eval does: doc id descending). Its other providers (compat, judged,
+msmarco, gdeval) order ties otherwise (doc id ascending for some), so they get the same
+ranking with the ties resolved into distinct scores — the one convention where ragmeter
+keeps trec_eval's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from ragmeter import Qrels, Run, evaluate
+from ragmeter.errors import MeasureError
+from ragmeter.measures import parse_measure
+
+ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (dev extra) is needed")
+
+#: the 20 common ir_measures strings of the issue that asked for them
+COMMON = (
+    "P@10",
+    "P(rel=2)@10",
+    "R@50",
+    "R@1000",
+    "AP",
+    "AP(rel=2)",
+    "AP@100",
+    "RR",
+    "RR@10",
+    "nDCG@10",
+    "nDCG@20",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "Success@10",
+    "Judged@10",
+    "SetP",
+    "NumRel",
+    "IPrec@0.2",
+    "Compat(p=0.8)",
+)
+
+#: the other spellings ragmeter reads, checked the same way
+MORE = (
+    "NumRet",
+    "NumRelRet",
+    "NumQ",
+    "SetR",
+    "SetF",
+    "SetF(beta=0.5)",
+    "SetAP",
+    "SetP(relative=True)",
+    "infAP",
+    "P(rel=2)@5",
+    "Success(rel=2)@3",
+    "RR(rel=2)",
+    "IPrec@0.0",
+    "IPrec@0.7",
+    "IPrec@1.0",
+    "Compat",
+    "Compat(p=0.5,normalize=False)",
+    "Judged@3",
+    "nDCG(gains={0:0,1:1,2:5,3:10})@10",
+    "Rprec(rel=2)",
+)
+
+DOCS = tuple(f"d{i}" for i in range(14))
+SCORES = (0.0, 0.5, 1.0, 1.0, 2.0, 2.5, 3.25)
+
+
+def _collection(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Random qrels and run: every query judged and ranked, with ties and unjudged docs."""
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(1, 9):
+        judged = rng.sample(DOCS, rng.randint(2, 10))
+        qrels[str(q)] = {d: rng.choice((-1, 0, 0, 1, 1, 2, 3)) for d in judged}
+        ranked = rng.sample(DOCS, rng.randint(1, len(DOCS)))
+        run[str(q)] = {d: rng.choice(SCORES) + rng.choice((0.0, 0.0, 0.125)) for d in ranked}
+    return qrels, run
+
+
+def _untied(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The same rankings (trec_eval's order: score descending, doc id descending) with
+    distinct scores."""
+    out = {}
+    for q, docs in run.items():
+        order = sorted(docs, key=lambda d: d.encode(), reverse=True)
+        order.sort(key=lambda d: -docs[d])
+        out[q] = {d: float(len(order) - i) for i, d in enumerate(order)}
+    return out
+
+
+def _theirs(name: str, qrels: dict, run: dict) -> float:
+    measure = ir_measures.parse_measure(name)
+    pytrec = ir_measures.providers.registry["pytrec_eval"]
+    if pytrec.supports(measure):
+        return float(ir_measures.pytrec_eval.calc_aggregate([measure], qrels, run)[measure])
+    return float(ir_measures.calc_aggregate([measure], qrels, _untied(run))[measure])
+
+
+def _ours(name: str, qrels: dict, run: dict) -> float:
+    result = evaluate(Run.from_dict(run), Qrels.from_dict(qrels), [name])
+    value = result.run.aggregate(name).value
+    assert value is not None
+    return value
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", COMMON + MORE)
+def test_ir_measures_value(name: str, seed: int) -> None:
+    qrels, run = _collection(seed)
+    assert _ours(name, qrels, run) == pytest.approx(_theirs(name, qrels, run), abs=1e-12)
+
+
+def test_common_table_is_twenty_names_all_new_or_ours() -> None:
+    assert len(set(COMMON)) == 20
+    for name in COMMON:
+        assert ir_measures.parse_measure(name) is not None
+        parse_measure(name)  # every one is read
+
+
+def test_err_and_exp_ndcg_against_gdeval() -> None:
+    """ERR@k and nDCG(dcg='exp-log2')@k come from gdeval (perl), which prints 5 decimals and
+    skips queries without a relevant document."""
+    import shutil
+
+    if shutil.which("perl") is None:
+        pytest.skip("perl is not installed (ir_measures' gdeval provider needs it)")
+    for seed in range(4):
+        qrels, run = _collection(seed)
+        qrels = {q: docs for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
+        run = {q: run[q] for q in qrels}
+        for name in ("ERR@10", "ERR@3", "nDCG(dcg='exp-log2')@10"):
+            ours = evaluate(Run.from_dict(run), Qrels.from_dict(qrels), [name]).run
+            measure = ir_measures.parse_measure(name)
+            theirs = {
+                m.query_id: m.value
+                for m in ir_measures.gdeval.iter_calc([measure], qrels, _untied(run))
+            }
+            for q, value in zip(ours.query_ids, ours.column(name), strict=True):
+                assert value == pytest.approx(theirs[q], abs=6e-6), (name, q)
+
+
+def test_spelling_is_kept_and_mapped_in_json() -> None:
+    qrels, run = _collection(0)
+    result = evaluate(Run.from_dict(run), Qrels.from_dict(qrels), ["P(rel=2)@10", "ndcg@10"])
+    assert [str(m) for m in result.measures] == ["P(rel=2)@10", "ndcg@10"]
+    payload = result.to_dict()
+    assert set(payload["runs"][0]["metrics"]) == {"P(rel=2)@10", "ndcg@10"}
+    assert payload["measure_names"] == {"P(rel=2)@10": "precision@10(rel_level=2)"}
+    json.dumps(payload)
+    # the canonical name and the spelling denote one measure: one column, one number
+    assert result.run.column("precision@10(rel_level=2)") is not None
+    assert parse_measure("P(rel=2)@10") == parse_measure("precision@10(rel_level=2)")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("Rprec@10", "takes no parameter cutoff"),
+        ("P(foo=1)@10", "takes no parameter foo"),
+        ("AP(judged_only=True)", "judged_only=True is not supported"),
+        ("IPrec(rel=2)", "needs a recall level"),
+        ("nDCG(dcg='log10')@5", "dcg must be"),
+        ("P(rel=x)@10", "not a literal"),
+    ],
+)
+def test_bad_ir_measures_names_are_refused(name: str, message: str) -> None:
+    with pytest.raises(MeasureError, match=message):
+        parse_measure(name)
