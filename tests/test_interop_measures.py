@@ -4,6 +4,8 @@ are in test_irm_names.py."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ragmeter import Qrels, Run, evaluate
@@ -69,3 +71,18 @@ def test_num_queries_sums() -> None:
         ["NumQ"],
     )
     assert result.run.aggregate("NumQ").value == 2
+
+
+def test_sdcg_by_hand() -> None:
+    # max_rel = 2, grades [2, 0, 1] → gains [1, 0, 0.5]
+    run = _ranked("a", "b", "c")
+    value = _value(run, {"a": 2, "b": 0, "c": 1}, "sdcg@3(max_rel=2)")
+    assert value == pytest.approx((1 + 0.5 / 2) / (1 + 1 / math.log2(3) + 1 / 2))
+
+
+def test_binary_rbp_by_hand() -> None:
+    run = _ranked("a", "b", "c")
+    qrels = {"a": 1, "b": 3, "c": 2}
+    assert _value(run, qrels, "rbp(p=0.5,rel_level=2)") == pytest.approx(0.5 * (0.5 + 0.25))
+    with pytest.raises(MeasureError, match="not both"):
+        _value(run, qrels, "rbp(gains='1=2',rel_level=2)")

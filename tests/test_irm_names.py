@@ -177,3 +177,30 @@ def test_spelling_is_kept_and_mapped_in_json() -> None:
 def test_bad_ir_measures_names_are_refused(name: str, message: str) -> None:
     with pytest.raises(MeasureError, match=message):
         parse_measure(name)
+
+
+#: cwl_eval's measures (RBP with binary gains, SDCG, INST, INSQ): ragmeter's families
+#: ``rbp(rel_level=…)``, ``sdcg``, ``inst``, ``insq``
+CWL = (
+    "RBP(rel=1)",
+    "RBP(rel=2,p=0.9)",
+    "RBP(rel=1,p=0.5)",
+    "SDCG(max_rel=3)@10",
+    "SDCG(max_rel=3)@3",
+    "SDCG(min_rel=1,max_rel=2)@5",
+    "INST(max_rel=3)",
+    "INST(T=2,max_rel=3)",
+    "INSQ(max_rel=3)",
+    "INSQ(T=3,max_rel=2)",
+)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("name", CWL)
+def test_cwl_eval_value(name: str, seed: int) -> None:
+    pytest.importorskip("cwl", reason="cwl-eval (dev extra) is needed")
+    qrels, run = _collection(seed)
+    measure = ir_measures.parse_measure(name)
+    theirs = ir_measures.cwl_eval.calc_aggregate([measure], qrels, _untied(run))[measure]
+    assert _ours(name, qrels, run) == pytest.approx(float(theirs), abs=1e-12)

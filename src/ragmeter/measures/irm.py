@@ -144,6 +144,27 @@ def _passthrough(family: str, keys: Mapping[str, str], *, cutoff: bool = False) 
     return translate
 
 
+def _rbp(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
+    params: dict[str, Any] = {"p": args.pop("p", 0.8)}  # ir_measures' default persistence
+    _rel(args, params)
+    if args.pop("cutoff", None) is not None:
+        raise MeasureError(f"{name}: a cutoff is not supported (RBP reads the whole ranking)")
+    return "rbp", None, params
+
+
+def _cwl(family: str, *, cutoff: bool = False) -> Translate:
+    """cwl_eval's graded measures: ``min_rel``/``max_rel`` scale grades to gains; ``T``."""
+
+    def translate(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
+        if args.pop("dcg", "log2") != "log2":
+            raise MeasureError(f"{name}: dcg must be 'log2'")
+        keys = ("T", "min_rel", "max_rel")
+        params: dict[str, Any] = {key: args.pop(key) for key in keys if key in args}
+        return family, args.pop("cutoff", None) if cutoff else None, params
+
+    return translate
+
+
 def _iprec(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
     _no_judged_only(name, args)
     params: dict[str, Any] = {}
@@ -153,8 +174,29 @@ def _iprec(name: str, args: Args) -> tuple[str, int | float | None, dict[str, An
     return "iprec", args.pop("recall"), params
 
 
+def _diversity(family: str, keys: tuple[str, ...], *, cutoff: bool = True) -> Translate:
+    """A diversity measure over sub-questions (subtopics): ``rel`` must be 1, since a
+    diversity qrels judgment > 0 is read as answering (rating 5); ``alpha``/``beta`` pass."""
+
+    def translate(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
+        _no_judged_only(name, args)
+        rel = args.pop("rel", 1)
+        if rel != 1:
+            raise MeasureError(
+                f"{name}: rel={rel!r} is not supported; ragmeter reads a positive subtopic"
+                " judgment as answering (set the answerability threshold with tau on ratings)"
+            )
+        params = {key: args.pop(key) for key in keys if key in args}
+        k = args.pop("cutoff", None) if cutoff else None
+        return family, k, params
+
+    return translate
+
+
 _BIN = ("cutoff", "rel", "judged_only")
+_DIV = ("cutoff", "rel", "judged_only")
 _COMPAT = ("p", "normalize")
+_NRBP = ("rel", "alpha", "beta")
 
 #: every ir_measures name ragmeter reads, by its exact (case-sensitive) spelling
 IRM_NAMES: dict[str, IrmName] = {
@@ -189,6 +231,19 @@ IRM_NAMES: dict[str, IrmName] = {
         IrmName("IPrec", _iprec, ("recall", "rel", "judged_only"), at="recall"),
         IrmName("Compat", _passthrough("compat", {"p": "p", "normalize": "normalize"}), _COMPAT),
         IrmName("ERR", _passthrough("err", {}, cutoff=True), ("cutoff",)),
+        IrmName("RBP", _rbp, ("cutoff", "p", "rel"), shadows=True),
+        IrmName("SDCG", _cwl("sdcg", cutoff=True), ("cutoff", "dcg", "min_rel", "max_rel")),
+        IrmName("INST", _cwl("inst"), ("T", "min_rel", "max_rel")),
+        IrmName("INSQ", _cwl("insq"), ("T", "min_rel", "max_rel")),
+        IrmName("ERR_IA", _diversity("err_ia", ()), _DIV),
+        IrmName("nERR_IA", _diversity("nerr_ia", ()), _DIV),
+        IrmName("alpha_DCG", _diversity("alpha_dcg", ("alpha",)), (*_DIV, "alpha")),
+        IrmName("alpha_nDCG", _diversity("alpha_ndcg", ("alpha",)), (*_DIV, "alpha")),
+        IrmName("NRBP", _diversity("nrbp", ("alpha", "beta"), cutoff=False), _NRBP),
+        IrmName("nNRBP", _diversity("nnrbp", ("alpha", "beta"), cutoff=False), _NRBP),
+        IrmName("P_IA", _diversity("p_ia", ()), _DIV),
+        IrmName("StRecall", _diversity("strecall", ()), ("cutoff", "rel")),
+        IrmName("AP_IA", _diversity("ap_ia", (), cutoff=False), ("rel", "judged_only")),
     )
 }
 

@@ -7,6 +7,8 @@ from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_me
 from ragmeter.metrics import (
     answer_text,
     coverage,
+    cwl,
+    diversity,
     interop,
     ranking,
     setwise,
@@ -21,6 +23,8 @@ __all__ = [
     "Measure",
     "answer_text",
     "coverage",
+    "cwl",
+    "diversity",
     "interop",
     "parse_measure",
     "parse_measures",

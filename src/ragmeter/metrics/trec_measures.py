@@ -505,16 +505,37 @@ def _rbp_gains(al: Aligned, m: Measure) -> FloatArray:
     return np.where(known, scaled, 0.0)
 
 
-@register("rbp", params=(PERSISTENCE, GAINS), summary="Rank-biased precision (trec_eval rbp)")
+BINARY_REL_LEVEL = Param(
+    "rel_level",
+    int,
+    None,
+    "binary gains: 1 for grade ≥ rel_level, else 0 (ir_measures' RBP(rel=…)); default graded",
+)
+
+
+@register(
+    "rbp",
+    params=(PERSISTENCE, GAINS, BINARY_REL_LEVEL),
+    summary="Rank-biased precision (trec_eval rbp)",
+)
 def rbp(al: Aligned, m: Measure) -> FloatArray:
     """RBP = (1 − p) Σ_r g_r · p^(r−1) (Moffat & Zobel 2008), p = 0.9 by default.
 
     Gains from the gain map (grade by default), rescaled to [0, 1] per query as trec_eval 10.0
-    does when they fall outside it; unjudged items gain 0.
+    does when they fall outside it; unjudged items gain 0. With ``rel_level=r`` the gains are
+    binary, g = [grade ≥ r] (ir_measures' ``RBP(rel=r)``, cwl_eval's, which normalises its
+    weights over 1000 ranks: a factor 1/(1 − p^1000), below 1e-9 away for p ≤ 0.97).
     """
     p = float(m.param("p"))
     weights = _rbp_weights(al, p)[al.ranks - 1]
-    return (1.0 - p) * per_query_sum(al, _rbp_gains(al, m) * weights)
+    level = m.param("rel_level")
+    if level is not None:
+        if m.param("gains"):
+            raise MeasureError(f"{m}: give either a gain map or rel_level, not both")
+        gains = al.relevant(int(level)).astype(np.float64)
+    else:
+        gains = _rbp_gains(al, m)
+    return (1.0 - p) * per_query_sum(al, gains * weights)
 
 
 def _rbp_weights(al: Aligned, p: float) -> FloatArray:

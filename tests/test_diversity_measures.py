@@ -1,0 +1,105 @@
+"""The intent-aware diversity measures (ERR-IA, nERR-IA, α-DCG, NRBP, nNRBP, P-IA, StRecall,
+AP-IA) against ndeval's, through pyndeval (dev extra) as ir_measures calls it, side by side on
+random sub-question judgments; and hand cases from their formulas."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from ragmeter import Run, evaluate
+from ragmeter.core.judgments import Judgments
+
+#: ir_measures' spelling → ours, each evaluated by both tools
+NAMES = (
+    "ERR_IA@5",
+    "ERR_IA@10",
+    "ERR_IA@20",
+    "nERR_IA@5",
+    "nERR_IA@20",
+    "alpha_DCG@10",
+    "alpha_DCG(alpha=0.3)@20",
+    "NRBP",
+    "NRBP(alpha=0.3,beta=0.8)",
+    "nNRBP",
+    "P_IA@5",
+    "P_IA@20",
+    "StRecall@5",
+    "StRecall@20",
+    "AP_IA",
+)
+
+
+def _random_judgments(seed: int) -> tuple[dict[str, dict[str, list[int]]], dict[str, list[str]]]:
+    rng = random.Random(seed)
+    data: dict[str, dict[str, list[int]]] = {}
+    runs: dict[str, list[str]] = {}
+    for q in range(1, 9):
+        n_q = rng.randint(1, 6)
+        docs = [f"D{q}x{i}" for i in range(rng.randint(1, 14))]
+        data[str(q)] = {d: [rng.choice([0, 0, 1, 2, 3, 4, 5]) for _ in range(n_q)] for d in docs}
+        runs[str(q)] = rng.sample(
+            docs + [f"U{q}x{i}" for i in range(4)], k=rng.randint(1, len(docs) + 4)
+        )
+    return data, runs
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("seed", range(5))
+def test_against_pyndeval(seed: int) -> None:
+    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (dev extra) is needed")
+    pytest.importorskip("pyndeval", reason="pyndeval (dev extra) is needed")
+    data, runs = _random_judgments(seed)
+    qrels = [
+        ir_measures.GenericQrel(q, d, 1 if r >= 3 else 0, str(i + 1))
+        for q, docs in data.items()
+        for d, rs in docs.items()
+        for i, r in enumerate(rs)
+    ]
+    run = [
+        ir_measures.ScoredDoc(q, d, float(len(ranked) - rank))
+        for q, ranked in runs.items()
+        for rank, d in enumerate(ranked)
+    ]
+    result = evaluate(Run.from_lists(runs), None, list(NAMES), judgments=Judgments.from_dict(data))
+    ours = result.run
+    for name in NAMES:
+        measure = ir_measures.parse_measure(name)
+        theirs = {m.query_id: m.value for m in measure.iter_calc(qrels, run)}
+        compared = 0
+        for q, value in zip(ours.query_ids, ours.column(name), strict=True):
+            if math.isnan(value):  # NA: no answerable sub-question (pyndeval: 0 or NaN)
+                other = theirs.get(q, 0.0)
+                assert other == 0.0 or math.isnan(other), (name, q)
+                continue
+            assert value == pytest.approx(theirs[q], abs=1e-9), (name, q)
+            compared += 1
+        assert compared >= 3, name
+
+
+def _one(run: list[str], ratings: dict[str, list[int]], name: str) -> float:
+    result = evaluate(
+        Run.from_lists({"q": run}), None, [name], judgments=Judgments.from_dict({"q": ratings})
+    )
+    return float(result.run.column(name)[0])
+
+
+def test_hand_cases() -> None:
+    # S = 2; run [a answers both, b answers the first]: g = [2, 0.5] (α = 0.5)
+    ratings = {"a": [5, 5], "b": [5, 0], "c": [0, 0]}
+    run = ["a", "b", "c"]
+    assert _one(run, ratings, "err_ia@2") == pytest.approx((2 + 0.25) / (2 + 0.5))
+    assert _one(run, ratings, "nrbp") == pytest.approx(0.75 / 2 * (2 + 0.25))
+    assert _one(run, ratings, "p_ia@2") == pytest.approx(3 / (2 * 2))
+    assert _one(run, ratings, "strecall@1") == 1.0
+    assert _one(["c", "b"], ratings, "strecall@2") == 0.5
+    # the run is the greedy ideal: normalised measures are 1
+    assert _one(run, ratings, "nerr_ia@3") == pytest.approx(1.0)
+    assert _one(run, ratings, "nnrbp") == pytest.approx(1.0)
+    # AP-IA: question 1 answered by a (1/1) and b (2/2), question 2 by a (1/1) → 1
+    assert _one(run, ratings, "ap_ia") == pytest.approx(1.0)
+    assert _one(["c", "a"], ratings, "ap_ia") == pytest.approx((0.5 / 2 + 0.5) / 2)
+    # no answerable sub-question: NA
+    assert math.isnan(_one(run, {"a": [0], "b": [1]}, "err_ia@5"))
