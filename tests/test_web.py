@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
@@ -629,6 +630,30 @@ def test_review_against_llm_qrels(app: Any, browser: Browser) -> None:
         assert f'id="{element}">{expected:.3f}<' in html
     assert html.count('href="/label/q1#doc-d') == 3  # disagreements link to the passages
     assert 'href="/label/q2#doc-d5"' in html
+
+
+def test_review_with_grade_map_and_clip(app: Any, browser: Browser) -> None:
+    """alice d1 4, d4 5, d2 2, d5 2 against llm d1 5, d4 4, d2 1, d5 3, clipped to 2..4:
+    alice 4, 4, 2, 2 (one 5→4) and llm 4, 4, 2, 3 (5→4, 1→2); the map 3:2 first turns the
+    llm's 3 into 2. α from the ``krippendorff`` package."""
+    for doc, grade in [("d1", 4), ("d4", 5), ("d2", 2)]:
+        browser.grade("q1", doc, grade)
+    browser.grade("q2", "d5", 2)
+    params = {"a": "annotator:alice", "b": "qrels:llm.txt", "clip": "2:4"}
+    html = browser.client.get("/review", params=params).text
+    assert "clipped to 2..4" in html
+    assert re.search(r"A changed 1 of \d+ labels, B 2 of \d+", html)
+    kd = pytest.importorskip("krippendorff")
+    # items in key order: q1/d1, q1/d2, q1/d4, q2/d5
+    data = np.array([[4, 2, 4, 2], [4, 2, 4, 3]], dtype=float)
+    for level in ("ordinal", "nominal", "interval"):
+        expected = kd.alpha(reliability_data=data, level_of_measurement=level)
+        assert f'id="alpha-{level}">{expected:.3f}<' in html
+    params["map"] = "3:2"
+    html = browser.client.get("/review", params=params).text
+    assert "Grade map 3:2" in html and 'id="kappa">1.000<' in html  # now every pair agrees
+    for bad in ({"clip": "4:2"}, {"map": "3=2"}, {"clip": "x" * 200}):
+        assert browser.client.get("/review", params={**params, **bad}).status_code == 400
 
 
 def test_review_of_sub_question_ratings(app: Any, browser: Browser) -> None:

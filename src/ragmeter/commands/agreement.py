@@ -5,8 +5,12 @@ On the (query, passage) pairs both files grade (a negative grade, "pooled but no
 is no grade): Cohen's κ unweighted, with linear and with quadratic weights over the grade
 scale (every integer from the lowest to the highest grade seen, at least 1..5), the confusion
 matrix (rows A = reference, columns B), per-grade precision and recall of B against A, and the
-same at a binary threshold (relevant ⇔ grade ≥ T). The computation is
-:func:`ragmeter.stats.agreement.label_agreement`.
+same at a binary threshold (relevant ⇔ grade ≥ T), and Krippendorff's α (nominal, ordinal,
+interval). The computation is :func:`ragmeter.stats.agreement.label_agreement`.
+
+``--grade-map 4:3,5:3`` (or ``--grade-map @FILE``, the same FROM:TO items, one or more per
+line) relabels both files, then ``--clip LO:HI`` clips every grade to LO..HI (as published
+LLM-judge studies do with grades outside the scale); the output counts what each changed.
 """
 
 from __future__ import annotations
@@ -46,11 +50,15 @@ def agreement_report(
     threshold: int = 4,
     a_name: str = "A",
     b_name: str = "B",
+    grade_map: dict[int, int] | None = None,
+    clip: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """The agreement of ``b`` against ``a`` as a JSON-ready dict (NaN → None)."""
     from ragmeter.stats.agreement import label_agreement
 
-    r = label_agreement(a, b, a_name=a_name, b_name=b_name, threshold=threshold)
+    r = label_agreement(
+        a, b, a_name=a_name, b_name=b_name, threshold=threshold, grade_map=grade_map, clip=clip
+    )
     per_binary = r.binary_per_class
 
     def clean(v: float) -> float | None:
@@ -63,6 +71,13 @@ def agreement_report(
         "only_a": len(set(a) - set(b)),
         "only_b": len(set(b) - set(a)),
         "scale": list(r.scale),
+        "grade_map": {str(k): v for k, v in r.grade_map.items()},
+        "clip": list(r.clip) if r.clip is not None else None,
+        "relabelled": {
+            "a": r.changed("a"),
+            "b": r.changed("b"),
+            "changes": [c.to_dict() for c in r.relabelled],
+        },
         "kappa": {k: clean(v) for k, v in r.kappa.items()},
         "krippendorff_alpha": {k: clean(v) for k, v in r.alpha.items()},
         "accuracy": clean(r.accuracy),
@@ -88,6 +103,7 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
         f"{report['n_common']} pairs graded by both ({report['only_a']} only in "
         f"{report['a']}, {report['only_b']} only in {report['b']})"
     )
+    _print_relabelled(report, console)
     kappa = report["kappa"]
     console.print(
         f"Cohen's κ: unweighted {fmt(kappa['unweighted'])}, linear {fmt(kappa['linear'])}, "
@@ -117,6 +133,26 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
     )
 
 
+def _print_relabelled(report: dict[str, Any], console: Any) -> None:
+    """What the grade map and clipping changed, per file (nothing when neither was asked)."""
+    if not report["grade_map"] and report["clip"] is None:
+        return
+    steps = []
+    if report["grade_map"]:
+        steps.append("grade map " + ",".join(f"{k}:{v}" for k, v in report["grade_map"].items()))
+    if report["clip"] is not None:
+        steps.append(f"clipped to {report['clip'][0]}..{report['clip'][1]}")
+    console.print(" then ".join(steps) + ":", highlight=False)
+    for side, name in (("a", report["a"]), ("b", report["b"])):
+        changes = [c for c in report["relabelled"]["changes"] if c["side"] == side]
+        detail = ", ".join(f"{c['from']}→{c['to']} ×{c['count']} ({c['how']})" for c in changes)
+        console.print(
+            f"  {name}: {report['relabelled'][side]} label(s) changed"
+            + (f": {detail}" if detail else ""),
+            highlight=False,
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def agreement(
@@ -125,13 +161,32 @@ def register(app: typer.Typer) -> None:
         threshold: Annotated[
             int, typer.Option("--threshold", "-t", help="Binary: relevant ⇔ grade ≥ T.")
         ] = 4,
+        grade_map: Annotated[
+            str | None,
+            typer.Option(
+                "--grade-map",
+                help="Relabel grades of both files first, e.g. 4:3,5:3, or @FILE with the "
+                "same FROM:TO items (one or more per line, # comments).",
+            ),
+        ] = None,
+        clip: Annotated[
+            str | None,
+            typer.Option(
+                "--clip",
+                help="Clip every grade (after --grade-map) to LO..HI, e.g. 0:3; the output "
+                "counts what was clipped.",
+            ),
+        ] = None,
         fmt: Annotated[AgreementFormat, typer.Option("--format", "-f")] = AgreementFormat.table,
         output: Output = None,
     ) -> None:
         """Agreement of two qrels files (e.g. LLM vs human).
 
-        Cohen's κ (unweighted, linear, quadratic), the confusion matrix, per-grade precision
-        and recall, and the same at a binary threshold."""
+        Cohen's κ (unweighted, linear, quadratic), Krippendorff's α (nominal, ordinal,
+        interval), the confusion matrix, per-grade precision and recall, and the same at a
+        binary threshold; optionally after a grade map and clipping."""
+        from ragmeter.stats.agreement import parse_clip, read_label_map
+
         try:
             report = agreement_report(
                 _grades(qrels_a),
@@ -139,8 +194,10 @@ def register(app: typer.Typer) -> None:
                 threshold=threshold,
                 a_name=qrels_a.name,
                 b_name=qrels_b.name,
+                grade_map=read_label_map(grade_map) if grade_map is not None else None,
+                clip=parse_clip(clip) if clip is not None else None,
             )
-        except RagmeterError as exc:
+        except (RagmeterError, ValueError) as exc:
             fail(exc)
         if fmt is AgreementFormat.json:
             text = json.dumps(report, indent=2) + "\n"

@@ -1,7 +1,7 @@
 """``ragmeter compare``: did it get better? Paired tests of runs against a baseline (SPEC §6).
 
 ``ragmeter compare RUN_A RUN_B [RUN_C ...] --qrels Q -m ndcg@10 [--baseline RUN_A]
-[--test randomization|t|wilcoxon] [--correction holm|bonferroni|none] [--permutations N]
+[--test randomization|t|wilcoxon] [--correction holm|bonferroni|bh|none] [--permutations N]
 [--bootstrap N] [--seed N] [--alpha A] [--format table|json|csv|markdown|latex] [-o FILE]``
 
 The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared by

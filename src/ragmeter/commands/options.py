@@ -37,13 +37,18 @@ class CorrectionChoice(StrEnum):
 
     holm = "holm"
     bonferroni = "bonferroni"
+    bh = "bh"
     none = "none"
 
 
 PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
 Correction = Annotated[
     CorrectionChoice,
-    typer.Option("--correction", help="Correction across all comparisons of the report."),
+    typer.Option(
+        "--correction",
+        help="Correction across all comparisons of the report: holm, bonferroni (family-wise "
+        "error), bh (Benjamini–Hochberg, false discovery rate) or none.",
+    ),
 ]
 Permutations = Annotated[
     int,

@@ -22,7 +22,16 @@ ComparisonFormat = Literal["table", "json", "csv", "markdown", "latex"]
 MARKERS = {"better": "▲", "worse": "▼", "up": "△", "down": "▽", "ns": "·", "na": ""}
 _STYLES = {"better": "bold green", "worse": "bold red", "up": "yellow", "down": "yellow"}
 _TEST_NAMES = {"randomization": "randomization test", "t": "paired t-test", "wilcoxon": "Wilcoxon"}
-_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no correction"}
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini–Hochberg",
+    "none": "no correction",
+}
+#: beside a p-value that no data on its n pairs could bring to α (see Comparison.notes)
+TOO_SMALL = "†"
+#: in place of an interval computed from too few values
+NO_INTERVAL = "[n too small]"
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -43,16 +52,30 @@ def _p(value: float) -> str:
     return "<0.0001" if value < 0.0001 else f"{value:.4f}"
 
 
+def _defined(s: MetricSummary) -> str:
+    """ " (n=45/50)" when the mean covers fewer queries than the run was evaluated on."""
+    return f" (n={s.n_defined}/{s.n})" if s.n_defined != s.n else ""
+
+
 def _mean_ci(s: MetricSummary) -> str:
     if math.isnan(s.mean):
-        return "NA"
-    return f"{_num(s.mean)} [{_num(s.ci_low)}, {_num(s.ci_high)}]"
+        return "NA" + _defined(s)
+    if math.isnan(s.ci_low):
+        return f"{_num(s.mean)}{_defined(s)} {NO_INTERVAL}"
+    return f"{_num(s.mean)}{_defined(s)} [{_num(s.ci_low)}, {_num(s.ci_high)}]"
 
 
 def _diff_ci(d: Difference) -> str:
     if math.isnan(d.difference):
         return "NA"
+    if math.isnan(d.ci_low):
+        return f"{_signed(d.difference)} {NO_INTERVAL}"
     return f"{_signed(d.difference)} [{_signed(d.ci_low)}, {_signed(d.ci_high)}]"
+
+
+def _p_cell(d: Difference) -> str:
+    small = not math.isnan(d.p_adjusted) and not d.can_be_significant
+    return _p(d.p_adjusted) + (TOO_SMALL if small else "")
 
 
 def _effect(c: Comparison, d: Difference) -> str:
@@ -88,7 +111,7 @@ def _rows(c: Comparison) -> list[_Row]:
                     run=run,
                     mean=_mean_ci(c.summary(run, measure)),
                     diff=_diff_ci(d),
-                    p=_p(d.p_adjusted),
+                    p=_p_cell(d),
                     marker=MARKERS[d.verdict],
                     verdict=d.verdict,
                     effect=_effect(c, d),
@@ -140,11 +163,16 @@ def legend(c: Comparison) -> str:
         if c.test == "wilcoxon"
         else "d: paired Cohen's d (mean Δ / sd Δ)"
     )
-    return (
+    text = (
         f"▲ better, ▼ worse (adjusted p ≤ {c.alpha:g}; △ ▽ a significant change of a measure "
         "with no better direction), · not significant. Δ = run − baseline over the n queries "
         f"both define; dropped: queries of either run left out (NA). {effect}."
     )
+    if any(s.n_defined != s.n for s in c.summaries):
+        text += " (n=k/N): the mean covers k of the run's N queries (the others are NA)."
+    if any(not d.can_be_significant and not math.isnan(d.p_value) for d in c.differences):
+        text += f" {TOO_SMALL}: n too small for this p to reach α, whatever the data."
+    return text
 
 
 def _stacked(value: str, interval: str, style: str = "") -> Text:
@@ -210,6 +238,8 @@ def print_table(c: Comparison, *, file: object = None) -> None:
         cells[6] = Text(row.marker, style=style or "dim")
         table.add_row(*cells)
     console.print(table)
+    for note in c.notes:
+        console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     for w in c.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
 
@@ -315,6 +345,7 @@ def to_markdown(c: Comparison) -> str:
             cells[4] = f"**{cells[4]}**"
         lines.append("| " + " | ".join(_md_escape(x) for x in cells) + " |")
     lines += ["", legend(c)]
+    lines += [f"\n> note: {n}" for n in c.notes]
     lines += [f"\n> warning: {w}" for w in c.warnings]
     return "\n".join(lines) + "\n"
 
@@ -368,6 +399,7 @@ def to_latex(c: Comparison) -> str:
             cells[4] = r"\textbf{" + cells[4] + "}"
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", "% " + legend(c).replace("%", r"\%")]
+    lines += ["% note: " + n.replace("%", r"\%") for n in c.notes]
     return "\n".join(lines) + "\n"
 
 

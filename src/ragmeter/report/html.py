@@ -39,6 +39,7 @@ from ragmeter.analysis.report import ReportModel, set_measures_apply
 from ragmeter.analysis.report import summary_sweep as summary_sweep  # re-exported
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
+from ragmeter.stats.bootstrap import min_bootstrap_n
 
 if TYPE_CHECKING:
     from ragmeter.analysis.diagnosis import Diagnosis
@@ -326,6 +327,8 @@ def _cell_of(s: MetricSummary) -> _Cell:
 
 def _mean_cell(run: str, measure: str, cell: _Cell) -> str:
     ci = "" if math.isnan(cell.low) else f"[{_num(cell.low)}, {_num(cell.high)}]"
+    if not ci and not math.isnan(cell.mean) and cell.n_defined < min_bootstrap_n():
+        ci = "[n too small for an interval]"
     defined = ""
     if cell.n_defined != cell.n:
         defined = (
@@ -348,12 +351,22 @@ def _delta_cell(c: Comparison, run: str, measure: str) -> str:
     effect = d.effect_size
     effect_name = "r" if c.test == "wilcoxon" else "d"
     marker = MARKERS[d.verdict] or "&nbsp;"
+    ci = (
+        "[n too small for an interval]"
+        if math.isnan(d.ci_low)
+        else f"[{_signed(d.ci_low)}, {_signed(d.ci_high)}]"
+    )
+    small = (
+        ' <span title="n too small: no data on these pairs could bring p to α">†</span>'
+        if not d.can_be_significant and not math.isnan(d.p_value)
+        else ""
+    )
     return (
         f'<td class="num delta {d.verdict}" data-run="{_e(run)}" data-measure="{_e(measure)}" '
         f'data-difference="{_data(d.difference)}" data-p="{_data(d.p_adjusted)}">'
         f'<span class="mean"><span class="marker">{marker}</span> {_signed(d.difference)}</span>'
-        f'<span class="sub">[{_signed(d.ci_low)}, {_signed(d.ci_high)}]</span>'
-        f'<span class="sub">p {_p(d.p_adjusted)} · {effect_name} {_signed(effect, 2)}'
+        f'<span class="sub">{ci}</span>'
+        f'<span class="sub">p {_p(d.p_adjusted)}{small} · {effect_name} {_signed(effect, 2)}'
         f"{f' · {d.n_dropped} dropped' if d.n_dropped else ''}</span></td>"
     )
 

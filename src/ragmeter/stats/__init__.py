@@ -29,11 +29,14 @@ _LAZY = {
     "wilcoxon_test": "paired",
     "cohens_d": "paired",
     "rank_biserial": "paired",
+    "smallest_pvalue": "paired",
     "bootstrap_ci": "bootstrap",
     "paired_bootstrap_ci": "bootstrap",
+    "min_bootstrap_n": "bootstrap",
     "adjust": "correction",
     "holm": "correction",
     "bonferroni": "correction",
+    "benjamini_hochberg": "correction",
 }
 
 __all__ = [

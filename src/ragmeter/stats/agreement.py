@@ -4,6 +4,11 @@
   rank the same systems in the same order?
 * **Cohen's κ** (unweighted, linear or quadratic weights), the **confusion matrix** and
   per-class **precision / recall** — does an LLM judge label like the human assessors?
+* **Krippendorff's α** (nominal, ordinal, interval; missing labels allowed).
+* **Relabelling before agreement** (:func:`relabel`): LLM judges emit grades outside the
+  scale (a 5 or a 10 on 0–3); published studies map or clip them first. A grade map
+  (``"4:3,5:3"``) is applied, then clipping to ``LO..HI``, and every change is counted
+  (:class:`Relabel`) so the report says what was altered.
 
 Everything is vectorized numpy (the rank correlations live in :mod:`ragmeter.stats.correlation`
 and are re-exported here). Pairs where either value is NA (NaN, or ``None`` for labels)
@@ -30,11 +35,16 @@ __all__ = [
     "Correlation",
     "Disagreement",
     "LabelAgreement",
+    "Relabel",
     "cohen_kappa",
     "confusion_matrix",
     "kendall_tau_b",
     "krippendorff_alpha",
     "label_agreement",
+    "parse_clip",
+    "parse_label_map",
+    "read_label_map",
+    "relabel",
     "spearman_rho",
 ]
 
@@ -198,6 +208,120 @@ def cohen_kappa(
 _Item = TypeVar("_Item", bound=tuple[Any, ...])
 
 
+# -- relabelling: grade map, then clipping ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Relabel:
+    """``count`` labels of labeling ``side`` (``a``: the reference, ``b``: the compared one)
+    changed from ``grade`` to ``to``, by the grade
+    map (``how = "map"``) or by clipping (``how = "clip"``; a mapped grade that is then
+    clipped counts once, as ``clip``, from its original grade)."""
+
+    side: str
+    grade: int
+    to: int
+    count: int
+    how: Literal["map", "clip"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "side": self.side,
+            "from": self.grade,
+            "to": self.to,
+            "count": self.count,
+            "how": self.how,
+        }
+
+
+def parse_clip(text: str) -> tuple[int, int]:
+    """``"LO:HI"`` (integers, LO ≤ HI) → ``(LO, HI)``; ValueError naming what is wrong."""
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        bounds = (int(lo), int(hi))
+    except ValueError:
+        raise ValueError(
+            f"clip must look like LO:HI with integers, e.g. 0:3 (got {text!r})"
+        ) from None
+    if bounds[0] > bounds[1]:
+        raise ValueError(f"clip {text!r}: LO must not exceed HI")
+    return bounds
+
+
+def parse_label_map(text: str, *, source: str = "grade map") -> dict[int, int]:
+    """``"4:3,5:3"`` → ``{4: 3, 5: 3}``: items ``FROM:TO`` of integers, separated by commas,
+    semicolons or new lines; ``#`` starts a comment (for a file). ValueError naming ``source``,
+    the line and the item."""
+    mapping: dict[int, int] = {}
+    for line_no, line in enumerate(text.splitlines() or [""], start=1):
+        where = f"{source}, line {line_no}" if "\n" in text.strip() else source
+        body = line.split("#", 1)[0]
+        for part in (p.strip() for p in body.replace(";", ",").split(",")):
+            if not part:
+                continue
+            src, sep, dst = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError
+                a, b = int(src), int(dst)
+            except ValueError:
+                raise ValueError(
+                    f"{where}: item {part!r} must be FROM:TO with integers, e.g. 4:3,5:3"
+                ) from None
+            if a in mapping:
+                raise ValueError(f"{where}: maps {a} twice")
+            mapping[a] = b
+    if not mapping:
+        raise ValueError(f"{source}: no FROM:TO item (e.g. 4:3,5:3)")
+    return mapping
+
+
+def read_label_map(value: str) -> dict[int, int]:
+    """A grade map given inline (``"4:3,5:3"``) or, as ``@PATH``, in a file of the same
+    items (one or more per line, ``#`` comments): see :func:`parse_label_map`."""
+    if not value.startswith("@"):
+        return parse_label_map(value, source="grade map")
+    from pathlib import Path
+
+    path = Path(value[1:])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"grade map file {path}: {exc}") from None
+    return parse_label_map(text, source=str(path))
+
+
+def relabel(
+    labels: Mapping[_Item, int],
+    *,
+    side: str = "",
+    grade_map: Mapping[int, int] | None = None,
+    clip: tuple[int, int] | None = None,
+) -> tuple[dict[_Item, int], list[Relabel]]:
+    """``labels`` with ``grade_map`` applied, then clipped to ``clip`` = (LO, HI): g ↦
+    min(HI, max(LO, map(g))); and the changes, counted per (original grade, new grade).
+
+    Grades the map does not name stay as they are.
+    """
+    gmap = dict(grade_map or {})
+    out: dict[_Item, int] = {}
+    counts: dict[tuple[int, int, str], int] = {}
+    for key, g in labels.items():
+        mapped = gmap.get(g, g)
+        new = mapped if clip is None else min(clip[1], max(clip[0], mapped))
+        out[key] = new
+        if new != g:
+            how = "clip" if new != mapped else "map"
+            counts[(g, new, how)] = counts.get((g, new, how), 0) + 1
+    changes = [
+        Relabel(side, g, to, n, how)  # type: ignore[arg-type]
+        for (g, to, how), n in sorted(counts.items())
+    ]
+    return out, changes
+
+
 @dataclass(frozen=True)
 class Disagreement:
     """One item two labelings label differently: ``a`` the reference's label, ``b`` the other's.
@@ -239,6 +363,14 @@ class LabelAgreement:
     disagreements: list[Disagreement]
     #: Krippendorff's α of the two labelings (``nominal``, ``ordinal``, ``interval``)
     alpha: dict[str, float] = field(default_factory=dict)
+    #: the grade map and clipping applied before comparing, and what they changed
+    grade_map: dict[int, int] = field(default_factory=dict)
+    clip: tuple[int, int] | None = None
+    relabelled: tuple[Relabel, ...] = ()
+
+    def changed(self, side: str) -> int:
+        """How many labels of ``side`` (``a`` or ``b``) the grade map or clipping changed."""
+        return sum(r.count for r in self.relabelled if r.side == side)
 
     @property
     def n(self) -> int:
@@ -255,6 +387,8 @@ def label_agreement(
     kind: str = "grade",
     scale: tuple[int, int] = (1, 5),
     threshold: int = 4,
+    grade_map: Mapping[int, int] | None = None,
+    clip: tuple[int, int] | None = None,
 ) -> LabelAgreement:
     """How labeling ``b`` agrees with the reference ``a`` (e.g. an LLM judge vs people).
 
@@ -266,16 +400,28 @@ def label_agreement(
     recall of ``b`` against ``a``, the same at a binary threshold, the disagreements, and
     Krippendorff's α (nominal, ordinal, interval; see :func:`krippendorff_alpha`).
 
+    ``grade_map`` and ``clip`` relabel both labelings first (:func:`relabel`: map, then
+    clip to LO..HI); with ``clip`` the scale is LO..HI. ``relabelled`` counts the changes
+    of every label of each side (``n_a``, ``n_b``), not only the common items.
+
     Example:
         >>> r = label_agreement({("q", "d1"): 5, ("q", "d2"): 1}, {("q", "d1"): 4, ("q", "d2"): 1})
         >>> r.n, r.accuracy, r.binary_accuracy
         (2, 0.5, 1.0)
     """
+    changes: list[Relabel] = []
+    if grade_map or clip is not None:
+        a, changed_a = relabel(a, side="a", grade_map=grade_map, clip=clip)
+        b, changed_b = relabel(b, side="b", grade_map=grade_map, clip=clip)
+        changes = changed_a + changed_b
+        scale = clip if clip is not None else scale
     common = sorted(set(a) & set(b))
     ga = [a[k] for k in common]
     gb = [b[k] for k in common]
     seen = set(ga) | set(gb) | set(scale)
     values = tuple(range(min(seen), max(seen) + 1))
+    if clip is not None:  # the clipped scale, even when the other grades are never seen
+        values = tuple(range(clip[0], clip[1] + 1))
     graded = confusion_matrix(ga, gb, labels=values)
     binary = confusion_matrix(
         [g >= threshold for g in ga], [g >= threshold for g in gb], labels=[False, True]
@@ -309,6 +455,9 @@ def label_agreement(
             for key, x, y in zip(common, ga, gb, strict=True)
             if x != y
         ],
+        grade_map=dict(grade_map or {}),
+        clip=clip,
+        relabelled=tuple(changes),
     )
 
 

@@ -5,6 +5,13 @@ c_i the number of times query i was drawn. The counts of a block of replicates f
 C (replicates × n, from one ``bincount`` of a resampled-indices matrix), so the means of
 every column are one product C·V — no Python loop per replicate. Columns resampled together
 share their draws (a paired bootstrap), and the draws depend only on ``seed`` and n.
+
+A percentile interval needs a few values: with n values, a resample that repeats one value n
+times has probability n·(1/n)ⁿ = n^(1−n), and once (1/n)ⁿ — one given extreme value drawn n
+times — reaches the tail (1 − c)/2, the interval's ends are the smallest and largest values
+themselves: the range of the data, not an interval at level c. :func:`min_bootstrap_n` is
+the smallest n with (1/n)ⁿ < (1 − c)/2 (4 at 95%); :func:`bootstrap_ci` gives no interval
+(NaN) below it, and ``compare`` says so.
 """
 
 from __future__ import annotations
@@ -16,6 +23,18 @@ from ragmeter.stats._common import FloatArray
 
 #: int64 resampled indices materialised at once
 _CHUNK_BYTES = 32 << 20
+
+
+def min_bootstrap_n(confidence: float = 0.95) -> int:
+    """Smallest n with (1/n)ⁿ < (1 − confidence)/2: the fewest values a percentile bootstrap
+    interval is computed from (4 at 95% and 99%, 5 at 99.9%)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    tail = (1.0 - confidence) / 2.0
+    n = 1
+    while n**-n >= tail:  # n^-n falls faster than geometrically: a handful of steps
+        n += 1
+    return n
 
 
 def bootstrap_means(
@@ -81,11 +100,12 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean of ``values`` (NaN = NA, dropped).
 
-    (NaN, NaN) when no value is defined.
+    (NaN, NaN) when fewer than :func:`min_bootstrap_n` values are defined (none, or too few
+    for an interval at this level).
     """
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     v = v[~np.isnan(v)]
-    if v.shape[0] == 0:
+    if v.shape[0] < min_bootstrap_n(confidence):
         return float("nan"), float("nan")
     means = bootstrap_means(v, replicates=replicates, seed=seed)
     low, high = percentile_interval(means, confidence)

@@ -18,6 +18,13 @@ Rules:
   difference is gm(run) − gm(baseline) per bootstrap replicate.
 * All p-values of one comparison (every run against the baseline, every measure) are
   adjusted together (Holm by default).
+* Small n is said, not hidden: each difference carries the smallest p-value its test can
+  reach on its pairs and the bound that puts on the adjusted p-value
+  (:func:`~ragmeter.stats.paired.smallest_pvalue`,
+  :func:`~ragmeter.stats.correction.smallest_adjusted`); when that bound is above α the
+  difference cannot be significant whatever the data, and :attr:`Comparison.notes` says so.
+  Bootstrap intervals are NaN below :func:`~ragmeter.stats.bootstrap.min_bootstrap_n`
+  values (4 at 95%), with a note.
 """
 
 from __future__ import annotations
@@ -32,8 +39,8 @@ import numpy as np
 from ragmeter.core import sums
 from ragmeter.measures import MIN_GEO_MEAN, Measure
 from ragmeter.stats._common import FloatArray
-from ragmeter.stats.bootstrap import bootstrap_means, percentile_interval
-from ragmeter.stats.correction import CORRECTIONS, Correction, adjust
+from ragmeter.stats.bootstrap import bootstrap_means, min_bootstrap_n, percentile_interval
+from ragmeter.stats.correction import CORRECTIONS, Correction, adjust, smallest_adjusted
 from ragmeter.stats.paired import (
     TESTS,
     PairedTest,
@@ -42,6 +49,7 @@ from ragmeter.stats.paired import (
     _rank_biserial,
     _t_from_differences,
     randomization_pvalues,
+    smallest_pvalue,
     wilcoxon_test,
 )
 
@@ -97,7 +105,8 @@ class MetricSummary:
     Attributes:
         mean: the mean over defined values (geometric for gm_* measures); NaN if none.
         sd: sample standard deviation of the per-query values (n − 1; NaN below 2).
-        ci_low, ci_high: percentile bootstrap CI of the mean.
+        ci_low, ci_high: percentile bootstrap CI of the mean (NaN below
+            :func:`~ragmeter.stats.bootstrap.min_bootstrap_n` defined values).
         n: queries evaluated; n_defined: queries where the value is defined.
     """
 
@@ -128,9 +137,13 @@ class Difference:
 
     Attributes:
         difference: run − baseline over the paired queries (of geometric means for gm_*).
-        ci_low, ci_high: paired percentile bootstrap CI of the difference.
+        ci_low, ci_high: paired percentile bootstrap CI of the difference (NaN below
+            :func:`~ragmeter.stats.bootstrap.min_bootstrap_n` pairs).
         statistic, p_value, method: the paired test (see :class:`~ragmeter.stats.paired.
             PairedTest`); p_adjusted: after the correction across the comparison.
+        min_p: the smallest p-value the test can give on these pairs; min_p_adjusted: the
+            bound that puts on p_adjusted; can_be_significant: min_p_adjusted ≤ alpha (False:
+            n too small for this test and correction, whatever the data).
         cohens_d: paired d_z = mean(d)/sd(d); rank_biserial: (W⁺ − W⁻)/(W⁺ + W⁻).
         n: paired queries (both runs defined); n_dropped: queries of either run left out.
         significant: p_adjusted ≤ alpha.
@@ -154,6 +167,10 @@ class Difference:
     n_dropped: int
     significant: bool
     verdict: Verdict
+    min_p: float = 0.0
+    min_p_adjusted: float = 0.0
+    #: False when no data on these pairs could bring the adjusted p to alpha
+    can_be_significant: bool = True
 
     @property
     def effect_size(self) -> float:
@@ -177,6 +194,9 @@ class Difference:
             "n_dropped": self.n_dropped,
             "significant": self.significant,
             "verdict": self.verdict,
+            "min_p": _clean(self.min_p),
+            "min_p_adjusted": _clean(self.min_p_adjusted),
+            "can_be_significant": self.can_be_significant,
         }
 
 
@@ -207,6 +227,42 @@ class Comparison:
     def effect_name(self) -> str:
         return "rank_biserial" if self.test == "wilcoxon" else "cohens_d"
 
+    @property
+    def min_bootstrap_n(self) -> int:
+        """The fewest values a bootstrap interval is computed from at this confidence."""
+        return min_bootstrap_n(self.confidence)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What small n keeps this comparison from showing: the differences that cannot be
+        significant whatever the data, and the means and differences without an interval."""
+        notes: list[str] = []
+        groups: dict[tuple[int, float, float], list[str]] = {}
+        for d in self.differences:
+            if not math.isnan(d.p_value) and not d.can_be_significant:
+                groups.setdefault((d.n, d.min_p, d.min_p_adjusted), []).append(
+                    f"{d.measure} {d.run}"
+                )
+        test = {"randomization": "randomization test", "t": "t-test"}.get(self.test, self.test)
+        for (n, low, low_adj), where in groups.items():
+            after = "" if low_adj == low else f" ({low_adj:.4g} after the correction)"
+            notes.append(
+                f"n too small for significance: on {n} paired quer{'y' if n == 1 else 'ies'} "
+                f"the smallest p the {test} can give is {low:.4g}{after} > α = {self.alpha:g} "
+                f"({', '.join(where)})"
+            )
+        k = self.min_bootstrap_n
+        short = [f"{s.measure} {s.run}" for s in self.summaries if 0 < s.n_defined < k]
+        short += [f"Δ {d.measure} {d.run}" for d in self.differences if 0 < d.n < k]
+        if short and len(short) == len(self.summaries) + len(self.differences):
+            short = ["every mean and Δ"]
+        if short:
+            notes.append(
+                f"n too small for an interval: a {self.confidence * 100:g}% bootstrap "
+                f"interval needs n ≥ {k} values ({', '.join(short)})"
+            )
+        return tuple(notes)
+
     def summary(self, run: str, measure: str) -> MetricSummary:
         for s in self.summaries:
             if s.run == run and s.measure == measure:
@@ -234,9 +290,11 @@ class Comparison:
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
                 "effect_size": self.effect_name,
+                "min_bootstrap_n": self.min_bootstrap_n,
             },
             "summaries": [s.to_dict() for s in self.summaries],
             "differences": [d.to_dict() for d in self.differences],
+            "notes": list(self.notes),
             "warnings": list(self.warnings),
         }
 
@@ -413,6 +471,8 @@ def _summaries(t: _Table, jobs: _Jobs, confidence: float) -> list[MetricSummary]
             else:
                 mean = sums.sequential_mean(ok) if ok.size else math.nan
             low, high = percentile_interval(rep, confidence)
+            if ok.shape[0] < min_bootstrap_n(confidence):
+                low[:] = high[:] = math.nan
             summaries.append(
                 MetricSummary(
                     run=run.name,
@@ -461,7 +521,7 @@ def _differences(
     work: _Jobs,
     diffs: FloatArray,
     tests: list[PairedTest],
-    adjusted: FloatArray,
+    adjusted: tuple[FloatArray, FloatArray, FloatArray],
     directions: tuple[Any, ...],
     confidence: float,
     alpha: float,
@@ -470,6 +530,7 @@ def _differences(
     runs, measure_list, present = table.runs, table.measures, table.present
     scaled, geometric = table.scaled, table.geometric
     n_runs, pair_masks, diff_jobs, reps = len(runs), work.pair_masks, work.diff_jobs, work.reps
+    p_adjusted, smallest, smallest_adj = adjusted
     differences: list[Difference] = []
     c = 0
     for r in range(1, n_runs):
@@ -490,7 +551,10 @@ def _differences(
                 rep = reps[jobs[0]]
                 point = float(d.mean()) if d.size else math.nan
             low, high = percentile_interval(rep, confidence)
-            p_adj = float(adjusted[c])
+            if d.size < min_bootstrap_n(confidence):
+                low[:] = high[:] = math.nan
+            p_adj = float(p_adjusted[c])
+            bound = float(smallest_adj[c])
             significant = bool(not math.isnan(p_adj) and p_adj <= alpha)
             differences.append(
                 Difference(
@@ -510,6 +574,9 @@ def _differences(
                     n_dropped=int(np.sum(either)) - int(d.size),
                     significant=significant,
                     verdict=_verdict(significant, t, directions[j]),
+                    min_p=float(smallest[c]),
+                    min_p_adjusted=bound,
+                    can_be_significant=bool(not math.isnan(bound) and bound <= alpha),
                 )
             )
             c += 1
@@ -537,8 +604,8 @@ def compare(
         measures: a subset of the evaluated measures (default: all).
         test: ``randomization`` (paired sign-flip, default), ``t`` (paired t-test) or
             ``wilcoxon`` (signed-rank).
-        correction: ``holm`` (default), ``bonferroni`` or ``none``, across all the
-            run × measure comparisons of this call.
+        correction: ``holm`` (default), ``bonferroni``, ``bh`` (Benjamini–Hochberg, false
+            discovery rate) or ``none``, across all the run × measure comparisons of this call.
         alpha: significance level for the adjusted p-values (significant ⇔ p̃ ≤ alpha).
         confidence: level of the percentile bootstrap intervals.
         permutations: random sign vectors of the randomization test.
@@ -556,7 +623,9 @@ def compare(
         >>> c = compare(ragmeter.evaluate(runs, qrels, ["mrr"]), bootstrap=1000)
         >>> d = c.difference("new", "mrr")
         >>> round(d.difference, 4), d.n, round(d.p_value, 2), d.method
-        (0.3333, 3, 0.5, 'exact')
+        (0.3333, 3, 0.5, 'randomization:exact')
+        >>> d.min_p, d.can_be_significant  # 2 non-zero differences: p ≥ 2/2² whatever they are
+        (0.5, False)
     """
     _check_options(test, correction, alpha)
     table = _table(evaluation, baseline, measures)
@@ -566,7 +635,12 @@ def compare(
     summaries = _summaries(table, jobs, confidence)
     diffs, tests = _paired_tests(table, jobs, test, permutations, seed)
     adjusted = adjust([t.pvalue for t in tests], correction)
-    differences = _differences(table, jobs, diffs, tests, adjusted, directions, confidence, alpha)
+    masks = jobs.pair_masks
+    smallest = np.array(
+        [smallest_pvalue(t, diffs[masks[c], c], permutations) for c, t in enumerate(tests)]
+    )
+    bounds = (adjusted, smallest, smallest_adjusted(smallest, correction))
+    differences = _differences(table, jobs, diffs, tests, bounds, directions, confidence, alpha)
     return Comparison(
         baseline=runs[0].name,
         runs=tuple(r.name for r in runs),

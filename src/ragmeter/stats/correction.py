@@ -1,4 +1,6 @@
-"""Corrections of p-values for many comparisons (family-wise error rate)."""
+"""Corrections of p-values for many comparisons: Bonferroni and Holm bound the family-wise
+error rate (the chance of any false positive); Benjamini–Hochberg bounds the false discovery
+rate (the expected share of false positives among the significant results)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ import numpy.typing as npt
 
 from ragmeter.stats._common import FloatArray
 
-Correction = Literal["holm", "bonferroni", "none"]
-CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "none")
+Correction = Literal["holm", "bonferroni", "bh", "none"]
+CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
 
 
 def bonferroni(pvalues: npt.ArrayLike) -> FloatArray:
@@ -38,12 +40,52 @@ def holm(pvalues: npt.ArrayLike) -> FloatArray:
     return out
 
 
+def benjamini_hochberg(pvalues: npt.ArrayLike) -> FloatArray:
+    """Benjamini–Hochberg step-up: with p_(1) ≤ … ≤ p_(m) sorted,
+    p̃_(i) = min_{j ≥ i} min(1, m·p_(j) / j); m = number of defined p-values.
+
+    Rejecting every p̃ ≤ α keeps the false discovery rate at most α for independent (or
+    positively dependent) tests (Benjamini & Hochberg 1995). NaN stays NaN.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    defined = np.flatnonzero(~np.isnan(p))
+    m = defined.shape[0]
+    if m == 0:
+        return out
+    order = defined[np.argsort(p[defined], kind="stable")]
+    scaled = m * p[order] / np.arange(1, m + 1)
+    out[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return out
+
+
 def adjust(pvalues: npt.ArrayLike, method: Correction = "holm") -> FloatArray:
-    """Adjusted p-values by ``method`` (``holm``, ``bonferroni`` or ``none``)."""
+    """Adjusted p-values by ``method`` (``holm``, ``bonferroni``, ``bh`` or ``none``)."""
     if method == "holm":
         return holm(pvalues)
+    if method == "bh":
+        return benjamini_hochberg(pvalues)
     if method == "bonferroni":
         return bonferroni(pvalues)
     if method == "none":
         return np.asarray(pvalues, dtype=np.float64).copy()
+    raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")
+
+
+def smallest_adjusted(smallest: npt.ArrayLike, method: Correction = "holm") -> FloatArray:
+    """A lower bound of each adjusted p-value, from the smallest p-value each test can give.
+
+    With s_i the smallest p test i can reach and K the number of defined tests: p̃_i ≥ s_i
+    (``none``, ``bh``: K·p_(j)/j ≥ p_(j) ≥ p_(i) for j ≥ i), K·s_i (``bonferroni``), and
+    max(s_i, K·min_j s_j) (``holm``: p̃_(i) ≥ K·p_(1) and ≥ p_(i)). When the bound is above α
+    no data on these queries can make the difference significant. NaN stays NaN.
+    """
+    s = np.asarray(smallest, dtype=np.float64)
+    k = int(np.sum(~np.isnan(s)))
+    if method in ("none", "bh") or k == 0:
+        return s.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, k * s)
+    if method == "holm":
+        return np.minimum(1.0, np.maximum(s, k * float(np.nanmin(s))))
     raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")

@@ -4,7 +4,8 @@ All tests take the per-query values ``x`` (a run) and ``y`` (the baseline) of th
 and test whether the differences d_i = x_i − y_i are centred on 0 (two-sided). Pairs where
 either value is NA (NaN) are dropped first.
 
-* :func:`paired_t_test` — Student's t on the differences (scipy for the t distribution).
+* :func:`paired_t_test` — Student's t on the differences (the t distribution is computed here,
+  no scipy needed).
 * :func:`randomization_test` — Fisher's paired randomization test: under H0 each d_i is as
   likely to be −d_i, so the observed |Σ d_i| is compared with |Σ s_i d_i| for random sign
   vectors s ∈ {−1, +1}ⁿ (exact enumeration of all 2^m sign vectors when that is no more than
@@ -18,6 +19,10 @@ either value is NA (NaN) are dropped first.
 
 Where every difference is 0 the tests return p = 1 (no evidence of any difference) and the
 effect sizes 0; scipy returns NaN there.
+
+:func:`smallest_pvalue` says how small a p-value a test can give at all on n pairs: the
+randomization and the exact Wilcoxon tests never go below 2/2^m (m non-zero differences), so
+with m ≤ 5 no difference can be significant at α = 0.05, whatever the data.
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ def _sign(v: float) -> int:
 def paired_t_test(x: npt.ArrayLike, y: npt.ArrayLike) -> PairedTest:
     """Paired Student's t-test (as ``scipy.stats.ttest_rel(x, y)``).
 
-    t = d̄ / (s_d / √n), s_d² = Σ (d_i − d̄)² / (n − 1), p = 2·F_{n−1}(−|t|). Needs scipy.
+    t = d̄ / (s_d / √n), s_d² = Σ (d_i − d̄)² / (n − 1), p = 2·F_{n−1}(−|t|) (Student's t
+    by the regularized incomplete beta, :func:`ragmeter.stats._common.t_two_sided`).
     """
     a, b = defined_pairs(x, y)
     return _t_from_differences(a - b)
@@ -96,6 +102,39 @@ def _t_from_differences(d: FloatArray) -> PairedTest:
         return PairedTest("t", math.copysign(math.inf, mean), 0.0, n, "t", _sign(mean))
     t = mean / (sd / math.sqrt(n))
     return PairedTest("t", t, t_two_sided(t, n - 1), n, "t", _sign(mean))
+
+
+def smallest_pvalue(test: PairedTest, differences: npt.ArrayLike, permutations: int) -> float:
+    """The smallest two-sided p-value ``test`` could give on these pairs, over every
+    assignment of signs to the same |d_i| (what the data could show at best).
+
+    * ``t`` (n ≥ 2): 0 — t grows without bound as the differences agree.
+    * randomization, exact, and Wilcoxon, exact: 2/2^m with m the non-zero differences —
+      only the two sign vectors that make every difference agree reach the extreme statistic
+      (for Wilcoxon: W⁺ = Σ R_i is reached by one sign vector, doubled for two sides).
+    * randomization, Monte Carlo: 1/(B + 1), B = ``permutations``.
+    * Wilcoxon, asymptotic: 2·Φ(−z_max), z_max = (m(m+1)/4) / σ with the test's tie-corrected
+      σ (W⁺ at its maximum Σ R_i = m(m+1)/2).
+
+    1 when every difference is 0 (m = 0); NaN when the test has no p-value (too few pairs).
+    """
+    d = np.asarray(differences, dtype=np.float64).reshape(-1)
+    if math.isnan(test.pvalue):
+        return float("nan")
+    nz = d[d != 0]
+    m = nz.shape[0]
+    if test.test == "t":
+        return 1.0 if m == 0 else 0.0
+    if m == 0:
+        return 1.0
+    if test.method == "monte-carlo":
+        return 1.0 / (permutations + 1.0)
+    if test.method == "asymptotic":
+        _, ties = average_ranks(np.abs(nz))
+        tie_term = float(np.sum(ties.astype(np.float64) ** 3 - ties))
+        var = (m * (m + 1) * (2 * m + 1) - tie_term / 2.0) / 24.0
+        return normal_two_sided(m * (m + 1) / 4.0 / math.sqrt(var))
+    return min(1.0, 2.0 / float(2**m))
 
 
 # -- randomization --------------------------------------------------------------------------

@@ -14,7 +14,8 @@ ratings of (query, passage, sub-question). A *source* of labels is named by a st
 Items are those both sources label; a negative label (a qrels "in the pool, not judged", a
 judge's −1 "unparseable") is no label. The scale is every integer from the lowest to the
 highest label seen, at least 1..5 for grades and 0..5 for ratings, so that weighted κ counts
-the distance between labels even when a value never occurs.
+the distance between labels even when a value never occurs. As ``ragmeter agreement``, the page
+can map grades (``4:3,5:3``) and clip them to ``LO:HI`` first, and says what that changed.
 """
 
 from __future__ import annotations
@@ -88,9 +89,31 @@ def review(
     *,
     kind: LabelKind = "grade",
     threshold: int = 4,
+    grade_map: str = "",
+    clip: str = "",
 ) -> Review:
     """The agreement of source ``b`` with source ``a`` on the scale of ``kind``
-    (:func:`ragmeter.stats.agreement.label_agreement`)."""
+    (:func:`ragmeter.stats.agreement.label_agreement`), after the grade map and clipping
+    given as text (``"4:3,5:3"``, ``"0:3"``; empty: none). A malformed one is an
+    :class:`~ragmeter.errors.InputError` naming its field."""
+    from ragmeter.stats.agreement import parse_clip, parse_label_map
+
+    try:
+        mapping = parse_label_map(grade_map) if grade_map.strip() else None
+    except ValueError as exc:
+        raise InputError(str(exc), field="map") from None
+    try:
+        bounds = parse_clip(clip.strip()) if clip.strip() else None
+    except ValueError as exc:
+        raise InputError(str(exc), field="clip") from None
     return label_agreement(
-        a, b, a_name=a_name, b_name=b_name, kind=kind, scale=SCALE[kind], threshold=threshold
+        a,
+        b,
+        a_name=a_name,
+        b_name=b_name,
+        kind=kind,
+        scale=SCALE[kind],
+        threshold=threshold,
+        grade_map=mapping,
+        clip=bounds,
     )

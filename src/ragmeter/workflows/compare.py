@@ -26,7 +26,7 @@ class CompareSettings:
     """The paired test and its resampling, as :func:`ragmeter.stats.compare` takes them."""
 
     test: Literal["randomization", "t", "wilcoxon"] = "randomization"
-    correction: Literal["holm", "bonferroni", "none"] = "holm"
+    correction: Literal["holm", "bonferroni", "bh", "none"] = "holm"
     alpha: float = 0.05
     confidence: float = 0.95
     permutations: int = 10_000

@@ -28,6 +28,8 @@ def review_page(
     b: str | None = None,
     kind: str = "grade",
     threshold: int | None = None,
+    clip: str = "",
+    map: str = "",
 ) -> HTMLResponse:
     coll, uploads = web.coll, web.config.uploads
     if kind not in ("grade", "rating"):
@@ -43,17 +45,33 @@ def review_page(
     threshold = (4 if kind == "grade" else 3) if threshold is None else threshold
     if not 1 <= threshold <= 5:
         raise BadInput("threshold must be within 1..5")
+    if len(clip) > 100 or len(map) > 2000:
+        raise BadInput("clip or grade map too long")
     try:
         la = source_labels(a, web.db, coll, uploads, kind)  # type: ignore[arg-type]
         lb = source_labels(b, web.db, coll, uploads, kind)  # type: ignore[arg-type]
     except RagmeterError as exc:
         raise BadInput(str(exc)) from None
-    result = review(a, b, la, lb, kind=kind, threshold=threshold)  # type: ignore[arg-type]
+    try:
+        result = review(
+            a,
+            b,
+            la,
+            lb,
+            kind=kind,  # type: ignore[arg-type]
+            threshold=threshold,
+            grade_map=map,
+            clip=clip,
+        )
+    except RagmeterError as exc:
+        raise BadInput(str(exc)) from None
     return web.page(
         request,
         "review.html",
         names=names,
         result=result,
+        clip=clip,
+        grade_map=map,
         texts=coll.query_texts,
         in_pool=coll.in_pool,
         questions=coll.subquestions,
