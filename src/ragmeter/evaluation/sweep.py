@@ -27,6 +27,7 @@ from ragmeter.errors import MeasureError
 from ragmeter.evaluation.engine import evaluate, evaluate_inputs
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.measures import REGISTRY, Measure, parse_measures
+from ragmeter.stats.aggregate import defined_note
 
 
 def parse_ks(text: str) -> list[int]:
@@ -128,7 +129,8 @@ class Sweep:
                 cells = []
                 for points in measures.values():
                     mean = points[i]["mean"]
-                    cells.append("NA" if mean is None else f"{mean:.4f}")
+                    note = defined_note(points[i]["n_defined"], points[i]["n"])
+                    cells.append(("NA" if mean is None else f"{mean:.4f}") + note)
                 table.add_row(str(k), *cells)
             console.print(table)
         for w in self.evaluation.warnings:

@@ -333,7 +333,7 @@ def _mean_cell(run: str, measure: str, cell: _Cell) -> str:
     if cell.n_defined != cell.n:
         defined = (
             '<span class="sub" title="queries defined / evaluated">'
-            f"{cell.n_defined}/{cell.n} defined</span>"
+            f"n={cell.n_defined}/{cell.n}</span>"
         )
     return (
         f'<td class="num" data-run="{_e(run)}" data-measure="{_e(measure)}" '

@@ -91,9 +91,16 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
     for run in ev.runs:
         aggs = run.aggregates()
         n = next(iter(aggs.values())).n if aggs else len(run.query_ids)
-        cells = (_fmt(a.value, count=_is_count(ev, k)) for k, a in aggs.items())
+        cells = (_fmt(a.value, count=_is_count(ev, k)) + a.defined_note for k, a in aggs.items())
         table.add_row(run.name, *cells, str(n))
     console.print(table)
+    if any(a.n_defined != a.n for run in ev.runs for a in run.aggregates().values()):
+        console.print(
+            "(n=k/N): the mean covers the k of N queries where the measure is defined "
+            "(the others are NA: no relevant or answerable item).",
+            style="dim",
+            highlight=False,
+        )
     if per_query:
         for run in ev.runs:
             pq = Table(title=f"{run.name}: per query", title_justify="left")

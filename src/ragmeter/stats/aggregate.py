@@ -38,6 +38,12 @@ class Aggregate:
         """The headline number: the sum for count measures, the mean otherwise."""
         return self.sum if self.sum is not None else self.mean
 
+    @property
+    def defined_note(self) -> str:
+        """``" (n=45/50)"`` when the mean covers fewer queries than were evaluated (the rest
+        are NA), else ``""``: what every table prints beside such a mean."""
+        return defined_note(self.n_defined, self.n)
+
     def to_dict(self) -> dict[str, float | int | None]:
         out: dict[str, float | int | None] = {
             "mean": self.mean,
@@ -47,6 +53,11 @@ class Aggregate:
         if self.sum is not None:
             out["sum"] = self.sum
         return out
+
+
+def defined_note(n_defined: int, n: int) -> str:
+    """``" (n=k/N)"`` for a mean over k of N queries when k < N, else ``""``."""
+    return f" (n={n_defined}/{n})" if n_defined != n else ""
 
 
 def aggregate(values: npt.NDArray[np.float64], rule: Aggregation = "mean") -> Aggregate:
