@@ -61,7 +61,8 @@ def register(app: typer.Typer) -> None:
             Path,
             typer.Argument(
                 help="JSON list of {query, context, generated_answer, reference_answer} "
-                "with optional label (0/1), id, retrieved, timings."
+                "with optional label (0/1), id, retrieved, timings; or a RAGAS / DeepEval "
+                "dataset (JSON, JSONL, CSV, TSV, Parquet)."
             ),
         ],
         label: Annotated[

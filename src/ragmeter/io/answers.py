@@ -14,6 +14,11 @@ A JSON file holds a list of samples (or ``{"samples": [...]}``), each::
 
 A missing required field or a wrong type is an :class:`~ragmeter.errors.InputError` naming
 the file, the sample (its 0-based index and its id when it has one) and the field.
+
+A RAGAS or DeepEval dataset (JSON, JSONL, CSV, TSV or Parquet; :mod:`ragmeter.io.ragas`) is
+read too: ``user_input``/``input`` is the query, ``response``/``actual_output`` the generated
+answer, ``reference``/``expected_output`` the reference answer and the retrieved contexts the
+context.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import check_text, decode, read_bytes
+from ragmeter.io.ragas import adapt_records, dataset_kind
 
 #: the pipeline stages a sample's timings may record (seconds)
 STAGES: tuple[str, ...] = ("embed", "retrieve", "rerank", "generate")
@@ -76,9 +82,17 @@ class _Where:
         return InputError(f"{who}: {reason}", source=self.source, field=field)
 
 
+#: extensions read as RAGAS/DeepEval tables or lines rather than one JSON document
+_ROW_FILES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+_ROW_FILES |= {".parquet": "parquet", ".pq": "parquet"}
+
+
 def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
-    """Read and validate an answer samples file."""
+    """Read and validate an answer samples file (or a RAGAS/DeepEval dataset)."""
     source = str(path)
+    kind = _ROW_FILES.get(os.path.splitext(source)[1].lower())
+    if kind is not None:
+        return _dataset_answer_samples(path, kind)
     data = read_bytes(path)
     check_text(data, source, what="a JSON list of answer samples")
     text = decode(data, source)
@@ -86,7 +100,67 @@ def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    rows = doc["samples"] if isinstance(doc, dict) and "samples" in doc else doc
+    if isinstance(rows, list) and rows and dataset_kind(rows[0]) is not None:
+        return answer_samples_from_dataset([(r, None) for r in rows], source=source)
     return answer_samples_from_records(doc, source=source)
+
+
+def _dataset_answer_samples(path: str | os.PathLike[str], kind: str) -> list[AnswerSample]:
+    source = str(path)
+    if kind == "jsonl":
+        from ragmeter.io._documents import load_jsonl
+
+        records = load_jsonl(path).records or []
+    else:
+        from ragmeter.io.tabular import _rag_rows
+
+        found = _rag_rows(path, kind)  # type: ignore[arg-type]
+        if found is None:
+            raise InputError(
+                "not a RAGAS or DeepEval dataset (no user_input / retrieved_contexts / "
+                "retrieval_context column); answer samples in a table must be one",
+                source=source,
+            )
+        records = found
+    if not records or dataset_kind(records[0][0]) is None:
+        raise InputError(
+            "not a RAGAS or DeepEval dataset; JSON Lines answer samples must be one",
+            source=source,
+        )
+    return answer_samples_from_dataset(records, source=source)
+
+
+def answer_samples_from_dataset(
+    records: list[tuple[Any, int | None]], *, source: str
+) -> list[AnswerSample]:
+    """Answer samples from RAGAS or DeepEval rows (``(row, line)`` pairs)."""
+    adapted = adapt_records(records, source=source, need_retrieved=False)
+    out: list[AnswerSample] = []
+    for index, (sample, line) in enumerate(adapted.records):
+        texts: dict[str, str] = {}
+        for key, what in (
+            ("question", "user_input/input (the query)"),
+            ("answer", "response/actual_output (the generated answer)"),
+            ("reference", "reference/expected_output (the reference answer)"),
+        ):
+            if key not in sample:
+                raise InputError(
+                    f"row {index + 1}: no {what}", source=source, line=line, field=what.split()[0]
+                )
+            texts[key] = sample[key]
+        context = tuple(item["text"] for item in sample.get("retrieved", []) if "text" in item)
+        out.append(
+            AnswerSample(
+                id=str(sample["id"]),
+                query=texts["question"],
+                context=context,
+                generated_answer=texts["answer"],
+                reference_answer=texts["reference"],
+                retrieved=context or None,
+            )
+        )
+    return out
 
 
 def answer_samples_from_records(doc: Any, *, source: str = "<records>") -> list[AnswerSample]:

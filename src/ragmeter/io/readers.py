@@ -56,7 +56,12 @@ def read_run(path: PathLike, *, format: str | None = None, name: str | None = No
 
 
 def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = None) -> Qrels:
-    """Read qrels from a file in any supported format (see the module docstring)."""
+    """Read qrels from a file in any supported format (see the module docstring), or from an
+    ir_datasets dataset named ``irds:DATASET_ID`` (:mod:`ragmeter.io.irds`)."""
+    from ragmeter.io.irds import is_irds, read_irds_qrels
+
+    if is_irds(path):
+        return read_irds_qrels(path, name=name)
     qrels = FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
     check_large_input(len(qrels), str(path))
     return qrels

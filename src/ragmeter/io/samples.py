@@ -25,6 +25,10 @@ Field names are matched ignoring case, ``_`` and ``-`` (``actualOutput`` = ``act
 * query text: ``input`` (a string, or an object with ``question`` / ``query`` / ``text``),
   else ``question`` or ``query``; generated answer: ``generated_answer`` / ``answer`` /
   ``response``; reference answer: ``reference_answer`` / ``expected_answer`` / ``reference``.
+
+RAGAS and DeepEval rows (``user_input``, ``retrieved_contexts``, ``reference_context_ids``…;
+``input``, ``retrieval_context``, ``context``…) are read as they are written: see
+:mod:`ragmeter.io.ragas`.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +46,7 @@ import pyarrow as pa
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io._documents import Document, load_json, load_jsonl, load_yaml
+from ragmeter.io.ragas import adapt_records, dataset_kind
 
 SampleFormat = Literal["json", "jsonl", "yaml"]
 
@@ -66,7 +71,10 @@ def _norm(key: Any) -> str:
 
 
 def is_sample(record: Any) -> bool:
-    """Whether ``record`` looks like a sample (it has a retrieved, expected or input field)."""
+    """Whether ``record`` looks like a sample (it has a retrieved, expected or input field, or
+    is a RAGAS or DeepEval row)."""
+    if dataset_kind(record) is not None:
+        return True
     return isinstance(record, Mapping) and any(_norm(k) in SAMPLE_MARKERS for k in record)
 
 
@@ -261,6 +269,10 @@ def samples_from_records(
     """
     if not records:
         raise InputError("no samples; expected a list of samples", source=source)
+    notes: list[str] = []
+    if dataset_kind(records[0][0]) is not None:  # RAGAS / DeepEval rows, as they are written
+        adapted = adapt_records(records, source=source)
+        records, notes = list(adapted.records), adapted.warnings(source)
     out = _Collected()
     for index, (record, line) in enumerate(records, start=1):
         ctx = _Context(source, line, index)
@@ -296,7 +308,8 @@ def samples_from_records(
                 "missing; expected 'expected_output': a list of relevant ids or an {id: gain} map",
             )
         out.extras(sid, record, keys, ctx)
-    return out.build(source=source, name=name, need_qrels=need_qrels)
+    samples = out.build(source=source, name=name, need_qrels=need_qrels)
+    return replace(samples, warnings=(*notes, *samples.warnings)) if notes else samples
 
 
 def samples_from_document(

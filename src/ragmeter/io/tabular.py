@@ -3,7 +3,9 @@
 CSV and TSV files need a header row naming the columns (see :mod:`ragmeter.io._columns` for the
 accepted names, e.g. ``query_id,doc_id,score`` or ``qid,docid,relevance``); other columns are
 ignored. Ids are always read as strings (``007`` stays ``007``). TSV fields are not quoted;
-CSV fields may be, with ``"``. Errors name the file, the line and the column.
+CSV fields may be, with ``"``. Errors name the file, the line and the column. A RAGAS or
+DeepEval dataset (``user_input``, ``retrieved_contexts``…) is read as samples
+(:mod:`ragmeter.io.ragas`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -137,8 +139,52 @@ def _read_delimited(
     return table, source, lines, header_line
 
 
+def _rag_rows(
+    path: PathLike, kind: Delimited | Literal["parquet"]
+) -> list[tuple[Any, int | None]] | None:
+    """The rows of a RAGAS or DeepEval dataset (with their line numbers), else ``None``."""
+    from ragmeter.io.ragas import dataset_kind
+
+    if kind == "parquet":
+        table, _ = _read_parquet(path)
+        if dataset_kind(dict.fromkeys(table.column_names)) is None:
+            return None
+        return [(row, None) for row in table.to_pylist()]
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="a header row and data rows")
+    text = decode(data, source)
+    names, _ = _header(text, kind, source)
+    if dataset_kind(dict.fromkeys(names)) is None:
+        return None
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_delimiter(kind))
+    rows: list[tuple[Any, int | None]] = []
+    for row in reader:
+        rows.append(({k: (v if v != "" else None) for k, v in row.items()}, reader.line_num))
+    return rows
+
+
+def _rag_samples(
+    path: PathLike, kind: Delimited | Literal["parquet"], name: str | None, *, run: bool
+) -> Any:
+    """The run (``run``) or qrels of a RAGAS/DeepEval table; ``None`` if it is not one."""
+    rows = _rag_rows(path, kind)
+    if rows is None:
+        return None
+    from ragmeter.io.samples import samples_from_records
+
+    label = name or Path(path).name
+    samples = samples_from_records(
+        rows, source=str(path), name=label, need_run=run, need_qrels=not run
+    )
+    return samples.run if run else samples.qrels
+
+
 def read_csv_run(path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv") -> Run:
     """Read a run from a CSV (or TSV) file with a header row."""
+    rag = _rag_samples(path, delimiter, name, run=True)
+    if rag is not None:
+        return rag  # type: ignore[no-any-return]
     table, source, lines, header = _read_delimited(path, delimiter)
     return cols.run_from_table(
         table, source=source, name=name or Path(path).name, lines=lines, header_line=header
@@ -149,6 +195,9 @@ def read_csv_qrels(
     path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv"
 ) -> Qrels:
     """Read qrels from a CSV (or TSV) file with a header row."""
+    rag = _rag_samples(path, delimiter, name, run=False)
+    if rag is not None:
+        return rag  # type: ignore[no-any-return]
     table, source, lines, header = _read_delimited(path, delimiter)
     return cols.qrels_from_table(
         table, source=source, name=name or Path(path).name, lines=lines, header_line=header
@@ -171,12 +220,18 @@ def _read_parquet(path: PathLike) -> tuple[pa.Table, str]:
 
 def read_parquet_run(path: PathLike, *, name: str | None = None) -> Run:
     """Read a run from a Parquet file with named columns (errors name the row)."""
+    rag = _rag_samples(path, "parquet", name, run=True)
+    if rag is not None:
+        return rag  # type: ignore[no-any-return]
     table, source = _read_parquet(path)
     return cols.run_from_table(table, source=source, name=name or Path(path).name)
 
 
 def read_parquet_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
     """Read qrels from a Parquet file with named columns (errors name the row)."""
+    rag = _rag_samples(path, "parquet", name, run=False)
+    if rag is not None:
+        return rag  # type: ignore[no-any-return]
     table, source = _read_parquet(path)
     return cols.qrels_from_table(table, source=source, name=name or Path(path).name)
 

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
 def input_files(**paths: Path | Sequence[Path] | None) -> dict[str, Any]:
     """``{role: {"path": ..., "sha256": ...}}`` (a list for several files) of the inputs
     given, for the saved parameters; roles without a file are left out."""
+    from ragmeter.io.irds import PREFIX, is_irds
     from ragmeter.store import file_sha256
 
     def describe(path: Path) -> dict[str, str]:
+        if is_irds(path):  # a dataset ir_datasets keeps: its id names it, no file to hash
+            return {"path": str(path), "ir_datasets": str(path)[len(PREFIX) :]}
         return {"path": str(path), "sha256": file_sha256(path)}
 
     out: dict[str, Any] = {}
