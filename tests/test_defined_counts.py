@@ -101,3 +101,16 @@ def test_report_html_cell_shows_n_defined() -> None:
     html = _mean_cell("run", "coverage@10", _Cell(0.5, 0.2, 0.8, 5, 3))
     assert "n=3/5" in html
     assert "n=5/5" not in _mean_cell("run", "ndcg@10", _Cell(0.6, 0.4, 0.8, 5, 5))
+
+
+def test_report_sweep_cell_and_small_n_notes() -> None:
+    from ragmeter.report.html import _defined_sub, _summary_section
+
+    assert "n=3/5" in _defined_sub({"k": 1, "mean": 0.5, "n": 5, "n_defined": 3})
+    assert _defined_sub({"k": 1, "mean": 0.5, "n": 5, "n_defined": 5}) == ""
+    ev = _evaluation({"base": ROWS, "new": OTHER}, ["ndcg@10", "coverage@10"])
+    c = compare(ev, bootstrap=200)
+    body = _summary_section(ev, c, bootstrap=200, seed=0).body
+    # five queries: the randomization test's smallest p is 2/2⁵ = 0.0625 > 0.05
+    assert "Note: n too small for significance" in body and "†" in body
+    assert "n=3/5" in body and "n=4/5" in body

@@ -837,6 +837,24 @@ def test_browse_stored_evaluations(config: Any, folder: Path) -> None:
         assert browser.client.get("/evaluations/999/report").status_code == 404
 
 
+def test_stored_evaluation_shows_n_defined(config: Any, folder: Path) -> None:
+    """coverage@10 NA on q2 of three queries: its mean (1 + 0.5)/2 covers 2 of 3."""
+    pytest.importorskip("sqlalchemy", reason="the store extra (sqlalchemy) is not installed")
+    from ragmeter.evaluation.results import Evaluation, RunResult
+    from ragmeter.measures import parse_measures
+    from ragmeter.store import save_evaluation
+
+    ms = tuple(parse_measures(["ndcg@10", "coverage@10"]))
+    values = np.array([[1.0, 1.0], [0.5, np.nan], [0.0, 0.5]])
+    run = RunResult("r", np.array(["q1", "q2", "q3"], dtype=object), ms, values)
+    store = folder / "store.db"
+    saved = save_evaluation(Evaluation((run,), ms), url=str(store), name="na")
+    config.store_url = str(store)
+    html = Browser(create_app(config)).client.get(f"/evaluations/{saved.id}").text
+    assert "0.7500" in html and "(n=2/3)" in html
+    assert html.count("(n=") == 1  # ndcg@10 is defined on every query
+
+
 def test_no_store_is_said_plainly(
     config: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

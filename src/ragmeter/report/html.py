@@ -406,6 +406,7 @@ def _summary_section(
         from ragmeter.report.comparison import describe, legend
 
         notes = f'<p class="note">{_e(describe(c))}.</p><p class="note">{_e(legend(c))}</p>'
+        notes += "".join(f'<p class="note">Note: {_e(x)}.</p>' for x in c.notes)
     else:
         notes = (
             f'<p class="note">{bootstrap:,} bootstrap resamples (seed {seed}) give the 95% '
@@ -424,6 +425,14 @@ def _summary_section(
 # -- sweep, quadrant, distributions ----------------------------------------------------------
 
 
+def _defined_sub(point: Mapping[str, object]) -> str:
+    """``n=k/N`` under a sweep's mean over k < N queries (see :func:`_mean_cell`)."""
+    n, n_defined = point["n"], point["n_defined"]
+    if n == n_defined:
+        return ""
+    return f'<span class="sub" title="queries defined / evaluated">n={n_defined}/{n}</span>'
+
+
 def _sweep_section(s: Sweep, k: int) -> _Section:
     from ragmeter.report import figures
 
@@ -436,7 +445,9 @@ def _sweep_section(s: Sweep, k: int) -> _Section:
         rows = []
         for i, kk in enumerate(s.ks):
             cells = "".join(
-                f'<td class="num">{_num(per_measure[m][i]["mean"])}</td>' for m in measures
+                f'<td class="num">{_num(per_measure[m][i]["mean"])}'
+                f"{_defined_sub(per_measure[m][i])}</td>"
+                for m in measures
             )
             rows.append(f'<tr><th scope="row" class="num">{kk}</th>{cells}</tr>')
         tables.append(

@@ -84,12 +84,18 @@ def stored_evaluation(web: Web, request: Request, evaluation_id: int) -> HTMLRes
     record, evaluation = stored.record, stored.evaluation
     measures = list(record.measures)
     per_query = [{"name": run.name, "queries": run.per_query()} for run in evaluation.runs]
+    # " (n=k/N)" beside a mean over fewer queries than the run has, as every other table
+    notes = {
+        run.name: {name: agg.defined_note for name, agg in run.aggregates().items()}
+        for run in evaluation.runs
+    }
     return web.page(
         request,
         "evaluation.html",
         record=record,
         measures=measures,
         per_query=per_query,
+        defined_notes=notes,
         has_report=html_report_module() is not None,
     )
 
