@@ -176,3 +176,17 @@ def test_evaluate_and_sweep_agree_on_the_example(demo: dict[str, Any], tmp_path:
     assert at10["alpha_ndcg"] == means["alpha_ndcg@10"]
     assert at10["coverage"] == means["coverage@10"]
     assert at10["ndcg(rel_level=3)"] == means["ndcg@10(rel_level=3)"]
+    # the README quotes these figures to explain the rule: they must be what the code prints
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip(): line
+        for line in readme.splitlines()
+        if line.startswith("| `") and "@10" in line.split("|")[1]
+    }
+    for name, row in [
+        ("`alpha_ndcg@10`", "alpha_ndcg@10"),
+        ("`coverage@10` (`-m coverage --k 10`)", "coverage@10"),
+        ("`ndcg@10(rel_level=3)`", "ndcg@10(rel_level=3)"),
+    ]:
+        cells = [c.strip() for c in rows[name].split("|")[2:4]]
+        assert cells == [f"{means[row]:.4f}"] * 2, (name, cells)

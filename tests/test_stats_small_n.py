@@ -310,3 +310,20 @@ def test_cli_outputs_say_n_too_small(tmp_path: Path) -> None:
     assert d["min_p"] == pytest.approx(0.25) and d["can_be_significant"] is False
     assert d["ci"] == [None, None]
     assert any("n too small for significance" in n for n in doc["notes"])
+
+
+def test_renderings_state_the_wilcoxon_method_and_the_bound() -> None:
+    from ragmeter.report import comparison as render
+
+    base = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    shift = [0.01, 0.02, -0.03, 0.04, 0.05, 0.06, 0.07]  # 7 distinct |d| ≠ 0: exact
+    new = [x + s for x, s in zip(base, shift, strict=True)]
+    c = compare(_evaluation({"b": base, "r": new}), test="wilcoxon", bootstrap=200)
+    assert "Wilcoxon (exact null distribution)" in render.describe(c)
+    d = c.difference("r", "ndcg@10")
+    ref = scipy_stats.wilcoxon(new, base, method="exact").pvalue
+    assert d.p_value == pytest.approx(ref) and d.min_p == pytest.approx(2 / 2**7)
+    rows = render.to_csv(c).splitlines()
+    header, last = rows[0].split(","), rows[-1].split(",")
+    assert header[-2:] == ["min_p", "can_be_significant"]
+    assert float(last[-2]) == pytest.approx(2 / 128) and last[-1] == "true"

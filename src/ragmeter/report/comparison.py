@@ -149,6 +149,11 @@ def describe(c: Comparison) -> str:
     test = _TEST_NAMES[c.test]
     if c.test == "randomization":
         test += f" ({c.permutations:,} sign flips, or all when fewer)"
+    if c.test == "wilcoxon":  # which null distribution each p came from
+        used = sorted({d.method.partition(":")[2] for d in c.differences} - {"none", ""})
+        names = {"exact": "exact null distribution", "asymptotic": "normal approximation"}
+        if used:
+            test += f" ({', '.join(names.get(u, u) for u in used)})"
     return (
         f"{test}, {_CORRECTION_NAMES[c.correction]} over {len(c.differences)} comparison"
         f"{'s' if len(c.differences) != 1 else ''}, α = {c.alpha:g}; "
@@ -272,6 +277,8 @@ CSV_COLUMNS = (
     "n_paired",
     "n_dropped",
     "method",
+    "min_p",
+    "can_be_significant",
 )
 
 
@@ -320,6 +327,8 @@ def to_csv(c: Comparison) -> str:
                     d.n,
                     d.n_dropped,
                     d.method,
+                    d.min_p,
+                    d.can_be_significant,
                 ]
             writer.writerow([_csv_value(v) for v in row])
     return buf.getvalue()
