@@ -277,6 +277,21 @@ def test_debug_query_evaluates_that_query_only(
     assert got[:2] == (status, expected)
 
 
+def test_debug_query_with_c_counts_every_relevant_document(te: Call) -> None:
+    # trec_eval -D 0.q3 -c -q -m num_rel -m map QRELS RUN: -c's summary num_rel counts the
+    # relevant documents of every qrels query, though -D evaluates q3 only
+    qrels = GAP_QRELS + "q3 0 d 2\nq3 0 e 0\n"
+    assert te(qrels, GAP_RUN, "-D", "0.q3", "-c", "-q", "-m", "num_rel", "-m", "map")[:2] == (
+        0,
+        lines(
+            ("num_rel", "q3", "2"),
+            ("map", "q3", "0.5000"),
+            ("num_rel", "all", "4"),
+            ("map", "all", "0.1667"),
+        ),
+    )
+
+
 def test_prefs_nickname_is_not_implemented(te: Call) -> None:
     # trec_eval -m prefs QRELS RUN → "Can't calculate measure 'prefs_num_prefs_poss'", exit 4
     status, out, err = te(ONE_QRELS, ONE_RUN, "-m", "prefs")

@@ -212,6 +212,24 @@ def test_negative_relevance_level_is_refused(
     assert "relevance level must be at least 0" in capsys.readouterr().err
 
 
+def test_negative_relevance_level_is_refused_in_evaluate(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter import Qrels, Run, evaluate
+    from ragmeter.cli import app
+    from ragmeter.errors import MeasureError
+
+    run, qrels = Run.from_lists({"q1": ["a"]}), Qrels.from_dict({"q1": {"a": 1}})
+    with pytest.raises(InputError, match=r"rel_level.*must be at least 0"):
+        evaluate(run, qrels, ["P@1"], rel_level=-1)
+    with pytest.raises(MeasureError, match="'rel_level' must be at least 0"):
+        evaluate(run, qrels, ["P@1(rel_level=-1)"])
+    q, r = _files(tmp_path, b"q1 0 a 1\n", b"q1 Q0 a 1 2 t\n")
+    result = CliRunner().invoke(app, ["evaluate", "--qrels", q, "--rel-level", "-1", r])
+    assert result.exit_code == 2
+    assert "rel_level" in result.output and "must be at least 0" in result.output
+
+
 DUP_QRELS = b"q1 0 d1 1\nq1 0 d2 0\n"
 DUP_RUN = b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0.5 t\n"
 

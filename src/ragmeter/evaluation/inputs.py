@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import InputError
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
@@ -49,6 +50,15 @@ class EvalInputs:
     token_counter: TokenCounter | None = None
     passage_lengths: PassageLengths | None = None
     utilities: Utilities | None = None
+
+    def __post_init__(self) -> None:
+        # refused, not read: below 0 an unjudged document would count as relevant while the
+        # number of relevant documents counts judged ones only
+        if self.rel_level < 0:
+            raise InputError(
+                f"must be at least 0 (relevant ⇔ grade ≥ it), got {self.rel_level}",
+                field="rel_level",
+            )
 
     @property
     def context_cutoff(self) -> int | None:

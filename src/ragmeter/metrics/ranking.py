@@ -36,11 +36,18 @@ def _positive(value: int | float) -> str | None:
     return None if value > 0 else "must be > 0"
 
 
+def _not_negative(value: int) -> str | None:
+    # below 0 an unjudged document (grade 0 by convention) would count as relevant while
+    # num_rel, which counts judged documents only, would not count it (trec_eval's -l -2)
+    return None if value >= 0 else "must be at least 0"
+
+
 REL_LEVEL = Param(
     "rel_level",
     int,
     None,
     "relevant ⇔ grade ≥ rel_level (default: the evaluation's, 1 unless set)",
+    _not_negative,
 )
 
 

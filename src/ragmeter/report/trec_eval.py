@@ -25,7 +25,8 @@ Behaviour kept from trec_eval 10.0:
   ``all_prefs``, ``qrels_jg``) need ``-R prefs``/``qrels_jg`` input, which ragmeter does not
   read: asked on a qrels file they fail at the first query, exit 4, as in trec_eval.
 * ``-D <level>.<qid>`` evaluates that query only (with ``-c`` the means still divide by the
-  number of qrels queries); debugging output (level > 0) is not printed.
+  number of qrels queries, and the summary ``num_rel`` counts every qrels query's); debugging
+  output (level > 0) is not printed.
 * Numbers in options and cutoffs are read like C ``atol``/``atof``: ``-M 1e3`` is 1, and
   ``-M 99999999999999999999`` saturates at 9223372036854775807.
 * Exit codes: 1 usage or unknown measure, 2 unreadable input or bad measure parameters,
@@ -487,6 +488,7 @@ def _evaluate(
         )
     n_avg = al.n_queries  # with -c trec_eval divides by the number of qrels queries
     halts = [] if o.complete else [_missing_query(qrels, run_obj, al, o.debug_query)]
+    every_query = al
     if o.debug_query is not None:
         al = _only_query(al, o.debug_query)
     if al.n_queries == 0 and not any(halts):
@@ -521,7 +523,20 @@ def _evaluate(
         raise _Exit(halt.code, halt.message)
     if o.summary:
         n = n_avg if o.complete else al.n_queries
+        if o.complete and al is not every_query:
+            values = _num_rel_of_every_query(every_query, columns, values)
         out.write(_summary(al, columns, values, run_obj.tag or run_obj.name, n))
+
+
+def _num_rel_of_every_query(
+    al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]]
+) -> list[npt.NDArray[np.float64]]:
+    """``values`` with num_rel's over every qrels query: with ``-c`` trec_eval's summary
+    counts the relevant documents of all qrels queries, even when ``-D`` evaluates one."""
+    return [
+        _values(al, [c])[0] if c.spec.name == "num_rel" else v
+        for c, v in zip(columns, values, strict=True)
+    ]
 
 
 def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
