@@ -39,6 +39,7 @@ from ragmeter.commands.options import (
     fail,
 )
 from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
 app = typer.Typer(
@@ -47,6 +48,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=GuardedGroup,
 )
 
 
@@ -225,13 +227,21 @@ _register_commands()
 
 def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
-    from ragmeter.commands.process import plain_warnings, tune_allocator
+    from ragmeter.commands.process import (
+        os_failures,
+        plain_warnings,
+        tune_allocator,
+        uniform_broken_pipe,
+    )
 
     tune_allocator()
     plain_warnings()
+    uniform_broken_pipe()
     # trec_eval's getopt syntax (-M100, -mndcg.1=3) is parsed by its own parser.
     if len(sys.argv) > 1 and sys.argv[1] == "trec-eval":
         from ragmeter.report.trec_eval import main as trec_main
 
-        sys.exit(trec_main(sys.argv[2:]))
+        with os_failures():
+            code = trec_main(sys.argv[2:])
+        sys.exit(code)
     app()

@@ -71,3 +71,21 @@ class MissingExtraError(RagmeterError, ImportError):
 
 class StoreError(RagmeterError):
     """The evaluation store cannot be opened, is newer than this ragmeter, or lacks an entry."""
+
+
+class OutputError(RagmeterError, OSError):
+    """A file could not be written (a missing or read-only directory, a full disk, the file
+    size limit). Files are written atomically, so a file at ``path`` is as it was before.
+
+    >>> import errno
+    >>> str(OutputError("out.json", errno.ENOSPC, "No space left on device"))
+    'cannot write out.json: No space left on device; nothing was written'
+    """
+
+    def __init__(self, path: str, code: int | None, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(code, f"cannot write {path}: {reason}; nothing was written", path)
+
+    def __str__(self) -> str:
+        return str(self.strerror)

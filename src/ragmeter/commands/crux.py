@@ -112,12 +112,15 @@ def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
     systems: dict[str, dict[str, float]] = {}
     for path in paths:
         from ragmeter.io._common import decode, read_bytes
+        from ragmeter.io._documents import too_deep
 
         source = str(path)
         try:
             doc = json.loads(decode(read_bytes(path), source))
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+        except RecursionError:
+            raise too_deep(source) from None
         runs = doc.get("runs") if isinstance(doc, dict) else None
         if not isinstance(runs, list):
             raise InputError(

@@ -1,12 +1,30 @@
-"""What the ``ragmeter`` process sets up before a command runs: the allocator and how the
-pure-path warning prints. The command line owns its process; the library never does this."""
+"""What the ``ragmeter`` process sets up before a command runs: the allocator, how the
+pure-path warning prints, and how a failure of the operating system ends a command. The
+command line owns its process; the library never does this."""
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+#: exit status after the reader of stdout went away (128 + SIGPIPE, what a shell reports for
+#: a program that SIGPIPE ended, as ``yes | head -1`` under ``set -o pipefail``)
+BROKEN_PIPE_STATUS = 141
+
+#: why a write failed, in words a user acts on, for the errors that leave the disk unchanged
+_HINTS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EFBIG: "the file size limit (ulimit -f) is reached",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EROFS: "the file system is read-only",
+}
 
 
 def tune_allocator() -> None:
@@ -47,3 +65,83 @@ def plain_warnings() -> None:
         shown(message, category, *args, **kwargs)
 
     warnings.showwarning = show
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line naming the path(s) and what the system said, e.g.
+    ``out/x.json: No such file or directory``."""
+    from ragmeter.errors import RagmeterError
+
+    if isinstance(exc, RagmeterError):  # already a sentence of ours (OutputError)
+        return str(exc)
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    hint = _HINTS.get(exc.errno or 0)
+    if hint is not None and hint not in reason:
+        reason = f"{reason} ({hint})"
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {reason}" if paths else reason
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away: point stdout at the null device, so that the
+    interpreter's final flush does not fail again and print a traceback of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        return  # not a real file (a test runner's capture): nothing is flushed to it
+
+
+def uniform_broken_pipe() -> None:
+    """Let a closed pipe under a rich table end like every other output: rich's own handler
+    silences stdout and exits 1; this one raises, so :func:`os_failures` ends the command
+    with :data:`BROKEN_PIPE_STATUS` whatever printed last."""
+    from rich.console import Console
+
+    def on_broken_pipe(self: Console) -> None:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
+
+
+@contextmanager
+def os_failures() -> Iterator[None]:
+    """The one place where every command's failures of the operating system end.
+
+    * A closed pipe on stdout (``ragmeter trec-eval … | head -1``) ends the command quietly
+      with status :data:`BROKEN_PIPE_STATUS`: nothing more can be said to that reader.
+    * Any other :class:`OSError` (a missing or read-only directory, a full disk, the file size
+      limit, a path component that is a file) prints one ``ragmeter: error:`` line naming the
+      path and ends with status 2, as bad input does. Files are written atomically, so a
+      failed write leaves the old file (or none) in place.
+    """
+    try:
+        try:
+            yield
+        finally:
+            # buffered output reaches a closed pipe only here
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        raise SystemExit(BROKEN_PIPE_STATUS) from None
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            silence_stdout()
+            raise SystemExit(BROKEN_PIPE_STATUS) from None
+        with suppress(OSError):  # stderr is gone too: the status still says it failed
+            typer.echo(f"ragmeter: error: {describe_os_error(exc)}", err=True)
+        raise SystemExit(2) from None
+
+
+class GuardedGroup(TyperGroup):
+    """The ``ragmeter`` command group: every command runs inside :func:`os_failures`, and so
+    does the parsing of its options (``--version`` and ``--help`` print while parsing)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with os_failures():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with os_failures():
+            return super().invoke(ctx)

@@ -27,6 +27,11 @@ from ragmeter.commands.options import fail
 from ragmeter.errors import MissingInputError, RagmeterError
 from ragmeter.web.config import LABELS_NAME
 
+MaxBody = Annotated[
+    int,
+    typer.Option("--max-body", min=1024, help="Largest JSON or form body in bytes (larger: 413)."),
+]
+
 
 def serve(
     queries: Annotated[
@@ -92,6 +97,7 @@ def serve(
             help="Access token (required off loopback; generated and printed when not given).",
         ),
     ] = None,
+    max_body: MaxBody = 64 << 10,
 ) -> None:
     """Label passages 1–5 and sub-questions 0–5 in the browser, review agreement, export."""
     try:
@@ -128,6 +134,7 @@ def serve(
         )
     except RagmeterError as exc:
         fail(exc)
+    config.max_body = max_body
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
     app = create_app(config)

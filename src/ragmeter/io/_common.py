@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, OutputError
 
 PathLike = str | os.PathLike[str]
 
@@ -66,16 +68,35 @@ def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
     Either the complete new file replaces ``path`` or, if anything fails, ``path`` is left as it
-    was and the temporary file is removed: nothing is ever half-written.
+    was and the temporary file is removed: nothing is ever half-written. A failure of the
+    system (missing or read-only directory, full disk, file size limit) is an
+    :class:`~ragmeter.errors.OutputError` naming ``path``, not the temporary file.
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         write(tmp)
         os.replace(tmp, target)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(str(target), exc.errno, _reason(exc)) from exc
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        # the directory itself may be gone or unwritable: then there is no temporary file
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def _reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    hints = {
+        errno.ENOSPC: "the disk is full",
+        errno.EFBIG: "the file size limit (ulimit -f) is reached",
+        errno.ENOENT: "the directory does not exist",
+        errno.ENOTDIR: "a component of the path is not a directory",
+    }
+    hint = hints.get(exc.errno or 0)
+    return f"{reason} ({hint})" if hint else reason
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,16 +46,36 @@ def _json_error(exc: json.JSONDecodeError, source: str, line: int | None = None)
     )
 
 
+#: what a value nested deeper than the decoder follows is called (Python's recursion limit,
+#: about 1,000 levels: no data file of ragmeter nests more than a few)
+TOO_DEEP = "JSON nested too deeply (more than about 1,000 levels of arrays or objects)"
+
+
+def too_deep(source: str, line: int | None = None, *, expected: str = "") -> InputError:
+    """The error for a JSON value nested past the decoder's depth (a ``RecursionError``)."""
+    return InputError(
+        TOO_DEEP + (f"; expected {expected}" if expected else ""), source=source, line=line
+    )
+
+
+def loads(text: str, source: str, line: int | None = None) -> Any:
+    """``json.loads``; a syntax error or over-deep nesting is an :class:`InputError` naming
+    ``source`` and the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(exc, source, line) from None
+    except RecursionError:
+        raise too_deep(source, line) from None
+
+
 def load_json(path: PathLike) -> Document:
     """Load a JSON file; records of a top-level array (or ``"samples"`` array) get lines."""
     source = str(path)
     data = read_bytes(path)
     check_text(data, source, what="a JSON document")
     text = decode(data, source)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _json_error(exc, source) from None
+    value = loads(text, source)
     records: list[tuple[Any, int | None]] | None = None
     if isinstance(value, list):
         records = list(zip(value, _array_lines(text, _skip(text, 0)), strict=True))
@@ -85,6 +106,8 @@ def parse_jsonl(data: bytes, source: str) -> Document:
             value, end = decoder.raw_decode(line, _skip(line, 0))
         except json.JSONDecodeError as exc:
             raise _json_error(exc, source, number) from None
+        except RecursionError:
+            raise too_deep(source, number) from None
         rest = _skip(line, end)
         if rest != len(line):
             raise InputError(
@@ -103,7 +126,7 @@ def first_jsonl_value(data: bytes, source: str) -> Any:
         if raw.strip():
             try:
                 return json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 parse_jsonl(data, source)  # raises the precise error (line, column)
                 raise  # pragma: no cover - parse_jsonl always raises here
     raise InputError("file is empty; expected one JSON object per line", source=source)
@@ -135,6 +158,8 @@ def load_yaml(path: PathLike) -> Document:
 
     Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
     try:
+        if "*" in text:  # only a document with aliases can expand
+            check_aliases(yaml.parse(text, Loader=loader_base), source)
         value = yaml.load(text, Loader=Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -154,6 +179,62 @@ def load_yaml(path: PathLike) -> Document:
     if items is not None:
         records = [(r, r.line if isinstance(r, LineDict) else None) for r in items]
     return Document(value, records, source)
+
+
+#: the most nodes YAML aliases may add to a document once expanded. An alias repeats the
+#: node it names, and aliases of nodes holding aliases multiply: nine lines of nine aliases
+#: each expand to 9⁹ (387 million) nodes (a "billion laughs"), which exhausts memory long
+#: before anything can be said about them. Real run, qrels and sample files repeat little.
+ALIAS_BUDGET = 10_000
+
+
+def check_aliases(events: Iterable[Any], source: str, budget: int = ALIAS_BUDGET) -> None:
+    """Refuse a YAML document whose aliases would add more than ``budget`` nodes, or that
+    refers to a node from inside itself, from its parser ``events``, before anything is
+    built: each anchored node's expanded size is counted once, each alias adds it."""
+    import yaml
+
+    sizes: dict[str, int] = {}
+    open_nodes: list[tuple[str | None, int]] = [(None, 0)]  # (anchor, expanded size so far)
+    added = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            size = sizes.get(str(event.anchor))
+            if size is None:
+                raise InputError(
+                    f"YAML alias *{event.anchor} refers to a node that contains it (or to no "
+                    "node); expected plain data",
+                    source=source,
+                    line=_mark_line(event),
+                )
+            added += size
+            if added > budget:
+                raise InputError(
+                    f"YAML aliases expand to more than {budget:,} nodes (at alias "
+                    f"*{event.anchor}); expected plain data without repeated aliases",
+                    source=source,
+                    line=_mark_line(event),
+                )
+            anchor, n = open_nodes[-1]
+            open_nodes[-1] = (anchor, n + size)
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+            anchor, n = open_nodes[-1]
+            open_nodes[-1] = (anchor, n + 1)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            open_nodes.append((event.anchor, 1))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = open_nodes.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+            outer, n = open_nodes[-1]
+            open_nodes[-1] = (outer, n + size)
+
+
+def _mark_line(event: Any) -> int | None:
+    mark = event.start_mark
+    return None if mark is None else int(mark.line) + 1
 
 
 def _skip(text: str, pos: int) -> int:
@@ -200,11 +281,15 @@ def _member_position(text: str, key: str) -> int | None:
 
 
 __all__ = [
+    "ALIAS_BUDGET",
     "Document",
     "LineDict",
+    "check_aliases",
     "first_jsonl_value",
     "load_json",
     "load_jsonl",
     "load_yaml",
+    "loads",
     "parse_jsonl",
+    "too_deep",
 ]

@@ -31,6 +31,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import check_text, decode, read_bytes
+from ragmeter.io._documents import too_deep
 from ragmeter.io.ragas import adapt_records, dataset_kind
 
 #: the pipeline stages a sample's timings may record (seconds)
@@ -100,6 +101,8 @@ def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    except RecursionError:
+        raise too_deep(source, expected="a JSON list of answer samples") from None
     rows = doc["samples"] if isinstance(doc, dict) and "samples" in doc else doc
     if isinstance(rows, list) and rows and dataset_kind(rows[0]) is not None:
         return answer_samples_from_dataset([(r, None) for r in rows], source=source)

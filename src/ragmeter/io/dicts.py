@@ -49,6 +49,14 @@ def _shape(value: Any, qid: str, source: str) -> str:
     if isinstance(value, Mapping):
         return "map"
     if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            if not isinstance(item, str | int) or isinstance(item, bool):
+                raise InputError(
+                    f"query {qid!r}: element {i} is {type(item).__name__}; expected a doc id "
+                    "(a string)",
+                    source=source,
+                    field=qid,
+                )
         return "list"
     raise InputError(
         f"query {qid!r} maps to {type(value).__name__}; expected {{doc_id: value}} or a list "

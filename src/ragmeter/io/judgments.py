@@ -40,6 +40,8 @@ JudgmentsFormat = Literal["jsonl", "tsv", "diversity"]
 _QUERY_KEYS = ("query_id", "example_id", "qid")
 _DOC_KEYS = ("doc_id", "pid", "docid")
 _RATING_KEYS = ("ratings", "rating")
+#: the largest judgment of diversity qrels, as for a TREC qrels grade (a C ``int``)
+_MAX_JUDGMENT = 2**31 - 1
 
 
 def detect_judgments_format(path: PathLike) -> JudgmentsFormat:
@@ -376,6 +378,14 @@ def _read_long(
                 f"{value_text!r} is not an integer", source=source, line=number, field="rating"
             ) from None
         if diversity:
+            if abs(value) > _MAX_JUDGMENT:  # as a TREC qrels grade
+                raise InputError(
+                    f"judgment {value_text} out of range; expected at most {_MAX_JUDGMENT} "
+                    "in magnitude",
+                    source=source,
+                    line=number,
+                    field="judgment",
+                )
             value = 5 if value > 0 else 0
         elif not -1 <= value <= 5:
             raise InputError(

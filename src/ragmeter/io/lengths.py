@@ -273,4 +273,14 @@ def _length(value: Any, source: str, line: int | None) -> int:
         raise InputError(f"length {value!r} is not a number", source=source, line=line) from None
     if not number.is_integer() or number < 0:
         raise InputError(f"length {value!r} is not a whole number ≥ 0", source=source, line=line)
+    if number > _MAX_LENGTH:
+        raise InputError(
+            f"length {value!r} is out of range; expected at most {_MAX_LENGTH} tokens",
+            source=source,
+            line=line,
+        )
     return int(number)
+
+
+#: the longest passage length read (what a 32-bit count holds; lengths are summed in 64 bits)
+_MAX_LENGTH = 2**31 - 1

@@ -119,8 +119,10 @@ def _strings(value: Any, field: str, row: _Row, *, ids: bool = False) -> list[st
         except json.JSONDecodeError:
             try:
                 value = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
                 raise row.error(field, "is a string that is not a JSON or Python list") from None
+        except RecursionError:
+            raise row.error(field, "is a string of a list nested too deeply") from None
     if hasattr(value, "tolist"):  # a numpy array from a Parquet list column
         value = value.tolist()
     if not isinstance(value, list | tuple):

@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._documents import Document, load_json, load_jsonl, load_yaml
+from ragmeter.io._documents import TOO_DEEP, Document, load_json, load_jsonl, load_yaml
 from ragmeter.io.ragas import adapt_records, dataset_kind
 
 SampleFormat = Literal["json", "jsonl", "yaml"]
@@ -417,6 +417,8 @@ def _decode_json_string(value: str, field_name: str, ctx: _Context, expected: st
             f"is a string that is not valid JSON ({exc.msg} at column {exc.colno}); "
             f"expected {expected}",
         ) from None
+    except RecursionError:
+        raise ctx.error(field_name, f"is a string of {TOO_DEEP}; expected {expected}") from None
 
 
 def _retrieved(value: Any, field_name: str, ctx: _Context) -> list[tuple[str, str | None]]:

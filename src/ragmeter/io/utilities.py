@@ -116,13 +116,16 @@ def read_utilities(path: PathLike, *, model: str | None = None) -> Utilities:
     return Utilities.from_rows(rows, source=source)
 
 
-def _number(value: Any, source: str, line: int | None) -> float:
+def _number(value: Any, source: str, line: int | None, what: str = "utility") -> float:
     if isinstance(value, bool):
-        raise InputError(f"utility {value!r} is not a number", source=source, line=line)
+        raise InputError(f"{what} {value!r} is not a number", source=source, line=line)
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"utility {value!r} is not a number", source=source, line=line) from None
+        raise InputError(f"{what} {value!r} is not a number", source=source, line=line) from None
+    if not 0.0 <= number <= 1.0:  # here, where the line is known (NaN included)
+        raise InputError(f"{what} {value!r} is outside [0, 1]", source=source, line=line)
+    return number
 
 
 def _nested_rows(value: dict[str, Any], source: str) -> list[tuple[str, str, float]]:
@@ -155,7 +158,7 @@ def _row_records(
         if "utility" in record:
             u = _number(record["utility"], source, line)
         elif "no_res_prob" in record:
-            u = 1.0 - _number(record["no_res_prob"], source, line)
+            u = 1.0 - _number(record["no_res_prob"], source, line, "no_res_prob")
         else:
             raise InputError("row without utility (or no_res_prob)", source=source, line=line)
         rows.append((str(q), str(d), u))
@@ -201,7 +204,11 @@ def _reference_rows(
             info = (p.get("models_info") or {}).get(model) or {}
             if info.get("no_res_prob") is not None:
                 rows.append(
-                    (qid, str(p["doc_id"]), 1.0 - _number(info["no_res_prob"], source, line))
+                    (
+                        qid,
+                        str(p["doc_id"]),
+                        1.0 - _number(info["no_res_prob"], source, line, "no_res_prob"),
+                    )
                 )
     return rows
 

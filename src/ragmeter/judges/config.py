@@ -139,6 +139,8 @@ def load_config_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise JudgeConfigError(f"{p}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise JudgeConfigError(f"{p}: invalid TOML: nested too deeply") from None
     table = data.get("judge", {})
     if not isinstance(table, dict):
         raise JudgeConfigError(f"{p}: [judge] must be a table")

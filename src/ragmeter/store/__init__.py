@@ -121,7 +121,8 @@ def open_store(url: str | os.PathLike[str] | None = None) -> Store:
         raise
     except Exception as exc:
         engine.dispose()
-        raise StoreError(f"cannot open the store {_display_url(resolved)}: {exc}") from exc
+        reason = getattr(exc, "orig", None) or exc  # the driver's words, without SQLAlchemy's
+        raise StoreError(f"cannot open the store {_display_url(resolved)}: {reason}") from exc
 
 
 def _display_url(url: str) -> str:

@@ -122,13 +122,20 @@ class Store:
             "ragmeter_version": __version__,
         }
         hashes = list(run_hashes) if run_hashes is not None else [None] * len(evaluation.runs)
-        with self._write() as conn:
-            inserted = conn.execute(sa.insert(schema.evaluations).values(row))
-            evaluation_id = _primary_key(inserted)
-            for position, (run, content_hash) in enumerate(
-                zip(evaluation.runs, hashes, strict=True)
-            ):
-                self._insert_run(conn, evaluation_id, position, run, content_hash)
+        try:
+            with self._write() as conn:
+                inserted = conn.execute(sa.insert(schema.evaluations).values(row))
+                evaluation_id = _primary_key(inserted)
+                for position, (run, content_hash) in enumerate(
+                    zip(evaluation.runs, hashes, strict=True)
+                ):
+                    self._insert_run(conn, evaluation_id, position, run, content_hash)
+        except sa.exc.DBAPIError as exc:
+            # a full disk, the file size limit, a lost server: the transaction is rolled back
+            raise StoreError(
+                f"cannot save the evaluation to {self.url}: {exc.orig}; nothing was saved "
+                "and the store is intact (the save was rolled back)"
+            ) from exc
         return evaluation_id
 
     def _insert_run(

@@ -25,20 +25,23 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 
 Security (see :mod:`ragmeter.web.security`): an access token when configured, a CSRF token on
 every POST, ids and values validated against the collection, exports confined to one
-directory.
+directory, bodies over a small limit refused before they are read (see
+:mod:`ragmeter.web.limits`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.web import security
+from ragmeter.web.limits import BodyLimit
 from ragmeter.web.routes import evaluations, exports, labelling, reviewing
 from ragmeter.web.state import HERE, BadInput, WebConfig, WebState, wants_json, web_state
 
@@ -57,23 +60,67 @@ def create_app(config: WebConfig) -> FastAPI:
     app.state.config = config
     app.state.db = web.db
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    app.middleware("http")(guard)
     app.exception_handler(HTTPException)(http_error)
     for router in ROUTERS:
         app.include_router(router)
+    app.add_middleware(Guard, config=config)
+    # outermost: a body over its limit is refused before anything reads it
+    app.add_middleware(BodyLimit, max_body=config.max_body, max_upload=config.max_upload)
     return app
 
 
-async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+class Guard:
     """Every request: the allowed Host names, the access token (taken once from the URL into
-    a cookie), the session cookie, and headers against framing and sniffing."""
-    config = web_state(request).config
-    if config.allowed_hosts is not None:
-        host = security.host_name(request.headers.get("host", ""))
-        if host not in config.allowed_hosts:
-            return PlainTextResponse(f"400: unexpected Host {host!r}", status_code=400)
-    given = request.query_params.get("token")
-    if config.token is not None:
+    a cookie), the session cookie, and headers against framing and sniffing.
+
+    A plain ASGI middleware: unlike a ``BaseHTTPMiddleware`` it adds no task group and no
+    body stream per request, which was a large part of a label's cost under load.
+    """
+
+    def __init__(self, app: ASGIApp, config: WebConfig) -> None:
+        self.app = app
+        self.config = config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refused = self.refusal(request)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        session = request.cookies.get(security.SESSION_COOKIE)
+        request.state.session_id = session or security.new_session_id()
+        extra = [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff")]
+        extra.append((b"referrer-policy", b"same-origin"))
+        if session is None:
+            extra.append(
+                (b"set-cookie", _cookie(security.SESSION_COOKIE, request.state.session_id))
+            )
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in extra:
+                    if name == b"set-cookie":
+                        headers.append("set-cookie", value.decode("latin-1"))
+                    else:
+                        headers.setdefault(name.decode(), value.decode())
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def refusal(self, request: Request) -> Response | None:
+        """The answer to a request refused (or redirected) before any route sees it."""
+        config = self.config
+        if config.allowed_hosts is not None:
+            host = security.host_name(request.headers.get("host", ""))
+            if host not in config.allowed_hosts:
+                return PlainTextResponse(f"400: unexpected Host {host!r}", status_code=400)
+        if config.token is None:
+            return None
+        given = request.query_params.get("token")
         if given is not None and security.token_valid(config.token, given):
             # once: remember it in a cookie and drop it from the address bar
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
@@ -92,21 +139,14 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Respo
                 "'ragmeter serve' printed (…/?token=…)",
                 status_code=401,
             )
-    session = request.cookies.get(security.SESSION_COOKIE)
-    fresh = session is None
-    request.state.session_id = session or security.new_session_id()
-    response = await call_next(request)
-    if fresh:
-        response.set_cookie(
-            security.SESSION_COOKIE,
-            request.state.session_id,
-            httponly=True,
-            samesite="strict",
-        )
-    response.headers.setdefault("X-Frame-Options", "DENY")
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    return response
+        return None
+
+
+def _cookie(name: str, value: str) -> bytes:
+    """The ``Set-Cookie`` value of an HttpOnly, SameSite=Strict session cookie."""
+    response = Response()
+    response.set_cookie(name, value, httponly=True, samesite="strict")
+    return response.headers["set-cookie"].encode("latin-1")
 
 
 async def http_error(request: Request, exc: HTTPException) -> Response:

@@ -22,6 +22,7 @@ from ragmeter.errors import RagmeterError
 from ragmeter.web import security
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
+from ragmeter.web.limits import MAX_BODY, MAX_UPLOAD
 
 HERE = Path(__file__).parent
 #: annotator names: short, printable, nothing that needs escaping in a cookie
@@ -43,6 +44,9 @@ class WebConfig:
             loopback without a token, ``ragmeter serve`` allows only the loopback names, so
             that a web page whose domain is re-pointed at 127.0.0.1 (DNS rebinding) cannot
             use the app.
+        uploads: label sources uploaded on the review page, by name.
+        max_body: the largest JSON or form body read, in bytes (larger: 413).
+        max_upload: the largest file upload body read, in bytes (larger: 413).
     """
 
     collection: Collection
@@ -53,6 +57,8 @@ class WebConfig:
     title: str = "ragmeter"
     allowed_hosts: frozenset[str] | None = None
     uploads: dict[str, dict[ItemKey, int]] = field(default_factory=dict)
+    max_body: int = MAX_BODY
+    max_upload: int = MAX_UPLOAD
 
 
 class BadInput(HTTPException):
@@ -214,6 +220,8 @@ async def payload(request: Request) -> dict[str, Any]:
             data = await request.json()
         except (ValueError, UnicodeDecodeError):
             raise BadInput("body is not valid JSON") from None
+        except RecursionError:
+            raise BadInput("body is JSON nested too deeply; expected a flat object") from None
         if not isinstance(data, dict):
             raise BadInput("expected a JSON object")
         return data

@@ -3,6 +3,8 @@ undo, and the label event log."""
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.responses import Response
@@ -133,7 +135,9 @@ async def save_grade(web: Web, request: Request) -> Response:
     data = await payload(request)
     query_id, doc_id = pool_item(web.coll, data)
     grade = int_field(data, "grade", value_range("grade"))
-    web.db.record(annotator, "grade", query_id, doc_id, grade)
+    # committed by the label database's writer (with the labels of other requests) while
+    # this coroutine waits: the event loop goes on serving
+    await asyncio.wrap_future(web.db.submit_record(annotator, "grade", query_id, doc_id, grade))
     answer = {
         "query_id": query_id,
         "doc_id": doc_id,
@@ -153,7 +157,9 @@ async def save_rating(web: Web, request: Request) -> Response:
         raise BadInput(f"query {query_id!r} has no sub-questions")
     question = int_field(data, "question", (1, n_q))
     rating = int_field(data, "rating", value_range("rating"))
-    web.db.record(annotator, "rating", query_id, doc_id, rating, question=question)
+    await asyncio.wrap_future(
+        web.db.submit_record(annotator, "rating", query_id, doc_id, rating, question=question)
+    )
     answer = {
         "query_id": query_id,
         "doc_id": doc_id,
@@ -171,7 +177,7 @@ async def undo(web: Web, request: Request) -> Response:
     kind = data.get("kind", "grade")
     if kind not in ("grade", "rating"):
         raise BadInput("kind must be 'grade' or 'rating'")
-    event = web.db.undo(annotator, kind)
+    event = await asyncio.wrap_future(web.db.submit_undo(annotator, kind))
     if event is None:
         return reply(request, {"undone": None}, str(data.get("next") or "/"))
     key: ItemKey = event.key
