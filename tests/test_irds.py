@@ -84,3 +84,11 @@ def test_errors_name_the_dataset() -> None:
         read_qrels("irds:no-such/set")
     with pytest.raises(InputError, match="diversity qrels"):
         read_qrels(f"irds:{DUPLICATED}")
+
+
+def test_texts_for_the_judges() -> None:
+    from ragmeter.io.irds import read_irds_texts
+
+    docs = read_irds_texts(f"irds:{DATASET}")
+    queries = read_irds_texts(f"irds:{DATASET}", "queries")
+    assert len(docs.doc_ids) == 3 and len(queries.doc_ids) == 2

@@ -204,3 +204,22 @@ def test_cwl_eval_value(name: str, seed: int) -> None:
     measure = ir_measures.parse_measure(name)
     theirs = ir_measures.cwl_eval.calc_aggregate([measure], qrels, _untied(run))[measure]
     assert _ours(name, qrels, run) == pytest.approx(float(theirs), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown", "canonical"),
+    [
+        ("nDCG@10", "ndcg@10", "ndcg@10"),  # ragmeter's own alias: its name
+        ("NDCG@10", "ndcg@10", "ndcg@10"),
+        ("P@10", "precision@10", "precision@10"),
+        ("P.5", "precision@5", "precision@5"),  # trec_eval's spelling, not ir_measures' P
+        ("AP", "AP", "map"),  # ir_measures' spelling of a ragmeter measure: kept
+        ("ERR@10", "ERR@10", "err@10"),
+        ("IPrec@0.2", "IPrec@0.2", "iprec@0.20"),
+        ("Judged@10", "Judged@10", "judged_rate@10"),
+        ("RBP", "RBP", "rbp(p=0.8)"),
+    ],
+)
+def test_which_spelling_is_shown(name: str, shown: str, canonical: str) -> None:
+    m = parse_measure(name)
+    assert (str(m), m.canonical) == (shown, canonical)

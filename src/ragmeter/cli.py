@@ -207,6 +207,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.answers",
     "ragmeter.commands.serve",
     "ragmeter.commands.retrieve",
+    "ragmeter.commands.fuse",
     "ragmeter.commands.history",
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",

@@ -110,8 +110,12 @@ Runs = Annotated[
     list[Path],
     typer.Option("--run", help="Run file (TREC, JSONL, …); repeatable: pairs are pooled."),
 ]
-Queries = Annotated[Path, typer.Option("--queries", help="Queries JSONL {id, text}.")]
-Corpus = Annotated[Path, typer.Option("--corpus", help="Passages JSONL {id, text}.")]
+Queries = Annotated[
+    Path, typer.Option("--queries", help="Queries JSONL {id, text}, or irds:DATASET_ID.")
+]
+Corpus = Annotated[
+    Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
+]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output file (written atomically).")]
 MaxTokens = Annotated[
     int | None, typer.Option("--max-tokens", help="Reply budget per request (task default).")
@@ -293,9 +297,14 @@ def _read_runs(paths: list[Path]) -> list[Any]:
     return [read_run(p) for p in paths]
 
 
-def _read_texts(path: Path) -> Any:
+def _read_texts(path: Path, what: str = "docs") -> Any:
+    """Texts of a JSONL {id, text} file, or of an ir_datasets dataset (``irds:ID``): its
+    queries (``what="queries"``) or its documents."""
+    from ragmeter.io.irds import is_irds, read_irds_texts
     from ragmeter.io.judgments import read_corpus
 
+    if is_irds(path):
+        return read_irds_texts(path, what)
     return read_corpus(path, name=str(path))
 
 
@@ -335,7 +344,7 @@ def relevance(
     def build() -> Any:
         return relevance_job(
             _read_runs(run),
-            _read_texts(queries),
+            _read_texts(queries, "queries"),
             _read_texts(corpus),
             depth=depth,
             max_tokens=max_tokens,
@@ -366,7 +375,7 @@ def udcg(
     def build() -> Any:
         return udcg_job(
             _read_runs(run),
-            _read_texts(queries),
+            _read_texts(queries, "queries"),
             _read_texts(corpus),
             depth=depth,
             top_logprobs=top_logprobs,
@@ -452,7 +461,10 @@ def subquestions(
 
     def build() -> Any:
         return subquestions_job(
-            _read_texts(queries), _read_texts(references), n=n, max_tokens=max_tokens
+            _read_texts(queries, "queries"),
+            _read_texts(references),
+            n=n,
+            max_tokens=max_tokens,
         )
 
     _execute(settings, build, out, write_questions)

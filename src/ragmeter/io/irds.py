@@ -1,6 +1,7 @@
 """Qrels, queries and documents of an ir_datasets dataset: ``irds:DATASET_ID``.
 
-``read_qrels("irds:msmarco-passage/dev/small")`` (and ``--qrels irds:…`` on the command line)
+``read_qrels("irds:msmarco-passage/dev/small")`` (and ``--qrels irds:…`` on the command line;
+``ragmeter judge --queries irds:… --corpus irds:…`` reads its queries and documents)
 reads the dataset's qrels through ir_datasets (an optional dependency: ``pip install
 ir_datasets``), which fetches and caches the dataset's files on first use as it always does;
 ragmeter itself downloads nothing. A dataset whose qrels hold several judgments of one
@@ -11,12 +12,15 @@ those with ``--judgments``.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from ragmeter.core.data import Qrels
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import Corpus
 from ragmeter.errors import InputError
 
 PREFIX = "irds:"
@@ -90,6 +94,15 @@ def read_irds_docs(spec: str | os.PathLike[str]) -> dict[str, str]:
     """``{doc_id: text}`` of the dataset (its ``text`` field, else its first text field)."""
     dataset = load_dataset(spec)
     return {str(d.doc_id): _text(d) for d in dataset.docs_iter()}
+
+
+def read_irds_texts(spec: str | os.PathLike[str], what: str = "docs") -> Corpus:
+    """The dataset's queries (``what="queries"``) or documents as a :class:`Corpus`, the
+    form the judges read texts in."""
+    from ragmeter.core.judgments import Corpus
+
+    texts = read_irds_queries(spec) if what == "queries" else read_irds_docs(spec)
+    return Corpus.from_dict(texts, name=os.fspath(spec))
 
 
 def _text(record: Any) -> str:

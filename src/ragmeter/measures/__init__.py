@@ -249,6 +249,9 @@ class Registry:
         self._aliases: dict[str, str] = {}
         self._trec: dict[str, TrecExpander] = {}
         self._groups: dict[str, Callable[[], list[Measure]]] = {}
+        #: names and aliases as registered (case-sensitive): ir_measures' spelling of one of
+        #: them (nDCG, P) is ragmeter's own, any other (ERR, Bpref) is kept for display
+        self._exact: set[str] = set()
 
     # -- registration -----------------------------------------------------------------
     def add(self, family: Family) -> Family:
@@ -257,6 +260,7 @@ class Registry:
             if owner is not None and owner != family.name:
                 raise ValueError(f"measure name '{key}' registered twice")
             self._aliases[key.lower()] = family.name
+            self._exact.add(key)
         self._families[family.name] = family
         return family
 
@@ -323,14 +327,18 @@ class Registry:
         if theirs is not None and (theirs.shadows or theirs.name.lower() not in self._aliases):
             return [self._parse_irm(name)]
         try:
-            return self._parse_own(name)
+            measures = self._parse_own(name)
         except MeasureError as own:
             if theirs is None:
                 raise
             try:
                 return [self._parse_irm(name)]  # P(rel=2)@10, nDCG(dcg='exp-log2')@10
-            except MeasureError as theirs:
-                raise MeasureError(f"{own}; as an ir_measures name: {theirs}") from None
+            except MeasureError as why:
+                raise MeasureError(f"{own}; as an ir_measures name: {why}") from None
+        if theirs is not None and theirs.name not in self._exact and len(measures) == 1:
+            # ir_measures' spelling of a ragmeter measure (ERR@10, IPrec@0.2): kept for display
+            return [replace(measures[0], alias=name)]
+        return measures
 
     def _parse_irm(self, name: str) -> Measure:
         """An ir_measures spelling as the measure it denotes, keeping the spelling."""

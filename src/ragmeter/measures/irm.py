@@ -259,7 +259,9 @@ _AT_FIRST = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*@\s*([^()@]+?)\s*(\(.*\))
 
 def irm_name(text: str) -> IrmName | None:
     """The ir_measures name ``text`` starts with, if ragmeter reads it."""
-    match = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", text)
+    # the name must end where ir_measures' grammar goes on (@, parameters, or nothing):
+    # R-prec, P.5,10 and P_10 are ragmeter's and trec_eval's names, not R or P
+    match = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?=$|[@(])", text)
     return IRM_NAMES.get(match[1]) if match else None
 
 

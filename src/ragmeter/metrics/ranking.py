@@ -246,7 +246,7 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     return _dcg(al, m, _linear_gain)
 
 
-@register("ndcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL), aliases=("nDCG",))
+@register("ndcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL), aliases=("nDCG", "NDCG"))
 def ndcg(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k = DCG@k / IDCG@k; the ideal ranks all judged gains descending, cut at k.
 
