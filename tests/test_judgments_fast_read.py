@@ -224,3 +224,25 @@ def test_rating_dtype_and_values_by_hand(tmp_path: Path) -> None:
 def test_non_blank_line_count_as_the_line_reader_counts(text: str) -> None:
     expected = sum(1 for line in text.split("\n") if line.strip())
     assert jio._non_blank_lines(text.encode()) == expected
+
+
+def test_json_nested_deeper_than_arrow_can_parse_is_left_to_the_line_reader(
+    tmp_path: Path,
+) -> None:
+    """Arrow's JSON parser recurses (100,000 nested arrays crash it); such files go to the
+    line-by-line readers, which name the line, whatever line it is on."""
+    from ragmeter.io.readers import read_run
+
+    deep = "[" * 100_000 + "]" * 100_000
+    # { [ [ ] ] then the string's three [ inside the object: 1 + 3 = 4 (strings count too)
+    assert jio.json_nesting_depth(b'{"a": [[1]], "b": "[[["}') == 4
+    run = _write(tmp_path, '{"qid": "q", "docid": "a", "score": 1}\n{"qid": ' + deep + "}\n")
+    with pytest.raises(InputError) as failed:
+        read_run(run)
+    assert failed.value.line == 2
+    judged = _write(
+        tmp_path, _lines(ROW) + '{"query_id": "q", "ratings": ' + deep + "}\n", "j2.jsonl"
+    )
+    with pytest.raises(InputError) as failed:
+        jio.read_judgments(judged)
+    assert failed.value.line == 2

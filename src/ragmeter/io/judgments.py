@@ -32,7 +32,15 @@ import pyarrow as pa
 
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.errors import InputError
-from ragmeter.io._common import PathLike, atomic_write, check_text, decode, read_bytes
+from ragmeter.io._common import (
+    MAX_ARROW_JSON_DEPTH,
+    PathLike,
+    atomic_write,
+    check_text,
+    decode,
+    json_nesting_depth,
+    read_bytes,
+)
 from ragmeter.io._documents import parse_jsonl
 
 JudgmentsFormat = Literal["jsonl", "tsv", "diversity"]
@@ -73,6 +81,8 @@ def _arrow_table(data: bytes) -> pa.Table | None:
     """
     import pyarrow.json as pajson
 
+    if json_nesting_depth(data) > MAX_ARROW_JSON_DEPTH:
+        return None  # Arrow's parser recurses: 100,000 nested arrays overflow the C stack
     try:
         table = pajson.read_json(
             pa.py_buffer(data), read_options=pajson.ReadOptions(block_size=1 << 24)
