@@ -340,40 +340,46 @@ def _switch(case: Case, letter: str) -> bool:
     )
 
 
-def _differing_labels(theirs: str, ours: str) -> set[str] | None:
-    """Labels of the lines that differ, or None when the outputs differ in their lines."""
-    a, b = theirs.splitlines(), ours.splitlines()
-    if len(a) != len(b):
-        return None
-    return {x.split("\t")[0].strip() for x, y in zip(a, b, strict=True) if x != y}
-
-
 def deliberate(case: Case, theirs: tuple[int, str], ours: tuple[int, str]) -> str | None:
-    """The documented difference (docs/trec_eval.md) a differing case falls under, or None."""
+    """The documented differences (docs/trec_eval.md) a differing case falls under, or None.
+
+    With the same exit status and as many lines, every differing line must be explained.
+    """
     status, stdout = theirs
     if status < 0 and ours[0] >= 0:
         return "trec_eval crashes"
-    if "nan" in stdout:
-        return "trec_eval prints -nan"
     if _judged_only_negative(case.qrels) and status == 4:
         return "query judged only negative: trec_eval cannot calculate a measure"
-    labels = _differing_labels(stdout, ours[1]) if status == ours[0] else None
-    if not labels:
+    a, b = stdout.splitlines(), ours[1].splitlines()
+    if status != ours[0] or len(a) != len(b):
         return None
+    reasons = set()
+    for x, y in zip(a, b, strict=True):
+        if x != y:
+            reason = _line_reason(case, x)
+            if reason is None:
+                return None
+            reasons.add(reason)
+    return " + ".join(sorted(reasons)) or None
+
+
+def _line_reason(case: Case, line: str) -> str | None:
+    """The documented difference that explains trec_eval's output ``line``, or None."""
+    label = line.split("\t")[0].strip()
+    if line.endswith("-nan"):
+        return "trec_eval prints -nan"
     # trec_eval 10.0's rbp rescales its gains by a range read from uninitialised memory,
     # left there by the measures computed before it (with a range initialised, every such
     # difference goes)
-    rest = {lab for lab in labels if not lab.startswith("rbp") or lab.startswith("rbp_resid")}
-    if not rest:
+    if label.startswith("rbp") and not label.startswith("rbp_resid"):
         return "rbp: trec_eval rescales the gains by an uninitialised range"
     if not _switch(case, "c"):
         return None
-    labels = rest
-    if labels == {"num_rel"} and any(a.startswith("-l") for a in case.args):
+    summary = line.split("\t")[1:2] == ["all"]
+    if label == "num_rel" and summary and any(a.startswith("-l") for a in case.args):
         return "-c -l N: summary num_rel is the sum of the per-query lines"
-    if _missing_from_run(case) and all(
-        lab.startswith(("utility_", "rbp_resid_", "relstring_")) or lab == "num_rel"
-        for lab in labels
+    if _missing_from_run(case) and (
+        label.startswith(("utility_", "rbp_resid_", "relstring_")) or label == "num_rel"
     ):
         return "-c scores a missing query as an empty ranking"
     return None
