@@ -5,7 +5,7 @@ judgment (its overhead: what each judgment costs this process, server excluded) 
 server's.
 
     python benchmarks/judge_bench.py [--pairs 5000] [--concurrency 64] [--latency 0.005]
-                                     [--transport lean|httpx] [--repeat 3]
+                                     [--repeat 3]
 
 The cache is a fresh file per repetition (every pair is asked); the best repetition counts.
 """
@@ -63,14 +63,12 @@ def items(n: int) -> list[JudgeItem]:
     ]
 
 
-def once(
-    url: str, pairs: list[JudgeItem], concurrency: int, lean: bool, server_pid: int
-) -> dict[str, float]:
+def once(url: str, pairs: list[JudgeItem], concurrency: int, server_pid: int) -> dict[str, float]:
     config = JudgeConfig(base_urls=(url,), model="bench", concurrency=concurrency)
     with tempfile.TemporaryDirectory() as tmp, JudgmentCache(Path(tmp) / "c.sqlite") as cache:
         server0 = cpu_seconds(server_pid)
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        run = run_judgments(make_task("relevance"), pairs, LLMJudge(config, lean=lean), cache=cache)
+        run = run_judgments(make_task("relevance"), pairs, LLMJudge(config), cache=cache)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         server_cpu = cpu_seconds(server_pid) - server0
     assert run.summary.judged == len(pairs) and run.summary.failures == 0
@@ -88,16 +86,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.005)
-    parser.add_argument("--transport", choices=["lean", "httpx"], default="lean")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     server, url = start_server(args.latency)
     try:
         pairs = items(args.pairs)
-        results = [
-            once(url, pairs, args.concurrency, args.transport == "lean", server.pid)
-            for _ in range(args.repeat)
-        ]
+        results = [once(url, pairs, args.concurrency, server.pid) for _ in range(args.repeat)]
     finally:
         server.kill()
         server.wait()
@@ -106,7 +100,7 @@ def main() -> None:
     rates = ", ".join(f"{r['rate']:.0f}/s" for r in results)
     print(
         f"{args.pairs} judgments, concurrency {args.concurrency}, server latency "
-        f"{args.latency * 1000:g} ms, transport {args.transport}: {best['rate']:.0f} judgments/s "
+        f"{args.latency * 1000:g} ms: {best['rate']:.0f} judgments/s "
         f"({best['wall_s']:.2f} s), client CPU {best['cpu_us']:.0f} µs/judgment, "
         f"server CPU {best['server_us']:.0f} µs/judgment "
         f"[all: {rates}; load average {load:.1f}]"

@@ -190,12 +190,14 @@ def test_chinese_answer_overlapping_its_reference_scores_above_zero(text_extra: 
 
 
 def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(am, "_ROUGE_SCORERS", {})
+    monkeypatch.setattr(am, "_STEMMING_ROUGE_SCORERS", {})
     monkeypatch.setattr(am, "_BLEUS", {})
     monkeypatch.setitem(sys.modules, "rouge_score.rouge_scorer", None)
     monkeypatch.setitem(sys.modules, "sacrebleu.metrics", None)
-    with pytest.raises(MissingExtraError, match=r"ROUGE-L needs the package rouge-score.*\[text\]"):
-        am.rouge_l("a", "b")
+    # ROUGE-L is computed here; only stemming needs rouge-score (and its nltk stemmer)
+    assert am.rouge_l("a b", "a c") == 0.5
+    with pytest.raises(MissingExtraError, match=r"ROUGE-L with stemming needs the package rouge-"):
+        am.rouge_l("a", "b", stem=True)
     with pytest.raises(MissingExtraError, match=r"BLEU needs the package sacrebleu"):
         am.sentence_bleu("a", "b")
 

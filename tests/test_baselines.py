@@ -105,6 +105,29 @@ def test_bm25_finds_the_known_answer_and_leaves_out_unmatched_docs(bm25: BM25Ret
     assert len(ranked["q1"]) == 3
 
 
+def test_bm25_search_row_by_row_equals_the_whole_matrix() -> None:
+    """search scores one query at a time; the top-k and its tie order are those of the
+    full (queries × docs) matrix, on random texts over a tiny vocabulary (many ties)."""
+    from ragmeter.pipeline.baselines import _drop_zero_scores, _top_run
+
+    rng = np.random.default_rng(7)
+    vocab = [f"w{i}" for i in range(12)]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(vocab, size=n).tolist())
+
+    corpus = {f"d{i:03d}": text(int(rng.integers(1, 8))) for i in range(300)}
+    queries = {f"q{i}": text(int(rng.integers(1, 4))) for i in range(60)}
+    queries["q-none"] = "nothing known"
+    bm25 = BM25Retriever(corpus, stopwords=None)
+    for depth in (1, 5, 37, 1000):
+        matrix = np.stack([bm25.scores(t) for t in queries.values()])
+        whole = _drop_zero_scores(_top_run(list(queries), list(corpus), matrix, depth, "bm25"))
+        streamed = bm25.search(queries, depth=depth)
+        assert streamed.ranked() == whole.ranked()
+        assert streamed.to_dict() == whole.to_dict()
+
+
 def test_bm25_rejects_bad_input() -> None:
     from ragmeter.pipeline.baselines import Texts
 

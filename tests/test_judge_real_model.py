@@ -37,7 +37,7 @@ def _tail(log: Path) -> str:
 
 
 def _wait_ready(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    httpx = pytest.importorskip("httpx", reason="httpx (the judges extra) is not installed")
+    httpx = pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("httpx", reason="the LLM judge needs the 'judges' extra (httpx)")
+pytest.importorskip("aiohttp", reason="the LLM judge needs the 'judges' extra (aiohttp)")
 
 from judge_server import FakeServer, prompt_of, stable_grade
 from ragmeter.judges import JudgeConfig, JudgeItem, make_task

@@ -204,7 +204,7 @@ def test_price() -> None:
 def test_core_import_stays_light() -> None:
     code = (
         "import sys, ragmeter, ragmeter.cli, ragmeter.judges; "
-        "bad = [m for m in ('httpx', 'httpcore', 'anyio') if m in sys.modules]; "
+        "bad = [m for m in ('httpx', 'httpcore', 'anyio', 'aiohttp') if m in sys.modules]; "
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

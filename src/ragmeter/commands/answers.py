@@ -96,8 +96,8 @@ def register(app: typer.Typer) -> None:
                 "--text-metric",
                 "-t",
                 help=f"Text metric of answer vs reference: {', '.join(TEXT_METRICS)} or all "
-                "(repeatable; default token_f1 and exact_match). rouge_l and bleu need the "
-                "extra 'text'; bleu also reports corpus_bleu.",
+                "(repeatable; default token_f1 and exact_match). bleu needs the extra 'text' "
+                "and also reports corpus_bleu.",
             ),
         ] = None,
         stopwords: Annotated[
@@ -117,7 +117,10 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         rouge_stem: Annotated[
-            bool, typer.Option("--rouge-stem", help="Porter-stem words for ROUGE-L.")
+            bool,
+            typer.Option(
+                "--rouge-stem", help="Porter-stem words for ROUGE-L (rouge-score, extra 'text')."
+            ),
         ] = False,
         per_sample: Annotated[
             bool,

@@ -144,6 +144,46 @@ def _int_ratings(values: Sequence[Any], source: str, line: int | None, row: int)
     return out
 
 
+def _drop_repeats(
+    codes: IntArray,
+    docs: pa.Array,
+    row_ratings: Callable[[int], list[int]],
+    qnames: list[Any],
+    line_of: Callable[[int], int | None],
+    source: str,
+) -> tuple[npt.NDArray[np.bool_], list[str]]:
+    """Rows to keep of repeated (query, doc) pairs: an identical repeat is dropped (with a
+    warning), a different rating vector is an error naming both lines."""
+    n = len(codes)
+    keep = np.ones(n, dtype=bool)
+    warnings: list[str] = []
+    if n < 2:
+        return keep, warnings
+    table = pa.table({"q": codes, "d": docs, "i": np.arange(n, dtype=np.int64)})
+    grouped = table.group_by(["q", "d"], use_threads=False).aggregate([("i", "list")])
+    if grouped.num_rows == n:
+        return keep, warnings
+    for rows in grouped["i_list"].to_pylist():
+        if len(rows) < 2:
+            continue
+        rows = sorted(rows)
+        for r in rows[1:]:
+            if row_ratings(r) != row_ratings(rows[0]):
+                first = line_of(rows[0])
+                at = f"line {first}" if first is not None else f"row {rows[0] + 1}"
+                raise InputError(
+                    f"query '{qnames[int(codes[r])]}' doc '{docs[r].as_py()}' "
+                    f"rated {row_ratings(r)} here but {row_ratings(rows[0])} on {at}; "
+                    "expected one rating vector per (query, doc)",
+                    source=source,
+                    line=line_of(r),
+                    field="ratings",
+                )
+            keep[r] = False
+    warnings.append(f"{source}: {int((~keep).sum())} repeated identical judgment(s) ignored")
+    return keep, warnings
+
+
 @dataclass(frozen=True, eq=False)
 class Judgments:
     """Ratings of passages against the sub-questions of each query.
@@ -198,8 +238,53 @@ class Judgments:
         checked = [_int_ratings(r, source, line_of(i), i) for i, r in enumerate(ratings)]
         lengths = np.fromiter((len(r) for r in checked), dtype=np.int64, count=n)
         flat = np.fromiter((v for r in checked for v in r), dtype=np.int8, count=int(lengths.sum()))
+        qids = _as_id_array([str(q) for q in query_ids], source, "query_id")
+        return cls.from_flat(
+            qids,
+            doc_ids,
+            lengths,
+            flat,
+            questions=questions,
+            name=name,
+            source=source,
+            lines=lines,
+        )
+
+    @classmethod
+    def from_flat(
+        cls,
+        query_ids: Any,
+        doc_ids: Any,
+        lengths: IntArray,
+        ratings: npt.NDArray[np.integer[Any]],
+        *,
+        questions: Mapping[str, Sequence[str] | int] | None = None,
+        name: str = "judgments",
+        source: str = "<judgments>",
+        lines: Sequence[int] | None = None,
+    ) -> Judgments:
+        """:meth:`from_rows` with the ratings already checked (integers in −1..5) and flat.
+
+        ``lengths[i]`` is row ``i``'s number of ratings, its ratings
+        ``ratings[sum(lengths[:i]) : sum(lengths[:i + 1])]``; ids are Arrow string arrays
+        or sequences of strings. Readers that validate whole columns at once (Arrow's JSON
+        reader) build judgments here without a Python object per rating.
+        """
+        n = len(lengths)
+        if len(query_ids) != n or len(doc_ids) != n:
+            raise InputError("query, doc and ratings columns differ in length", source=source)
+        line_of = (lambda i: int(lines[i])) if lines is not None else (lambda i: None)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        flat = np.asarray(ratings, dtype=np.int8)
+        row_offsets = _offsets(lengths)
+
+        def row_ratings(r: int) -> list[int]:
+            return flat[row_offsets[r] : row_offsets[r + 1]].tolist()  # type: ignore[no-any-return]
+
         q_extra: list[str] = [str(q) for q in questions] if questions else []
-        qids = _as_id_array([*(str(q) for q in query_ids), *q_extra], source, "query_id")
+        qids = _as_id_array(query_ids, source, "query_id")
+        if q_extra:
+            qids = pa.concat_arrays([qids.cast(pa.string()), pa.array(q_extra, pa.string())])
         docs = _as_id_array(doc_ids, source, "doc_id")
         codes, dictionary = _encode(qids)
         extra_codes, codes = codes[n:], codes[:n]
@@ -240,39 +325,11 @@ class Judgments:
             )
         expected[expected < 0] = 0
 
-        # repeated (query, doc): identical → dropped, different → error
-        keep = np.ones(n, dtype=bool)
-        warnings: list[str] = []
-        if n > 1:
-            table = pa.table({"q": codes, "d": docs, "i": np.arange(n, dtype=np.int64)})
-            grouped = table.group_by(["q", "d"], use_threads=False).aggregate([("i", "list")])
-            if grouped.num_rows != n:
-                for rows in grouped["i_list"].to_pylist():
-                    if len(rows) < 2:
-                        continue
-                    rows = sorted(rows)
-                    for r in rows[1:]:
-                        if checked[r] != checked[rows[0]]:
-                            first = line_of(rows[0])
-                            at = f"line {first}" if first is not None else f"row {rows[0] + 1}"
-                            raise InputError(
-                                f"query '{qnames[int(codes[r])]}' doc '{docs[r].as_py()}' "
-                                f"rated {checked[r]} here but {checked[rows[0]]} on {at}; "
-                                "expected one rating vector per (query, doc)",
-                                source=source,
-                                line=line_of(r),
-                                field="ratings",
-                            )
-                        keep[r] = False
-                warnings.append(
-                    f"{source}: {int((~keep).sum())} repeated identical judgment(s) ignored"
-                )
-
+        keep, warnings = _drop_repeats(codes, docs, row_ratings, qnames, line_of, source)
         ranks = _string_ranks(dictionary)
         rows = np.flatnonzero(keep)
         perm = rows[np.argsort(ranks[codes[rows]], kind="stable")]
         query_order = np.argsort(ranks, kind="stable")
-        row_offsets = _offsets(lengths)
         new_lengths = lengths[perm]
         flat_sorted = flat[ranges(row_offsets[perm], new_lengths)]
         counts = np.bincount(ranks[codes[perm]], minlength=n_q)

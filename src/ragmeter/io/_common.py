@@ -9,6 +9,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+import numpy as np
+
 from ragmeter.errors import InputError, OutputError
 
 PathLike = str | os.PathLike[str]
@@ -107,3 +109,20 @@ def atomic_write_text(path: PathLike, text: str) -> None:
             fh.write(text)
 
     atomic_write(path, write)
+
+
+#: deeper JSON goes to the line-by-line readers, which name it; Arrow's JSON parser recurses,
+#: and 100,000 nested arrays overflow the C stack (rows nest 2 deep)
+MAX_ARROW_JSON_DEPTH = 64
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_nesting_depth(data: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in ``data``, brackets inside strings counted too
+    (an overestimate only sends a file to the line-by-line reader)."""
+    brackets = data.translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())

@@ -24,7 +24,14 @@ import pyarrow as pa
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io import _columns as cols
-from ragmeter.io._common import PathLike, atomic_write_text, check_text, read_bytes
+from ragmeter.io._common import (
+    MAX_ARROW_JSON_DEPTH,
+    PathLike,
+    atomic_write_text,
+    check_text,
+    json_nesting_depth,
+    read_bytes,
+)
 from ragmeter.io._documents import first_jsonl_value, parse_jsonl
 from ragmeter.io.samples import is_sample, samples_from_document
 
@@ -204,6 +211,8 @@ def _fast_table(data: bytes) -> pa.Table:
     takes the line-by-line path, which reads it or names the problem)."""
     import pyarrow.json as pajson
 
+    if json_nesting_depth(data) > MAX_ARROW_JSON_DEPTH:
+        raise ValueError("nested too deeply for Arrow's reader")
     return pajson.read_json(pa.py_buffer(data), read_options=pajson.ReadOptions(block_size=1 << 24))
 
 

@@ -22,6 +22,7 @@ Also: sub-questions JSONL ``{"query_id", "questions": [...]}``, corpora JSONL
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +32,15 @@ import pyarrow as pa
 
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.errors import InputError
-from ragmeter.io._common import PathLike, atomic_write, check_text, decode, read_bytes
+from ragmeter.io._common import (
+    MAX_ARROW_JSON_DEPTH,
+    PathLike,
+    atomic_write,
+    check_text,
+    decode,
+    json_nesting_depth,
+    read_bytes,
+)
 from ragmeter.io._documents import parse_jsonl
 
 JudgmentsFormat = Literal["jsonl", "tsv", "diversity"]
@@ -52,10 +61,134 @@ def detect_judgments_format(path: PathLike) -> JudgmentsFormat:
     return "diversity"
 
 
-def _records(path: PathLike, what: str) -> list[tuple[Any, int]]:
+#: a line break followed by a blank line (or by blanks up to the end)
+_BREAK_BEFORE_BLANK = re.compile(rb"\n(?=[ \t\r]*(?:\n|\Z))")
+_BLANK_START = re.compile(rb"[ \t\r]*(?:\n|\Z)")
+
+
+def _non_blank_lines(data: bytes) -> int:
+    """Lines holding more than blanks: the pieces between line breaks, less the blank ones."""
+    blank = len(_BREAK_BEFORE_BLANK.findall(data)) + bool(_BLANK_START.match(data))
+    return data.count(b"\n") + 1 - blank
+
+
+def _arrow_table(data: bytes) -> pa.Table | None:
+    """Arrow's multi-threaded JSON reader on ``data``, or ``None`` where it refuses.
+
+    ``None`` also when Arrow read more rows than there are non-blank lines (it takes two
+    objects on one line, which JSON Lines does not allow): the line-by-line reader then
+    reads the file or names the bad line, so both paths accept exactly the same files.
+    """
+    import pyarrow.json as pajson
+
+    if json_nesting_depth(data) > MAX_ARROW_JSON_DEPTH:
+        return None  # Arrow's parser recurses: 100,000 nested arrays overflow the C stack
+    try:
+        table = pajson.read_json(
+            pa.py_buffer(data), read_options=pajson.ReadOptions(block_size=1 << 24)
+        )
+    except (pa.ArrowException, ValueError):
+        return None
+    if table.num_rows == 0 or table.num_rows != _non_blank_lines(data):
+        return None
+    return table
+
+
+def _arrow_ids(table: pa.Table, keys: Sequence[str]) -> pa.Array | None:
+    """The one id column of ``keys`` present, as strings; ``None`` unless it is a column of
+    strings or integers without a gap (anything else goes to the line-by-line reader)."""
+    present = [k for k in keys if k in table.column_names]
+    if len(present) != 1:
+        return None
+    try:
+        column = table.column(present[0]).combine_chunks()
+    except pa.ArrowException:
+        return None
+    if column.null_count or not (
+        pa.types.is_string(column.type)
+        or pa.types.is_large_string(column.type)
+        or pa.types.is_int64(column.type)
+    ):
+        return None
+    return column if not pa.types.is_int64(column.type) else column.cast(pa.string())
+
+
+def _arrow_lists(
+    table: pa.Table, keys: Sequence[str], value: pa.DataType
+) -> tuple[np.ndarray, pa.Array] | None:
+    """The one list column of ``keys``: per-row lengths and the flat values, or ``None``
+    unless every row has a list (possibly empty) of ``value`` without nulls."""
+    present = [k for k in keys if k in table.column_names]
+    if len(present) != 1:
+        return None
+    chunked = table.column(present[0])
+    if not pa.types.is_list(chunked.type) or chunked.type.value_type != value:
+        return None
+    try:
+        column = chunked.combine_chunks()
+        if column.null_count or column.values.null_count:
+            return None
+        offsets = column.offsets.to_numpy()
+        values = column.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    except pa.ArrowException:  # seen on lists with nulls: leave them to the other reader
+        return None
+    if values.null_count:
+        return None
+    return np.diff(offsets).astype(np.int64), values
+
+
+def _fast_judgments(
+    data: bytes, questions: Mapping[str, Sequence[str]] | None, name: str, source: str
+) -> Judgments | None:
+    """Judgments JSONL through Arrow; ``None`` wherever the line-by-line reader must decide.
+
+    Every check of that reader holds here column-wise: one id field per role, ids strings
+    or integers, ratings integers in −1..5; an irregular file (missing field, null, float or
+    boolean rating, mixed types) and every error are left to it, so both paths give the same
+    judgments, warnings and messages.
+    """
+    table = _arrow_table(data)
+    if table is None:
+        return None
+    qids = _arrow_ids(table, _QUERY_KEYS)
+    docs = _arrow_ids(table, _DOC_KEYS) if qids is not None else None
+    ratings = _arrow_lists(table, _RATING_KEYS, pa.int64()) if docs is not None else None
+    if qids is None or docs is None or ratings is None:
+        return None
+    lengths, values = ratings
+    flat = values.to_numpy()
+    if len(flat) and (flat.min() < -1 or flat.max() > 5):
+        return None
+    try:
+        return Judgments.from_flat(
+            qids, docs, lengths, flat, questions=questions, name=name, source=source
+        )
+    except InputError:
+        return None  # the line-by-line reader names the line
+
+
+def _fast_questions(data: bytes) -> dict[str, list[str]] | None:
+    """Sub-questions JSONL through Arrow; ``None`` wherever the line-by-line reader must
+    decide (as :func:`_fast_judgments`), including a query listed twice."""
+    table = _arrow_table(data)
+    if table is None:
+        return None
+    qids = _arrow_ids(table, _QUERY_KEYS)
+    lists = _arrow_lists(table, ("questions",), pa.string()) if qids is not None else None
+    if qids is None or lists is None:
+        return None
+    lengths, values = lists
+    texts = values.to_pylist()
+    bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    out = {q: texts[bounds[i] : bounds[i + 1]] for i, q in enumerate(qids.to_pylist())}
+    return out if len(out) == len(qids) else None
+
+
+def _records(path: PathLike, what: str, data: bytes | None = None) -> list[tuple[Any, int]]:
     source = str(path)
-    data = read_bytes(path)
-    check_text(data, source, what=what)
+    if data is None:
+        data = read_bytes(path)
+        check_text(data, source, what=what)
     doc = parse_jsonl(data, source)
     assert doc.records is not None
     out = []
@@ -101,6 +234,17 @@ def _id(record: Mapping[str, Any], keys: Sequence[str], source: str, line: int) 
             line=line,
             field=key,
         )
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"id {value!r} holds an unpaired surrogate escape (\\ud800-\\udfff); "
+                "expected text that UTF-8 can hold",
+                source=source,
+                line=line,
+                field=key,
+            ) from None
     return str(value)
 
 
@@ -121,9 +265,14 @@ def _ratings(record: Mapping[str, Any], source: str, line: int) -> list[Any]:
 def read_questions(path: PathLike) -> dict[str, list[str]]:
     """Sub-questions JSONL: ``{"query_id": "q1", "questions": ["…", …]}`` per line."""
     source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="one {query_id, questions} object per line")
+    fast = _fast_questions(data)
+    if fast is not None:
+        return fast
     out: dict[str, list[str]] = {}
     lines: dict[str, int] = {}
-    for record, line in _records(path, "one {query_id, questions} object per line"):
+    for record, line in _records(path, "one {query_id, questions} object per line", data):
         q = _id(record, _QUERY_KEYS, source, line)
         questions = record.get("questions")
         if not isinstance(questions, list) or not all(isinstance(t, str) for t in questions):
@@ -172,11 +321,16 @@ def _read_jsonl(
     path: PathLike, questions: Mapping[str, Sequence[str]] | None, name: str
 ) -> Judgments:
     source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="one {query_id, doc_id, ratings} object per line")
+    fast = _fast_judgments(data, questions, name, source)
+    if fast is not None:
+        return fast
     qids: list[str] = []
     docs: list[str] = []
     ratings: list[list[Any]] = []
     lines: list[int] = []
-    for record, line in _records(path, "one {query_id, doc_id, ratings} object per line"):
+    for record, line in _records(path, "one {query_id, doc_id, ratings} object per line", data):
         qids.append(_id(record, _QUERY_KEYS, source, line))
         docs.append(_id(record, _DOC_KEYS, source, line))
         ratings.append(_ratings(record, source, line))

@@ -38,7 +38,7 @@ reports exactly as for the LLM judge::
 ``ragmeter.judges.offline.offline_judge(task_name) -> Judge``; the cache key then carries that
 judge's ``model`` string, so its labels never mix with an LLM's.
 
-``import ragmeter`` never imports this package; the HTTP client (httpx, the ``judges``
+``import ragmeter`` never imports this package; the HTTP client (aiohttp, the ``judges``
 extra) is imported only when an LLM judge runs.
 """
 

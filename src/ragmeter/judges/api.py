@@ -62,7 +62,7 @@ class TaskResult:
 
 
 def as_judge(judge: Judge | JudgeConfig) -> Judge:
-    """A :class:`JudgeConfig` becomes an :class:`~ragmeter.judges.llm.LLMJudge` (needs httpx)."""
+    """A :class:`JudgeConfig` becomes an :class:`~ragmeter.judges.llm.LLMJudge` (needs aiohttp)."""
     if isinstance(judge, JudgeConfig):
         from ragmeter.judges.llm import LLMJudge
 

@@ -1,14 +1,15 @@
 """An asyncio client for OpenAI-compatible chat completions (vLLM, llama.cpp server, Ollama,
-hosted APIs), built on one pooled ``httpx.AsyncClient``.
+hosted APIs), built on one ``aiohttp.ClientSession`` for ``http://`` and ``https://`` alike.
 
-* **Bounded concurrency**: at most ``concurrency`` requests in flight. Each request takes a
-  free *lane* — an httpx transport holding one keep-alive connection per server — from a
-  queue, and is sent with ``transport.handle_async_request`` (no client-level redirects,
-  cookies or auth flow to pay for). ``http://`` servers get :class:`LeanTransport` lanes,
-  ``https://`` ones httpx's default transport (sharing one TLS context). Why not one client
-  with a pool of ``concurrency`` connections: httpcore 1.0's pool does O(pool size) work per
-  request (measured on a 2-core machine: 44 requests/s at 64 connections; lanes with httpx's
-  default transport 164/s; lean lanes several hundred per second).
+* **HTTP**: aiohttp (llhttp's parser): keep-alive connections pooled per server, chunked
+  bodies, ``Connection: close``, interim ``1xx`` replies skipped, a 204 without a body, TLS
+  with the system's certificates, the environment's proxies (``HTTPS_PROXY``, ``NO_PROXY``;
+  never for localhost). Why aiohttp: httpx's pool (httpcore over anyio) costs
+  several times the client CPU per request at 64 connections (about 10× fewer requests/s
+  on a 2-core machine, see ``benchmarks/README.md``), and a hand-written HTTP/1.1 client
+  was one more parser to get right.
+* **Bounded concurrency**: at most ``concurrency`` requests in flight (a semaphore), each
+  on a pooled connection to the server it goes to.
 * **Timeout** per request (total wall time, connect to last byte).
 * **Retries** on 408/409/425/429, every 5xx, timeouts and dropped connections, and on every
   2xx that is not a completion (a body that is not JSON, no ``choices``, a ``content`` that
@@ -24,7 +25,7 @@ hosted APIs), built on one pooled ``httpx.AsyncClient``.
   (round robin among ties); a retry prefers another server.
 * ``temperature`` (0) and ``seed`` are sent with every request.
 
-Needs the ``judges`` extra (httpx); nothing else in ragmeter imports this module eagerly.
+Needs the ``judges`` extra (aiohttp); nothing else in ragmeter imports this module eagerly.
 """
 
 from __future__ import annotations
@@ -44,11 +45,37 @@ from ragmeter.judges.errors import FatalJudgeError, RequestFailed
 from ragmeter.judges.ratelimit import TokenBucket
 
 try:
-    import httpx
+    import aiohttp
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "the LLM judge needs httpx; install it with: pip install 'ragmeter[judges]'"
+        "the LLM judge needs aiohttp; install it with: pip install 'ragmeter[judges]'"
     ) from exc
+
+
+def yarl_url(url: str) -> Any:
+    """``url`` parsed once (aiohttp takes a ``yarl.URL`` without parsing it again)."""
+    from yarl import URL
+
+    return URL(url)
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``/``HTTPS_PROXY``, minus
+    ``NO_PROXY``), or ``None``; a server on this machine (localhost) is always reached
+    directly."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or host in _LOOPBACK or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
+
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -173,27 +200,18 @@ def _first_top_logprobs(choice: Mapping[str, Any]) -> tuple[tuple[str, float], .
 class ChatClient:
     """Use as ``async with ChatClient(config) as client: await client.chat(messages)``."""
 
-    def __init__(
-        self,
-        config: JudgeConfig,
-        *,
-        transport: Any = None,
-        rng: random.Random | None = None,
-        lean: bool | None = None,
-    ) -> None:
+    def __init__(self, config: JudgeConfig, *, rng: random.Random | None = None) -> None:
         self.config = config
-        self._lean = lean
         self._answered = False  # has any server answered yet? (a dead server stops the run)
         self.stats = ClientStats()
-        self._transport = transport
         self._rng = rng or random.Random()
-        self._lanes: list[httpx.AsyncBaseTransport] = []
-        self._free: asyncio.Queue[httpx.AsyncBaseTransport] | None = None
-        self._timeout = httpx.Timeout(config.timeout).as_dict()
+        self._session: aiohttp.ClientSession | None = None
+        self._slots: asyncio.Semaphore | None = None
         self._in_flight = [0] * len(config.base_urls)
         self._next = 0
         self._urls = [u.rstrip("/") + "/chat/completions" for u in config.base_urls]
-        self._parsed = [httpx.URL(u) for u in self._urls]
+        self._parsed = [yarl_url(u) for u in self._urls]
+        self._proxies = [env_proxy(u) for u in self._urls]
         self._rpm = TokenBucket(config.rpm) if config.rpm else None
         self._tpm = (
             TokenBucket(config.tpm, burst=max(1.0, config.tpm / 60.0)) if config.tpm else None
@@ -204,35 +222,28 @@ class ChatClient:
         self._headers = headers
 
     async def __aenter__(self) -> ChatClient:
-        lean = self._transport is None and all(u.startswith("http:") for u in self._urls)
-        if self._lean is not None:
-            lean = lean and self._lean
-        tls = (
-            httpx.create_ssl_context() if any(u.startswith("https:") for u in self._urls) else None
+        # the semaphore bounds the requests in flight, so the pool needs no limit of its
+        # own: each server keeps at most ``concurrency`` connections alive
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers=self._headers,
+            # the deadline is asyncio.timeout's in _once (one clock for every phase)
+            timeout=aiohttp.ClientTimeout(total=None),
+            # the environment's proxies are looked up once per server (env_proxy), not by
+            # aiohttp on every request, and no cookies are kept: together they were half
+            # the client's CPU per judgment (benchmarks/judge_bench.py)
+            trust_env=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            raise_for_status=False,
         )
-        self._free = asyncio.Queue()
-        for _ in range(self.config.concurrency):
-            lane: httpx.AsyncBaseTransport
-            if self._transport is not None:
-                lane = self._transport
-            elif lean:
-                from ragmeter.judges.transport import LeanTransport
-
-                lane = LeanTransport()
-            else:
-                n = len(self._urls)
-                lane = httpx.AsyncHTTPTransport(
-                    verify=tls if tls is not None else True,
-                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
-                )
-            self._lanes.append(lane)
-            self._free.put_nowait(lane)
+        self._slots = asyncio.Semaphore(self.config.concurrency)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        lanes, self._lanes, self._free = self._lanes, [], None
-        for lane in {id(t): t for t in lanes}.values():
-            await lane.aclose()
+        session, self._session, self._slots = self._session, None, None
+        if session is not None:
+            await session.close()
 
     def _pick(self, avoid: int | None) -> int:
         """The server with the fewest requests in flight (round robin among ties), avoiding
@@ -285,8 +296,8 @@ class ChatClient:
     ) -> ChatResult:
         """One completion, retried as the module docstring says. Raises :class:`RequestFailed`
         after the last retry, :class:`FatalJudgeError` on 401/403/404."""
-        free = self._free
-        if free is None:
+        slots, session = self._slots, self._session
+        if slots is None or session is None:
             raise RuntimeError("use ChatClient inside 'async with'")
         payload = json.dumps(
             self.request_body(messages, max_tokens=max_tokens, top_logprobs=top_logprobs)
@@ -295,8 +306,7 @@ class ChatClient:
         reserve = math.ceil(prompt_chars / 4) + max_tokens
         attempt = 0
         avoid: int | None = None
-        lane = await free.get()
-        try:
+        async with slots:
             while True:
                 if self._rpm is not None:
                     await self._rpm.acquire(1)
@@ -304,7 +314,9 @@ class ChatClient:
                     await self._tpm.acquire(reserve)
                 server = self._pick(avoid)
                 try:
-                    return await self._once(lane, server, payload, prompt_chars, reserve, attempt)
+                    return await self._once(
+                        session, server, payload, prompt_chars, reserve, attempt
+                    )
                 except _Retry as retry:
                     if attempt >= self.config.max_retries:
                         self.stats.failures += 1
@@ -320,12 +332,10 @@ class ChatClient:
                     await asyncio.sleep(self._backoff(attempt, retry.retry_after))
                     attempt += 1
                     avoid = server
-        finally:
-            free.put_nowait(lane)
 
     async def _once(
         self,
-        lane: httpx.AsyncBaseTransport,
+        session: aiohttp.ClientSession,
         server: int,
         payload: bytes,
         prompt_chars: int,
@@ -337,33 +347,27 @@ class ChatClient:
         started = time.perf_counter()
         try:
             try:
-                async with asyncio.timeout(self.config.timeout):
-                    request = httpx.Request(
-                        "POST",
-                        self._parsed[server],
-                        headers=self._headers,
-                        content=payload,
-                        extensions={"timeout": self._timeout},
-                    )
-                    response = await lane.handle_async_request(request)
-                    await response.aread()
+                async with (
+                    asyncio.timeout(self.config.timeout),
+                    session.post(
+                        self._parsed[server], data=payload, proxy=self._proxies[server]
+                    ) as response,
+                ):
+                    content = await response.read()
+                    status, headers = response.status, response.headers
             except TimeoutError:
                 raise _Retry(f"timeout: no answer within {self.config.timeout:g} s") from None
-            except httpx.TimeoutException:
-                raise _Retry(f"timeout: no answer within {self.config.timeout:g} s") from None
-            except httpx.TransportError as exc:
+            except aiohttp.ClientError as exc:
                 raise _Retry(f"connection: {type(exc).__name__}: {exc}") from None
         finally:
             self._in_flight[server] -= 1
         latency = time.perf_counter() - started
         self._answered = True
-        status = response.status_code
         if status // 100 != 2:
-            detail = response.text[:200].strip()
+            detail = content[:800].decode("utf-8", "replace")[:200].strip()
             if status in RETRY_STATUS or status >= 500:
                 raise _Retry(
-                    f"http {status}: {detail}",
-                    parse_retry_after(response.headers.get("retry-after")),
+                    f"http {status}: {detail}", parse_retry_after(headers.get("retry-after"))
                 )
             message = f"HTTP {status} from {self._urls[server]}: {detail}"
             if status in FATAL_STATUS:
@@ -374,11 +378,11 @@ class ChatClient:
             raise RequestFailed(message, retries=attempt)
         try:
             # any 2xx (a 204 too) must carry a completion; what does not is retried
-            data = json.loads(response.content)
+            data = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            kind = headers.get("content-type", "no content type").split(";")[0]
             raise _Retry(
-                f"malformed: http {status} body is not JSON ({kind}, {len(response.content)} bytes)"
+                f"malformed: http {status} body is not JSON ({kind}, {len(content)} bytes)"
             ) from None
         text, model, usage, top = _completion_fields(data, self.config.model)
         tokens_in = usage.get("prompt_tokens") if usage else None

@@ -19,12 +19,8 @@ class LLMJudge:
     """Judges with a chat model. Use ``async with LLMJudge(config) as judge`` and
     ``await judge.ajudge(task, inputs)``; :meth:`judge` is a synchronous one-off."""
 
-    def __init__(
-        self, config: JudgeConfig, *, transport: Any = None, lean: bool | None = None
-    ) -> None:
+    def __init__(self, config: JudgeConfig) -> None:
         self.config = config
-        self._transport = transport
-        self._lean = lean
         self._client: ChatClient | None = None
         self.stats = ClientStats()
 
@@ -42,7 +38,7 @@ class LLMJudge:
         return self.config.concurrency
 
     async def __aenter__(self) -> LLMJudge:
-        self._client = ChatClient(self.config, transport=self._transport, lean=self._lean)
+        self._client = ChatClient(self.config)
         self.stats = self._client.stats
         await self._client.__aenter__()
         return self
@@ -78,7 +74,7 @@ class LLMJudge:
 
     def judge(self, task: Task, inputs: Mapping[str, str]) -> Judgment:
         async def once() -> Judgment:
-            async with LLMJudge(self.config, transport=self._transport) as judge:
+            async with LLMJudge(self.config) as judge:
                 return await judge.ajudge(task, inputs)
 
         return asyncio.run(once())

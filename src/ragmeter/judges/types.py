@@ -1,7 +1,7 @@
 """The judge data model: one :class:`Judgment` per (task, inputs), and the :class:`Judge`
 protocol every judge implements (the LLM judge over HTTP, the offline embedding judge).
 
-No third-party import here: an offline judge can implement the protocol without httpx.
+No third-party import here: an offline judge can implement the protocol without aiohttp.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ parameters, so the name says them (``token_f1(cjk=true)``). NA (``None`` there) 
   space collapsed, case folded), else 0; NA for a sample without retrieved texts.
 * ``token_f1``: SQuAD token F1 (normalized: lower case, no punctuation or articles); NA for an
   empty reference. ``exact_match``: SQuAD exact match (0/1).
-* ``rouge_l``: ROUGE-L F-measure (``rouge-score``); ``bleu``: sentence BLEU (``sacrebleu``),
-  both from the ``text`` extra.
+* ``rouge_l``: ROUGE-L F-measure (computed here, identical to ``rouge-score``, which scores
+  only with stemming); ``bleu``: sentence BLEU (``sacrebleu``); both need the ``text`` extra
+  only where a library does the work.
 """
 
 from __future__ import annotations
@@ -195,10 +196,10 @@ def exact_match(al: Any, m: Measure) -> FloatArray:
     "rouge_l",
     params=(CJK, Param("stem", bool, False, "Porter stemming (rouge-score's use_stemmer)")),
     needs=SAMPLES,
-    summary="ROUGE-L F-measure of the answer (rouge-score)",
+    summary="ROUGE-L F-measure of the answer",
 )
 def rouge_l(al: Any, m: Measure) -> FloatArray:
-    """rouge_l = F-measure of the longest common subsequence of tokens (rouge-score)."""
+    """rouge_l = 2PR/(P+R), P = LCS/|gen|, R = LCS/|ref| over rouge-score's tokens."""
     stem = bool(m.param("stem"))
     return _text(
         al,

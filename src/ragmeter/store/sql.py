@@ -314,8 +314,11 @@ def create_engine(url: str) -> sa.Engine:
     try:
         return sa.create_engine(parsed, pool_pre_ping=True)
     except ImportError as exc:
+        backend = parsed.get_backend_name()
         raise MissingExtraError(
-            f"a {parsed.get_backend_name()} store", package=exc.name or str(exc), extra="store"
+            f"a {backend} store",
+            package=exc.name or str(exc),
+            extra="postgres" if backend == "postgresql" else "store",
         ) from exc
 
 
