@@ -198,7 +198,7 @@ def open_store_or_reason(url: str | None) -> Any:
             "or start the server with --store URL."
         )
     try:
-        return open_store(url)
+        return open_store(url, create=False)  # browsing never creates a store
     except RagmeterError as exc:
         return f"The evaluation store cannot be opened: {exc}"
 
