@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ragmeter.errors import InputError
+from ragmeter.io._common import format_suffix
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
@@ -96,7 +97,7 @@ class FormatRegistry:
         """``format`` if given, else the format of the file's extension (else the default)."""
         if format is not None:
             return self.get(format, source=str(path))
-        name = self._extensions.get(Path(path).suffix.lower(), self._default)
+        name = self._extensions.get(format_suffix(path), self._default)
         return self._formats[name]
 
 

@@ -38,6 +38,7 @@ from ragmeter.io._common import (
     atomic_write,
     check_text,
     decode,
+    format_suffix,
     json_nesting_depth,
     read_bytes,
 )
@@ -53,7 +54,7 @@ _MAX_JUDGMENT = 2**31 - 1
 
 
 def detect_judgments_format(path: PathLike) -> JudgmentsFormat:
-    suffix = Path(path).suffix.lower()
+    suffix = format_suffix(path)
     if suffix in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     if suffix == ".tsv":

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ragmeter.errors import InputError, MissingInputError
-from ragmeter.io._common import PathLike, decode, read_bytes
+from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
 
 IntArray = npt.NDArray[np.int64]
 TokenCounter = Callable[[Sequence[str]], IntArray]
@@ -171,14 +171,15 @@ class PassageLengths:
 def read_passage_lengths(path: PathLike, *, counter: str | None = None) -> PassageLengths:
     """Read passage lengths from a corpus file (JSONL/JSON, TSV/CSV or Parquet)."""
     source = str(path)
-    suffix = "".join(Path(source).suffixes[-2:]).lower()
-    if suffix.endswith(".parquet"):
+    suffix = format_suffix(source)
+    data = read_bytes(path)
+    if suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(source)
+        table = pq.read_table(pa.BufferReader(data))
         columns = {name: table.column(name).to_pylist() for name in table.column_names}
         return _from_columns(columns, source, counter)
-    data = read_bytes(path)
     text = decode(data, source)
     if suffix.endswith((".tsv", ".csv")):
         delimiter = "\t" if suffix.endswith(".tsv") else ","

@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
+from ragmeter.io._common import format_suffix
 from ragmeter.io._documents import TOO_DEEP, Document, load_json, load_jsonl, load_yaml
 from ragmeter.io.ragas import adapt_records, dataset_kind
 
@@ -112,7 +113,7 @@ class Samples:
 def sample_format(path: str | os.PathLike[str]) -> SampleFormat:
     """The sample format a file name implies (``.jsonl``/``.ndjson``, ``.yaml``/``.yml``,
     otherwise JSON)."""
-    suffix = Path(path).suffix.lower()
+    suffix = format_suffix(path)
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if suffix in (".yaml", ".yml"):

@@ -40,7 +40,13 @@ import pyarrow as pa
 from ragmeter import _accel
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._common import GRADE_SYNTAX, SCORE_SYNTAX, atomic_write_text
+from ragmeter.io._common import (
+    GRADE_SYNTAX,
+    SCORE_SYNTAX,
+    atomic_write_text,
+    compression_of,
+    decompress,
+)
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "grade")
@@ -64,8 +70,9 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
     try:
         with p.open("rb") as fh:
             size = os.fstat(fh.fileno()).st_size
+            compressed = compression_of(fh.peek(10)[:10]) is not None
             data: bytes | mmap.mmap
-            if size >= MAP_THRESHOLD and _accel.native is not None:
+            if size >= MAP_THRESHOLD and _accel.native is not None and not compressed:
                 data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             else:
                 data = fh.read()
@@ -73,7 +80,7 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
         raise InputError("no such file", source=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    return data
+    return decompress(data, str(p)) if isinstance(data, bytes) and compressed else data
 
 
 def _check_bom(data: bytes | mmap.mmap, source: str) -> None:

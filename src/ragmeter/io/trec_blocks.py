@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ragmeter.core.data import Run
 from ragmeter.errors import InputError
+from ragmeter.io._common import open_binary
 from ragmeter.io.trec import parse_trec_run
 
 #: bytes of run file per block: about 0.9 M lines (9,000 queries × 100) of a typical run
@@ -80,12 +81,7 @@ class TrecRunBlocks:
 
     def chunks(self) -> Iterator[tuple[bytes, int]]:
         """Byte blocks of whole queries, with the file line number of each one's first line."""
-        try:
-            fh = self.path.open("rb")
-        except FileNotFoundError:
-            raise InputError("no such file", source=self.source) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", source=self.source) from None
+        fh = open_binary(self.path)  # decompressed on the fly (gzip, bzip2, xz, zstd)
         first_line = 1
         carry = b""
         with fh:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ import pyarrow as pa
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._common import PathLike, decode, read_bytes
+from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
 
 FloatArray = npt.NDArray[np.float64]
 _SEP = "\x1f"
@@ -90,7 +89,7 @@ def read_utilities(path: PathLike, *, model: str | None = None) -> Utilities:
     """Read utilities (see the module docstring); ``model`` selects the reference format's
     ``no_res_prob``."""
     source = str(path)
-    suffix = Path(source).suffix.lower()
+    suffix = format_suffix(source)
     if suffix in (".json", ".jsonl"):
         from ragmeter.io._documents import load_json, load_jsonl
 

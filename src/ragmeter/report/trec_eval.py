@@ -41,7 +41,6 @@ import itertools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -51,6 +50,7 @@ from ragmeter.core.align import Aligned, align
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
+from ragmeter.io._common import read_bytes
 from ragmeter.measures import Measure
 from ragmeter.metrics.trec import BY_NAME, NICKNAMES, TREC_MEASURES, TrecMeasure, c_atol
 from ragmeter.metrics.trec_measures import relstring_text
@@ -305,7 +305,7 @@ def _first_duplicate(
         return None
     wanted = {str(q): i for i, q in enumerate(al.query_ids) if al.in_run[i]}
     rows: dict[str, list[tuple[float, str]]] = {}
-    data = stdin if stdin is not None else Path(o.run).read_bytes()
+    data = stdin if stdin is not None else read_bytes(o.run)
     for raw in data.split(b"\n"):
         fields = [f.decode("utf-8") for f in raw.split()]
         if len(fields) < 6 or fields[0].startswith("#") or fields[0] not in wanted:

@@ -1,0 +1,203 @@
+"""Compressed inputs: gzip, bzip2, xz and zstd files are read as the files they contain.
+
+Each reader is checked against the uncompressed file it was made from (the expected value
+is what the same reader reads from the plain file), the CLI's output against the plain
+file's output, and the errors name the compressed file and the line of its content.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragmeter.errors import InputError
+from ragmeter.io._common import compression_of, decompress, format_suffix, read_bytes
+from ragmeter.io.judgments import detect_judgments_format, read_judgments, read_questions
+from ragmeter.io.readers import read_qrels, read_run
+from ragmeter.io.trec_blocks import TrecRunBlocks
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _zstd(data: bytes) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+CODECS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
+    "gzip": (".gz", gzip.compress),
+    "bz2": (".bz2", bz2.compress),
+    "xz": (".xz", lzma.compress),
+    "zstd": (".zst", _zstd),
+}
+
+
+def compressed_copy(src: Path, folder: Path, codec: str) -> Path:
+    suffix, compress = CODECS[codec]
+    target = folder / (src.name + suffix)
+    target.write_bytes(compress(src.read_bytes()))
+    return target
+
+
+def same_run(a: Any, b: Any) -> None:
+    assert list(a.query_ids) == list(b.query_ids)
+    assert np.array_equal(a.offsets, b.offsets)
+    assert a.doc_ids.to_pylist() == b.doc_ids.to_pylist()
+    assert np.array_equal(a.scores, b.scores)
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_signatures_and_round_trip(codec: str) -> None:
+    payload = b"q1 Q0 d1 1 2.5 tag\n" * 100
+    data = CODECS[codec][1](payload)
+    assert compression_of(data[:10]) == codec
+    assert decompress(data, "x") == payload
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_trec_run_and_qrels(codec: str, tmp_path: Path) -> None:
+    run = compressed_copy(EXAMPLES / "run_bm25.txt", tmp_path, codec)
+    qrels = compressed_copy(EXAMPLES / "qrels.txt", tmp_path, codec)
+    same_run(read_run(run), read_run(EXAMPLES / "run_bm25.txt"))
+    got, want = read_qrels(qrels), read_qrels(EXAMPLES / "qrels.txt")
+    assert list(got.query_ids) == list(want.query_ids)
+    assert got.doc_ids.to_pylist() == want.doc_ids.to_pylist()
+    assert np.array_equal(got.grades, want.grades)
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_run_blocks_stream_the_compressed_file(codec: str, tmp_path: Path) -> None:
+    run = compressed_copy(EXAMPLES / "run_bm25.txt", tmp_path, codec)
+    plain = list(TrecRunBlocks(EXAMPLES / "run_bm25.txt", block_bytes=256))
+    blocks = list(TrecRunBlocks(run, block_bytes=256))
+    assert len(blocks) == len(plain) > 1
+    for got, want in zip(blocks, plain, strict=True):
+        same_run(got, want)
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_jsonl_judgments_and_questions(codec: str, tmp_path: Path) -> None:
+    crux = EXAMPLES / "crux"
+    judgments = compressed_copy(crux / "judgments.jsonl", tmp_path, codec)
+    questions = compressed_copy(crux / "questions.jsonl", tmp_path, codec)
+    assert detect_judgments_format(judgments) == "jsonl"
+    assert read_questions(questions) == read_questions(crux / "questions.jsonl")
+    got = read_judgments(judgments)
+    want = read_judgments(crux / "judgments.jsonl")
+    assert list(got.query_ids) == list(want.query_ids)
+    assert got.doc_ids.to_pylist() == want.doc_ids.to_pylist()
+    for name in ("offsets", "widths", "ratings", "rating_offsets"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.questions == want.questions
+
+
+def test_parquet_and_csv_runs(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    want = read_run(EXAMPLES / "run_bm25.txt")
+    rows = [
+        (str(q), d, float(s))
+        for i, q in enumerate(want.query_ids)
+        for d, s in zip(
+            want.doc_ids.to_pylist()[want.offsets[i] : want.offsets[i + 1]],
+            want.scores[want.offsets[i] : want.offsets[i + 1]],
+            strict=True,
+        )
+    ]
+    table = pa.table(
+        {
+            "query_id": [r[0] for r in rows],
+            "doc_id": [r[1] for r in rows],
+            "score": [r[2] for r in rows],
+        }
+    )
+    pq.write_table(table, tmp_path / "run.parquet")
+    csv = "query_id,doc_id,score\n" + "".join(f"{q},{d},{s!r}\n" for q, d, s in rows)
+    (tmp_path / "run.csv").write_text(csv)
+    for plain in (tmp_path / "run.parquet", tmp_path / "run.csv"):
+        packed = compressed_copy(plain, tmp_path, "gzip")
+        same_run(read_run(packed), read_run(plain))
+
+
+def test_format_comes_from_the_name_beneath_the_compression() -> None:
+    assert format_suffix("judgments.jsonl.gz") == ".jsonl"
+    assert format_suffix("RUN.TXT.ZST") == ".txt"
+    assert format_suffix("run.v2.parquet.xz") == ".parquet"
+    assert format_suffix("run.gz") == ""
+    assert format_suffix("run") == ""
+    assert format_suffix("run.txt") == ".txt"
+
+
+def test_a_bad_line_is_named_in_the_compressed_file(tmp_path: Path) -> None:
+    bad = tmp_path / "run.txt.gz"
+    bad.write_bytes(gzip.compress(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 oops t\n"))
+    with pytest.raises(InputError) as err:
+        read_run(bad)
+    assert err.value.source == str(bad)
+    assert err.value.line == 2
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS))
+def test_a_truncated_file_is_a_clear_error(codec: str, tmp_path: Path) -> None:
+    data = CODECS[codec][1](b"q1 Q0 d1 1 2.0 t\n" * 5000)
+    cut = tmp_path / ("run.txt" + CODECS[codec][0])
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=f"corrupt or truncated {codec} data") as err:
+        read_run(cut)
+    assert err.value.source == str(cut)
+    with pytest.raises(InputError, match=f"corrupt or truncated {codec} data"):
+        list(TrecRunBlocks(cut, block_bytes=1024))
+
+
+def test_a_query_id_like_a_bzip2_signature_is_text(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"BZh91 Q0 d1 1 2.0 t\n")
+    assert compression_of(run.read_bytes()[:10]) is None
+    assert list(read_run(run).query_ids) == ["BZh91"]
+
+
+@given(st.text(max_size=60))
+def test_text_is_never_taken_for_a_compressed_stream(text: str) -> None:
+    data = text.encode("utf-8")
+    assert compression_of(data[:10]) is None
+    assert decompress(data, "x") == data
+
+
+def test_read_bytes_of_a_missing_compressed_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_bytes(tmp_path / "nothing.txt.gz")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_evaluate_and_trec_eval_read_compressed_files(tmp_path: Path) -> None:
+    run = compressed_copy(EXAMPLES / "run_bm25.txt", tmp_path, "gzip")
+    qrels = compressed_copy(EXAMPLES / "qrels.txt", tmp_path, "xz")
+    plain_run, plain_qrels = str(EXAMPLES / "run_bm25.txt"), str(EXAMPLES / "qrels.txt")
+    measures = ["-m", "ndcg@10", "-m", "map", "-f", "json"]
+    got = _cli("evaluate", str(run), "--qrels", str(qrels), *measures)
+    want = _cli("evaluate", plain_run, "--qrels", plain_qrels, *measures)
+    assert got.returncode == want.returncode == 0, got.stderr
+    assert got.stdout.replace(run.name, "RUN") == want.stdout.replace("run_bm25.txt", "RUN")
+    got = _cli("trec-eval", str(qrels), str(run))
+    want = _cli("trec-eval", plain_qrels, plain_run)
+    assert got.returncode == want.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
