@@ -126,7 +126,6 @@ QrelsFile = Annotated[
     Path | None,
     typer.Option(
         "--qrels",
-        "-q",
         help="Relevance judgments. Without it, each run must be a samples file whose "
         "expected_output gives its judgments.",
     ),
