@@ -1,5 +1,6 @@
-"""Every ``bash`` code block of the README, run in order on a fresh copy of the repository's
-example files in a temporary folder, as a new user would paste them.
+"""Every ``bash`` code block of the README (and then every ``python`` one), run in order on
+a fresh copy of the repository's example files in a temporary folder, as a new user would
+paste them.
 
 All blocks run in one shell script (a block may use what an earlier one made: ``$G``,
 ``bm25.txt``, a saved evaluation), with ``ragmeter`` and ``python`` the interpreter under test
@@ -190,7 +191,30 @@ def readme_run(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[str,
     for block in readme_blocks():
         results.setdefault(block.line, ("not run", "an earlier block failed"))
     results[0] = ("work", str(work))
+    # the python blocks, in order, in one interpreter (a later one uses an earlier one's names)
+    script = work / "readme_python.py"
+    script.write_text("\n\n".join(python_blocks()), encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, script.name], cwd=work, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    script.unlink()
+    results[-1] = ("ok" if ran.returncode == 0 else "failed", ran.stdout + ran.stderr[-4000:])
     return results
+
+
+def python_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    return [
+        textwrap.dedent(m.group(1))
+        for m in re.finditer(r"^ *```python\n(.*?)^ *```", text, re.M | re.S)
+    ]
+
+
+def test_the_readme_python_blocks(readme_run: dict[int, tuple[str, str]]) -> None:
+    assert len(python_blocks()) >= 4
+    status, output = readme_run[-1]
+    assert status == "ok", output
 
 
 def test_the_readme_has_blocks_and_every_skip_is_still_there() -> None:
@@ -249,6 +273,8 @@ def _named_outputs() -> set[str]:
             names.add(Path(match.group(1).replace("$r", "*")).name)
         if "ragmeter demo" in block.text:
             names.add("ragmeter-demo")
+    for code in python_blocks():  # open_store("sqlite:///history.db"), "output": "evals.json"
+        names |= set(re.findall(r"[\"'/]([\w-]+\.(?:db|json|html))[\"']", code))
     expanded = set()
     for name in names:
         if "*" in name:

@@ -97,7 +97,8 @@ StoreUrl = Annotated[
     typer.Option(
         "--store",
         help="Evaluation store: sqlite:///file.db, postgresql://user@host/db or a file path "
-        "(default: $RAGMETER_STORE, else ~/.local/share/ragmeter/store.db).",
+        "(default: $RAGMETER_STORE, else store.db in ragmeter's data folder, "
+        "~/.local/share/ragmeter on Linux).",
     ),
 ]
 Save = Annotated[
