@@ -31,7 +31,7 @@ def test_fixture_and_helper(pytester: pytest.Pytester) -> None:
     pytester.makeconftest('pytest_plugins = ["ragmeter.pytest"]\n')
     pytester.makepyfile(
         HEADER
-        + '''
+        + """
 from ragmeter.pytest import assert_no_regression
 
 RULES = ["ndcg@10 drop > 0.01 significant", "map drop > 5%"]
@@ -49,7 +49,7 @@ def test_helper_fails():
 def test_result_does_not_assert(ragmeter_gate):
     result = ragmeter_gate.result(DENSE, baseline=BM25, qrels=QRELS, rules=RULES)
     assert result.failed and [o.broken for o in result.outcomes] == [True, True]
-'''
+"""
     )
     out = pytester.runpytest("-p", "no:cacheprovider")
     out.assert_outcomes(passed=2, failed=2)
@@ -90,6 +90,4 @@ def test_bad_rule():
         assert_no_regression(BM25, BM25, QRELS, ["ndcg@10 falls > 0.1"])
 """
     )
-    pytester.runpytest("-p", "ragmeter.pytest", "-p", "no:cacheprovider").assert_outcomes(
-        passed=1
-    )
+    pytester.runpytest("-p", "ragmeter.pytest", "-p", "no:cacheprovider").assert_outcomes(passed=1)
