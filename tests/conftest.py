@@ -19,6 +19,18 @@ def trec_conformance() -> Path:
     return CONFORMANCE
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """ragmeter's data folder (default store, judge cache, label databases) in a temporary
+    folder, never the user's: tests that need a fresh one set ``XDG_DATA_HOME`` themselves."""
+    folder = tmp_path_factory.mktemp("xdg-data-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(folder))
+        patch.delenv("RAGMETER_DATA_DIR", raising=False)
+        patch.delenv("RAGMETER_STORE", raising=False)
+        yield folder
+
+
 #: a PostgreSQL database the store tests may create databases beside (set by .ci/run)
 POSTGRES_ENV = "RAGMETER_TEST_POSTGRES_URL"
 

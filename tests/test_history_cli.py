@@ -179,10 +179,13 @@ def test_errors_and_delete(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'h.db'}"
     code, out, err = _invoke("history", "--store", store)
     assert code == 0 and "no saved evaluations" in out
+    assert not (tmp_path / "h.db").exists()  # listing creates no store
     code, _, err = _invoke("history", "show", "nightly", "--store", store)
-    assert code == 2 and "no evaluation with id or name 'nightly'" in err
+    assert code == 2 and "no store at" in err
     code, _, err = _invoke("evaluate", BM25, "-q", QRELS, "-m", "mrr", "--store", store)
     assert code == 0, err
+    code, _, err = _invoke("history", "show", "nightly", "--store", store)
+    assert code == 2 and "no evaluation with id or name 'nightly'" in err
     code, out, err = _invoke("history", "--store", store, "show", "1")
     assert code == 0, err
     assert "evaluation #1" in out and _sha(QRELS) in out

@@ -95,11 +95,22 @@ def test_nothing_to_label_is_an_error(folder: Path, monkeypatch: pytest.MonkeyPa
         build_config(labels=folder / "l.db")
 
 
-def test_default_label_database_beside_the_first_input(folder: Path) -> None:
+def test_default_label_database_in_the_data_folder(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETER_DATA_DIR", str(folder / "home"))
     paths = write_collection(folder / "data")
     config = build_config(runs=[paths["run_a"]])
-    assert config.labels == (folder / "data" / "ragmeter-labels.db").resolve()
-    assert config.export_dir == config.labels.parent / "ragmeter-labels-exports"
+    # one database per folder of the first input, in the data folder: nothing beside the input
+    assert config.labels.parent == folder / "home" / "labels"
+    assert config.labels.name.startswith("data-") and config.labels.suffix == ".db"
+    assert config.export_dir == config.labels.parent / f"{config.labels.stem}-exports"
+    assert build_config(qrels=[paths["qrels"]]).labels == config.labels  # same folder
+    assert not list((folder / "data").glob("*.db"))
+    # a database an earlier version wrote beside the input is still used
+    old = folder / "data" / "ragmeter-labels.db"
+    old.write_bytes(b"")
+    assert build_config(runs=[paths["run_a"]]).labels == old.resolve()
 
 
 def test_bad_input_file_names_file_and_line(folder: Path) -> None:
@@ -785,7 +796,7 @@ def test_serve_without_inputs_serves_the_example_collection(
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     config = build_config()
-    assert config.labels == tmp_path / "ragmeter" / "labels.db"
+    assert config.labels == tmp_path / "ragmeter" / "labels" / "example.db"
     coll = config.collection
     queries = [line for line in example_path("queries.jsonl").read_text().splitlines() if line]
     assert len(coll.query_ids) == len(queries)

@@ -73,6 +73,10 @@ class StoreError(RagmeterError):
     """The evaluation store cannot be opened, is newer than this ragmeter, or lacks an entry."""
 
 
+class NoStoreError(StoreError):
+    """A command that only reads the store found none (it never creates one)."""
+
+
 class OutputError(RagmeterError, OSError):
     """A file could not be written (a missing or read-only directory, a full disk, the file
     size limit). Files are written atomically, so a file at ``path`` is as it was before.

@@ -75,6 +75,15 @@ def history_command(
     ctx.obj = {"store": store}
     if ctx.invoked_subcommand is not None:
         return
+    missing = _missing_store(store)
+    if missing is not None:  # listing never creates a store
+        if fmt is ListFormat.json:
+            sys.stdout.write(json.dumps({"store": missing, "evaluations": []}, indent=2) + "\n")
+        else:
+            typer.echo(
+                f"no saved evaluations: no store at {missing} yet (evaluate --save creates it)"
+            )
+        return
     with _opened(store) as st:
         try:
             records = st.list_evaluations(limit=limit, name=name)
@@ -266,6 +275,18 @@ def _store_of(ctx: typer.Context, store: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _missing_store(store: str | None) -> str | None:
+    """The URL of the SQLite store ``store`` (default: the default store) when its file does
+    not exist, else None."""
+    from ragmeter.store import default_store_url, resolve_url, store_exists
+
+    try:
+        url = resolve_url(store) if store is not None else default_store_url()
+    except RagmeterError as exc:
+        fail(exc)
+    return None if store_exists(url) else url
+
+
 class _opened:
     """``with _opened(url) as store``: open the store or exit with a clear error."""
 
@@ -277,7 +298,7 @@ class _opened:
         from ragmeter.store import open_store
 
         try:
-            self._store = open_store(self._url)
+            self._store = open_store(self._url, create=False)
         except RagmeterError as exc:
             fail(exc)
         return self._store

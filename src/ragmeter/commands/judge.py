@@ -57,7 +57,8 @@ CachePath = Annotated[
     Path | None,
     typer.Option(
         "--cache",
-        help="SQLite judgment cache (default ragmeter-judgments.sqlite, or config 'cache').",
+        help="SQLite judgment cache (default: config 'cache', else judgments.sqlite in "
+        "ragmeter's data folder; printed at start).",
     ),
 ]
 DryRun = Annotated[
@@ -234,6 +235,7 @@ def _execute(settings: Settings, build: Callable[[], Any], out: Path, write: Any
         cache_path = configured_cache(settings.cache, settings.config_file)
     except RagmeterError as exc:
         fail(exc)
+    typer.echo(f"judgment cache: {cache_path}", err=True)
     with JudgmentCache(cache_path) as cache:
         if settings.dry_run:
             estimate = job.estimate(

@@ -51,15 +51,17 @@ def tune_allocator() -> None:
 
 
 def plain_warnings() -> None:
-    """Print the pure-path warning as one ``warning:`` line, like the commands' own."""
+    """Print the pure-path and data-folder warnings as one ``warning:`` line, like the
+    commands' own."""
     import warnings
 
     from ragmeter._accel import PurePathWarning
+    from ragmeter.core.datadir import LegacyDataDirWarning
 
     shown = warnings.showwarning
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, PurePathWarning):
+        if issubclass(category, PurePathWarning | LegacyDataDirWarning):
             typer.echo(f"warning: {message}", err=True)
             return
         shown(message, category, *args, **kwargs)

@@ -8,9 +8,11 @@
 The passages to label are the top ``--depth`` of each run per query plus the passages the
 ``--qrels`` judge; ``--compare-qrels`` (e.g. an LLM judge's grades) and
 ``--compare-judgments`` (its sub-question ratings) are only reviewed against. Labels go to a
-SQLite database (``--labels``; by default ``ragmeter-labels.db`` beside the first
-input file), exports to ``--export-dir`` (by default beside the database). Without any input
-the example collection is served, its labels kept in the data directory.
+SQLite database (``--labels``; by default one per folder of the first input, under
+``labels/`` in ragmeter's data folder, :mod:`ragmeter.core.datadir`), exports to
+``--export-dir`` (by default beside the database). Without any input the example collection
+is served. Where labels and exports go is printed at start, with a warning when query or
+passage texts are missing (the pages would show ids only).
 
 The server listens on 127.0.0.1 unless ``--host`` says otherwise; on any other address it
 requires an access token (``--token``, or one generated and printed with the URL).
@@ -25,7 +27,6 @@ import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import MissingInputError, RagmeterError
-from ragmeter.web.config import LABELS_NAME
 
 MaxBody = Annotated[
     int,
@@ -76,7 +77,8 @@ def serve(
         Path | None,
         typer.Option(
             "--labels",
-            help=f"Label database (SQLite; default {LABELS_NAME} beside the first input).",
+            help="Label database (SQLite; default: one per folder of the first input, in "
+            "ragmeter's data folder; printed at start).",
         ),
     ] = None,
     export_dir: Annotated[

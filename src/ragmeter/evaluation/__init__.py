@@ -5,6 +5,8 @@
   evaluation, and one alignment of a run joined with what the requested families declare
   they need; :func:`evaluate_inputs` evaluates runs with given inputs;
 * :func:`sweep` / :func:`sweep_evaluation` — every measure at every K in one pass per run;
+* :func:`evaluate_block` / :class:`BlockMerger` / :func:`evaluate_blocks` — a run evaluated
+  one block of queries at a time (streaming, partitions), merged into the whole run's result;
 * :func:`evaluate_samples` — answer samples × per-sample families → :class:`Evaluation`;
 * :class:`Evaluation` / :class:`RunResult` — per-query values, aggregates and warnings; each
   run result keeps the run and inputs it came from, so a sweep, a report, a comparison or a
@@ -15,6 +17,15 @@ coverage family, K is the context); without ``@K`` each family uses its own defa
 in every view (see :class:`ragmeter.measures.Family`).
 """
 
+from ragmeter.evaluation.blocks import (
+    BlockMerger,
+    BlockValues,
+    RepeatedQueryError,
+    block_support,
+    evaluate_block,
+    evaluate_blocks,
+    merge_blocks,
+)
 from ragmeter.evaluation.engine import (
     Prepared,
     compute,
@@ -31,17 +42,24 @@ from ragmeter.evaluation.samples import evaluate_samples
 from ragmeter.evaluation.sweep import Sweep, expand, parse_ks, sweep, sweep_evaluation, sweepable
 
 __all__ = [
+    "BlockMerger",
+    "BlockValues",
     "EvalInputs",
     "Evaluation",
     "Prepared",
+    "RepeatedQueryError",
     "RunResult",
     "Sweep",
+    "block_support",
     "compute",
     "evaluate",
+    "evaluate_block",
+    "evaluate_blocks",
     "evaluate_inputs",
     "evaluate_samples",
     "evaluation_options",
     "expand",
+    "merge_blocks",
     "parse_ks",
     "prepare",
     "resolve_measures",

@@ -212,6 +212,9 @@ class Prepared:
 
     aligned: Aligned
     warnings: tuple[str, ...] = ()
+    #: judged items of the top ``pool_selection`` that the pool lacks (pool-based measures)
+    pool_outside: int = 0
+    pool_selection: int | None = None
 
 
 def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepared:
@@ -233,6 +236,7 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
     pool_cutoffs = [m.k for m in measures if m.spec.uses_pool]
     selection = max((int(k) for k in pool_cutoffs if k is not None), default=None)
     in_pool = None
+    outside = 0
     if pool_cutoffs:
         in_pool, outside = pool_membership(
             aligned,
@@ -242,12 +246,11 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
             selection=selection,
         )
         if outside:
-            warnings.append(
-                f"run '{run.name}': {outside} judged item(s) of the top {selection} are not "
-                "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
-            )
+            warnings.append(pool_warning(run.name, outside, selection))
     aligned = replace(aligned, options=options, label_in_pool=in_pool)
-    warnings[len(run.warnings) : len(run.warnings)] = _alignment_warnings(run.name, aligned)
+    warnings[len(run.warnings) : len(run.warnings)] = alignment_warnings(
+        run.name, aligned.n_missing, aligned.n_skipped, aligned.n_unjudged_queries
+    )
     if inputs.judgments is not None:
         answers = inputs.answers
         if answers is not None and not hasattr(answers, "ratings"):
@@ -269,7 +272,7 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         lengths=inputs.passage_lengths,
         utilities=inputs.utilities,
     )
-    return Prepared(aligned, tuple(warnings))
+    return Prepared(aligned, tuple(warnings), outside, selection)
 
 
 def _answers_per_run(
@@ -309,20 +312,29 @@ def evaluation_options(grade_map: str | None) -> dict[str, Any]:
     return options
 
 
-def _alignment_warnings(name: str, al: Aligned) -> list[str]:
+def pool_warning(name: str, outside: int, selection: int | None) -> str:
+    """The warning for ``outside`` judged items of the top ``selection`` not in the pool."""
+    return (
+        f"run '{name}': {outside} judged item(s) of the top {selection} are not "
+        "in the pool; RA-nWG can then exceed PROC (%PROC > 1)"
+    )
+
+
+def alignment_warnings(name: str, n_missing: int, n_skipped: int, n_unjudged: int) -> list[str]:
+    """The warnings of an alignment's counts: missing, skipped and unjudged queries."""
     out = []
-    if al.n_missing:
+    if n_missing:
         out.append(
-            f"run '{name}': {al.n_missing} judged quer{'y' if al.n_missing == 1 else 'ies'} "
+            f"run '{name}': {n_missing} judged quer{'y' if n_missing == 1 else 'ies'} "
             "absent from the run, scored as empty runs"
         )
-    if al.n_skipped:
+    if n_skipped:
         out.append(
-            f"run '{name}': {al.n_skipped} judged quer{'y' if al.n_skipped == 1 else 'ies'} "
+            f"run '{name}': {n_skipped} judged quer{'y' if n_skipped == 1 else 'ies'} "
             "absent from the run, skipped (missing='skip')"
         )
-    if al.n_unjudged_queries:
-        n = al.n_unjudged_queries
+    if n_unjudged:
+        n = n_unjudged
         out.append(
             f"run '{name}': {n} quer{'y' if n == 1 else 'ies'} without judgments, not evaluated"
         )

@@ -35,7 +35,10 @@ from typing import Any
 from ragmeter.judges.errors import JudgeConfigError
 
 DEFAULT_CONFIG_FILE = "ragmeter.toml"
-DEFAULT_CACHE = "ragmeter-judgments.sqlite"
+#: the default cache's file name, in ragmeter's data folder (:mod:`ragmeter.core.datadir`)
+DEFAULT_CACHE = "judgments.sqlite"
+#: the default cache of earlier versions, in the working directory: still used where it exists
+LEGACY_CACHE = "ragmeter-judgments.sqlite"
 
 
 @dataclass(frozen=True)
@@ -224,15 +227,24 @@ def resolve_config(
 
 
 def configured_cache(cache: str | os.PathLike[str] | None, config_file: Any = None) -> Path:
-    """The cache path: the option, else the config file's ``cache``, else the default."""
+    """The cache path: the option, else the config file's ``cache``, else
+    ``judgments.sqlite`` in ragmeter's data folder — or ``ragmeter-judgments.sqlite`` in the
+    working directory where an earlier version left one, so that a run resumes from it."""
     if cache is not None:
         return Path(cache)
     table = load_config_file(config_file)
-    return Path(table.get("cache", DEFAULT_CACHE))
+    if "cache" in table:
+        return Path(table["cache"])
+    if Path(LEGACY_CACHE).is_file():
+        return Path(LEGACY_CACHE)
+    from ragmeter.core.datadir import data_path
+
+    return data_path(DEFAULT_CACHE)
 
 
 __all__ = [
     "DEFAULT_CACHE",
+    "LEGACY_CACHE",
     "JudgeConfig",
     "Price",
     "configured_cache",

@@ -5,7 +5,9 @@ Where the store is, first match wins:
 1. the ``url`` given (``--store``): ``sqlite:///path.db``, ``postgresql://user@host/db``, or a
    plain file path (a SQLite file);
 2. the ``RAGMETER_STORE`` environment variable (same forms);
-3. ``$XDG_DATA_HOME/ragmeter/store.db`` (``~/.local/share/ragmeter/store.db``).
+3. ``store.db`` in ragmeter's data folder (:func:`ragmeter.core.datadir.data_dir`:
+   ``$RAGMETER_DATA_DIR``, else the platform's user data folder, ``~/.local/share/ragmeter``
+   on Linux).
 
 ``postgresql://`` and ``postgres://`` URLs use the psycopg 3 driver.
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import MissingExtraError, StoreError
+from ragmeter.errors import MissingExtraError, NoStoreError, StoreError
 from ragmeter.store.provenance import content_sha256, file_sha256, git_state
 from ragmeter.store.records import EvaluationRecord, RunRecord, StoredEvaluation
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_VAR",
     "EvaluationRecord",
+    "NoStoreError",
     "RunRecord",
     "SavedEvaluation",
     "Store",
@@ -53,6 +56,7 @@ __all__ = [
     "resolve_url",
     "save_evaluation",
     "save_to_default_store",
+    "store_exists",
 ]
 
 #: environment variable naming the default store
@@ -60,10 +64,10 @@ ENV_VAR = "RAGMETER_STORE"
 
 
 def default_store_path() -> Path:
-    """``$XDG_DATA_HOME/ragmeter/store.db``, ``~/.local/share/ragmeter/store.db`` without it."""
-    data_home = os.environ.get("XDG_DATA_HOME") or ""
-    base = Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share"
-    return base / "ragmeter" / "store.db"
+    """``store.db`` in ragmeter's data folder (:func:`ragmeter.core.datadir.data_dir`)."""
+    from ragmeter.core.datadir import data_path
+
+    return data_path("store.db")
 
 
 def default_store_url() -> str:
@@ -94,16 +98,25 @@ def _sqlite_url(path: Path) -> str:
 def default_store_exists() -> bool:
     """Whether the default store is set up: ``RAGMETER_STORE`` names a server, or the SQLite
     file exists. ``ragmeter demo`` saves into the default store only then."""
-    url = default_store_url()
+    return store_exists(default_store_url())
+
+
+def store_exists(url: str) -> bool:
+    """Whether the store at ``url`` (a resolved URL) is there: a server URL always is (the
+    server says otherwise when opened), a SQLite file when the file exists."""
     if not url.startswith("sqlite:"):
         return True
     database = url.partition(":///")[2]
     return bool(database) and database != ":memory:" and Path(database).is_file()
 
 
-def open_store(url: str | os.PathLike[str] | None = None) -> Store:
+def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open (creating and migrating as needed) the store at ``url`` (default:
-    :func:`default_store_url`). Close it with ``.close()`` or use it as a context manager."""
+    :func:`default_store_url`). Close it with ``.close()`` or use it as a context manager.
+
+    ``create=False``: a SQLite store that does not exist yet is not created;
+    :class:`~ragmeter.errors.NoStoreError` says where it was looked for (what commands that
+    only read the history use, so that listing it leaves no file behind)."""
     try:
         from ragmeter.store.sql import Store, create_engine
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
@@ -113,6 +126,8 @@ def open_store(url: str | os.PathLike[str] | None = None) -> Store:
             "the evaluation store", package="sqlalchemy", extra="store"
         ) from exc
     resolved = resolve_url(url) if url is not None else default_store_url()
+    if not create and not store_exists(resolved):
+        raise NoStoreError(f"no store at {_display_url(resolved)} yet (evaluate --save creates it)")
     engine = create_engine(resolved)
     try:
         return Store(engine, url=_display_url(resolved))

@@ -4,7 +4,6 @@ and exports go."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,14 +12,34 @@ from ragmeter.errors import MissingInputError, RagmeterError
 if TYPE_CHECKING:
     from ragmeter.web.state import WebConfig
 
+#: the label database of earlier versions, beside the first input: still used where it exists
 LABELS_NAME = "ragmeter-labels.db"
 
 
 def data_dir() -> Path:
-    """Where ragmeter keeps its own files: ``$XDG_DATA_HOME/ragmeter`` or
-    ``~/.local/share/ragmeter``."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "ragmeter"
+    """ragmeter's data folder (:func:`ragmeter.core.datadir.data_dir`)."""
+    from ragmeter.core.datadir import data_dir as folder
+
+    return folder()
+
+
+def default_labels(first_input: Path | None) -> Path:
+    """The label database when ``--labels`` is not given: ``labels/`` in ragmeter's data
+    folder, one database per folder of the first input (``example.db`` for the example
+    collection), so that serving the same files again finds their labels. A database that an
+    earlier version wrote (``ragmeter-labels.db`` beside the first input, ``labels.db`` in the
+    data folder for the example) is used where it exists."""
+    from hashlib import sha256
+
+    if first_input is None:
+        old = data_dir() / "labels.db"
+        return old if old.is_file() else data_dir() / "labels" / "example.db"
+    folder = first_input.resolve().parent
+    old = folder / LABELS_NAME
+    if old.is_file():
+        return old
+    digest = sha256(str(folder).encode("utf-8")).hexdigest()[:12]
+    return data_dir() / "labels" / f"{folder.name or 'root'}-{digest}.db"
 
 
 def example_inputs() -> dict[str, Path] | None:
@@ -68,7 +87,7 @@ def build_config(
 
     runs, qrels = list(runs or []), list(qrels or [])
     title = "ragmeter"
-    default_home: Path | None = None
+    example_served = False
     if not runs and not qrels:
         example = example_inputs()
         if not example or "qrels" not in example:
@@ -79,7 +98,7 @@ def build_config(
         corpus = corpus or example.get("corpus")
         subquestions = subquestions or example.get("subquestions")
         qrels = [example["qrels"]]
-        default_home = data_dir()
+        example_served = True
         title = "ragmeter · example collection"
     collection = load_collection(
         queries=queries,
@@ -92,8 +111,7 @@ def build_config(
         depth=depth,
     )
     if labels is None:
-        home = default_home or next(p for p in [*runs, *qrels] if p is not None).resolve().parent
-        labels = home / (LABELS_NAME if default_home is None else "labels.db")
+        labels = default_labels(None if example_served else [*runs, *qrels][0])
     if export_dir is None:
         export_dir = labels.parent / f"{labels.stem}-exports"
     return WebConfig(

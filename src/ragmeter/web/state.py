@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.responses import Response
 
 from ragmeter.errors import RagmeterError
@@ -90,6 +91,25 @@ class WebState:
         )
         self.env.filters["fmt"] = fmt
         self.env.filters["anchor"] = anchor
+        self._buttons = {
+            "grade": self._button_states("grade", "g", range(1, 6)),
+            "rating": self._button_states("rating", "r", range(0, 6)),
+        }
+
+    def _button_states(self, name: str, prefix: str, values: range) -> dict[int | None, Markup]:
+        template = self.env.get_template("_buttons.html")
+        return {
+            current: Markup(
+                template.render(name=name, prefix=prefix, values=values, current=current)
+            )
+            for current in (None, *values)
+        }
+
+    def buttons(self, kind: LabelKind, current: int | None) -> Markup:
+        """The buttons of one ``grade`` or ``rating`` with ``current`` pressed (none if
+        ``None`` or out of the scale), rendered once when the app starts."""
+        states = self._buttons[kind]
+        return states.get(current, states[None])
 
     def annotator_of(self, request: Request) -> str | None:
         name = request.cookies.get(security.ANNOTATOR_COOKIE)
@@ -178,7 +198,7 @@ def open_store_or_reason(url: str | None) -> Any:
             "or start the server with --store URL."
         )
     try:
-        return open_store(url)
+        return open_store(url, create=False)  # browsing never creates a store
     except RagmeterError as exc:
         return f"The evaluation store cannot be opened: {exc}"
 

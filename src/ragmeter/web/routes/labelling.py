@@ -3,8 +3,11 @@ undo, and the label event log."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup
 from starlette.responses import Response
 
 from ragmeter.web import security
@@ -26,6 +29,20 @@ from ragmeter.web.state import (
 
 router = APIRouter()
 csrf = [Depends(require_csrf)]
+
+
+@dataclass(frozen=True, slots=True)
+class PassageRow:
+    """One passage of a labelling page. Attributes rather than a dict: Jinja looks an
+    attribute up first, and a page reads a few hundred of them."""
+
+    index: int
+    doc_id: str
+    text: str | None
+    #: the annotator's grade (label page) or ratings by sub-question (sub-question page)
+    value: int | list[int | None] | None
+    #: the pressed-state buttons of that grade, or of each rating
+    buttons: Markup | list[Markup]
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -80,13 +97,9 @@ async def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
     mine = web.mine("grade", annotator)
     before, after = coll.neighbours(query_id)
     passages = [
-        {
-            "index": i,
-            "doc_id": d,
-            "text": coll.doc_texts.get(d),
-            "grade": mine.get((query_id, d, 0)),
-        }
+        PassageRow(i, d, coll.doc_texts.get(d), grade, web.buttons("grade", grade))
         for i, d in enumerate(coll.pools[query_id], start=1)
+        for grade in (mine.get((query_id, d, 0)),)
     ]
     return web.page(
         request,
@@ -109,15 +122,11 @@ async def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLRes
     annotator = web.annotator_of(request)
     mine = web.mine("rating", annotator)
     before, after = coll.neighbours(query_id)
-    passages = [
-        {
-            "index": i,
-            "doc_id": d,
-            "text": coll.doc_texts.get(d),
-            "ratings": [mine.get((query_id, d, n)) for n in range(1, len(questions) + 1)],
-        }
-        for i, d in enumerate(coll.pools[query_id], start=1)
-    ]
+    passages = []
+    for i, d in enumerate(coll.pools[query_id], start=1):
+        ratings = [mine.get((query_id, d, n)) for n in range(1, len(questions) + 1)]
+        buttons = [web.buttons("rating", r) for r in ratings]
+        passages.append(PassageRow(i, d, coll.doc_texts.get(d), ratings, buttons))
     return web.page(
         request,
         "subquestions.html",

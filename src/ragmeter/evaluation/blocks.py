@@ -1,0 +1,317 @@
+"""Evaluation in blocks of queries: the seam of streaming and partitioned evaluation.
+
+Every measure's value for a query depends only on that query's ranking and judgments, so a
+block of queries evaluated on its own gives those queries the values the whole run gives them.
+:func:`evaluate_block` evaluates one block (a :class:`~ragmeter.core.data.Run` holding some
+queries, each with all its lines) to per-query values, a :class:`BlockValues`;
+:class:`BlockMerger` (or :func:`merge_blocks`) puts the blocks' values in the qrels' query
+order, scores the judged queries that no block held (as empty rankings, or skipped, by
+``missing``) and returns the :class:`~ragmeter.evaluation.results.RunResult` and warnings of
+the whole-run evaluation, bit for bit: the aggregates add the per-query values in query order
+(:mod:`ragmeter.core.sums`), whichever block each came from.
+
+A query may be in one block only (a run grouped by query, as TREC runs and ragmeter's writers
+are): :class:`RepeatedQueryError` when a judged query comes back in a later block. A run query
+without judgments may repeat; it is counted once.
+
+Blocks are independent: they can be evaluated in any order, in other processes or on other
+machines, and merged in any order. The inputs must be per-query (qrels, options, per-doc side
+inputs); :func:`block_support` says why an evaluation's inputs are not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ragmeter import _accel
+from ragmeter.core.data import IntArray, Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.evaluation.engine import (
+    alignment_warnings,
+    compute,
+    pool_warning,
+    prepare,
+    resolve_measures,
+)
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.measures import Measure
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class BlockValues:
+    """The per-query values of one block of queries.
+
+    Attributes:
+        query_index: position of each evaluated query in the qrels' queries (ascending).
+        values: float64 values (query × measure), NaN where NA.
+        unjudged: the block's run queries without judgments (not evaluated).
+        warnings: the block run's own warnings (from reading it).
+        pool_outside: judged items of the top ``pool_selection`` the pool lacks.
+        pool_selection: the largest cutoff of the pool-based measures (``None``: none asked).
+    """
+
+    query_index: IntArray
+    values: FloatArray
+    unjudged: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    pool_outside: int = 0
+    pool_selection: int | None = None
+
+
+class RepeatedQueryError(InputError):
+    """A judged query is in two blocks: the run is not grouped by query."""
+
+    def __init__(self, query_id: str, source: str | None = None, line: int | None = None):
+        self.query_id = query_id
+        super().__init__(
+            f"query '{query_id}' appears again after other queries; evaluation in blocks "
+            "needs a run grouped by query (each query's lines together, as in TREC runs): "
+            "sort it first (e.g. `sort -s -k1,1`) or evaluate it in memory",
+            source=source,
+            line=line,
+        )
+
+
+def block_support(inputs: EvalInputs) -> str | None:
+    """Why ``inputs`` cannot be evaluated in blocks, or ``None`` when they can.
+
+    Sub-question judgments, answers and a separate candidate pool are joined per run, not
+    per query, so they need the whole run in memory.
+    """
+    if inputs.judgments is not None:
+        return "sub-question judgments (coverage measures) need the whole run"
+    if inputs.answers is not None:
+        return "answers need the whole run"
+    if inputs.pool is not None:
+        return "a separate candidate pool needs the whole run"
+    return None
+
+
+_INDEX: dict[int, tuple[Qrels, dict[str, int]]] = {}
+
+
+def _qrels_index(qrels: Qrels) -> dict[str, int]:
+    """``{query id: position}`` of ``qrels``, kept for the last qrels asked (one per process:
+    every block of an evaluation uses the same qrels)."""
+    held = _INDEX.get(0)
+    if held is None or held[0] is not qrels:
+        _INDEX[0] = held = (qrels, {q: i for i, q in enumerate(qrels.query_ids.tolist())})
+    return held[1]
+
+
+def qrels_subset(qrels: Qrels, positions: IntArray) -> Qrels:
+    """The qrels of the queries at ``positions`` (ascending), in the same (byte) order."""
+    positions = np.asarray(positions, dtype=np.int64)
+    starts = qrels.offsets[positions]
+    lengths = qrels.offsets[positions + 1] - starts
+    offsets = np.zeros(len(positions) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    rows = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+    return Qrels(
+        query_ids=qrels.query_ids[positions],
+        offsets=offsets,
+        doc_ids=_accel.take_strings(qrels.doc_ids, rows),
+        grades=qrels.grades[rows],
+        name=qrels.name,
+    )
+
+
+def _empty_run(name: str) -> Run:
+    docs = pa.Array.from_buffers(
+        pa.string(), 0, [None, pa.py_buffer(np.zeros(1, dtype=np.int32)), pa.py_buffer(b"")]
+    )
+    return Run(
+        query_ids=np.zeros(0, dtype=object),
+        offsets=np.zeros(1, dtype=np.int64),
+        doc_ids=docs,
+        scores=np.zeros(0, dtype=np.float64),
+        name=name,
+    )
+
+
+def _values_on(
+    run: Run, qrels: Qrels, positions: IntArray, inputs: EvalInputs, measures: Sequence[Measure]
+) -> BlockValues:
+    """Values of ``run`` on the qrels queries at ``positions`` (``qrels`` is their subset)."""
+    prepared = prepare(run, replace(inputs, qrels=qrels), measures)
+    return BlockValues(
+        query_index=positions,
+        values=compute(prepared.aligned, measures),
+        pool_outside=prepared.pool_outside,
+        pool_selection=prepared.pool_selection,
+    )
+
+
+def evaluate_block(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> BlockValues:
+    """Per-query values of one block of queries ``run`` (each with all its lines).
+
+    ``measures`` are resolved (:func:`~ragmeter.evaluation.resolve_measures` with
+    ``inputs.default_k`` and ``inputs.context_cutoff``), the same for every block. Only the
+    judged queries the block holds are evaluated; merging (:class:`BlockMerger`) adds the
+    judged queries no block held.
+    """
+    reason = block_support(inputs)
+    if reason is not None:
+        raise ValueError(f"cannot evaluate in blocks: {reason}")
+    index = _qrels_index(inputs.qrels)
+    qids = run.query_ids.tolist()
+    pos = np.fromiter((index.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
+    judged = pos >= 0
+    positions = np.sort(pos[judged])
+    result = _values_on(run, qrels_subset(inputs.qrels, positions), positions, inputs, measures)
+    unjudged = tuple(str(q) for q, j in zip(qids, judged.tolist(), strict=True) if not j)
+    return replace(result, unjudged=unjudged, warnings=run.warnings)
+
+
+class BlockMerger:
+    """Merges the :class:`BlockValues` of one run, added in any order, into its result.
+
+    ``result()`` returns the :class:`RunResult` and the run's warnings exactly as
+    :func:`~ragmeter.evaluation.evaluate_inputs` gives them for the whole run (reading
+    warnings of the blocks merged by :func:`merge_reading_warnings`).
+    """
+
+    def __init__(self, name: str, inputs: EvalInputs, measures: Sequence[Measure]) -> None:
+        self.name = name
+        self.inputs = inputs
+        self.measures = tuple(measures)
+        n = inputs.qrels.n_queries
+        self._seen = np.zeros(n, dtype=bool)
+        self._values = np.full((n, len(self.measures)), np.nan, dtype=np.float64, order="F")
+        self._unjudged: set[str] = set()
+        self._warnings: list[str] = []
+        self._outside = 0
+        self._selection: int | None = None
+
+    def add(self, block: BlockValues) -> None:
+        """Add one block's values; :class:`RepeatedQueryError` if it repeats a query."""
+        pos = block.query_index
+        again = pos[self._seen[pos]]
+        if len(again):
+            raise RepeatedQueryError(str(self.inputs.qrels.query_ids[int(again[0])]))
+        self._seen[pos] = True
+        self._values[pos] = block.values
+        self._unjudged.update(block.unjudged)
+        self._warnings.extend(block.warnings)
+        self._outside += block.pool_outside
+        self._selection = (
+            block.pool_selection if block.pool_selection is not None else (self._selection)
+        )
+
+    def result(self) -> tuple[RunResult, list[str]]:
+        """The run's result and warnings (the qrels' own warnings not included)."""
+        qrels = self.inputs.qrels
+        absent = np.flatnonzero(~self._seen)
+        n_missing = n_skipped = 0
+        keep: IntArray | slice = slice(None)
+        if len(absent) and self.inputs.missing == "zero":
+            empty = _values_on(
+                _empty_run(self.name),
+                qrels_subset(qrels, absent),
+                absent,
+                self.inputs,
+                self.measures,
+            )
+            self._values[absent] = empty.values
+            n_missing = len(absent)
+        elif len(absent):
+            keep = np.flatnonzero(self._seen)
+            n_skipped = len(absent)
+        warnings = merge_reading_warnings(self._warnings)
+        warnings += alignment_warnings(self.name, n_missing, n_skipped, len(self._unjudged))
+        if self._outside:
+            warnings.append(pool_warning(self.name, self._outside, self._selection))
+        values = self._values if isinstance(keep, slice) else np.asfortranarray(self._values[keep])
+        result = RunResult(
+            name=self.name,
+            query_ids=qrels.query_ids[keep],
+            measures=self.measures,
+            values=values,
+            n_missing=n_missing,
+            n_skipped=n_skipped,
+            n_unjudged_queries=len(self._unjudged),
+            source=None,
+            inputs=self.inputs,
+        )
+        return result, warnings
+
+
+def merge_blocks(
+    name: str, blocks: Iterable[BlockValues], inputs: EvalInputs, measures: Sequence[Measure]
+) -> tuple[RunResult, list[str]]:
+    """The result and warnings of the run whose blocks are ``blocks`` (see :class:`BlockMerger`)."""
+    merger = BlockMerger(name, inputs, measures)
+    for block in blocks:
+        merger.add(block)
+    return merger.result()
+
+
+# A reading warning that counts: "SOURCE: N what". Blocks of one file give one each; the
+# whole file gives one with the total.
+_COUNTED = re.compile(r"^(?P<source>.*): (?P<n>\d+) (?P<what>.*)$", re.S)
+# The order the readers write them in (line endings, extra fields, then the run's own).
+_KINDS = ("CRLF line endings", "line(s) with fields after")
+
+
+def merge_reading_warnings(warnings: Iterable[str]) -> list[str]:
+    """The reading warnings of several blocks of one file as the whole file gives them.
+
+    Identical warnings are kept once; counted ones (``f: 3 duplicate … dropped``) are summed
+    into one; the readers' order (line endings, extra fields, duplicates) is kept.
+    """
+    merged: dict[tuple[str, ...], int] = {}
+    for w in warnings:
+        m = _COUNTED.match(w)
+        if m is None:
+            merged.setdefault((w,), 0)
+        else:
+            key = (m["source"], m["what"])
+            merged[key] = merged.get(key, 0) + int(m["n"])
+    out = [k[0] if len(k) == 1 else f"{k[0]}: {n} {k[1]}" for k, n in merged.items()]
+
+    def kind(w: str) -> int:
+        return next((i for i, k in enumerate(_KINDS) if k in w), len(_KINDS))
+
+    return sorted(out, key=kind)
+
+
+def evaluate_blocks(
+    blocks: Iterable[Run],
+    inputs: EvalInputs,
+    measures: Iterable[str | Measure] | str,
+    *,
+    name: str | None = None,
+) -> Evaluation:
+    """Evaluate the run whose blocks of queries are ``blocks`` (an iterator of :class:`Run`,
+    e.g. :class:`~ragmeter.io.trec_blocks.TrecRunBlocks`): the :class:`Evaluation` that
+    :func:`~ragmeter.evaluation.evaluate_inputs` gives for the whole run, holding one block
+    at a time. ``name`` defaults to the first block's."""
+    measure_list = resolve_measures(
+        measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
+    )
+    merger: BlockMerger | None = None
+    for run in blocks:
+        if merger is None:
+            merger = BlockMerger(name or run.name, inputs, measure_list)
+        try:
+            merger.add(evaluate_block(run, inputs, measure_list))
+        except RepeatedQueryError as exc:
+            line_of = getattr(blocks, "line_of", None)
+            raise RepeatedQueryError(
+                exc.query_id,
+                source=getattr(blocks, "source", None),
+                line=line_of(exc.query_id) if line_of is not None else None,
+            ) from None
+    if merger is None:
+        merger = BlockMerger(name or "run", inputs, measure_list)
+    result, warnings = merger.result()
+    return Evaluation((result,), tuple(measure_list), (*inputs.qrels.warnings, *warnings))

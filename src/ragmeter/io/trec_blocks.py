@@ -1,0 +1,130 @@
+"""A TREC run file read in blocks of whole queries, so that memory is bounded by the block.
+
+:class:`TrecRunBlocks` cuts the file into byte blocks of about ``block_bytes`` that end where a
+query's lines begin (the last query of a read is carried over to the next block whole), and
+parses each block with the file reader (:func:`ragmeter.io.trec.parse_trec_run`: the same
+paths, checks and messages; line numbers are the file's). Each query's lines must be together
+(a run grouped by query, as TREC runs and ragmeter's writers are): a block that ends inside a
+query's lines cannot be detected here, so the evaluation checks that no judged query comes back
+in a later block (:class:`ragmeter.evaluation.blocks.RepeatedQueryError`), and
+:meth:`TrecRunBlocks.line_of` gives the line to name in that error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragmeter.core.data import Run
+from ragmeter.errors import InputError
+from ragmeter.io.trec import parse_trec_run
+
+#: bytes of run file per block: about 0.9 M lines (9,000 queries × 100) of a typical run
+BLOCK_BYTES = 32 << 20
+
+
+def _first_field(line: bytes) -> bytes | None:
+    """The query id of a run line; ``None`` for a blank or comment line."""
+    parts = line.split(None, 1)
+    if not parts or parts[0].startswith(b"#"):
+        return None
+    return parts[0]
+
+
+def _last_query_start(buffer: bytes, end: int) -> int:
+    """Where the lines of the last query in ``buffer[:end]`` (whole lines) begin; 0 when
+    that query's lines (and comments) fill it."""
+    pos = end
+    start = end
+    last: bytes | None = None
+    while pos > 0:
+        begin = buffer.rfind(b"\n", 0, pos - 1) + 1
+        qid = _first_field(buffer[begin:pos])
+        if qid is not None:
+            if last is None:
+                last = qid
+            elif qid != last:
+                return start
+            start = begin
+        pos = begin
+    return 0
+
+
+class TrecRunBlocks:
+    """The blocks of a TREC run file, each a :class:`Run` of whole queries.
+
+    Iterate for the parsed blocks, or use :meth:`chunks` and :meth:`parse` to parse them
+    elsewhere (another process). ``name`` defaults to the file name, as
+    :func:`~ragmeter.io.trec.read_trec_run`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        block_bytes: int = BLOCK_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        self.source = str(path)
+        self.name = name or self.path.name
+        self.block_bytes = max(1, int(block_bytes))
+        self._last: tuple[bytes, int] | None = None
+        if self.path.is_dir():
+            raise InputError("is a directory; expected a file", source=self.source)
+
+    def __iter__(self) -> Iterator[Run]:
+        for chunk, first_line in self.chunks():
+            yield self.parse(chunk, first_line)
+
+    def chunks(self) -> Iterator[tuple[bytes, int]]:
+        """Byte blocks of whole queries, with the file line number of each one's first line."""
+        try:
+            fh = self.path.open("rb")
+        except FileNotFoundError:
+            raise InputError("no such file", source=self.source) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", source=self.source) from None
+        first_line = 1
+        carry = b""
+        with fh:
+            while True:
+                data = fh.read(self.block_bytes)
+                buffer = carry + data if carry else data
+                if not data:
+                    if buffer or first_line == 1:  # an empty file: the reader's error
+                        self._last = (buffer, first_line)
+                        yield buffer, first_line
+                    return
+                end = buffer.rfind(b"\n") + 1
+                cut = _last_query_start(buffer, end) if end else 0
+                if cut == 0:  # one query so far: read on
+                    carry = buffer
+                    continue
+                chunk, carry = buffer[:cut], buffer[cut:]
+                self._last = (chunk, first_line)
+                yield chunk, first_line
+                first_line += chunk.count(b"\n")
+
+    def parse(self, chunk: bytes, first_line: int) -> Run:
+        """The run of one block; an error names the file's line."""
+        try:
+            return parse_trec_run(chunk, source=self.source, name=self.name)
+        except InputError as exc:
+            if exc.line is None or first_line == 1:
+                raise
+            raise InputError(
+                exc.reason, source=exc.source, line=exc.line + first_line - 1, field=exc.field
+            ) from None
+
+    def line_of(self, query_id: str) -> int | None:
+        """The file line of ``query_id``'s first line in the last block read, if there."""
+        if self._last is None:
+            return None
+        chunk, first_line = self._last
+        key = query_id.encode()
+        for number, line in enumerate(chunk.split(b"\n"), start=first_line):
+            if _first_field(line) == key:
+                return number
+        return None
