@@ -49,6 +49,9 @@ README_PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "layout.md": ("Source layout", ("Layout",)),
 }
 
+#: pages other work adds to docs/, placed in a nav section when present: page → (section, title)
+OPTIONAL_PAGES: dict[str, tuple[str, str]] = {"scale.md": ("Guide", "Scaling")}
+
 #: titles of the metric pages, by module of ragmeter.metrics
 METRIC_PAGES: dict[str, str] = {
     "ranking": "Classical ranking measures",
@@ -207,6 +210,12 @@ def on_config(config: Any) -> Any:
 
     walk(config["nav"])
     docs = Path(config["docs_dir"])
+    for page, (section, title) in OPTIONAL_PAGES.items():
+        if (docs / page).is_file() and page not in listed:
+            for item in config["nav"]:
+                if isinstance(item, dict) and section in item:
+                    item[section].append({title: page})
+                    listed.add(page)
     missing = sorted(
         p.name for p in docs.glob("*.md") if p.name not in listed and p.name != "index.md"
     )

@@ -59,7 +59,7 @@ def check_command(
         list[str],
         typer.Option(
             "--fail-if",
-            help='A rule, "MEASURE drop|rise >|>= AMOUNT[%] [significant]" (repeatable), '
+            help='A rule, "MEASURE drop|rise >|>= AMOUNT[%] \\[significant]" (repeatable), '
             'e.g. "ndcg@10 drop > 0.01 significant" or "recall@100 drop >= 5%".',
         ),
     ],
