@@ -166,8 +166,11 @@ def test_401_stops_the_run(server: FakeServer) -> None:
     assert run.summary.fatal is not None and "401" in run.summary.fatal
     assert run.summary.judged == 0
     assert sum(server.state.seen.values()) == 1  # no retry of a fatal status
-    assert run.summary.left_out == {"not judged": 5} and not run.complete
-    assert [m.reason for m in run.missing] == ["not judged"] * 5
+    # the refused request is a failure (the summary never says "failures 0" here)
+    assert run.summary.failures == 1 and run.summary.calls == 1
+    assert run.summary.left_out == {"failed": 1, "not judged": 4} and not run.complete
+    assert sorted(m.reason for m in run.missing) == ["failed"] + ["not judged"] * 4
+    assert "401" in next(m.detail for m in run.missing if m.reason == "failed")
 
 
 def test_unreachable_server_stops_the_run() -> None:
@@ -180,6 +183,12 @@ def test_unreachable_server_stops_the_run() -> None:
     run = judge_all(cfg, items(50), JudgmentCache(":memory:"))
     assert run.summary.fatal is not None and "cannot reach" in run.summary.fatal
     assert run.summary.judged == 0 and run.summary.calls <= 2
+    # each request that stopped the run is counted as failed, with its reason
+    assert 1 <= run.summary.failures <= 2
+    assert run.summary.left_out["failed"] == run.summary.failures
+    assert run.summary.left_out["not judged"] == 50 - run.summary.failures
+    lines = "\n".join(run.summary.lines())
+    assert "failures 0" not in lines and "cannot reach" in lines
 
 
 def test_400_fails_that_request_only(server: FakeServer) -> None:

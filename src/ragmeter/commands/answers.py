@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -151,6 +152,27 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(report, indent=2, allow_nan=False) + "\n")
             return
         _print(report, per_sample=per_sample)
+        typer.echo(textwrap.fill(containment_note(report, k), width=79))
+
+
+def containment_note(report: dict[str, Any], k: int | None) -> str:
+    """What the table's ``containment`` is, so that a 0 is not a riddle."""
+    value = report["metrics"].get("containment")
+    where = f"its top {k} retrieved texts" if k is not None else "its retrieved texts"
+    what = (
+        f"containment: share of answers whose whole reference answer occurs word for word "
+        f"(white space collapsed, case folded) in {where}."
+    )
+    n_with = sum(s.get("containment") is not None for s in report["per_sample"])
+    if value is None:
+        return f"{what} NA: no sample lists retrieved texts ('retrieved')."
+    if value == 0:
+        return (
+            f"{what} 0 here: no reference of the {n_with} samples with retrieved texts "
+            "appears verbatim, as is usual for references longer than a few words; "
+            "context_coverage (shared keywords) is the measure for those."
+        )
+    return f"{what} Over the {n_with} samples with retrieved texts."
 
 
 def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:

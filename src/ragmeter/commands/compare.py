@@ -54,7 +54,6 @@ def compare_command(
         Path | None,
         typer.Option(
             "--qrels",
-            "-q",
             help="Relevance judgments. Without it, each run must be a samples file with "
             "its own judgments.",
         ),

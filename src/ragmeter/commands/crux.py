@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -145,6 +146,13 @@ def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
     return systems
 
 
+class CorrelateFormat(StrEnum):
+    """What ``ragmeter correlate`` prints (``-f``, as every other command)."""
+
+    table = "table"
+    json = "json"
+
+
 def correlate(
     results: Annotated[
         list[Path], typer.Argument(help="Results JSON of `ragmeter evaluate -f json` (runs).")
@@ -152,7 +160,10 @@ def correlate(
     target: Annotated[
         str, typer.Option("--target", "-t", help="The metric the others are compared with.")
     ] = "answer_coverage",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    out_format: Annotated[CorrelateFormat, typer.Option("--format", "-f")] = CorrelateFormat.table,
+    as_json: Annotated[
+        bool, typer.Option("--json", hidden=True, help="The same as -f json (older spelling).")
+    ] = False,
     alpha: Annotated[
         float, typer.Option("--alpha", help="Significance level the note on small n refers to.")
     ] = 0.05,
@@ -172,7 +183,7 @@ def correlate(
     except RagmeterError as exc:
         fail(exc)
         return
-    if as_json:
+    if as_json or out_format is CorrelateFormat.json:
         doc = {
             "target": target,
             "systems": sorted(systems),

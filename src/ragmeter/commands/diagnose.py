@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def diagnose(
         run: Annotated[Path, typer.Argument(help="The run (the selection: its top K).")],
-        qrels: Annotated[Path, typer.Option("--qrels", "-q", help="Graded judgments.")],
+        qrels: Annotated[Path, typer.Option("--qrels", help="Graded judgments.")],
         pool: Pool = None,
         pool_depth: PoolDepth = None,
         k: Annotated[int, typer.Option("--k", help="Prompt size K.", min=1)] = 10,

@@ -97,7 +97,8 @@ StoreUrl = Annotated[
     typer.Option(
         "--store",
         help="Evaluation store: sqlite:///file.db, postgresql://user@host/db or a file path "
-        "(default: $RAGMETER_STORE, else ~/.local/share/ragmeter/store.db).",
+        "(default: $RAGMETER_STORE, else store.db in ragmeter's data folder, "
+        "~/.local/share/ragmeter on Linux).",
     ),
 ]
 Save = Annotated[
@@ -126,7 +127,6 @@ QrelsFile = Annotated[
     Path | None,
     typer.Option(
         "--qrels",
-        "-q",
         help="Relevance judgments. Without it, each run must be a samples file whose "
         "expected_output gives its judgments.",
     ),

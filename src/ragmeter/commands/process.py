@@ -136,9 +136,81 @@ def os_failures() -> Iterator[None]:
         raise SystemExit(2) from None
 
 
+#: the commands where ``-q`` was the short form of ``--qrels``; trec_eval's ``-q`` (per-query
+#: values) keeps its meaning in ``ragmeter trec-eval``, so elsewhere ``--qrels`` is the spelling
+QRELS_SHORT_COMMANDS = frozenset({"evaluate", "compare", "diagnose", "report"})
+
+
+def qrels_short_alias(command: Any, args: list[str]) -> list[str]:
+    """``args`` of ``command`` with the older ``-q FILE`` / ``-qFILE`` spelled ``--qrels``,
+    and one warning on stderr when it was used. Values of other options (``--name -q``) and
+    everything after ``--`` are left alone."""
+    # duck-typed: typer may bring its own copy of click
+    takes_value = {
+        opt
+        for p in command.params
+        if getattr(p, "param_type_name", "") == "option"
+        and not getattr(p, "is_flag", False)
+        and not getattr(p, "count", False)
+        for opt in p.opts
+    }
+    out: list[str] = []
+    used = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out.extend(args[i:])
+            break
+        if arg.startswith("-q") and not arg.startswith("--"):
+            out.append("--qrels" if arg == "-q" else f"--qrels={arg[2:]}")
+            used = True
+        else:
+            out.append(arg)
+            if arg in takes_value and i + 1 < len(args):
+                out.append(args[i + 1])
+                i += 1
+        i += 1
+    if used:
+        typer.echo(
+            "warning: -q for --qrels is deprecated; write --qrels (in trec-eval, -q means "
+            "per-query values, as in trec_eval)",
+            err=True,
+        )
+    return out
+
+
+def one_line_summaries(command: Any) -> None:
+    """Give ``command`` (and a group's subcommands) the first paragraph of its docstring as
+    one line of short help. Typer's rich help keeps a docstring's line breaks in a group's
+    command list, so a summary wrapped at 100 columns in the source broke mid-sentence
+    there; rich wraps the single line to the terminal instead."""
+    import inspect
+
+    for sub in getattr(command, "commands", {}).values():
+        one_line_summaries(sub)
+    if command.short_help or not command.help:
+        return
+    first = inspect.cleandoc(command.help).split("\n\n")[0]
+    if "\n" in first and not first.startswith("\b"):
+        command.short_help = " ".join(first.split())
+
+
 class GuardedGroup(TyperGroup):
     """The ``ragmeter`` command group: every command runs inside :func:`os_failures`, and so
     does the parsing of its options (``--version`` and ``--help`` print while parsing)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            one_line_summaries(command)
+        return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in QRELS_SHORT_COMMANDS and command is not None:
+            rest = qrels_short_alias(command, rest)
+        return name, command, rest
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         with os_failures():

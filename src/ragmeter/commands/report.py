@@ -48,7 +48,6 @@ def report_command(
         Path | None,
         typer.Option(
             "--qrels",
-            "-q",
             help="Relevance judgments (optional with --judgments: their graded qrels are used).",
         ),
     ] = None,

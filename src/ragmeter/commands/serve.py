@@ -149,6 +149,8 @@ def serve(
         f"labels in {config.labels}; exports to {config.export_dir}",
         err=True,
     )
+    for problem in coll.missing_texts():
+        typer.echo(f"warning: {problem}", err=True)
     typer.echo(f"open {url}", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

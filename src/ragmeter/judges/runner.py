@@ -273,6 +273,17 @@ class _Recorder:
         self.params = canonical(plan.params)  # once, not per judgment
         self.failed: dict[str, str] = {}  # key -> why, for the items left out
 
+    def stopped(self, key: str, item: JudgeItem, error: FatalJudgeError) -> None:
+        """The request of ``item`` failed in a way that stops the run (the server is
+        unreachable, or refuses the key or model): a failure like any other, so that the
+        summary counts it instead of saying "failures 0"."""
+        s = self.summary
+        s.calls += 1
+        s.failures += 1
+        self.failed[key] = str(error)
+        if len(s.errors) < 20:
+            s.errors.append(f"{item.ident}: {error}")
+
     def record(self, key: str, item: JudgeItem, judgment: Judgment) -> None:
         s = self.summary
         s.calls += 1
@@ -310,7 +321,11 @@ async def _run_async(judge: Any, plan: Plan, recorder: _Recorder, concurrency: i
 
     async def worker() -> None:
         for key, item in pending:
-            judgment = await judge.ajudge(task, item.inputs)
+            try:
+                judgment = await judge.ajudge(task, item.inputs)
+            except FatalJudgeError as exc:
+                recorder.stopped(key, item, exc)
+                raise
             recorder.record(key, item, judgment)
 
     entered = hasattr(judge, "__aenter__")
@@ -331,8 +346,16 @@ def _run_sync(judge: Any, plan: Plan, recorder: _Recorder, batch: int = 256) -> 
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
         inputs = [item.inputs for _, item in chunk]
-        judgments = many(plan.task, inputs) if many else [judge.judge(plan.task, i) for i in inputs]
-        for (key, item), judgment in zip(chunk, judgments, strict=True):
+        if many is not None:
+            for (key, item), judgment in zip(chunk, many(plan.task, inputs), strict=True):
+                recorder.record(key, item, judgment)
+            continue
+        for key, item in chunk:
+            try:
+                judgment = judge.judge(plan.task, item.inputs)
+            except FatalJudgeError as exc:
+                recorder.stopped(key, item, exc)
+                raise
             recorder.record(key, item, judgment)
 
 

@@ -63,6 +63,32 @@ class Collection:
     def __post_init__(self) -> None:
         self._pool_sets = {q: set(docs) for q, docs in self.pools.items()}
 
+    def missing_texts(self) -> list[str]:
+        """What the pages cannot show, one sentence each: queries or passages without a text
+        (no ``--queries`` / ``--corpus``, or ids those files lack). Empty when every text is
+        there; ``ragmeter serve`` prints these at start."""
+        out: list[str] = []
+        passages = sorted({d for docs in self.pools.values() for d in docs})
+        for what, option, ids, texts in (
+            ("queries", "--queries", self.query_ids, self.query_texts),
+            ("passages", "--corpus", passages, self.doc_texts),
+        ):
+            lacking = [i for i in ids if i not in texts]
+            if not lacking:
+                continue
+            if not texts:
+                out.append(
+                    f"no {option} given: the {len(ids)} {what} show their ids only, "
+                    f"without text (give {option} FILE.jsonl with {{id, text}} rows)"
+                )
+                continue
+            shown = ", ".join(lacking[:5]) + (", …" if len(lacking) > 5 else "")
+            out.append(
+                f"{option} has no text for {len(lacking)} of the {len(ids)} {what} to "
+                f"label ({shown}): they show their ids only"
+            )
+        return out
+
     def has_query(self, query_id: str) -> bool:
         return query_id in self._pool_sets
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.errors import RagmeterError
 from ragmeter.metrics.defaults import DEFAULT_MEASURES
-from ragmeter.workflows.evaluate import EvaluationSettings, read_runs
+from ragmeter.workflows.evaluate import EvaluationSettings, own_qrels, read_runs
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
@@ -92,7 +92,7 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     else:
         result = Evaluation.concat(
             [
-                evaluate(r, read_qrels(p), names, **options)
+                evaluate(r, own_qrels(p), names, **options)
                 for r, p in zip(run_objs, paths, strict=True)
             ]
         )

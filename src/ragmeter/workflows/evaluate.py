@@ -17,7 +17,7 @@ from ragmeter.errors import InputError
 from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
 
 if TYPE_CHECKING:
-    from ragmeter.core.data import Run
+    from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
     from ragmeter.measures import Measure
@@ -244,7 +244,27 @@ def _evaluate(
         qrels_obj = read_qrels(qrels)
         return evaluate([read_run(p) for p in runs], qrels_obj, names, **options)
     # Samples files carry their own judgments (expected_output).
-    return Evaluation.concat([evaluate(read_run(p), read_qrels(p), names, **options) for p in runs])
+    return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
+
+
+def own_qrels(path: Path) -> Qrels:
+    """The judgments a samples file carries, when no ``--qrels`` is given; a file that carries
+    none (a TREC run, a run without ``expected_output``) is an error naming the missing
+    option rather than the file's format."""
+    from ragmeter.errors import MissingInputError
+    from ragmeter.io.readers import detect_format, read_qrels
+
+    advice = "give the relevance judgments with --qrels QRELS"
+    if detect_format(path) == "trec":
+        raise MissingInputError(f"no --qrels given, and {path} is a TREC run: {advice}")
+    try:
+        return read_qrels(path)
+    except InputError as exc:
+        raise MissingInputError(
+            f"no --qrels given, and {path} carries no judgments of its own "
+            f"(expected_output) that ragmeter could read: {advice}. Reading it as qrels "
+            f"said: {exc}"
+        ) from exc
 
 
 def _parameters(

@@ -1,0 +1,258 @@
+"""What a new user trips on in the first hour, each checked: the error without --qrels names
+the option, serve warns when texts are missing, -q is spelled --qrels outside trec-eval,
+correlate takes -f json, help texts wrap at 80 columns without breaking a sentence, the
+containment figure is explained, and the examples the README points to exist.
+
+(``--version``: tests/test_accel_status.py; the ``all`` extra: tests/test_extras.py; a closed
+pipe under ``trec-eval | head -1``: tests/reliability/test_output_failures.py; the data folder
+and a history listing that creates nothing: tests/test_datadir.py; the judge's failures after
+a dead server: tests/test_judges_faults.py.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+BM25 = str(EXAMPLES / "run_bm25.txt")
+DENSE = str(EXAMPLES / "run_dense.txt")
+QRELS = str(EXAMPLES / "qrels.txt")
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+# -- a TREC run without --qrels -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["evaluate", BM25], ["compare", BM25, DENSE]])
+def test_without_qrels_the_error_names_the_option(command: list[str]) -> None:
+    done = _invoke(*command, "-m", "ndcg@10")
+    assert done.exit_code == 2
+    assert "no --qrels given" in done.output and "--qrels QRELS" in done.output
+    assert "TREC run" in done.output
+    assert "field(s); expected 4" not in done.output  # not the run's format blamed
+
+
+def test_a_samples_file_without_judgments_names_the_option(tmp_path: Path) -> None:
+    samples = tmp_path / "runs.json"
+    samples.write_text(json.dumps({"q1": {"d1": 2.5, "d2": 1.0}}))
+    done = _invoke("evaluate", str(samples), "-m", "mrr")
+    if done.exit_code == 0:
+        pytest.skip("a {qid: {doc: score}} file reads as qrels too")
+    assert done.exit_code == 2 and "no --qrels given" in done.output
+
+
+def test_samples_with_expected_output_still_need_no_qrels() -> None:
+    done = _invoke("evaluate", str(EXAMPLES / "ragas_sample.jsonl"), "-m", "mrr")
+    assert done.exit_code == 0, done.output
+
+
+# -- -q: --qrels outside trec-eval ------------------------------------------------------------
+
+
+def test_qrels_is_spelled_qrels_and_the_old_short_form_still_works() -> None:
+    help_text = _invoke("evaluate", "--help", env={"COLUMNS": "120"}).output
+    assert "--qrels" in help_text and not re.search(r"(?<![\w-])-q(?![\w-])", help_text)
+    new = _invoke("evaluate", BM25, "--qrels", QRELS, "-m", "map", "-f", "json")
+    old = _invoke("evaluate", BM25, "-q", QRELS, "-m", "map", "-f", "json")
+    glued = _invoke("evaluate", BM25, f"-q{QRELS}", "-m", "map", "-f", "json")
+    assert new.exit_code == old.exit_code == glued.exit_code == 0
+    assert "deprecated" in old.stderr and "--qrels" in old.stderr
+    assert "deprecated" not in new.stderr
+    assert json.loads(new.stdout) == json.loads(old.stdout) == json.loads(glued.stdout)
+
+
+@pytest.mark.parametrize("command", ["compare", "diagnose", "report"])
+def test_no_other_command_lists_q_for_qrels(command: str) -> None:
+    help_text = _invoke(command, "--help", env={"COLUMNS": "120"}).output
+    assert "--qrels" in help_text and not re.search(r"(?<![\w-])-q(?![\w-])", help_text)
+
+
+def test_the_value_of_another_option_is_never_rewritten(tmp_path: Path) -> None:
+    store = str(tmp_path / "h.db")
+    done = _invoke(
+        "evaluate", BM25, "--qrels", QRELS, "-m", "map", "--name", "-q", "--store", store
+    )
+    assert done.exit_code == 0, done.output
+    assert "deprecated" not in done.stderr
+    listed = _invoke("history", "--store", store, "-f", "json")
+    assert [e["name"] for e in json.loads(listed.stdout)["evaluations"]] == ["-q"]
+
+
+def test_trec_eval_keeps_its_own_q() -> None:
+    from ragmeter.commands.process import QRELS_SHORT_COMMANDS
+
+    assert "trec-eval" not in QRELS_SHORT_COMMANDS
+    done = _invoke("trec-eval", "-q", "-m", "map", QRELS, BM25)
+    assert done.exit_code == 0, done.output
+    assert re.search(r"^map\s+\S+\s", done.stdout, re.M)  # a per-query line, as trec_eval -q
+
+
+# -- correlate -f json ------------------------------------------------------------------------
+
+
+def test_correlate_takes_format_json_like_the_others(tmp_path: Path) -> None:
+    paths = []
+    for name in ("run_bm25.txt", "run_dense.txt"):
+        out = tmp_path / f"{name}.json"
+        done = _invoke(
+            "evaluate", str(EXAMPLES / name), "--qrels", QRELS, "-m", "map", "-m", "mrr",
+            "-m", "P@10", "-f", "json", "-o", str(out),
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        paths.append(str(out))
+    new = _invoke("correlate", *paths, "--target", "map", "-f", "json")
+    old = _invoke("correlate", *paths, "--target", "map", "--json")
+    assert new.exit_code == old.exit_code == 0, new.output
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    assert json.loads(new.stdout)["target"] == "map"
+    assert "--format" in _invoke("correlate", "--help").output
+
+
+# -- help texts at 80 columns ---------------------------------------------------------------
+
+
+def _groups() -> list[list[str]]:
+    """The command paths of every group: [], ["history"], ["crux"], ["judge"]…"""
+    import typer.main
+
+    root = typer.main.get_command(app)
+    out: list[list[str]] = [[]]
+    ctx: Any = None
+    for name in root.list_commands(ctx):  # type: ignore[attr-defined]
+        command = root.get_command(ctx, name)  # type: ignore[attr-defined]
+        if getattr(command, "commands", None):
+            out.append([name])
+    return out
+
+
+def _rows(panel: list[str]) -> list[list[str]]:
+    """The description lines of each row of a rich commands panel."""
+    rows: list[list[str]] = []
+    for line in panel:
+        inner = line[1:-1]
+        if re.match(r" \S", inner):
+            rows.append([inner])
+        elif rows:
+            rows[-1].append(inner)
+    return rows
+
+
+@pytest.mark.parametrize("group", _groups(), ids=lambda g: " ".join(g) or "ragmeter")
+def test_command_summaries_wrap_only_where_the_line_is_full(group: list[str]) -> None:
+    text = _invoke(*group, "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    start = next(i for i, line in enumerate(lines) if "─ Commands ─" in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("╰"))
+    rows = _rows(lines[start + 1 : end])
+    assert rows
+    for row in rows:
+        column = len(row[0]) - len(row[0][row[0].index("  ") :].lstrip())  # description start
+        width = len(row[0]) - column - 1
+        for this, after in itertools.pairwise(row):
+            used = len(this[column:].rstrip())
+            next_word = after[column:].split()[0]
+            # a break is only where the next word did not fit on the line
+            assert used + 1 + len(next_word) > width, f"{group}: {this.strip()!r}"
+
+
+def test_no_option_help_carries_a_hard_line_break() -> None:
+    import typer.main
+
+    root: Any = typer.main.get_command(app)
+    ctx: Any = None
+
+    def walk(command: Any, path: str) -> list[str]:
+        bad = [f"{path} {p.opts}" for p in command.params if "\n" in (getattr(p, "help", "") or "")]
+        for name in getattr(command, "commands", {}):
+            bad += walk(command.get_command(ctx, name), f"{path} {name}")
+        return bad
+
+    assert walk(root, "ragmeter") == []
+
+
+# -- serve: warnings when texts are missing -------------------------------------------------
+
+
+def test_serve_warns_once_at_start_when_texts_are_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("fastapi", reason="the web extra is needed")
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra is needed")
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)  # start nothing
+    crux = EXAMPLES / "crux"
+    runs = ["--run", str(crux / "run_bm25.txt"), "--labels", str(tmp_path / "l.db")]
+    bare = _invoke("serve", *runs)
+    assert bare.exit_code == 0, bare.output
+    warned = [line for line in bare.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 2
+    assert "no --queries given" in warned[0] and "no --corpus given" in warned[1]
+    full = _invoke(
+        "serve", *runs, "--queries", str(crux / "queries.jsonl"),
+        "--corpus", str(crux / "passages.jsonl"),
+    )  # fmt: skip
+    assert full.exit_code == 0, full.output
+    assert "warning:" not in full.stderr
+    partial = tmp_path / "queries.jsonl"
+    partial.write_text('{"id": "q1", "text": "How did the speech end?"}\n')
+    some = _invoke(
+        "serve", *runs, "--queries", str(partial), "--corpus", str(crux / "passages.jsonl")
+    )
+    assert "--queries has no text for 2 of the 3 queries to label (q2, q3)" in some.stderr
+
+
+def test_the_readme_serve_example_names_queries() -> None:
+    readme = (REPO / "README.md").read_text()
+    example = readme[readme.index("ragmeter serve --") :].split("```")[0]
+    assert "--queries" in example and "--corpus" in example
+    for path in re.findall(r"examples/\S+", example):
+        assert (REPO / path).is_file(), path
+
+
+# -- containment explained -----------------------------------------------------------------
+
+
+def test_containment_is_explained_under_the_table() -> None:
+    from ragmeter.data import example_path
+
+    done = _invoke("answers", str(example_path("answers.json")))
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.stdout.split())
+    assert "containment: share of answers whose whole reference answer occurs word for word" in text
+    assert "0 here: no reference of the 30 samples" in text
+    without = " ".join(_invoke("answers", str(EXAMPLES / "answers.json")).stdout.split())
+    assert "NA: no sample lists retrieved texts" in without
+
+
+# -- the README names files that exist and documents that are in the repository ------------
+
+
+def test_the_readme_retrieve_example_names_files_that_exist() -> None:
+    readme = (REPO / "README.md").read_text()
+    for block in re.findall(r"```bash\n(.*?)```", readme, re.S):
+        if "ragmeter retrieve" not in block or "$EX" in block:
+            continue
+        for path in re.findall(r"--(?:corpus|queries) (\S+)", block):
+            assert (REPO / path).is_file(), path
+
+
+def test_the_readme_cites_no_document_outside_the_repository() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert not re.search(r"\bSPEC\b", readme)  # the project's specification is not shipped
+    assert not re.search(r"\bseeds?[- ]?0\d\d\b", readme, re.I)  # nor its seed documents
+    for target in re.findall(r"\]\(([^)#]+)\)", readme):
+        if not target.startswith(("http://", "https://")):
+            assert (REPO / target).exists(), target
