@@ -169,6 +169,48 @@ def test_command_summaries_wrap_only_where_the_line_is_full(group: list[str]) ->
             assert used + 1 + len(next_word) > width, f"{group}: {this.strip()!r}"
 
 
+def _commands() -> list[list[str]]:
+    """The command path of every command and group: ["evaluate"], ["judge", "relevance"]…"""
+    import typer.main
+
+    root: Any = typer.main.get_command(app)
+    ctx: Any = None
+    out: list[list[str]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        for name in command.list_commands(ctx):
+            if name == "trec-eval":  # its own parser (test below)
+                continue
+            sub = command.get_command(ctx, name)
+            out.append([*path, name])
+            if getattr(sub, "commands", None):
+                walk(sub, [*path, name])
+
+    walk(root, [])
+    return out
+
+
+@pytest.mark.parametrize("command", _commands(), ids=" ".join)
+def test_help_paragraphs_wrap_only_where_the_line_is_full(command: list[str]) -> None:
+    text = _invoke(*command, "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    usage = next(i for i, line in enumerate(lines) if "Usage:" in line)
+    panel = next(i for i, line in enumerate(lines) if line.startswith("╭"))
+    width = 78  # rich pads the description by one column on each side
+    for this, after in itertools.pairwise(lines[usage + 1 : panel]):
+        if not this.strip() or not after.strip() or re.match(r"\s*(?:[-*•]|\d+\.)\s", after):
+            continue
+        used = len(this.rstrip()) - 1
+        assert used + 1 + len(after.split()[0]) > width, f"{command}: {this.strip()!r}"
+
+
+def test_trec_eval_help_fits_80_columns() -> None:
+    from ragmeter.report.trec_eval import HELP
+
+    assert all(len(line) <= 80 for line in HELP.splitlines()), max(HELP.splitlines(), key=len)
+
+
 def test_no_option_help_carries_a_hard_line_break() -> None:
     import typer.main
 
