@@ -4,9 +4,9 @@ Name it in the root ``conftest.py`` (or pass ``-p ragmeter.pytest`` to pytest)::
 
     pytest_plugins = ["ragmeter.pytest"]
 
-It is not a ``pytest11`` entry point on purpose: pytest would then import ragmeter (numpy and
-pyarrow, about half a second) at the start of every test session of every project installed
-beside it, gate or none.
+It is not a ``pytest11`` entry point on purpose: pytest would then import ragmeter (with
+numpy and pyarrow, a second on a busy machine) at the start of every test session of every
+project installed beside it, gate or none.
 
 It gives a fixture and an assertion helper::
 
