@@ -6,8 +6,8 @@ time, so that nothing generated is committed and nothing can drift.
   compute function's docstring (the formula and a worked example).
 * Guide pages cut from README.md by heading (``README_PAGES``): the README stays the one
   source of these sections; a heading that is gone fails the build, naming it.
-* Any ``docs/*.md`` the nav in mkdocs.yml does not list is added under "More", so a page
-  added later is never left out of the site.
+* Any ``docs/*.md`` the nav in mkdocs.yml does not list, and any top-level README section no
+  page claims (``more.md``), is added under "More": what is added later is never left out.
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|obj):`~?([^`]+)`")
 README_PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "getting-started.md": (
         "Getting started",
-        ("Try it", "Use it from Python", "The command line", "Run the tests"),
+        (
+            "Try it",
+            "Use it from Python",
+            "The command line",
+            "Where ragmeter keeps its files",
+            "Run the tests",
+        ),
     ),
     "comparing.md": ("Comparing runs", ("Did it get better? Comparing runs",)),
     "history.md": ("History of evaluations", ("Keep a history of evaluations",)),
@@ -103,27 +109,54 @@ def _link(target: str, anchors: dict[str, str], page: str) -> str:
     return ""
 
 
-def readme_page(page: str, title: str, headings: tuple[str, ...], readme: str) -> str:
+def readme_pages(readme: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """README_PAGES, plus ``more.md`` with every top-level README section no page claims (a
+    section added to the README later is on the site too)."""
     sections = readme_sections(readme)
+    claimed = {h for _, heads in README_PAGES.values() for h in heads}
+    for heads in list(README_PAGES.values()):
+        for h in heads[1]:
+            if h in sections:  # what a claimed section holds is claimed with it
+                claimed |= {m[2] for line in sections[h][1] if (m := HEADING.match(line))}
+    top = min((lv for lv, _ in sections.values()), default=1)
+    rest = tuple(h for h, (lv, _) in sections.items() if lv == top + 1 and h not in claimed)
+    return {**README_PAGES, **({"more.md": ("More", rest)} if rest else {})}
+
+
+def readme_page(page: str, title: str, headings: tuple[str, ...], readme: str) -> str:
+    """The page made of the README's ``headings``; a subsection another page claims is a link
+    to it there, not a second copy."""
+    sections = readme_sections(readme)
+    pages = readme_pages(readme)
+    owner = {h: other for other, (_, heads) in pages.items() for h in heads}
     anchors: dict[str, str] = {}
-    for other, (_, heads) in README_PAGES.items():
+    for other, (_, heads) in pages.items():
         for h in heads:
-            if h in sections:
-                for line in sections[h][1]:
-                    if m := HEADING.match(line):
-                        anchors.setdefault(slug(m[2]), other)
+            for line in sections[h][1] if h in sections else ():
+                if m := HEADING.match(line):
+                    anchors.setdefault(slug(m[2]), owner.get(m[2], other))
     out = [f"# {title}", ""]
     for heading in headings:
         if heading not in sections:
             raise SystemExit(f"docs: README.md has no heading {heading!r} (README_PAGES)")
         level, lines = sections[heading]
-        fenced = False
+        fenced, skip_below = False, 0
         for line in lines:
             if FENCE.match(line):
                 fenced = not fenced
-            elif not fenced and (m := HEADING.match(line)):
+            m = None if fenced else HEADING.match(line)
+            if m and skip_below and len(m[1]) > skip_below:
+                continue
+            if m:
+                skip_below = 0
+                if m[2] != heading and owner.get(m[2], page) != page:
+                    skip_below = len(m[1])
+                    out.append(f"See [{m[2]}]({owner[m[2]]}#{slug(m[2])}).")
+                    continue
                 # the README's ## is the page's ##: its title is the page's #
                 line = f"{'#' * max(2, len(m[1]) - level + 2)} {m[2]}"
+            elif skip_below:
+                continue
             elif not fenced:
                 line = _plain_links(line, anchors, page)
             out.append(line)
@@ -210,17 +243,20 @@ def on_config(config: Any) -> Any:
 
     walk(config["nav"])
     docs = Path(config["docs_dir"])
+    more: list[str] = []
+    if "more.md" in readme_pages((ROOT / "README.md").read_text(encoding="utf-8")):
+        more.append("more.md")
     for page, (section, title) in OPTIONAL_PAGES.items():
         if (docs / page).is_file() and page not in listed:
             for item in config["nav"]:
                 if isinstance(item, dict) and section in item:
                     item[section].append({title: page})
                     listed.add(page)
-    missing = sorted(
+    more += sorted(
         p.name for p in docs.glob("*.md") if p.name not in listed and p.name != "index.md"
     )
-    if missing:
-        config["nav"].append({"More": missing})
+    if more:
+        config["nav"].append({"More": more})
     return config
 
 
@@ -234,7 +270,7 @@ def on_files(files: Any, config: Any) -> Any:
     if unlisted:
         raise SystemExit(f"docs: metrics modules without a page (METRIC_PAGES): {unlisted}")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for page, (title, headings) in README_PAGES.items():
+    for page, (title, headings) in readme_pages(readme).items():
         content = readme_page(page, title, headings, readme)
         files.append(File.generated(config, page, content=content))
     for module, title in METRIC_PAGES.items():

@@ -278,3 +278,61 @@ def test_cli_baseline_from_the_store(tmp_path: Path) -> None:
         app, [*gate[:-3], "-b", "weekly", "--store", store, "--fail-if", "map drop > 0"]
     )
     assert out.exit_code == 2 and "weekly" in out.output
+
+
+# -- the documentation ------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "check.md"
+
+
+def _blocks(lang: str) -> list[str]:
+    """The bodies of the fenced blocks of docs/check.md in ``lang`` ("" for a bare fence)."""
+    blocks: list[str] = []
+    fence: str | None = None  # the language of the open block
+    body: list[str] = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("```"):
+            body.append(line)
+        elif fence is None:
+            fence, body = line[3:].strip(), []
+        else:
+            if fence == lang:
+                blocks.append("\n".join(body) + "\n")
+            fence = None
+    return blocks
+
+
+def test_documented_example_output_is_what_check_prints() -> None:
+    import shlex
+
+    command = shlex.split(_blocks("bash")[0].replace("\\\n", " "))
+    assert command[:2] == ["ragmeter", "check"]
+    rules = [r for i, r in enumerate(command) if i and command[i - 1] == "--fail-if"]
+    assert rules == [
+        "ndcg@10 drop > 0.01 significant",
+        "recall@10 drop > 5%",
+        "map drop > 0.01 significant",
+    ]
+    out = runner.invoke(
+        app,
+        ["check", DENSE, "-q", QRELS, "-b", BM25, *(x for r in rules for x in ("--fail-if", r))],
+    )
+    assert out.exit_code == 3
+    shown = "\n".join(" ".join(line.split()) for line in out.output.splitlines())
+    documented = _blocks("")[0].splitlines()
+    rows = [line for line in documented if line.split()[-1:] in (["FAIL"], ["pass"])]
+    assert len(rows) == 3
+    for line in rows:
+        assert " ".join(line.split()) in shown, line
+
+
+def test_documented_workflow_is_valid_yaml_with_valid_rules() -> None:
+    import re
+
+    yaml = pytest.importorskip("yaml")
+    (workflow,) = _blocks("yaml")
+    doc = yaml.safe_load(workflow)
+    steps = doc["jobs"]["gate"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name") == "ragmeter check")
+    rules = re.findall(r'--fail-if "([^"]+)"', script)
+    assert rules and all(parse_rule(r) for r in rules)

@@ -72,3 +72,22 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     for md in (ROOT / "docs").glob("*.md"):
         name = "index.html" if md.stem == "index" else f"{md.stem}/index.html"
         assert (tmp_path / name).is_file(), md.name
+
+
+def test_unclaimed_readme_sections_go_to_more_and_claimed_subsections_link() -> None:
+    readme = "# R\n## Try it\nt\n## Measures\nm\n### Sub\ns\n## New section\nn [x](#sub)\n"
+    pages = dict(docs_hooks.README_PAGES)
+    try:
+        docs_hooks.README_PAGES.clear()
+        docs_hooks.README_PAGES.update(
+            {"a.md": ("A", ("Try it",)), "m.md": ("M", ("Measures",)), "s.md": ("S", ("Sub",))}
+        )
+        found = docs_hooks.readme_pages(readme)
+        assert found["more.md"] == ("More", ("New section",))
+        measures = docs_hooks.readme_page("m.md", "M", ("Measures",), readme)
+        assert "See [Sub](s.md#sub)." in measures and "\ns\n" not in measures
+        more = docs_hooks.readme_page("more.md", "More", ("New section",), readme)
+        assert "[x](s.md#sub)" in more
+    finally:
+        docs_hooks.README_PAGES.clear()
+        docs_hooks.README_PAGES.update(pages)

@@ -14,7 +14,7 @@ import pytest
 import ragmeter.evaluation
 import ragmeter.io.readers
 import ragmeter.pytest
-import ragmeter.stats.comparison
+import ragmeter.stats.comparison  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -91,13 +91,3 @@ def test_bad_rule():
 """
     )
     pytester.runpytest("-p", "ragmeter.pytest", "-p", "no:cacheprovider").assert_outcomes(passed=1)
-
-
-def test_entry_point_names_the_module() -> None:
-    # named as its module: pytest then loads it once whether it comes from the entry point or
-    # from pytest_plugins = ["ragmeter.pytest"]
-    import tomllib
-
-    project = tomllib.loads((EXAMPLES.parent / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["pytest11"] == {"ragmeter.pytest": "ragmeter.pytest"}
-    assert callable(ragmeter.pytest.ragmeter_gate)

@@ -1,10 +1,12 @@
 """A pytest plugin: gate retrieval quality in a test suite, with the rules of ``ragmeter check``.
 
-Installed with ragmeter it is loaded by pytest on its own (the ``pytest11`` entry point
-``ragmeter.pytest``); without the entry point, or to be explicit, name it in the root
-``conftest.py``::
+Name it in the root ``conftest.py`` (or pass ``-p ragmeter.pytest`` to pytest)::
 
     pytest_plugins = ["ragmeter.pytest"]
+
+It is not a ``pytest11`` entry point on purpose: pytest would then import ragmeter (with
+numpy and pyarrow, a second on a busy machine) at the start of every test session of every
+project installed beside it, gate or none.
 
 It gives a fixture and an assertion helper::
 
