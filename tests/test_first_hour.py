@@ -45,13 +45,22 @@ def test_without_qrels_the_error_names_the_option(command: list[str]) -> None:
     assert "field(s); expected 4" not in done.output  # not the run's format blamed
 
 
-def test_a_samples_file_without_judgments_names_the_option(tmp_path: Path) -> None:
-    samples = tmp_path / "runs.json"
-    samples.write_text(json.dumps({"q1": {"d1": 2.5, "d2": 1.0}}))
-    done = _invoke("evaluate", str(samples), "-m", "mrr")
-    if done.exit_code == 0:
-        pytest.skip("a {qid: {doc: score}} file reads as qrels too")
-    assert done.exit_code == 2 and "no --qrels given" in done.output
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.json", '{"q1": {"d1": 3, "d2": 1}}'),
+        ("run.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 2}\n'),
+        ("run.csv", "query_id,doc_id,score\nq1,d1,2\nq1,d2,1\n"),
+    ],
+)
+def test_a_run_is_never_its_own_qrels(tmp_path: Path, name: str, text: str) -> None:
+    """Read as qrels, these runs' scores would be grades and the run would score itself
+    perfect (mrr 1.0): without --qrels only samples files, which carry judgments, evaluate."""
+    path = tmp_path / name
+    path.write_text(text)
+    done = _invoke("evaluate", str(path), "-m", "mrr")
+    assert done.exit_code == 2, done.output
+    assert "no --qrels given" in done.output and "a run without judgments" in done.output
 
 
 def test_samples_with_expected_output_still_need_no_qrels() -> None:
