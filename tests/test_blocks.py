@@ -61,6 +61,8 @@ def _files(seed: int, tmp: Path, *, comments: bool = False) -> tuple[Path, Path]
     judged = [q for q in queries if rng.random() < 0.8] + [
         f"x{i}" for i in range(rng.randint(0, 3))
     ]
+    if not judged:
+        judged = ["x0"]  # qrels without a data line are an error either way
     run_q = [q for q in queries if rng.random() < 0.85]
     rng.shuffle(run_q)
     lines = []

@@ -13,7 +13,7 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 EXTRAS: dict[str, list[str]] = tomllib.loads(PYPROJECT.read_text())["project"][
     "optional-dependencies"
 ]
-TOOLS = {"dev", "bench"}  # test and benchmark tools, not features
+TOOLS = {"dev", "bench", "docs"}  # test, benchmark and documentation tools, not features
 
 
 def _name(requirement: str) -> str:

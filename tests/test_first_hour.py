@@ -45,13 +45,22 @@ def test_without_qrels_the_error_names_the_option(command: list[str]) -> None:
     assert "field(s); expected 4" not in done.output  # not the run's format blamed
 
 
-def test_a_samples_file_without_judgments_names_the_option(tmp_path: Path) -> None:
-    samples = tmp_path / "runs.json"
-    samples.write_text(json.dumps({"q1": {"d1": 2.5, "d2": 1.0}}))
-    done = _invoke("evaluate", str(samples), "-m", "mrr")
-    if done.exit_code == 0:
-        pytest.skip("a {qid: {doc: score}} file reads as qrels too")
-    assert done.exit_code == 2 and "no --qrels given" in done.output
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.json", '{"q1": {"d1": 3, "d2": 1}}'),
+        ("run.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 2}\n'),
+        ("run.csv", "query_id,doc_id,score\nq1,d1,2\nq1,d2,1\n"),
+    ],
+)
+def test_a_run_is_never_its_own_qrels(tmp_path: Path, name: str, text: str) -> None:
+    """Read as qrels, these runs' scores would be grades and the run would score itself
+    perfect (mrr 1.0): without --qrels only samples files, which carry judgments, evaluate."""
+    path = tmp_path / name
+    path.write_text(text)
+    done = _invoke("evaluate", str(path), "-m", "mrr")
+    assert done.exit_code == 2, done.output
+    assert "no --qrels given" in done.output and "a run without judgments" in done.output
 
 
 def test_samples_with_expected_output_still_need_no_qrels() -> None:
@@ -167,6 +176,48 @@ def test_command_summaries_wrap_only_where_the_line_is_full(group: list[str]) ->
             next_word = after[column:].split()[0]
             # a break is only where the next word did not fit on the line
             assert used + 1 + len(next_word) > width, f"{group}: {this.strip()!r}"
+
+
+def _commands() -> list[list[str]]:
+    """The command path of every command and group: ["evaluate"], ["judge", "relevance"]…"""
+    import typer.main
+
+    root: Any = typer.main.get_command(app)
+    ctx: Any = None
+    out: list[list[str]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        for name in command.list_commands(ctx):
+            if name == "trec-eval":  # its own parser (test below)
+                continue
+            sub = command.get_command(ctx, name)
+            out.append([*path, name])
+            if getattr(sub, "commands", None):
+                walk(sub, [*path, name])
+
+    walk(root, [])
+    return out
+
+
+@pytest.mark.parametrize("command", _commands(), ids=" ".join)
+def test_help_paragraphs_wrap_only_where_the_line_is_full(command: list[str]) -> None:
+    text = _invoke(*command, "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    usage = next(i for i, line in enumerate(lines) if "Usage:" in line)
+    panel = next(i for i, line in enumerate(lines) if line.startswith("╭"))
+    width = 78  # rich pads the description by one column on each side
+    for this, after in itertools.pairwise(lines[usage + 1 : panel]):
+        if not this.strip() or not after.strip() or re.match(r"\s*(?:[-*•]|\d+\.)\s", after):
+            continue
+        used = len(this.rstrip()) - 1
+        assert used + 1 + len(after.split()[0]) > width, f"{command}: {this.strip()!r}"
+
+
+def test_trec_eval_help_fits_80_columns() -> None:
+    from ragmeter.report.trec_eval import HELP
+
+    assert all(len(line) <= 80 for line in HELP.splitlines()), max(HELP.splitlines(), key=len)
 
 
 def test_no_option_help_carries_a_hard_line_break() -> None:

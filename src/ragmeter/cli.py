@@ -213,6 +213,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.judge",
     "ragmeter.commands.agreement",
     "ragmeter.commands.report",
+    "ragmeter.commands.check",
 )
 
 

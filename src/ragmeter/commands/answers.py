@@ -83,8 +83,8 @@ def register(app: typer.Typer) -> None:
             Denominator,
             typer.Option(
                 "--coverage-denominator",
-                help="context_coverage over the generated answer's keywords (the seed's "
-                "text) or the reference's (the seed's code).",
+                help="context_coverage over the generated answer's keywords (default) or "
+                "the reference's.",
             ),
         ] = Denominator.generated,
         k: Annotated[

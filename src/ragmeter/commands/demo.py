@@ -93,9 +93,7 @@ def answers_table(answers: Mapping[str, Any], evaluation: Evaluation) -> Any:
     from rich.table import Table
 
     overall = answers["overall"]
-    table = Table(
-        title="answers (seed-001 samples, one set of generated answers)", title_justify="left"
-    )
+    table = Table(title="answers (one set of generated answers)", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in overall["metrics"].items():

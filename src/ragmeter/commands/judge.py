@@ -478,7 +478,7 @@ def correctness(
         Path,
         typer.Option(
             "--samples",
-            help="Seed-001 samples JSON {query, generated_answer, reference_answer, label?}.",
+            help="Answer samples JSON {query, generated_answer, reference_answer, label?}.",
         ),
     ],
     out: Out,
@@ -489,8 +489,8 @@ def correctness(
 ) -> None:
     """Answer correctness (0/1 with a reason) → JSON report.
 
-    The LLM's verdict on each generated answer against its reference, beside seed 001's
-    keyword overlap, and how each agrees with the human labels."""
+    The LLM's verdict on each generated answer against its reference, beside the keyword
+    overlap of ragmeter answers, and how each agrees with the human labels."""
     from ragmeter.io.answers import read_answer_samples
     from ragmeter.judges.api import correctness_job, write_json
 

@@ -16,6 +16,7 @@ from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.gate import GateResult
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.comparison import Comparison
     from ragmeter.sweep import Sweep
@@ -93,6 +94,18 @@ def emit_comparison(comparison: Comparison, fmt: CompareFormat, output: Path | N
         return
     _text(render.render(comparison, fmt.value), output)  # type: ignore[arg-type]
     warn(comparison.warnings)
+
+
+def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:
+    """Print or write a regression gate's result (table, json or markdown); warnings to
+    stderr (the table prints them under itself)."""
+    from ragmeter.report import gate as render
+
+    if fmt == "table":
+        _table(lambda **kw: render.print_table(result, **kw), output)
+        return
+    _text(render.render(result, fmt), output)  # type: ignore[arg-type]
+    warn(result.warnings)
 
 
 def save_and_tell(

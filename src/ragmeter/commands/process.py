@@ -181,19 +181,36 @@ def qrels_short_alias(command: Any, args: list[str]) -> list[str]:
 
 
 def one_line_summaries(command: Any) -> None:
-    """Give ``command`` (and a group's subcommands) the first paragraph of its docstring as
-    one line of short help. Typer's rich help keeps a docstring's line breaks in a group's
-    command list, so a summary wrapped at 100 columns in the source broke mid-sentence
-    there; rich wraps the single line to the terminal instead."""
-    import inspect
-
+    """Unwrap the help of ``command`` (and of a group's subcommands): each paragraph of its
+    docstring becomes one line (a list item keeps its own). Typer's rich help keeps a
+    docstring's source line breaks, so text wrapped at 100 columns in the source broke
+    mid-sentence on an 80-column terminal; rich wraps the unwrapped lines to the terminal."""
     for sub in getattr(command, "commands", {}).values():
         one_line_summaries(sub)
-    if command.short_help or not command.help:
-        return
-    first = inspect.cleandoc(command.help).split("\n\n")[0]
-    if "\n" in first and not first.startswith("\b"):
-        command.short_help = " ".join(first.split())
+    if command.help:
+        command.help = unwrap_paragraphs(command.help)
+
+
+def unwrap_paragraphs(text: str) -> str:
+    """``text`` with every paragraph on one line; lines that begin a list item (``-``, ``*``,
+    ``•``, ``1.``) and paragraphs marked ``\\b`` (click: keep as written) stay as they are."""
+    import inspect
+    import re
+
+    out = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        if paragraph.startswith("\b"):
+            out.append(paragraph)
+            continue
+        lines = paragraph.split("\n")
+        merged = [lines[0].rstrip()]
+        for line in lines[1:]:
+            if re.match(r"\s*(?:[-*•]|\d+\.)\s", line):
+                merged.append(line.rstrip())
+            else:
+                merged[-1] = f"{merged[-1]} {line.strip()}"
+        out.append("\n".join(merged))
+    return "\n\n".join(out)
 
 
 class GuardedGroup(TyperGroup):

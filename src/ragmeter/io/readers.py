@@ -67,6 +67,33 @@ def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = 
     return qrels
 
 
+def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
+    """Whether the file at ``path`` holds samples, which carry their own judgments
+    (``expected_output``; a RAGAS or DeepEval dataset's reference contexts), rather than a run
+    alone: a TREC run, row objects or table rows with a score, or a ``{qid: {doc: score}}``
+    map. Only samples may be evaluated without separate qrels; a run read as its own qrels
+    would score itself perfect."""
+    fmt = detect_format(path, format)
+    if fmt in ("json", "yaml"):
+        from ragmeter.io.formats import document_kind
+        from ragmeter.io.samples import load_document
+
+        return document_kind(load_document(path, fmt)) == "samples"
+    if fmt == "jsonl":
+        from ragmeter.io._common import check_text, read_bytes
+        from ragmeter.io._documents import first_jsonl_value
+        from ragmeter.io.samples import is_sample
+
+        data = read_bytes(path)
+        check_text(data, str(path), what="one JSON object per line")
+        return is_sample(first_jsonl_value(data, str(path)))
+    if fmt in ("csv", "tsv", "parquet"):
+        from ragmeter.io.tabular import is_rag_dataset
+
+        return is_rag_dataset(path, fmt)
+    return False
+
+
 def as_run(obj: Any, *, name: str | None = None) -> Run:
     """A :class:`Run` from anything: a run, a path, a ``{qid: ...}`` mapping, a DataFrame."""
     if isinstance(obj, Run):
@@ -131,6 +158,7 @@ __all__ = [
     "as_qrels",
     "as_run",
     "detect_format",
+    "holds_samples",
     "read_qrels",
     "read_run",
     "read_samples",

@@ -164,6 +164,22 @@ def _rag_rows(
     return rows
 
 
+def is_rag_dataset(path: PathLike, kind: Delimited | Literal["parquet"]) -> bool:
+    """Whether the table at ``path`` is a RAGAS or DeepEval dataset (judged by its columns)."""
+    from ragmeter.io.ragas import dataset_kind
+
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        names = pq.read_schema(path).names
+    else:
+        source = str(path)
+        data = read_bytes(path)
+        check_text(data, source, what="a header row and data rows")
+        names, _ = _header(decode(data, source), kind, source)
+    return dataset_kind(dict.fromkeys(names)) is not None
+
+
 def _rag_samples(
     path: PathLike, kind: Delimited | Literal["parquet"], name: str | None, *, run: bool
 ) -> Any:

@@ -489,8 +489,11 @@ def run_pipeline(
     Args:
         queries: ``{id: text}``, ``[(id, text), ...]``, ``[{"id", "text"}, ...]`` or a list of
             texts (ids ``"0"``, ``"1"``…).
-        embed, retrieve, rerank, generate: your callables, sync or async (any subset; see the
-            module docstring for what each receives and returns).
+        embed: your callables, sync or async (any subset of embed, retrieve, rerank and
+            generate; see the module docstring for what each receives and returns).
+        retrieve: as ``embed``.
+        rerank: as ``embed``.
+        generate: as ``embed``.
         references: reference answers by query id, for the answer samples (a query without
             one gets ``""``: no keyword to match, token F1 0).
         labels: human labels (1 correct, 0 incorrect) by query id, for the answer samples.

@@ -64,12 +64,13 @@ USAGE = """Usage: trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file
        ('-m all_qrels' prints all qrels measures, '-m official' is default)
 """
 
-HELP = """ragmeter trec-eval [-h] [-v] [-q] [-c] [-n] [-J] [-l <num>] [-M <num>] [-N <num>]
-   [-m measure[.params]]... rel_info_file results_file
+HELP = """ragmeter trec-eval [-h] [-v] [-q] [-c] [-n] [-J] [-l <num>] [-M <num>]
+   [-N <num>] [-m measure[.params]]... rel_info_file results_file
 
 A drop-in for trec_eval 10.0 (qrels and trec_results formats).
  -q: also print the evaluation of each query.
- -m measure[.params]: add a measure (or a nickname: official, all_trec, set); repeatable.
+ -m measure[.params]: add a measure (or a nickname: official, all_trec, set);
+    repeatable.
  -c: average over every query of the qrels (missing queries score 0).
  -l<num>: minimum grade of a relevant document (default 1).
  -M<num>: evaluate only the first <num> documents of each ranking.

@@ -248,23 +248,19 @@ def _evaluate(
 
 
 def own_qrels(path: Path) -> Qrels:
-    """The judgments a samples file carries, when no ``--qrels`` is given; a file that carries
-    none (a TREC run, a run without ``expected_output``) is an error naming the missing
-    option rather than the file's format."""
+    """The judgments a samples file carries, when no ``--qrels`` is given. A file that
+    carries none (a TREC run, a rows or ``{qid: {doc: score}}`` run) is an error naming the
+    missing option: read as its own qrels, a run would score itself perfect."""
     from ragmeter.errors import MissingInputError
-    from ragmeter.io.readers import detect_format, read_qrels
+    from ragmeter.io.readers import detect_format, holds_samples, read_qrels
 
-    advice = "give the relevance judgments with --qrels QRELS"
-    if detect_format(path) == "trec":
-        raise MissingInputError(f"no --qrels given, and {path} is a TREC run: {advice}")
-    try:
-        return read_qrels(path)
-    except InputError as exc:
+    if not holds_samples(path):
+        what = "a TREC run" if detect_format(path) == "trec" else "a run without judgments"
         raise MissingInputError(
-            f"no --qrels given, and {path} carries no judgments of its own "
-            f"(expected_output) that ragmeter could read: {advice}. Reading it as qrels "
-            f"said: {exc}"
-        ) from exc
+            f"no --qrels given, and {path} is {what} (only samples files carry their own "
+            "judgments, as expected_output): give the relevance judgments with --qrels QRELS"
+        )
+    return read_qrels(path)
 
 
 def _parameters(

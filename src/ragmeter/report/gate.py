@@ -1,0 +1,110 @@
+"""Render a :class:`~ragmeter.analysis.gate.GateResult`: terminal table, JSON, Markdown (for a
+CI job's summary). Formatting only — every number comes from the result."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Literal
+
+from ragmeter.analysis.gate import GateResult, RuleOutcome
+
+GateFormat = Literal["table", "json", "markdown"]
+HEADERS = ("rule", "baseline", "run", "change", "threshold", "p (Holm)", "result")
+
+
+def _num(value: float) -> str:
+    if math.isnan(value):
+        return "NA"
+    return f"{value:.4f}"
+
+
+def _cells(o: RuleOutcome) -> list[str]:
+    unit = "%" if o.rule.relative else ""
+    digits = 2 if o.rule.relative else 4
+    change = "+∞" if math.isinf(o.change) else f"{o.change:+.{digits}f}{unit}"
+    if not o.rule.significant:
+        p = "—"
+    elif math.isnan(o.p_adjusted):
+        p = "NA"
+    else:
+        p = "<0.0001" if o.p_adjusted < 0.0001 else f"{o.p_adjusted:.4f}"
+    return [
+        o.rule.text,
+        _num(o.baseline_mean),
+        _num(o.run_mean),
+        f"{o.rule.direction} {change}",
+        o.rule.threshold_text(),
+        p,
+        "FAIL" if o.broken else "pass",
+    ]
+
+
+def describe(result: GateResult) -> str:
+    """The caption: the verdict, the test and what a FAIL means."""
+    verdict = (
+        f"FAILED: {len(result.broken)} of {len(result.outcomes)} rule(s) broken"
+        if result.failed
+        else f"passed: none of {len(result.outcomes)} rule(s) broken"
+    )
+    return (
+        f"{verdict}. A rule breaks when its change passes the threshold; a significant rule "
+        f"also needs the {result.test} test's p, Holm-adjusted over the significant rules, "
+        f"≤ α = {result.alpha:g} in the rule's direction."
+    )
+
+
+def print_table(result: GateResult, *, file: object = None) -> None:
+    """The rules as a rich table (FAIL in red), the verdict under it, then the warnings."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    table = Table(
+        title=f"ragmeter check: {result.run} against {result.baseline}",
+        title_justify="left",
+        title_style="bold",
+        caption=describe(result),
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for i, header in enumerate(HEADERS):
+        table.add_column(header, justify="left" if i in (0, 3, 4) else "right", no_wrap=i != 0)
+    for o in result.outcomes:
+        cells: list[str | Text] = [*_cells(o)]
+        cells[-1] = Text(cells[-1], style="bold red" if o.broken else "green")  # type: ignore[arg-type]
+        table.add_row(*cells)
+    console.print(table)
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def to_markdown(result: GateResult) -> str:
+    lines = [
+        f"**ragmeter check**: {result.run} against {result.baseline}",
+        "",
+        "| " + " | ".join(HEADERS) + " |",
+        "|" + "---|" * len(HEADERS),
+    ]
+    for o in result.outcomes:
+        cells = [c.replace("|", "\\|") for c in _cells(o)]
+        if o.broken:
+            cells[-1] = "**FAIL**"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", describe(result)]
+    lines += [f"\nwarning: {w}" for w in result.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def render(result: GateResult, fmt: GateFormat) -> str:
+    """``json`` or ``markdown`` text (the table is printed by :func:`print_table`)."""
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return to_markdown(result)
+    raise ValueError(f"no text rendering {fmt!r}; the table is printed by print_table")

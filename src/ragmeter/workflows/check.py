@@ -1,0 +1,122 @@
+"""The regression gate on files: what ``ragmeter check`` does between parsing and printing.
+
+The run is evaluated with the rules' measures; the baseline is a run file (evaluated the same
+way, on the same qrels) or a saved evaluation of the store (``REF`` or ``REF:RUN`` as in
+``ragmeter history``: an id, ``#12``, or the latest evaluation saved under a name), whose
+per-query values are read back, not recomputed. The rules are checked by
+:func:`ragmeter.analysis.gate.check_evaluation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragmeter.analysis.gate import GateResult, check_evaluation, parse_rules
+from ragmeter.errors import RagmeterError, StoreError
+from ragmeter.workflows.evaluate import EvaluationSettings
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Qrels
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.stats.paired import TestName
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What ``ragmeter check`` was asked: a run file, its qrels, the baseline (a run file or
+    a stored evaluation's REF), the rules as written and the paired test's settings."""
+
+    run: Path
+    qrels: Path
+    baseline: str
+    rules: Sequence[str]
+    settings: EvaluationSettings = field(default_factory=EvaluationSettings)
+    store: str | None = None
+    test: TestName = "randomization"
+    alpha: float = 0.05
+    permutations: int = 10_000
+    seed: int = 0
+
+
+def check_files(request: CheckRequest) -> GateResult:
+    """Read the run, its qrels and the baseline; check the rules."""
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels, read_run
+
+    rules = parse_rules(request.rules)
+    if not 0.0 < request.alpha < 1.0:
+        raise RagmeterError(f"--alpha must be in (0, 1), got {request.alpha}")
+    measures = list(dict.fromkeys(r.measure for r in rules))
+    run = read_run(request.run)
+    qrels = read_qrels(request.qrels)
+    options = request.settings.options()
+    base_path = Path(request.baseline)
+    if base_path.is_file():
+        base = read_run(base_path)
+        if base.name == run.name:
+            base = replace(base, name=f"baseline {base.name}")
+        evaluation = evaluate([base, run], qrels, measures, **options)
+    else:
+        evaluated = evaluate(run, qrels, measures, **options)
+        evaluation = _with_stored_baseline(request, evaluated, qrels)
+    return check_evaluation(
+        evaluation,
+        rules,
+        test=request.test,
+        alpha=request.alpha,
+        permutations=request.permutations,
+        seed=request.seed,
+    )
+
+
+def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Qrels) -> Evaluation:
+    """The stored baseline's values on the rules' measures beside the evaluated run."""
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.store import default_store_exists, open_store
+    from ragmeter.store.provenance import content_sha256, file_sha256
+    from ragmeter.workflows.history import COMPARED_SETTINGS, pick
+
+    if request.store is None and not default_store_exists():
+        # opening the default store would create an empty one: say what is missing instead
+        raise RagmeterError(
+            f"--baseline {request.baseline}: no such run file, and no evaluation store to "
+            "find a saved evaluation in (give --store, or save one with --save)"
+        )
+    run = evaluated.run
+    try:
+        with open_store(request.store) as store:
+            stored, base = pick(store, request.baseline, None)
+    except StoreError as exc:
+        raise StoreError(
+            f"--baseline {request.baseline} is no run file; in the store: {exc}"
+        ) from None
+    columns = []
+    for m in run.measures:
+        try:
+            columns.append(base._index(m))
+        except KeyError:
+            have = ", ".join(str(x) for x in base.measures)
+            raise RagmeterError(
+                f"the baseline {stored.record.label} was saved without {m} (it has {have}); "
+                f"evaluate the baseline again with -m {m} and --save"
+            ) from None
+    label = f"#{stored.id} {base.name}"
+    base = replace(base, name=label, measures=run.measures, values=base.values[:, columns])
+    notes = list(evaluated.warnings)
+    saved_hash = stored.record.qrels_hash
+    if saved_hash and saved_hash not in (file_sha256(request.qrels), content_sha256(qrels)):
+        notes.append(
+            f"the baseline {stored.record.label} was judged against other qrels (another sha256)"
+        )
+    saved, params = request.settings.saved(), stored.record.parameters
+    changed = [
+        f"{k} {params[k]!r} → {saved[k]!r}"
+        for k in COMPARED_SETTINGS
+        if k in params and k in saved and params[k] != saved[k]
+    ]
+    if changed:
+        notes.append("the baseline was evaluated with other settings: " + ", ".join(changed))
+    return Evaluation((base, run), run.measures, tuple(notes))
