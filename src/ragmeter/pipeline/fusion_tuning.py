@@ -16,7 +16,8 @@ scores within 1e-12 of the best count as equal, and among equal ones the **last*
 wins, as ranx's ``score >= best_score`` does (for wsum the largest weight of the first run,
 then of the second…; for rrf the last k).
 
-The queries are the qrels' queries. ``train_queries`` tunes on those; the held-out queries are
+The queries are the qrels' queries (one that no run retrieves for scores as an empty ranking,
+as in every ragmeter evaluation). ``train_queries`` tunes on those; the held-out queries are
 ``test_queries``, or else the other qrels queries. ``split=f`` draws ``round(f · n)`` training
 queries at random (``numpy.random.default_rng(seed).permutation`` of the sorted query ids)
 and holds out the rest. With neither, or when the held-out queries overlap the training ones,
