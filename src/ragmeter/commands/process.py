@@ -215,10 +215,11 @@ def unwrap_paragraphs(text: str) -> str:
 
 def plugin_option() -> Any:
     """``--plugin MODULE`` of the ``ragmeter`` group (see :mod:`ragmeter.measures.plugins`)."""
-    import click
+    from typer.core import TyperOption  # typer may bring its own copy of click
 
-    return click.Option(
-        ["--plugin"],
+    return TyperOption(
+        param_decls=["--plugin"],
+        type=str,
         multiple=True,
         metavar="MODULE",
         help=(

@@ -240,8 +240,6 @@ def _check_name(what: str, name: str) -> None:
             f"{what} {name!r}: a measure name is a letter then letters, digits or '_' "
             "(it is written as name@K(param=value) on the command line)"
         )
-    if REGISTRY.is_reserved(name):
-        raise MeasureError(f"{what} '{name}' is a trec_eval measure name; choose another name")
 
 
 def _check_params(name: str, params: Sequence[Param], reserved: Sequence[str]) -> None:
@@ -313,13 +311,17 @@ def _register(family: Family, replace: bool) -> Family:
     for key in (family.name, *family.aliases):
         owner = REGISTRY.owner(key)
         if owner is None:
+            if REGISTRY.is_reserved(key):
+                raise MeasureError(
+                    f"measure name '{key}' is a trec_eval measure name; choose another name"
+                )
             continue
         if owner.origin is None:
             raise MeasureError(
                 f"measure name '{key}' is ragmeter's own measure '{owner.name}'; "
                 "choose another name"
             )
-        if owner.name != family.name or not replace:
+        if owner.name.lower() != family.name.lower() or not replace:
             raise MeasureError(
                 f"measure name '{key}' is already defined (measure '{owner.name}' from "
                 f"{owner.origin}); pass replace=True to replace it"
