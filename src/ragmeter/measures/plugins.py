@@ -8,9 +8,10 @@ The command line imports them before a command runs, from two places:
 
 A ``PLUGIN`` is a module name (``mymeasures``, ``mypkg.measures``), looked for on the Python
 path and then in the current directory, or the path of a ``.py`` file (``./mymeasures.py``,
-imported under its file name). Importing one twice is a no-op. A plugin that cannot be found
-or fails while it is imported is a :class:`~ragmeter.errors.PluginError` naming it and where
-it was given; the command line prints it as one ``ragmeter: error:`` line, exit status 2.
+imported under its file name, as Python runs a script: no ``__pycache__`` is written beside
+it). Importing one twice is a no-op. A plugin that cannot be found or fails while it is
+imported is a :class:`~ragmeter.errors.PluginError` naming it and where it was given; the
+command line prints it as one ``ragmeter: error:`` line, exit status 2.
 
 From Python, import the module (or call :func:`load_plugins`): the measures it defines are
 then known by name to every function of ragmeter.
@@ -102,6 +103,8 @@ def _load_file(path: Path, given_by: str) -> ModuleType:
         raise PluginError(f"{given_by}: cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # run as Python runs a script: no __pycache__ left beside the file
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except RagmeterError as exc:
@@ -110,6 +113,8 @@ def _load_file(path: Path, given_by: str) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise _failed(str(path), given_by, exc) from exc
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 
