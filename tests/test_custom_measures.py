@@ -150,6 +150,23 @@ def test_sweep_is_the_single_k_evaluation(plugin: ModuleType) -> None:
     assert rbp == pytest.approx([0, 0.25, 0.25, 0.3125, 0.3125], abs=1e-15)
 
 
+def test_blocks_of_queries_give_the_whole_run(plugin: ModuleType) -> None:
+    from ragmeter.evaluation import EvalInputs, evaluate_blocks, evaluate_inputs
+
+    names = ["vec_precision@2", "query_precision@3", "first_relevant_score", "vec_rbp"]
+    inputs = EvalInputs(QRELS)
+    whole = evaluate_inputs([RUN], inputs, names).run
+    # the same rankings and scores (0, -1, … by row), one block of queries at a time
+    blocks = [
+        Run.from_columns(["q1"] * 4, ["a", "b", "c", "d"], [0.0, -1.0, -2.0, -3.0]),
+        Run.from_columns(["q2", "q9"], ["x", "a"], [-4.0, -5.0]),
+    ]
+    merged = evaluate_blocks(blocks, inputs, names, name="run").run
+    assert list(merged.query_ids) == list(whole.query_ids)
+    for m in whole.measures:
+        np.testing.assert_array_equal(merged.column(m), whole.column(m), err_msg=str(m))
+
+
 def test_compare_report_and_trec_output(plugin: ModuleType) -> None:
     from ragmeter.report.render import to_trec
     from ragmeter.stats import compare
@@ -401,6 +418,14 @@ def test_cli_evaluate_sweep_and_compare_with_a_plugin() -> None:
     diffs = {d["measure"]: d for d in json.loads(done.stdout)["differences"]}
     mine, builtin = diffs["vec_precision@10"], diffs["precision@10"]
     assert mine["difference"] == builtin["difference"] and mine["p_value"] == builtin["p_value"]
+
+
+def test_cli_lists_the_measures_of_a_plugin() -> None:
+    from ragmeter.cli import app
+
+    done = runner.invoke(app, ["--plugin", str(PLUGIN_FILE), "measures"])
+    assert done.exit_code == 0, done.output
+    assert "vec_rbp" in done.stdout and "(from measure_plugin)" in done.stdout
 
 
 def test_cli_names_a_missing_plugin() -> None:
