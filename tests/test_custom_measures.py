@@ -242,8 +242,21 @@ def test_a_taken_name_is_an_error_unless_replaced(plugin: ModuleType) -> None:
     family = ragmeter.define_measure("vec_rbp", _noop, replace=True)
     assert REGISTRY.family("vec_rbp") is family
     assert evaluate(RUN, QRELS, ["vec_rbp"]).run.means()["vec_rbp"] == 0.0
-    with pytest.raises(MeasureError, match="is a trec_eval measure name"):
-        ragmeter.define_measure("map_cut", _noop)
+    # a name another tool's spelling gives a meaning is taken too, in any case
+    for name, meaning in [
+        ("map_cut", "trec_eval's map_cut"),
+        ("p_10", "trec_eval's P_10"),
+        ("Recip_Rank", "trec_eval's recip_rank"),
+        ("all_trec", "trec_eval's all_trec"),
+        ("r", "ir_measures' R"),
+        ("SetP", "ir_measures' SetP"),
+    ]:
+        with pytest.raises(MeasureError, match=f"'{name}' is {meaning}; choose another name"):
+            ragmeter.define_measure(name, _noop)
+    # … but not a name that only starts like one
+    ragmeter.define_measure("recall_weighted", _noop)
+    assert parse_measure("recall_weighted@3").family == "recall_weighted"
+    assert parse_measure("recall_10") == parse_measure("recall@10")
     with pytest.raises(MeasureError, match="a measure name is a letter"):
         ragmeter.define_measure("my-measure", _noop)
 

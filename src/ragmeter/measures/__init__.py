@@ -310,10 +310,24 @@ class Registry:
         canonical = self._aliases.get(name.lower())
         return None if canonical is None else self._families[canonical]
 
-    def is_reserved(self, name: str) -> bool:
-        """Whether ``name`` is a trec_eval measure name or a group (``P``, ``all_trec``)."""
+    def is_reserved(self, name: str) -> str | None:
+        """What ``name`` (in any case) means besides the families' own names and aliases, or
+        ``None``: a group (``all_trec``), a trec_eval measure name or a trec_eval form of one
+        (``recip_rank``, ``P_10``), or an ir_measures name (``R``, ``SetP``)."""
         _load_families()
-        return name in self._trec or name in self._groups
+        low = name.lower()
+        trec = {t.lower(): t for t in (*self._trec, *self._groups)}
+        if low in trec:
+            return f"trec_eval's {trec[low]}"
+        base, _, rest = low.rpartition("_")
+        if base in trec and rest:
+            try:  # P_10 is precision@10; recall_weighted reads as nothing of trec_eval's
+                if self._parse_trec(f"{trec[base]}_{rest}"):
+                    return f"trec_eval's {trec[base]}_{rest}"
+            except MeasureError:
+                pass
+        theirs = next((n for n in irm.IRM_NAMES if n.lower() == low), None)
+        return None if theirs is None else f"ir_measures' {theirs}"
 
     def add_trec(self, trec_name: str, expand: TrecExpander) -> None:
         """Register a trec_eval measure name and how its ``name.params`` form expands."""

@@ -311,10 +311,9 @@ def _register(family: Family, replace: bool) -> Family:
     for key in (family.name, *family.aliases):
         owner = REGISTRY.owner(key)
         if owner is None:
-            if REGISTRY.is_reserved(key):
-                raise MeasureError(
-                    f"measure name '{key}' is a trec_eval measure name; choose another name"
-                )
+            taken = REGISTRY.is_reserved(key)
+            if taken is not None:
+                raise MeasureError(f"measure name '{key}' is {taken}; choose another name")
             continue
         if owner.origin is None:
             raise MeasureError(
