@@ -151,12 +151,13 @@ class Rankings:
     def label_doc_ids(self) -> npt.NDArray[np.object_]:
         """Per judgment, its doc id (in ``label_grades`` order)."""
         al = self._aligned
-        if al.qrels_doc_ids is None:
+        docs = al.qrels_doc_ids
+        if docs is None:
             raise MeasureError(_NOT_JOINED)
-        out: npt.NDArray[np.object_] = al.qrels_doc_ids.take(al.label_rows).to_numpy(
-            zero_copy_only=False
+        return al._cached(
+            ("custom", "label_doc_ids"),
+            lambda: docs.take(al.label_rows).to_numpy(zero_copy_only=False),
         )
-        return out
 
     def sum(self, values: npt.ArrayLike) -> FloatArray:
         """Per query, the sum of per-item ``values``, added in rank order."""
