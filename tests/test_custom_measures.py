@@ -138,6 +138,31 @@ def test_both_definitions_of_precision_are_the_builtin_p(
     np.testing.assert_array_equal(ev.column(f"query_precision@{k}"), builtin)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    data=inputs(),
+    k=st.one_of(st.none(), st.integers(1, 9)),
+    p=st.floats(0.0, 1.0),
+)
+def test_vectorised_rbp_is_its_formula_query_by_query(
+    data: tuple[dict[str, list[str]], dict[str, dict[str, int]]], k: int | None, p: float
+) -> None:
+    """vec_rbp (parameters, cutoffs, the arrays of Rankings) against RBP written out for
+    each query: (1 − p) Σ_{i ≤ k} [grade_i ≥ 1] · p^(i − 1)."""
+    if "vec_rbp" not in _user_names():
+        sys.modules.pop("measure_plugin", None)
+        importlib.import_module("measure_plugin")
+    run, qrels = data
+    name = "vec_rbp" + ("" if k is None else f"@{k}") + f"(p={p!r})"
+    ev = evaluate(Run.from_lists(run), Qrels.from_dict(qrels), [name]).run
+    for qid, value in zip(ev.query_ids, ev.values[:, 0], strict=True):
+        ranking = run.get(qid, [])[:k]
+        want = (1 - p) * sum(
+            p ** (i - 1) for i, d in enumerate(ranking, 1) if qrels[qid].get(d, 0) >= 1
+        )
+        assert value == pytest.approx(want, rel=1e-12, abs=1e-15), (qid, ranking)
+
+
 def test_sweep_is_the_single_k_evaluation(plugin: ModuleType) -> None:
     swept = sweep(RUN, QRELS, ["vec_precision", "query_precision", "vec_rbp(p=0.5)"], "1:5")
     curves = swept.curves()["run"]
