@@ -7,12 +7,18 @@ without relevant items, queries missing from the run, run queries missing from t
 Its side inputs are built from what it declares it needs (``Family.needs``: judgments, corpus,
 answers, utilities), so no family is skipped; and at every cutoff, a sweep gives the value a
 single evaluation of ``m@K`` gives, bit for bit.
+
+Measures defined through the public API (``ragmeter.define_measure``, as a user's plugin
+does) are families too: those registered when this file is collected are checked, and so are
+the ones ``tests/measure_plugin.py`` defines (each registered only while its own test runs).
 """
 
 from __future__ import annotations
 
+import importlib
 import random
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,7 +36,42 @@ from ragmeter.stats.aggregate import aggregate
 #: a family must not divide by zero or take the log of 0 silently (numpy RuntimeWarning)
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
-FAMILIES = REGISTRY.families()
+
+def _user_families() -> list[Family]:
+    """The families ``tests/measure_plugin.py`` defines through the public API, taken out of
+    the registry again (the fixture below adds one back while its test runs, so that no other
+    test file sees them)."""
+    before = {f.name for f in REGISTRY.families()}
+    sys.modules.pop("measure_plugin", None)
+    importlib.import_module("measure_plugin")
+    sys.modules.pop("measure_plugin", None)
+    made = [f for f in REGISTRY.families() if f.name not in before]
+    for family in made:
+        REGISTRY.remove(family.name)
+    assert made and all(f.origin == "measure_plugin" for f in made)
+    return made
+
+
+USER_FAMILIES = _user_families()
+FAMILIES = REGISTRY.families() + USER_FAMILIES
+
+
+@pytest.fixture(autouse=True)
+def _user_family_defined(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of a family of :data:`USER_FAMILIES` runs with that family defined."""
+    callspec = getattr(request.node, "callspec", None)
+    family = callspec.params.get("family") if callspec is not None else None
+    if not any(family is f for f in USER_FAMILIES):
+        yield
+        return
+    assert isinstance(family, Family)
+    REGISTRY.add(family)
+    try:
+        yield
+    finally:
+        REGISTRY.remove(family.name)
+
+
 DOCS = ["a", "aa", "b", "B", "c", "d", "e", "f", "g", "é"]
 QUERIES = ["q1", "q2", "q3", "q4", "q5", "q6"]
 

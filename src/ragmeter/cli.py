@@ -179,7 +179,7 @@ def measures() -> None:
             fam.default_context if fam.cutoff == "optional" else "",
             ", ".join(p.name for p in fam.params),
             ", ".join(fam.aliases),
-            fam.summary,
+            fam.summary + (f" (from {fam.origin})" if fam.origin else ""),
         )
     console = Console()
     if not console.is_terminal:

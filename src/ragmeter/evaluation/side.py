@@ -53,17 +53,23 @@ def with_side_inputs(
     the evaluated depth) and every judgment of the evaluated queries: a doc without one is an
     error naming it. A family needing ``utilities`` gets the utility of each retrieved item
     (NaN where the utilities have none: the family decides whether that is an error, see
-    :mod:`ragmeter.metrics.udcg`).
+    :mod:`ragmeter.metrics.udcg`). A family that ``reads_run`` (a measure defined through
+    :func:`ragmeter.define_measure`) gets the retrieved doc ids and their scores.
     """
     side: dict[str, Any] = dict(aligned.side)
     needs_lengths = any("lengths" in m.needs for m in measures)
     needs_utilities = any("utilities" in m.needs for m in measures)
-    if not (needs_lengths and lengths is not None) and not (
-        needs_utilities and utilities is not None
+    reads_run = any(m.spec.reads_run for m in measures)
+    if (
+        not (needs_lengths and lengths is not None)
+        and not (needs_utilities and utilities is not None)
+        and not reads_run
     ):
         return aligned
     item_docs = run.doc_ids.take(_accel.indices(aligned.run_rows))
     side["item_doc_ids"] = item_docs
+    if reads_run:
+        side["item_scores"] = run.scores[aligned.run_rows]
     if needs_lengths and lengths is not None:
         item_tokens = lengths.lookup(item_docs)
         _check_lengths(aligned, item_tokens, item_docs, "retrieved", lengths.source)
