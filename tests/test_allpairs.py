@@ -414,3 +414,42 @@ def test_cli_all_pairs_and_groups_on_the_example_runs(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--all-pairs" in bad.stderr
     bad = _cli("compare", *runs, *qrels, "--group", "oops", cwd=tmp_path)
     assert bad.returncode == 2 and "NAME=RUN" in bad.stderr
+
+
+def test_cli_groups_by_a_naming_rule(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copy(EXAMPLES / "run_dense.txt", tmp_path / "dense_seed1.txt")
+    fused = _cli(
+        "fuse", str(EXAMPLES / "run_bm25.txt"), str(EXAMPLES / "run_dense.txt"),
+        "--method", "wsum", "--weights", "0.2,0.8", "-o", "dense_seed2.txt", cwd=tmp_path,
+    )  # fmt: skip
+    assert fused.returncode == 0, fused.stderr
+    done = _cli(
+        "compare", str(EXAMPLES / "run_bm25.txt"), "dense_seed1.txt", "dense_seed2.txt",
+        "--qrels", str(EXAMPLES / "qrels.txt"), "-m", "ndcg@10", "--group-by", r"(.*)_seed\d+",
+        "--all-pairs", "-f", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["runs"] == ["run_bm25.txt", "dense"]
+    assert out["groups"][0]["seeds"] == ["dense_seed1.txt", "dense_seed2.txt"]
+    qrels = ("--qrels", str(EXAMPLES / "qrels.txt"))
+    bad = _cli(
+        "compare", "dense_seed1.txt", "dense_seed2.txt", *qrels, "--group-by", "(", cwd=tmp_path
+    )
+    assert bad.returncode == 2 and "regular expression" in bad.stderr
+
+
+def test_the_report_shows_all_pairs_for_three_runs() -> None:
+    pytest.importorskip("matplotlib")
+    from ragmeter.analysis.report import build_report
+    from ragmeter.report.html import render_report
+
+    x = data(seed=12, n=15, k=3)
+    model = build_report(evaluation(x, ["bm25", "dense", "rrf"]), bootstrap=200, permutations=500)
+    assert model.all_pairs is not None and model.all_pairs.runs == ("bm25", "dense", "rrf")
+    page = render_report(model)
+    assert 'id="all-pairs"' in page and '<table class="allpairs">' in page
+    two = build_report(evaluation(x[:, :2]), bootstrap=200, permutations=500)
+    assert two.all_pairs is None

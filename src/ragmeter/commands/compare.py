@@ -73,6 +73,14 @@ GroupOption = Annotated[
         "Repeat for several groups.",
     ),
 ]
+GroupBy = Annotated[
+    str | None,
+    typer.Option(
+        "--group-by",
+        help="A regular expression on the run names: the runs it matches form groups (as "
+        "--group) named by its first capture group, e.g. '(.*)_seed\\d+'.",
+    ),
+]
 TieTolerance = Annotated[
     float,
     typer.Option(
@@ -124,6 +132,7 @@ def compare_command(
     ] = None,
     all_pairs: AllPairsOption = False,
     group: GroupOption = None,
+    group_by: GroupBy = None,
     tie_tolerance: TieTolerance = 0.0,
     test: PairedTest = TestChoice.randomization,
     correction: CompareCorrection = CompareCorrectionChoice.holm,
@@ -185,6 +194,7 @@ def compare_command(
         ),
         all_pairs=all_pairs,
         groups=groups,
+        group_by=group_by,
     )
     try:
         outcome = compare_files(request)

@@ -225,7 +225,7 @@ def seeds_html(seeds: Sequence[SeedSummary]) -> str:
         '<table class="seeds"><caption>across seeds</caption>'
         f"<thead><tr><th>group</th><th>seeds</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>\n"
-        f'<p class="legend">{html.escape(seeds_legend(seeds))}</p>\n'
+        f'<p class="note">{html.escape(seeds_legend(seeds))}</p>\n'
     )
 
 
@@ -392,7 +392,7 @@ def html_table(t: AllPairs) -> str:
         '<table class="allpairs">'
         f"<thead><tr><th></th><th>run</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>\n"
-        f'<p class="legend">{html.escape(describe(t))}. {html.escape(legend(t))}</p>\n'
+        f'<p class="note">{html.escape(describe(t))}. {html.escape(legend(t))}</p>\n'
     )
 
 
@@ -401,7 +401,7 @@ def to_html(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
     style = (
         "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
         "th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left}"
-        "td.num{text-align:right;font-variant-numeric:tabular-nums}.legend{color:#555}"
+        "td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#555}"
     )
     body = html_table(t) + (seeds_html(seeds) if seeds else "")
     return (

@@ -57,7 +57,9 @@ class CompareRequest:
     samples files with their own judgments), measures and the baseline (path, file name or
     run name; ``None``: the first run). ``all_pairs``: compare every run with every other
     instead; ``groups``: group name → its runs (path, file name or run name), the seeds or
-    folds of one system, summarised across seeds and compared as one system."""
+    folds of one system, summarised across seeds and compared as one system; ``group_by``: a
+    regular expression that groups the runs whose names it matches by its first capture group
+    (``(.*)_seed\\d+`` puts ``dense_seed1.txt`` and ``dense_seed2.txt`` in group ``dense``)."""
 
     runs: Sequence[Path]
     qrels: Path | None = None
@@ -67,6 +69,7 @@ class CompareRequest:
     compare: CompareSettings = field(default_factory=CompareSettings)
     all_pairs: bool = False
     groups: Mapping[str, Sequence[str]] | None = None
+    group_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,26 @@ def group_names(
     return out
 
 
+def groups_by_pattern(pattern: str, names: Sequence[str]) -> dict[str, list[str]]:
+    """The runs whose name ``pattern`` matches (``re.search``), grouped by its first capture
+    group (the whole match if it has none), in the runs' order."""
+    import re
+
+    try:
+        rule = re.compile(pattern)
+    except re.error as exc:
+        raise RagmeterError(f"--group-by {pattern!r} is not a regular expression: {exc}") from None
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        match = rule.search(name)
+        if match is not None:
+            key = match.group(1) if rule.groups else match.group(0)
+            groups.setdefault(key or name, []).append(name)
+    if not groups:
+        raise RagmeterError(f"--group-by {pattern!r} matches none of the runs ({', '.join(names)})")
+    return groups
+
+
 def _grouped(
     request: CompareRequest, result: Evaluation, runs: list[Run], paths: list[Path]
 ) -> tuple[Evaluation, tuple[SeedSummary, ...], str]:
@@ -120,6 +143,11 @@ def _grouped(
     from ragmeter.stats.seeds import seed_summaries
 
     groups = group_names(request.groups or {}, runs, paths)
+    if request.group_by is not None:
+        for group, members in groups_by_pattern(request.group_by, [r.name for r in runs]).items():
+            if group in groups:
+                raise RagmeterError(f"--group-by makes group {group!r}, also given by --group")
+            groups[group] = members
     if request.baseline is not None and request.baseline in groups:
         base = request.baseline
     else:
@@ -177,7 +205,7 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         comparison = compare(compared, baseline=base, **request.compare.options())
         table = None
         parameters |= {"baseline": comparison.baseline, **request.compare.options()}
-    if request.groups:
-        parameters["groups"] = {g: list(m) for g, m in request.groups.items()}
+    if seeds:
+        parameters["groups"] = {s.group: list(s.seeds) for s in seeds}
     parameters["inputs"] = input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool)
     return CompareOutcome(result, comparison, parameters, table, seeds)
