@@ -363,8 +363,8 @@ def all_pairs(
         ...     "bad": ragmeter.Run.from_lists({f"q{i}": ["x"] * 1 for i in range(8)}),
         ... }
         >>> table = all_pairs(ragmeter.evaluate(runs, qrels, ["mrr"]), test="t")
-        >>> [table.superscript(r, "mrr") for r in table.runs]
-        ['bc', 'c', '']
+        >>> tuple(table.superscript(r, "mrr") for r in table.runs)
+        ('bc', 'c', '')
     """
     if correction not in PAIRS_CORRECTIONS:
         raise ValueError(
