@@ -410,6 +410,14 @@ def test_cli_all_pairs_and_groups_on_the_example_runs(tmp_path: Path) -> None:
     assert out["runs"] == ["run_bm25.txt", "hybrid"]
     assert out["groups"][0]["seeds"] == ["run_dense.txt", "rrf.txt"]
     assert {"wins", "ties", "losses"} <= set(out["differences"][0])
+    tied = _cli("compare", *runs, *qrels, "--tie-tolerance", "0.05", "-f", "csv", cwd=tmp_path)
+    assert tied.returncode == 0, tied.stderr
+    header, *rows = tied.stdout.splitlines()
+    dense = dict(zip(header.split(","), rows[-1].split(","), strict=True))
+    assert dense["run"] == "run_dense.txt"
+    assert int(dense["wins"]) + int(dense["ties"]) + int(dense["losses"]) == 12
+    bad = _cli("compare", *runs, *qrels, "-f", "html", cwd=tmp_path)
+    assert bad.returncode == 2 and "--all-pairs" in bad.stderr
     bad = _cli("compare", *runs, *qrels, "--correction", "tukey", cwd=tmp_path)
     assert bad.returncode == 2 and "--all-pairs" in bad.stderr
     bad = _cli("compare", *runs, *qrels, "--group", "oops", cwd=tmp_path)

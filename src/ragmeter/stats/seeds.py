@@ -151,7 +151,9 @@ def seed_summaries(
     chosen = list(measures) if measures is not None else [str(m) for m in evaluation.measures]
     out = []
     for group, members in groups.items():
+        first = evaluation[members[0]]
         for measure in chosen:
+            label = str(first.measures[first._index(measure)])  # the evaluated measure's name
             means = []
             for run in members:
                 agg = evaluation[run].aggregate(measure)
@@ -160,9 +162,7 @@ def seed_summaries(
             out.append(
                 SeedSummary(
                     group=group,
-                    measure=str(
-                        evaluation[members[0]].measures[evaluation[members[0]]._index(measure)]
-                    ),
+                    measure=label,
                     seeds=tuple(members),
                     seed_means=tuple(means),
                     mean=mean,
