@@ -303,6 +303,9 @@ def test_compare_counts_wins_ties_losses_against_the_baseline() -> None:
     d1, d2 = c.difference("r1", "ndcg@10"), c.difference("r2", "ndcg@10")
     assert (d1.wins, d1.ties, d1.losses) == (2, 1, 1)  # +0.1, 0, −0.2, (NA), +0.2
     assert (d2.wins, d2.ties, d2.losses) == (1, 2, 2)  # 0, −0.1, +0.01, 0, −0.1
+    pairs = all_pairs(evaluation(x), test="t", tie_tolerance=0.0)
+    p = pairs.pair("r0", "r1", "ndcg@10")  # r0 against r1: −0.1, 0, +0.2, (NA), −0.2
+    assert (p.wins, p.ties, p.losses) == (1, 1, 2)
     loose = compare(evaluation(x), bootstrap=200, permutations=100, tie_tolerance=0.05)
     d2 = loose.difference("r2", "ndcg@10")
     assert (d2.wins, d2.ties, d2.losses) == (0, 3, 2)

@@ -260,6 +260,9 @@ CSV_COLUMNS = (
     "n",
     "significant",
     "better",
+    "wins",
+    "ties",
+    "losses",
 )
 
 
@@ -293,6 +296,9 @@ def to_csv(t: AllPairs) -> str:
             p.n,
             p.significant,
             p.better or "",
+            p.wins,
+            p.ties,
+            p.losses,
         ]
         writer.writerow([_csv_value(v) for v in row])
     return buf.getvalue()

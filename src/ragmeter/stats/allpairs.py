@@ -34,7 +34,7 @@ import numpy as np
 from ragmeter.core import sums
 from ragmeter.measures import Measure
 from ragmeter.stats._common import FloatArray
-from ragmeter.stats.comparison import _check_options, _clean, _table, direction
+from ragmeter.stats.comparison import _check_options, _clean, _table, direction, win_tie_loss
 from ragmeter.stats.correction import adjust
 from ragmeter.stats.paired import (
     PairedTest,
@@ -96,6 +96,9 @@ class Pair:
             p as it is).
         n: queries tested (both runs defined; with Tukey, every run defined).
         significant: p_adjusted ≤ alpha; better: the significantly better run, else ``None``.
+        wins, ties, losses: queries (both runs defined) where ``run`` beats ``other``, ties
+            (|difference| ≤ the tie tolerance) or loses, by the measure's sense
+            (:func:`~ragmeter.stats.comparison.win_tie_loss`).
     """
 
     run: str
@@ -109,6 +112,9 @@ class Pair:
     n: int
     significant: bool
     better: str | None
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +129,9 @@ class Pair:
             "n": self.n,
             "significant": self.significant,
             "better": self.better,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
         }
 
 
@@ -145,6 +154,7 @@ class AllPairs:
     seed: int | None
     directions: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    tie_tolerance: float = 0.0
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -194,6 +204,7 @@ class AllPairs:
                 "alpha": self.alpha,
                 "permutations": self.permutations,
                 "seed": self.seed,
+                "tie_tolerance": self.tie_tolerance,
                 **({"tukey": REPEATED_MEASURES} if self.correction == "tukey" else {}),
             },
             "means": [
@@ -308,6 +319,10 @@ def _measure_pairs(
         significant = bool(not math.isnan(p_adj) and p_adj <= alpha and t.direction != 0)
         favour = t.direction * (sense if sense else 1)
         better = (names[a] if favour > 0 else names[b]) if significant else None
+        both = ~np.isnan(values[:, a]) & ~np.isnan(values[:, b])
+        wins, ties, losses = win_tie_loss(
+            values[both, a], values[both, b], tolerance=options["tie_tolerance"], sense=sense
+        )
         method = (
             t.method
             if correction == "tukey"
@@ -326,6 +341,9 @@ def _measure_pairs(
                 n=int(masks[c].sum()),
                 significant=significant,
                 better=better,
+                wins=wins,
+                ties=ties,
+                losses=losses,
             )
         )
     return pairs
@@ -340,6 +358,7 @@ def all_pairs(
     alpha: float = 0.05,
     permutations: int = 10_000,
     seed: int | None = 0,
+    tie_tolerance: float = 0.0,
 ) -> AllPairs:
     """Compare every run of ``evaluation`` with every other (see the module docs).
 
@@ -352,6 +371,8 @@ def all_pairs(
         alpha: significance level of the adjusted p-values.
         permutations: random sign vectors of the randomization test.
         seed: seed of the randomization test's draws.
+        tie_tolerance: |difference| ≤ this on a query is a tie in each pair's win/tie/loss
+            counts (default 0: equal values).
 
     Example:
         >>> import ragmeter
@@ -371,6 +392,8 @@ def all_pairs(
             f"correction must be one of {', '.join(PAIRS_CORRECTIONS)}, got {correction!r}"
         )
     _check_options(test, "holm" if correction == "tukey" else correction, alpha)
+    if not tie_tolerance >= 0:
+        raise ValueError(f"tie_tolerance must be ≥ 0, got {tie_tolerance}")
     table = _table(evaluation, 0, measures)
     names = [r.name for r in table.runs]
     options = {
@@ -379,6 +402,7 @@ def all_pairs(
         "alpha": alpha,
         "permutations": permutations,
         "seed": seed,
+        "tie_tolerance": tie_tolerance,
     }
     directions = tuple(direction(m) for m in table.measures)
     means: list[RunMean] = []
@@ -404,4 +428,5 @@ def all_pairs(
         seed=seed,
         directions=directions,
         warnings=tuple(evaluation.warnings),
+        tie_tolerance=tie_tolerance,
     )

@@ -47,7 +47,7 @@ class CompareSettings:
 
     def pairs_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ragmeter.stats.all_pairs`."""
-        keep = ("test", "correction", "alpha", "permutations", "seed")
+        keep = ("test", "correction", "alpha", "permutations", "seed", "tie_tolerance")
         return {k: v for k, v in asdict(self).items() if k in keep}
 
 
