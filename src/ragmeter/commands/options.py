@@ -41,6 +41,16 @@ class CorrectionChoice(StrEnum):
     none = "none"
 
 
+class CompareCorrectionChoice(StrEnum):
+    """The correction for multiple comparisons of ``compare`` (tukey: all pairs only)."""
+
+    holm = "holm"
+    bonferroni = "bonferroni"
+    bh = "bh"
+    none = "none"
+    tukey = "tukey"
+
+
 PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
 Correction = Annotated[
     CorrectionChoice,
@@ -220,12 +230,13 @@ def evaluation_settings(
 def compare_settings(
     *,
     test: TestChoice,
-    correction: CorrectionChoice,
+    correction: CorrectionChoice | CompareCorrectionChoice,
     permutations: int,
     bootstrap: int,
     seed: int,
     alpha: float = 0.05,
     confidence: float = 0.95,
+    tie_tolerance: float = 0.0,
 ) -> CompareSettings:
     """The paired-test settings of ``compare``, ``history compare`` and ``report``."""
     from ragmeter.workflows.compare import CompareSettings
@@ -238,6 +249,7 @@ def compare_settings(
         permutations=permutations,
         bootstrap=bootstrap,
         seed=seed,
+        tie_tolerance=tie_tolerance,
     )
 
 
