@@ -65,6 +65,7 @@ METRIC_PAGES: dict[str, str] = {
     "setwise": "Set-based measures (the prompt set)",
     "udcg": "UDCG",
     "coverage": "Coverage (CRUX)",
+    "nuggets": "Nuggets and citation support (TREC RAG)",
     "answer_text": "Answer text measures",
     "interop": "ir_measures' measures",
     "cwl": "C/W/L measures",
