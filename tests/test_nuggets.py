@@ -468,3 +468,62 @@ def test_read_citation_support(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="expected one of") as info:
         read_citation_support(bad)
     assert (info.value.line, info.value.field) == (1, "citations[0].support")
+
+
+# -- the example collection and the command line ------------------------------------------------
+
+
+def test_example_nuggets_by_hand() -> None:
+    from ragmeter.data import example_path
+
+    nuggets = read_nuggets(example_path("nuggets.jsonl"))
+    assert sorted(nuggets.by_query) == ["q01", "q02", "q03", "q06"]
+    assignments = read_assignments(example_path("nugget_assignments.jsonl"), nuggets)
+    run = read_run(example_path("rag_answers.jsonl"))
+    assert run.name == "vellmar-rag"
+    result = evaluate(
+        run,
+        None,
+        ["nugget_strict_vital", "nugget_all", "nugget_coverage@5"],
+        nuggets=nuggets,
+        nugget_assignments=assignments,
+    ).run
+    q03 = list(result.query_ids).index("q03")
+    # q03's answer: under 19 S, price N, students S (vital) · zones N, semester P, under 6 N
+    # strict_vital = 2/3; all = (1 + 0 + 1 + 0 + .5 + 0)/6; its top 5 (p148 p093 p163 p116
+    # p126) support 1, 2, 3, 4, 5 (p093, p163, p163, p163, p126) and 6 (p093) → 1
+    assert result.values[q03].tolist() == pytest.approx([2 / 3, 2.5 / 6, 1.0])
+
+
+def test_evaluate_command_with_nuggets() -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.data import example_path
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(example_path("rag_answers.jsonl")),
+            "--nuggets",
+            str(example_path("nuggets.jsonl")),
+            "--assignments",
+            str(example_path("nugget_assignments.jsonl")),
+            "--citation-support",
+            str(example_path("citation_support.jsonl")),
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["runs"]
+    # per query (hand): strict_vital 1, 1, 2/3, 1; citation_recall 0, 1, 2/3, 1/2
+    assert row["metrics"]["nugget_strict_vital"]["mean"] == pytest.approx((3 + 2 / 3) / 4)
+    assert row["metrics"]["citation_recall"]["mean"] == pytest.approx((0 + 1 + 2 / 3 + 0.5) / 4)
+    bad = CliRunner().invoke(
+        app,
+        ["evaluate", str(example_path("rag_answers.jsonl")), "--assignments", "x.jsonl"],
+    )
+    assert bad.exit_code == 2
+    assert "--nuggets" in bad.output
