@@ -190,6 +190,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.history",
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",
+    "ragmeter.commands.judge_nuggets",
     "ragmeter.commands.agreement",
     "ragmeter.commands.report",
     "ragmeter.commands.check",

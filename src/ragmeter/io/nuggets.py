@@ -169,6 +169,23 @@ def _nugget(item: Any, position: int, source: str, line: int | None, where: str)
     return Nugget(nid, text, importance)
 
 
+def read_nugget_texts(path: PathLike) -> dict[str, list[str]]:
+    """Nugget texts per query, importance not needed (what ``ragmeter judge nuggets create``
+    writes): nuggetizer-style lines whose ``nuggets`` are objects with a ``text`` or strings."""
+    records, source = _records(path)
+    out: dict[str, list[str]] = {}
+    for record, line in records:
+        q = _text(record, QUERY_FIELDS, source, line)
+        if q in out:
+            raise InputError(f"query '{q}' listed twice", source=source, line=line)
+        texts = []
+        for i, item in enumerate(_list(record, "nuggets", source, line)):
+            value = item.get("text") if isinstance(item, dict) else item
+            texts.append(_string(value, source, line, f"nuggets[{i}].text"))
+        out[q] = texts
+    return out
+
+
 # -- assignments -----------------------------------------------------------------------------
 
 
@@ -399,6 +416,7 @@ __all__ = [
     "rag_run",
     "read_assignments",
     "read_citation_support",
+    "read_nugget_texts",
     "read_nuggets",
     "read_rag_answers",
     "read_rag_run",
