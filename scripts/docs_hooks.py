@@ -44,6 +44,7 @@ README_PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "measures.md": ("Measures", ("Measures",)),
     "set-based.md": ("Set-based metrics", ("Set-based metrics for the prompt set",)),
     "coverage.md": ("Coverage (CRUX)", ("Coverage of the retrieval context",)),
+    "nuggets.md": ("Nuggets (TREC RAG)", ("Nuggets and citation support (TREC RAG)",)),
     "report.md": ("HTML report", ("HTML report",)),
     "answers.md": ("Answers", ("Answers",)),
     "judges.md": ("Judges", ("Judge with an LLM", "Judge with a local model")),
