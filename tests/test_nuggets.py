@@ -145,6 +145,17 @@ def test_assignments_are_matched_by_run_name() -> None:
         )
 
 
+def test_unnamed_assignments_serve_one_run_only() -> None:
+    # a file without run_id: the answers of the one run evaluated; with two runs, an error
+    nuggets = Nuggets.from_dict({"q1": [("a", "vital"), ("b", "vital")]})
+    unnamed = NuggetAssignments({("", "q1"): {"1": S, "2": N}})
+    runs = [Run.from_lists({"q1": ["d"]}, name=n) for n in ("r1", "r2")]
+    one = evaluate(runs[0], None, ["nugget_vital"], nuggets=nuggets, nugget_assignments=unnamed)
+    assert one.run.means()["nugget_vital"] == 0.5
+    with pytest.raises(InputError, match="name no run_id"):
+        evaluate(runs, None, ["nugget_vital"], nuggets=nuggets, nugget_assignments=unnamed)
+
+
 def test_missing_inputs_are_named() -> None:
     run = Run.from_lists({"q1": ["d"]}, name="r")
     with pytest.raises(MissingInputError, match="--assignments"):

@@ -251,6 +251,27 @@ def _answer_codes(
     return np.array([given[n.id] for n in nuggets], dtype=np.int8)
 
 
+def check_run_names(
+    n_runs: int,
+    assignments: NuggetAssignments | None,
+    citations: CitationSupport | None,
+) -> None:
+    """A file that names no run holds the answers of one run: evaluating several runs with it
+    would give each the same answers' labels, so it is an error."""
+    if n_runs < 2:
+        return
+    for given, what in ((assignments, "nugget assignments"), (citations, "citation support")):
+        if given is None:
+            continue
+        keys = given.answers
+        if keys and {r for r, _ in keys} == {""}:
+            raise InputError(
+                f"the {what} name no run_id, so they are one run's; {n_runs} runs are "
+                "evaluated: give each line its run_id (the run's name)",
+                source=given.source,
+            )
+
+
 def nugget_view(
     run_name: str,
     query_ids: Sequence[str],
@@ -359,6 +380,7 @@ __all__ = [
     "SentenceSupport",
     "check_importance",
     "check_label",
+    "check_run_names",
     "nugget_view",
     "query_qrels",
     "split_items",
