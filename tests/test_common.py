@@ -26,6 +26,7 @@ import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
 from ragmeter.core.judgments import Answers, Corpus, Judgments
+from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets, SentenceSupport
 from ragmeter.errors import MissingInputError
 from ragmeter.evaluation import EvalInputs, evaluate_samples, prepare, sweep
 from ragmeter.io.answers import AnswerSample
@@ -86,7 +87,7 @@ def _scaled(family: Family) -> dict[str, Any]:
 
 
 #: the side inputs this file can build, by the name a family's ``needs`` uses
-BUILT = {"qrels", "judgments", "corpus", "answers", "utilities"}
+BUILT = {"qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations"}
 #: per-sample families score answer samples, not runs: checked by the test_sample_* below
 SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
 RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
@@ -123,7 +124,50 @@ def _side_inputs(
         out["utilities"] = Utilities.from_dict(
             {q: {d: rng.random() for d in docs} for q, docs in run.items()}
         )
+    if needs & {"nuggets", "citations"}:
+        out.update(_nugget_inputs(run, qrels, rng))
     return out
+
+
+def _nugget_inputs(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], rng: Any
+) -> dict[str, Any]:
+    """Random nuggets (some queries none, some without vital ones), assignments of the answers
+    of the run called "run" (some queries unassessed) and of its passages, citation support."""
+    queries = sorted(set(qrels) | set(run))
+    nuggets = Nuggets.from_dict(
+        {
+            q: [(f"n{i}", rng.choice(["vital", "okay"])) for i in range(rng.randint(1, 4))]
+            for q in queries
+            if rng.random() < 0.8
+        }
+    )
+    answers = {
+        ("run", q): {n.id: rng.randint(0, 2) for n in own}
+        for q, own in nuggets.by_query.items()
+        if rng.random() < 0.8
+    }
+    passages = {
+        (q, d): {n.id: rng.randint(0, 2) for n in nuggets.by_query[q]}
+        for q, docs in run.items()
+        if q in nuggets.by_query
+        for d in docs
+        if rng.random() < 0.7
+    }
+    sentences = {}
+    for q in queries:
+        if rng.random() < 0.8:
+            sentences[("run", q)] = tuple(
+                SentenceSupport(
+                    tuple(f"d{j}" for j in range(w)), tuple(rng.randint(0, 2) for _ in range(w))
+                )
+                for w in [rng.randint(0, 3) for _ in range(rng.randint(0, 3))]
+            )
+    return {
+        "nuggets": nuggets,
+        "nugget_assignments": NuggetAssignments(answers, passages),
+        "citation_support": CitationSupport(sentences),
+    }
 
 
 def _measures(family: Family) -> list[Measure]:

@@ -196,6 +196,30 @@ UdcgModel = Annotated[
     str | None,
     typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
 ]
+NuggetsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--nuggets",
+        help="Nuggets per query (JSONL, as nuggetizer writes them or one per line), for the "
+        "nugget measures (nugget_vital, nugget_strict_vital, …).",
+    ),
+]
+AssignmentFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--assignments",
+        help="Nugget assignments (JSONL) to the runs' answers (matched by run name) or to "
+        "retrieved passages (lines with a docid, for nugget_coverage@K); repeatable.",
+    ),
+]
+CitationSupportFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--citation-support",
+        help="Support of each answer sentence by its citations (JSONL), for "
+        "citation_precision and citation_recall.",
+    ),
+]
 CurvesFile = Annotated[
     Path | None,
     typer.Option("--curves", help="With a --k sweep: write the curves here (.json or .csv)."),

@@ -22,6 +22,7 @@ from ragmeter.measures import Measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -96,6 +97,9 @@ def evaluate(
     token_counter: TokenCounter | None = None,
     passage_lengths: PassageLengths | None = None,
     utilities: Utilities | None = None,
+    nuggets: Nuggets | None = None,
+    nugget_assignments: NuggetAssignments | None = None,
+    citation_support: CitationSupport | None = None,
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
 
@@ -131,6 +135,14 @@ def evaluate(
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
+        nuggets: the nuggets of each query, for the nugget measures (``nugget_vital``…);
+            without ``qrels`` (and judgments) the evaluated queries are those with nuggets
+            (else, with ``citation_support`` alone, those with judged answers).
+        nugget_assignments: assignments of the nuggets to each run's answers (matched by the
+            run's name) and to retrieved passages (``nugget_coverage@K``); see
+            :mod:`ragmeter.metrics.nuggets`.
+        citation_support: support of each answer sentence by its citations
+            (``citation_precision``, ``citation_recall``).
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate
@@ -146,6 +158,10 @@ def evaluate(
             "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
         )
         qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
+    if qrels is None and nuggets is not None:
+        qrels = nuggets.query_qrels()
+    elif qrels is None and citation_support is not None:
+        qrels = citation_support.query_qrels()
     if qrels is None:
         raise MissingInputError("these measures need qrels")
     inputs = EvalInputs(
@@ -165,6 +181,9 @@ def evaluate(
         token_counter=token_counter,
         passage_lengths=passage_lengths,
         utilities=utilities,
+        nuggets=nuggets,
+        nugget_assignments=nugget_assignments,
+        citation_support=citation_support,
     )
     return evaluate_inputs(run_list, inputs, measures)
 
@@ -184,6 +203,10 @@ def evaluate_inputs(
     if inputs.pool is not None:
         warnings.extend(inputs.pool.warnings)
     answers_of = _answers_per_run(inputs.answers, len(runs))
+    if any({"nuggets", "citations"} & set(m.needs) for m in measure_list):
+        from ragmeter.core.nuggets import check_run_names
+
+        check_run_names(len(runs), inputs.nugget_assignments, inputs.citation_support)
     results: list[RunResult] = []
     for run, answers in zip(runs, answers_of, strict=True):
         own = inputs if answers is inputs.answers else replace(inputs, answers=answers)
@@ -271,6 +294,9 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         measures,
         lengths=inputs.passage_lengths,
         utilities=inputs.utilities,
+        nuggets=inputs.nuggets,
+        nugget_assignments=inputs.nugget_assignments,
+        citation_support=inputs.citation_support,
     )
     return Prepared(aligned, tuple(warnings), outside, selection)
 

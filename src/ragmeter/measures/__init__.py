@@ -111,7 +111,8 @@ class Family:
 
     ``compute(aligned, measure)`` returns one float per evaluated query, NaN where the value
     is undefined (NA). ``needs`` names the inputs the family requires besides the run
-    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``; ``lengths`` comes with
+    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``, ``nuggets``,
+    ``citations``; ``lengths`` comes with
     a token budget, see :attr:`Measure.needs`): the evaluation joins exactly those onto the
     alignment, and nothing else.
 
