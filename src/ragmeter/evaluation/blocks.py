@@ -99,7 +99,7 @@ def block_support(inputs: EvalInputs) -> str | None:
 _INDEX: dict[int, tuple[Qrels, dict[str, int]]] = {}
 
 
-def _qrels_index(qrels: Qrels) -> dict[str, int]:
+def qrels_index(qrels: Qrels) -> dict[str, int]:
     """``{query id: position}`` of ``qrels``, kept for the last qrels asked (one per process:
     every block of an evaluation uses the same qrels)."""
     held = _INDEX.get(0)
@@ -162,7 +162,7 @@ def evaluate_block(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) ->
     reason = block_support(inputs)
     if reason is not None:
         raise ValueError(f"cannot evaluate in blocks: {reason}")
-    index = _qrels_index(inputs.qrels)
+    index = qrels_index(inputs.qrels)
     qids = run.query_ids.tolist()
     pos = np.fromiter((index.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
     judged = pos >= 0
