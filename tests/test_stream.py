@@ -10,6 +10,7 @@ not grouped by query is refused with the line where a query comes back.
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
 from pathlib import Path
 
@@ -152,7 +153,7 @@ def test_ranges_cut_at_query_starts(tmp_path: Path, workers: int) -> None:
     for block in (1, 17, 100, 1 << 20):
         ranges = _ranges(run_path, len(data), block, workers)
         assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
-        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
         for start, _end in ranges[1:]:
             before = [first_field(x) for x in data[:start].split(b"\n")]
             before = [q for q in before if q is not None]
@@ -296,3 +297,79 @@ def test_a_run_object_in_the_list_keeps_its_name(tmp_path: Path) -> None:
         [run, run_path], EvalInputs(qrels=qrels), ["map"], names=[None, "other"]
     )
     assert [r.name for r in done.runs] == ["mine", "other"]
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_cli_evaluate_streams_a_run_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    import json
+
+    monkeypatch.setenv(WORKERS_ENV, workers)
+    monkeypatch.setattr("ragmeter.evaluation.stream.BLOCK_BYTES", 100)  # several ranges
+    run_path, qrels_path = _files(22, tmp_path)
+    qrels = read_trec_qrels(qrels_path)
+    measures = ["ndcg@10", "map", "P@3", "recall@5"]
+    flags = [a for m in measures for a in ("-m", m)]
+    code, out, err = _cli(
+        "evaluate", str(run_path), "--qrels", str(qrels_path), *flags, "-f", "json", "--per-query"
+    )
+    assert code == 0, err
+    whole = ragmeter.evaluate(read_trec_run(run_path), qrels, measures)
+    assert json.loads(out) == json.loads(json.dumps(whole.to_dict(per_query=True)))
+    code, out, err = _cli(
+        "evaluate", str(run_path), "--qrels", str(qrels_path), "-m", "ndcg", "--k", "1:4",
+        "-f", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    curve = sweep_evaluation(ragmeter.evaluate(read_trec_run(run_path), qrels, ["ndcg"]), "1:4")
+    assert json.loads(out) == json.loads(json.dumps(curve.evaluation.to_dict()))
+
+
+def test_cli_evaluate_refuses_an_ungrouped_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ragmeter.evaluation.stream.BLOCK_BYTES", 64)
+    path = _ungrouped(tmp_path)
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    code, _, err = _cli("evaluate", str(path), "--qrels", str(qrels_path), "-m", "map")
+    assert code != 0
+    assert "line 44" in err and "sort -s -k1,1" in err
+
+
+def test_cli_compare_streams_and_names_runs_as_before(tmp_path: Path) -> None:
+    import json
+
+    pytest.importorskip("scipy")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    run_a, qrels_path = _files(3, tmp_path / "a")
+    run_b, _ = _files(4, tmp_path / "b")
+    same_name = tmp_path / "b" / run_a.name  # two files called the same: named by path
+    same_name.write_bytes(run_b.read_bytes())
+    qrels = read_trec_qrels(qrels_path)
+    code, out, err = _cli(
+        "compare", str(run_a), str(same_name), "--qrels", str(qrels_path), "-m", "ndcg@10",
+        "-m", "P@3", "--baseline", str(same_name), "-f", "json",
+        "--bootstrap", "200", "--permutations", "200",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["baseline"] == str(same_name)
+    runs = {str(run_a): read_trec_run(run_a), str(same_name): read_trec_run(same_name)}
+    whole = ragmeter.evaluate(runs, qrels, ["ndcg@10", "P@3"])
+    text = json.dumps(doc)
+    for result in whole.runs:
+        assert result.name in text
+        for value in result.means().values():
+            assert value is not None and (repr(value) in text or repr(round(value, 6)) in text)

@@ -55,7 +55,7 @@ def evaluate(
     | RunPath
     | Iterable[Run]
     | Sequence[RunLike | RunPath | Iterable[Run]]
-    | Mapping[str, RunLike],
+    | Mapping[str, RunLike | RunPath | Iterable[Run]],
     qrels: QrelsLike | None,
     measures: Iterable[str | Measure] | str,
     *,
@@ -80,11 +80,11 @@ def evaluate(
 
     Args:
         runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a list of them, or
-            ``{name: Run}``; or a run file's path, or an iterator of blocks of one run (each
-            a :class:`Run` of whole queries), or a list mixing them. A TREC run file is
-            evaluated in blocks of queries, so that memory is bounded by the block, not the
-            file (it must be grouped by query; see :mod:`ragmeter.evaluation.stream`); a
-            file in another format is read whole.
+            ``{name: Run}``; or a run file's path (``{name: path}`` names it), or an iterator
+            of blocks of one run (each a :class:`Run` of whole queries), or a list mixing
+            them. A TREC run file is evaluated in blocks of queries, so that memory is
+            bounded by the block, not the file (it must be grouped by query; see
+            :mod:`ragmeter.evaluation.stream`); a file in another format is read whole.
         qrels: :class:`Qrels` or ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
         missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
@@ -152,9 +152,17 @@ def evaluate(
         utilities=utilities,
     )
     if streams(runs):
-        sources = runs if isinstance(runs, list | tuple) else [runs]
+        names: list[str | None] | None = None
+        if isinstance(runs, Mapping):
+            names, sources = [str(k) for k in runs], list(runs.values())
+        else:
+            sources = list(runs) if isinstance(runs, list | tuple) else [runs]
         return evaluate_run_files(
-            [_as_source(r, i) for i, r in enumerate(sources)], inputs, measures, workers=workers
+            [_as_source(r, i) for i, r in enumerate(sources)],
+            inputs,
+            measures,
+            names=names,
+            workers=workers,
         )
     return evaluate_inputs(_as_runs(runs), inputs, measures)  # type: ignore[arg-type]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeAlias
@@ -51,11 +51,13 @@ from ragmeter.evaluation.blocks import (
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
-from ragmeter.io.trec_blocks import BLOCK_BYTES, query_starts
+from ragmeter.io.trec_blocks import query_starts
 from ragmeter.measures import Measure
 
 #: the environment variable that sets the number of worker processes
 WORKERS_ENV = "RAGMETER_WORKERS"
+#: bytes of run file per block: about 0.9 M lines (9,000 queries × 100) of a typical run
+BLOCK_BYTES = 32 << 20
 #: a file smaller than this is evaluated in this process: forking would cost more than it saves
 PARALLEL_BYTES = 8 << 20
 
@@ -90,9 +92,11 @@ def is_blocks(obj: object) -> bool:
 
 def streams(runs: object) -> bool:
     """Whether :func:`ragmeter.evaluate` hands ``runs`` to :func:`evaluate_run_files`: a path,
-    an iterator of blocks, or a list holding one."""
+    an iterator of blocks, or a list or ``{name: run}`` mapping holding one."""
     if is_run_path(runs) or is_blocks(runs):
         return True
+    if isinstance(runs, Mapping):
+        return any(is_run_path(r) or is_blocks(r) for r in runs.values())
     return isinstance(runs, list | tuple) and any(is_run_path(r) or is_blocks(r) for r in runs)
 
 
@@ -103,7 +107,7 @@ def evaluate_run_files(
     *,
     names: Sequence[str | None] | None = None,
     workers: int | None = None,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int | None = None,
 ) -> Evaluation:
     """Evaluate ``runs`` (paths, :class:`Run` objects, iterators of blocks) with ``inputs``,
     streaming what can be streamed (see the module docstring).
@@ -116,7 +120,8 @@ def evaluate_run_files(
             first block's name).
         workers: processes that read and evaluate ranges of a plain TREC file (default
             :func:`default_workers`); 1 evaluates in this process.
-        block_bytes: bytes of run file per block.
+        block_bytes: bytes of run file per block (default :data:`BLOCK_BYTES`, 32 MiB:
+            about 0.9 M lines of a typical run).
     """
     single = is_run_path(runs) or is_blocks(runs) or isinstance(runs, Run)
     sources: list[RunSource] = [runs] if single else list(runs)  # type: ignore[list-item,arg-type]
@@ -131,6 +136,7 @@ def evaluate_run_files(
         whole = [_whole_run(s, n, reason) for s, n in zip(sources, given, strict=True)]
         return evaluate_inputs(whole, inputs, measure_list)
     n_workers = workers if workers is not None else default_workers()
+    block_bytes = block_bytes if block_bytes is not None else BLOCK_BYTES
     if n_workers < 1:
         raise ValueError(f"workers={n_workers}: expected at least 1")
     warnings = list(inputs.qrels.warnings)

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.errors import RagmeterError
 from ragmeter.metrics.defaults import DEFAULT_MEASURES
-from ragmeter.workflows.evaluate import EvaluationSettings, own_qrels, read_runs
+from ragmeter.workflows.evaluate import (
+    EvaluationSettings,
+    distinct_run_names,
+    own_qrels,
+    read_runs,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
@@ -61,14 +66,16 @@ class CompareOutcome:
     parameters: dict[str, Any]
 
 
-def baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> int:
-    """The run named by ``--baseline``: its path as given, its file name or its run name."""
+def baseline_index(baseline: str | None, runs: list[Run] | list[str], paths: list[Path]) -> int:
+    """The run named by ``--baseline``: its path as given, its file name or its run name
+    (``runs``: the runs or their names)."""
     if baseline is None:
         return 0
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        if baseline in (str(path), path.name, run.name):
+    names = [r if isinstance(r, str) else r.name for r in runs]
+    for i, (name, path) in enumerate(zip(names, paths, strict=True)):
+        if baseline in (str(path), path.name, name):
             return i
-    choices = ", ".join(r.name for r in runs)
+    choices = ", ".join(names)
     raise RagmeterError(f"--baseline {baseline!r} is none of the runs ({choices})")
 
 
@@ -85,11 +92,15 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     paths = list(request.runs)
     names = list(request.measures or DEFAULT_MEASURES)
     options = request.settings.options()
-    run_objs = read_runs(paths)
-    base = baseline_index(request.baseline, run_objs, paths)
     if request.qrels is not None:
-        result = evaluate(run_objs, read_qrels(request.qrels), names, **options)
+        # the paths go to the library (TREC run files are streamed), named as read_runs names
+        run_names = distinct_run_names([p.name for p in paths], paths)
+        base = baseline_index(request.baseline, run_names, paths)
+        runs = dict(zip(run_names, paths, strict=True))
+        result = evaluate(runs, read_qrels(request.qrels), names, **options)
     else:
+        run_objs = read_runs(paths)
+        base = baseline_index(request.baseline, run_objs, paths)
         result = Evaluation.concat(
             [
                 evaluate(r, own_qrels(p), names, **options)
