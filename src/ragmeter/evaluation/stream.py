@@ -56,8 +56,8 @@ from ragmeter.measures import Measure
 
 #: the environment variable that sets the number of worker processes
 WORKERS_ENV = "RAGMETER_WORKERS"
-#: bytes of run file per block: about 0.9 M lines (9,000 queries × 100) of a typical run
-BLOCK_BYTES = 32 << 20
+#: bytes of run file per block: about 0.45 M lines (4,500 queries × 100) of a typical run
+BLOCK_BYTES = 16 << 20
 #: a file smaller than this is evaluated in this process: forking would cost more than it saves
 PARALLEL_BYTES = 8 << 20
 
@@ -120,8 +120,8 @@ def evaluate_run_files(
             first block's name).
         workers: processes that read and evaluate ranges of a plain TREC file (default
             :func:`default_workers`); 1 evaluates in this process.
-        block_bytes: bytes of run file per block (default :data:`BLOCK_BYTES`, 32 MiB:
-            about 0.9 M lines of a typical run).
+        block_bytes: bytes of run file per block (default :data:`BLOCK_BYTES`, 16 MiB:
+            about 0.45 M lines of a typical run).
     """
     single = is_run_path(runs) or is_blocks(runs) or isinstance(runs, Run)
     sources: list[RunSource] = [runs] if single else list(runs)  # type: ignore[list-item,arg-type]
@@ -243,6 +243,8 @@ def _stream_plain(
     """A plain TREC run file evaluated range by range, in ``workers`` processes."""
     global _JOB
     size = path.stat().st_size
+    if size >= PARALLEL_BYTES:
+        import pyarrow.compute  # noqa: F401  (Arrow's take gathers a block's strings)
     ranges = _ranges(path, size, block_bytes, workers)
     job = _Job(str(path), name, inputs, tuple(measures))
     merger = BlockMerger(name, inputs, measures)
