@@ -11,7 +11,9 @@ for every process of the tree and reports:
 * ``tree RSS``: the peak of the sum of the tree's resident sets (pages shared by a parent
   and its forked children — the qrels, the interpreter — counted once per process);
 * ``tree PSS``: the peak of the sum of proportional set sizes (shared pages divided among
-  the processes sharing them: the tree's real footprint).
+  the processes sharing them: the tree's real footprint);
+* ``CPU s``: user + system time of the process and the children it reaped (``wait4``), which
+  a loaded machine inflates less than the wall time.
 
 Each tool runs once untimed (page cache warm), then ``--repeat`` times; the best wall time is
 kept, with the memory of that run. pytrec_eval (``tools.py pytrec_eval``) and ragmeter reading
@@ -20,9 +22,11 @@ the whole run (``ragmeter.evaluate(ragmeter.read_run(RUN), …)``) run beside it
 Usage::
 
     python benchmarks/stream_bench.py --data DIR --scales 10000 100000 1000000 \\
-        [--tools ragmeter ragmeter-1 ragmeter-whole pytrec_eval] [--repeat 3]
+        [--tools ragmeter ragmeter-1 ragmeter-api ragmeter-whole pytrec_eval] [--repeat 3]
 
-``ragmeter-1`` is the streamed CLI with ``RAGMETER_WORKERS=1`` (in-process). Data come from
+``ragmeter-1`` is the streamed CLI with ``RAGMETER_WORKERS=1`` (in-process);
+``ragmeter-api`` the library given the path (``ragmeter.evaluate(RUN, …)``, streamed, no CLI),
+``ragmeter-whole`` the library given the run read whole (the way before streaming). Data come from
 ``generate.py`` (``run-100k.txt``, ``qrels-100k.txt`` in ``--data``).
 """
 
@@ -50,6 +54,11 @@ WHOLE = (
     "e = ragmeter.evaluate(ragmeter.read_run(sys.argv[1]), ragmeter.read_qrels(sys.argv[2]), "
     "sys.argv[3:]); print(json.dumps(e.to_dict()))"
 )
+API = (
+    "import json, sys, ragmeter; "
+    "e = ragmeter.evaluate(sys.argv[1], ragmeter.read_qrels(sys.argv[2]), sys.argv[3:]); "
+    "print(json.dumps(e.to_dict()))"
+)
 
 
 @dataclass
@@ -58,7 +67,7 @@ class Sample:
     max_rss: float  # MiB, largest single process
     tree_rss: float  # MiB, peak sum over the tree
     tree_pss: float  # MiB, peak sum over the tree
-    children_maxrss: float  # MiB, ru_maxrss of the waited-for children of the top process
+    cpu: float  # user + system seconds of the process and its reaped children
     out: str
 
 
@@ -71,8 +80,9 @@ def command(tool: str, run: Path, qrels: Path) -> tuple[list[str], dict[str, str
         if tool == "ragmeter-1":
             env["RAGMETER_WORKERS"] = "1"
         return [*head, "evaluate", str(run), "--qrels", str(qrels), *metrics, "-f", "json"], env
-    if tool == "ragmeter-whole":
-        return [sys.executable, "-c", WHOLE, str(run), str(qrels), *MEASURES], env
+    if tool in ("ragmeter-whole", "ragmeter-api"):
+        code = WHOLE if tool == "ragmeter-whole" else API
+        return [sys.executable, "-c", code, str(run), str(qrels), *MEASURES], env
     return [sys.executable, str(HERE / "tools.py"), tool, str(run), str(qrels)], env
 
 
@@ -145,7 +155,7 @@ def run_once(cmd: list[str], env: dict[str, str]) -> Sample:
         max(peak["max"], usage.ru_maxrss) / 1024,
         peak["rss"] / 1024,
         peak["pss"] / 1024,
-        0.0,  # filled by the caller where it can be known
+        usage.ru_utime + usage.ru_stime,
         b"".join(out_chunks).decode(),
     )
 
@@ -171,8 +181,8 @@ def main() -> None:
         run, qrels = args.data / f"run-{label(n)}.txt", args.data / f"qrels-{label(n)}.txt"
         lines = n * 100
         print(f"\n== {label(n)} × 100 ({run.stat().st_size / 1e6:.0f} MB) ==", flush=True)
-        print("| tool | wall s | s / M lines | max RSS MiB | tree RSS MiB | tree PSS MiB |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| tool | wall s | CPU s | s / M lines | max RSS MiB | tree RSS MiB | tree PSS MiB |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         reference: dict[str, float] | None = None
         for tool in args.tools:
             cmd, env = command(tool, run, qrels)
@@ -184,7 +194,8 @@ def main() -> None:
             best = min(samples, key=lambda s: s.seconds)
             note = f" (differs: {off})" if off else ""
             print(
-                f"| {tool} | {best.seconds:.2f} | {best.seconds / (lines / 1e6):.3f} | "
+                f"| {tool} | {best.seconds:.2f} | {best.cpu:.2f} | "
+                f"{best.seconds / (lines / 1e6):.3f} | "
                 f"{best.max_rss:.0f} | {best.tree_rss:.0f} | {best.tree_pss:.0f} |{note}",
                 flush=True,
             )

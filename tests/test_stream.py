@@ -373,3 +373,31 @@ def test_cli_compare_streams_and_names_runs_as_before(tmp_path: Path) -> None:
         assert result.name in text
         for value in result.means().values():
             assert value is not None and (repr(value) in text or repr(round(value, 6)) in text)
+
+
+def test_a_small_file_stays_in_process_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below PARALLEL_BYTES the default is one process; a given number of workers is used."""
+    import multiprocessing
+
+    import ragmeter.evaluation.stream as stream
+
+    run_path, qrels_path = _files(3, tmp_path)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path), grade_map=GRADES)
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    forks: list[str] = []
+    real = multiprocessing.get_context
+
+    def spy(method: str | None = None) -> object:
+        forks.append(str(method))
+        return real(method)
+
+    monkeypatch.setattr(stream.multiprocessing, "get_context", spy)
+    evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
+    assert forks == []
+    evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50, workers=2)
+    assert forks == ["fork"]
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
+    evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
+    assert forks == ["fork", "fork"][: 1 + (default_workers() > 1)]

@@ -114,9 +114,9 @@ def evaluate(
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
-        workers: processes that read and evaluate blocks of a plain TREC run file (default
-            ``min(2, os.cpu_count())``, or the ``RAGMETER_WORKERS`` environment variable);
-            1 evaluates in this process.
+        workers: processes that read and evaluate blocks of a plain TREC run file (default:
+            ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1; or the
+            ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process.
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate

@@ -7,7 +7,8 @@ objects or iterators of blocks (each a :class:`Run` of whole queries) and return
 * a plain (uncompressed) TREC run file is cut into byte ranges of about ``block_bytes`` that
   end where a query's lines begin; each range is read, parsed and evaluated on its own
   (:func:`~ragmeter.evaluation.blocks.evaluate_block`), in ``workers`` forked processes
-  (default ``min(2, os.cpu_count())``, ``RAGMETER_WORKERS`` overrides; 1: in this process),
+  (default ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1: in this process;
+  ``RAGMETER_WORKERS`` or ``workers`` sets the number for every file),
   and the parent merges the per-query values in file order
   (:class:`~ragmeter.evaluation.blocks.BlockMerger`);
 * a compressed TREC run file (gzip, bzip2, xz, zstd) is decompressed and evaluated block by
@@ -58,8 +59,9 @@ from ragmeter.measures import Measure
 WORKERS_ENV = "RAGMETER_WORKERS"
 #: bytes of run file per block: about 0.45 M lines (4,500 queries × 100) of a typical run
 BLOCK_BYTES = 16 << 20
-#: a file smaller than this is evaluated in this process: forking would cost more than it saves
-PARALLEL_BYTES = 8 << 20
+#: by default a file smaller than this is evaluated in this process (about 1.7 M lines): forking
+#: and Arrow's take would cost more than they save
+PARALLEL_BYTES = 64 << 20
 
 RunPath: TypeAlias = str | os.PathLike[str]
 RunSource: TypeAlias = RunPath | Run | Iterable[Run]
@@ -119,7 +121,8 @@ def evaluate_run_files(
         names: each run's name (``None``: the file name, as :func:`ragmeter.read_run`, or the
             first block's name).
         workers: processes that read and evaluate ranges of a plain TREC file (default
-            :func:`default_workers`); 1 evaluates in this process.
+            :func:`default_workers` for a file of :data:`PARALLEL_BYTES` or more, else 1);
+            1 evaluates in this process.
         block_bytes: bytes of run file per block (default :data:`BLOCK_BYTES`, 16 MiB:
             about 0.45 M lines of a typical run).
     """
@@ -135,7 +138,9 @@ def evaluate_run_files(
     if reason is not None:  # per-run inputs: every run whole
         whole = [_whole_run(s, n, reason) for s, n in zip(sources, given, strict=True)]
         return evaluate_inputs(whole, inputs, measure_list)
+    # given (argument or environment): used as given; by default a small file stays in-process
     n_workers = workers if workers is not None else default_workers()
+    explicit = workers is not None or bool(os.environ.get(WORKERS_ENV, "").strip())
     block_bytes = block_bytes if block_bytes is not None else BLOCK_BYTES
     if n_workers < 1:
         raise ValueError(f"workers={n_workers}: expected at least 1")
@@ -143,7 +148,12 @@ def evaluate_run_files(
     results: list[RunResult] = []
     for source, name in zip(sources, given, strict=True):
         result, own = _evaluate_source(
-            source, name, inputs, measure_list, workers=n_workers, block_bytes=block_bytes
+            source,
+            name,
+            inputs,
+            measure_list,
+            workers=n_workers if explicit else -n_workers,
+            block_bytes=block_bytes,
         )
         results.append(result)
         warnings.extend(own)
@@ -240,9 +250,12 @@ def _stream_plain(
     workers: int,
     block_bytes: int,
 ) -> tuple[RunResult, list[str]]:
-    """A plain TREC run file evaluated range by range, in ``workers`` processes."""
+    """A plain TREC run file evaluated range by range, in ``workers`` processes (negative:
+    the default number, used for a file of :data:`PARALLEL_BYTES` or more)."""
     global _JOB
     size = path.stat().st_size
+    if workers < 0:
+        workers = -workers if size >= PARALLEL_BYTES else 1
     if size >= PARALLEL_BYTES:
         import pyarrow.compute  # noqa: F401  (Arrow's take gathers a block's strings)
     ranges = _ranges(path, size, block_bytes, workers)
@@ -308,7 +321,7 @@ def _ranges(path: Path, size: int, block_bytes: int, workers: int) -> list[tuple
         return [(0, 0)]
     n_blocks = -(-size // max(1, block_bytes))
     if workers > 1 and size >= PARALLEL_BYTES:
-        n_blocks = max(n_blocks, workers)
+        n_blocks = max(n_blocks, workers)  # each worker gets a range
     step = -(-size // n_blocks)
     with path.open("rb") as fh:
         cuts = query_starts(fh, range(step, size, step))
