@@ -401,3 +401,80 @@ def test_a_small_file_stays_in_process_by_default(
     monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
     evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
     assert forks == ["fork", "fork"][: 1 + (default_workers() > 1)]
+
+
+def _trec_eval(argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
+    import io
+    import sys
+
+    from ragmeter.report import trec_eval
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        status = trec_eval.run(argv, out, err)
+    finally:
+        sys.stdin = saved
+    return status, out.getvalue(), err.getvalue()
+
+
+TREC_FLAGS = [[], ["-q"], ["-c"], ["-q", "-c"], ["-J"], ["-q", "-M", "3"], ["-l", "2", "-q"]]
+TREC_MEASURES = [
+    ["-m", "all_trec"],
+    ["-m", "official"],
+    ["-m", "P.1,3", "-m", "relstring.5", "-m", "utility"],
+    ["-m", "ndcg_cut.3", "-m", "gm_map", "-m", "num_q"],
+]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    block_bytes=st.integers(1, 400),
+    flags=st.sampled_from(TREC_FLAGS),
+    measures=st.sampled_from(TREC_MEASURES),
+    compressed=st.booleans(),
+)
+def test_trec_eval_streamed_prints_what_the_whole_run_prints(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    block_bytes: int,
+    flags: list[str],
+    measures: list[str],
+    compressed: bool,
+) -> None:
+    """The run file streamed in blocks prints, byte for byte, what the run read whole prints
+    (read from standard input, which is never streamed)."""
+    from ragmeter.report import trec_eval
+
+    monkeypatch.setattr(trec_eval, "BLOCK_BYTES", block_bytes)
+    run_path, qrels_path = _files(seed, tmp_path, comments=True)
+    if run_path.stat().st_size == 0:
+        return
+    data = run_path.read_bytes()
+    path = _gzip(run_path) if compressed else run_path
+    argv = [*flags, *measures, str(qrels_path)]
+    streamed = _trec_eval([*argv, str(path)])
+    whole = _trec_eval([*argv, "-"], stdin=data)
+    assert streamed[:2] == whole[:2]
+    assert streamed[2].replace(str(path), "-") == whole[2]
+
+
+def test_trec_eval_reads_an_ungrouped_run_whole_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.report import trec_eval
+
+    monkeypatch.setattr(trec_eval, "BLOCK_BYTES", 64)
+    path = _ungrouped(tmp_path)
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("q1 0 d1 1\nq1 0 e1 1\nq2 0 d2 1\n")
+    status, out, err = _trec_eval(["-q", str(qrels_path), str(path)])
+    assert status == 0
+    assert "not grouped by query, so it is read whole" in err and "line 44" in err
+    assert (status, out) == _trec_eval(["-q", str(qrels_path), "-"], stdin=path.read_bytes())[:2]

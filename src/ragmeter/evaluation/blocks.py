@@ -125,7 +125,8 @@ def qrels_subset(qrels: Qrels, positions: IntArray) -> Qrels:
     )
 
 
-def _empty_run(name: str) -> Run:
+def empty_run(name: str) -> Run:
+    """A run without lines named ``name``."""
     docs = pa.Array.from_buffers(
         pa.string(), 0, [None, pa.py_buffer(np.zeros(1, dtype=np.int32)), pa.py_buffer(b"")]
     )
@@ -215,7 +216,7 @@ class BlockMerger:
         keep: IntArray | slice = slice(None)
         if len(absent) and self.inputs.missing == "zero":
             empty = _values_on(
-                _empty_run(self.name),
+                empty_run(self.name),
                 qrels_subset(qrels, absent),
                 absent,
                 self.inputs,
