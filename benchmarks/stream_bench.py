@@ -3,7 +3,7 @@
 ``ragmeter evaluate RUN --qrels QRELS -m ndcg@10 -m map@100 -m recall@100 -m mrr@10 -m P@10
 -f json`` streams a TREC run file in blocks of queries, in forked worker processes
 (``RAGMETER_WORKERS``, default 2). Its memory is the parent's plus the workers', so peak RSS
-of one process (``ru_maxrss``) is not the whole story; this script polls ``/proc`` every 20 ms
+of one process (``ru_maxrss``) is not the whole story; this script polls ``/proc`` every 50 ms
 for every process of the tree and reports:
 
 * ``max RSS``: the largest resident set of any one process (what ``/usr/bin/time -v`` shows
@@ -87,23 +87,21 @@ def command(tool: str, run: Path, qrels: Path) -> tuple[list[str], dict[str, str
 
 
 def _tree(root: int) -> list[int]:
-    """``root`` and its descendants (from /proc/*/stat parent ids)."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        parents.setdefault(ppid, []).append(int(entry))
+    """``root`` and its descendants (from ``/proc/PID/task/TID/children``: cheap to read)."""
     out, todo = [], [root]
     while todo:
         pid = todo.pop()
         out.append(pid)
-        todo.extend(parents.get(pid, []))
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+            except OSError:
+                continue
     return out
 
 
@@ -135,7 +133,7 @@ def run_once(cmd: list[str], env: dict[str, str]) -> Sample:
                 peak["max"] = max(peak["max"], *(r for r, _ in per))
                 peak["rss"] = max(peak["rss"], sum(r for r, _ in per))
                 peak["pss"] = max(peak["pss"], sum(p for _, p in per))
-            done.wait(0.02)
+            done.wait(0.05)
 
     watcher = threading.Thread(target=poll, daemon=True)
     watcher.start()
