@@ -478,3 +478,24 @@ def test_trec_eval_reads_an_ungrouped_run_whole_and_says_so(
     assert status == 0
     assert "not grouped by query, so it is read whole" in err and "line 44" in err
     assert (status, out) == _trec_eval(["-q", str(qrels_path), "-"], stdin=path.read_bytes())[:2]
+
+
+def _die(span: tuple[int, int], job: object = None) -> object:
+    import os
+
+    os._exit(3)
+
+
+def test_a_dead_worker_is_an_error_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragmeter.evaluation.stream as stream
+    from ragmeter.errors import RagmeterError
+
+    run_path, qrels_path = _files(3, tmp_path)
+    monkeypatch.setattr(stream, "_evaluate_range", _die)
+    with pytest.raises(RagmeterError, match=r"worker process .* died"):
+        evaluate_run_files(
+            run_path, EvalInputs(qrels=read_trec_qrels(qrels_path)), ["map"], workers=2,
+            block_bytes=50,
+        )  # fmt: skip

@@ -34,12 +34,14 @@ import itertools
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeAlias
 
 from ragmeter.core.data import Run
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, RagmeterError
 from ragmeter.evaluation.blocks import (
     BlockMerger,
     BlockValues,
@@ -265,11 +267,17 @@ def _stream_plain(
     n = min(workers, len(ranges))
     if n > 1 and "fork" in multiprocessing.get_all_start_methods():
         _JOB = job
+        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
         try:
-            with multiprocessing.get_context("fork").Pool(n) as pool:
-                _merge(merger, job, ranges, pool.imap(_evaluate_range, ranges, chunksize=1))
+            _merge(merger, job, ranges, pool.map(_evaluate_range, ranges))
+        except BrokenProcessPool:
+            raise RagmeterError(
+                f"{path}: a worker process evaluating it died (out of memory?); "
+                f"{WORKERS_ENV}=1 evaluates in this process"
+            ) from None
         finally:
             _JOB = None
+            pool.shutdown(wait=True, cancel_futures=True)  # on an error: the running blocks
     else:
         _merge(merger, job, ranges, (_evaluate_range(r, job) for r in ranges))
     result, warnings = merger.result()
