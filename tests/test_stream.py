@@ -289,6 +289,17 @@ def test_sweep_of_a_streamed_result_streams_the_file(tmp_path: Path) -> None:
     _assert_same(a.evaluation, b.evaluation)
 
 
+def test_sweep_of_blocks_says_why_it_cannot(tmp_path: Path) -> None:
+    from ragmeter.errors import MeasureError
+
+    run_path, qrels_path = _files(9, tmp_path)
+    done = ragmeter.evaluate(
+        TrecRunBlocks(run_path, block_bytes=60), read_trec_qrels(qrels_path), ["ndcg@10"]
+    )
+    with pytest.raises(MeasureError, match="iterator of blocks"):
+        sweep_evaluation(done, "1:3")
+
+
 def test_a_run_object_in_the_list_keeps_its_name(tmp_path: Path) -> None:
     run_path, qrels_path = _files(2, tmp_path)
     qrels = read_trec_qrels(qrels_path)

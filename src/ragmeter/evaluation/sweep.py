@@ -215,7 +215,8 @@ def sweep_evaluation(
         if result.source is None or result.inputs is None:
             raise MeasureError(
                 f"run '{result.name}': its run and inputs are not at hand (loaded from a "
-                "store?); evaluate the run to sweep it"
+                "store, or evaluated from an iterator of blocks?); evaluate the run, or its "
+                "file, to sweep it"
             )
         parts.append(evaluate_inputs([result.source], result.inputs, expanded))
     return Sweep(Evaluation.concat(parts), base, tuple(cutoffs))
