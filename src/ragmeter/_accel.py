@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import warnings
 from types import ModuleType
 from typing import Any
@@ -99,18 +100,25 @@ def indices(values: npt.NDArray[np.integer[Any]]) -> pa.Array:
 
 #: above this many rows, take_strings uses Arrow's take
 SMALL_TAKE = 1 << 20
+#: above this many rows, take_strings uses Arrow's take once ``pyarrow.compute`` is imported
+#: (its start-up cost paid): the numpy gather's index per byte costs more from here on
+ARROW_TAKE = 1 << 14
 
 
 def take_strings(arr: pa.Array, positions: npt.NDArray[np.integer[Any]]) -> pa.Array:
     """``arr.take(positions)`` for a null-free string array, with numpy only.
 
-    ``Array.take`` imports ``pyarrow.compute`` (≈0.1 s at start-up); the fast path avoids it.
+    ``Array.take`` imports ``pyarrow.compute`` (≈0.1 s at start-up); the fast path avoids it
+    until it is imported (a streamed evaluation imports it: blocks of a million rows).
     Falls back to ``take`` for arrays with nulls or other types.
     """
     simple = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
     # The numpy gather needs an int64 index per byte: cheap for small arrays, where it saves
     # the start-up cost, but Arrow's take is far lighter on memory for large ones.
-    if arr.null_count or not simple or len(positions) > SMALL_TAKE:
+    large = len(positions) > SMALL_TAKE or (
+        len(positions) > ARROW_TAKE and "pyarrow.compute" in sys.modules
+    )
+    if arr.null_count or not simple or large:
         return arr.take(indices(positions))
     wide = pa.types.is_large_string(arr.type)
     _, offsets_buf, data_buf = arr.buffers()

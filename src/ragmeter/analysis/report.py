@@ -50,7 +50,7 @@ def summary_sweep(
     cutoff or a run's inputs are not at hand (results loaded from a store)."""
     chosen = [r for r in evaluation.runs if r.name in names]
     measures = sweepable(m for m in evaluation.measures if m.k is not None)
-    if not chosen or not measures or any(r.source is None for r in chosen):
+    if not chosen or not measures or any(r.source is None and r.run_file is None for r in chosen):
         return None
     part = Evaluation(tuple(chosen), evaluation.measures, evaluation.warnings)
     return sweep_evaluation(part, ks, measures)

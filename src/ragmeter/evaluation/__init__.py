@@ -7,6 +7,8 @@
 * :func:`sweep` / :func:`sweep_evaluation` — every measure at every K in one pass per run;
 * :func:`evaluate_block` / :class:`BlockMerger` / :func:`evaluate_blocks` — a run evaluated
   one block of queries at a time (streaming, partitions), merged into the whole run's result;
+  :func:`evaluate_run_files` streams run files (byte ranges in worker processes) and
+  iterators of blocks;
 * :func:`evaluate_samples` — answer samples × per-sample families → :class:`Evaluation`;
 * :class:`Evaluation` / :class:`RunResult` — per-query values, aggregates and warnings; each
   run result keeps the run and inputs it came from, so a sweep, a report, a comparison or a
@@ -17,6 +19,7 @@ coverage family, K is the context); without ``@K`` each family uses its own defa
 in every view (see :class:`ragmeter.measures.Family`).
 """
 
+from ragmeter.evaluation.api import evaluate
 from ragmeter.evaluation.blocks import (
     BlockMerger,
     BlockValues,
@@ -29,7 +32,6 @@ from ragmeter.evaluation.blocks import (
 from ragmeter.evaluation.engine import (
     Prepared,
     compute,
-    evaluate,
     evaluate_inputs,
     evaluation_options,
     prepare,
@@ -39,6 +41,7 @@ from ragmeter.evaluation.engine import (
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.evaluation.samples import evaluate_samples
+from ragmeter.evaluation.stream import evaluate_run_files
 from ragmeter.evaluation.sweep import Sweep, expand, parse_ks, sweep, sweep_evaluation, sweepable
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
     "evaluate_block",
     "evaluate_blocks",
     "evaluate_inputs",
+    "evaluate_run_files",
     "evaluate_samples",
     "evaluation_options",
     "expand",

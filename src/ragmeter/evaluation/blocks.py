@@ -84,8 +84,8 @@ class RepeatedQueryError(InputError):
 def block_support(inputs: EvalInputs) -> str | None:
     """Why ``inputs`` cannot be evaluated in blocks, or ``None`` when they can.
 
-    Sub-question judgments, answers and a separate candidate pool are joined per run, not
-    per query, so they need the whole run in memory.
+    Sub-question judgments, answers, nugget and citation inputs and a separate candidate
+    pool are joined per run, not per query, so they need the whole run in memory.
     """
     if inputs.judgments is not None:
         return "sub-question judgments (coverage measures) need the whole run"
@@ -93,13 +93,17 @@ def block_support(inputs: EvalInputs) -> str | None:
         return "answers need the whole run"
     if inputs.pool is not None:
         return "a separate candidate pool needs the whole run"
+    if any(x is not None for x in (inputs.nuggets, inputs.nugget_assignments)):
+        return "nuggets and their assignments need the whole run"
+    if inputs.citation_support is not None:
+        return "citation support needs the whole run"
     return None
 
 
 _INDEX: dict[int, tuple[Qrels, dict[str, int]]] = {}
 
 
-def _qrels_index(qrels: Qrels) -> dict[str, int]:
+def qrels_index(qrels: Qrels) -> dict[str, int]:
     """``{query id: position}`` of ``qrels``, kept for the last qrels asked (one per process:
     every block of an evaluation uses the same qrels)."""
     held = _INDEX.get(0)
@@ -125,7 +129,8 @@ def qrels_subset(qrels: Qrels, positions: IntArray) -> Qrels:
     )
 
 
-def _empty_run(name: str) -> Run:
+def empty_run(name: str) -> Run:
+    """A run without lines named ``name``."""
     docs = pa.Array.from_buffers(
         pa.string(), 0, [None, pa.py_buffer(np.zeros(1, dtype=np.int32)), pa.py_buffer(b"")]
     )
@@ -162,7 +167,7 @@ def evaluate_block(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) ->
     reason = block_support(inputs)
     if reason is not None:
         raise ValueError(f"cannot evaluate in blocks: {reason}")
-    index = _qrels_index(inputs.qrels)
+    index = qrels_index(inputs.qrels)
     qids = run.query_ids.tolist()
     pos = np.fromiter((index.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
     judged = pos >= 0
@@ -215,7 +220,7 @@ class BlockMerger:
         keep: IntArray | slice = slice(None)
         if len(absent) and self.inputs.missing == "zero":
             empty = _values_on(
-                _empty_run(self.name),
+                empty_run(self.name),
                 qrels_subset(qrels, absent),
                 absent,
                 self.inputs,

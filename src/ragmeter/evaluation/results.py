@@ -44,6 +44,8 @@ class RunResult:
         inputs: the labels, side inputs and options it was evaluated with (``None`` for
             results loaded from a store); a view that evaluates the run again (a sweep, a
             report panel) uses these, so its numbers match this result's.
+        run_file: the run file a streamed result was read from in blocks (``source`` is then
+            ``None``): a view that evaluates the run again streams it from there.
     """
 
     name: str
@@ -55,6 +57,7 @@ class RunResult:
     n_unjudged_queries: int = 0
     source: Run | None = field(default=None, repr=False)
     inputs: EvalInputs | None = field(default=None, repr=False)
+    run_file: str | None = field(default=None, repr=False)
 
     def column(self, measure: Measure | str) -> npt.NDArray[np.float64]:
         """Per-query values of one measure."""

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import MeasureError
-from ragmeter.evaluation.engine import evaluate, evaluate_inputs
+from ragmeter.evaluation.api import evaluate
+from ragmeter.evaluation.engine import evaluate_inputs
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.measures import REGISTRY, Measure, parse_measures
 from ragmeter.stats.aggregate import defined_note
@@ -192,7 +193,9 @@ def sweep_evaluation(
     ``measures`` default to :func:`sweepable` of the evaluation's measures (same parameters),
     so at every K the curve holds the value the evaluation gives ``m@K``. Each run is
     evaluated with its own inputs (an evaluation joined from several, each with its own
-    pool, sweeps each with its pool). Results loaded from a store carry no run: an error.
+    pool, sweeps each with its pool). A result streamed from a run file
+    (:func:`~ragmeter.evaluation.stream.evaluate_run_files`) streams the file again. Results
+    loaded from a store carry no run: an error.
     """
     cutoffs = _cutoffs(ks)
     base = tuple(sweepable(evaluation.measures) if measures is None else parse_measures(measures))
@@ -201,10 +204,19 @@ def sweep_evaluation(
     expanded = expand(base, cutoffs)
     parts = []
     for result in evaluation.runs:
+        if result.inputs is not None and result.source is None and result.run_file is not None:
+            from ragmeter.evaluation.stream import evaluate_run_files
+
+            # a streamed result: its file streamed again (the run is not held)
+            parts.append(
+                evaluate_run_files([result.run_file], result.inputs, expanded, names=[result.name])
+            )
+            continue
         if result.source is None or result.inputs is None:
             raise MeasureError(
                 f"run '{result.name}': its run and inputs are not at hand (loaded from a "
-                "store?); evaluate the run to sweep it"
+                "store, or evaluated from an iterator of blocks?); evaluate the run, or its "
+                "file, to sweep it"
             )
         parts.append(evaluate_inputs([result.source], result.inputs, expanded))
     return Sweep(Evaluation.concat(parts), base, tuple(cutoffs))

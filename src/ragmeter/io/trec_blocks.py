@@ -13,8 +13,9 @@ in a later block (:class:`ragmeter.evaluation.blocks.RepeatedQueryError`), and
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ragmeter.core.data import Run
 from ragmeter.errors import InputError
@@ -25,12 +26,69 @@ from ragmeter.io.trec import parse_trec_run
 BLOCK_BYTES = 32 << 20
 
 
-def _first_field(line: bytes) -> bytes | None:
+def first_field(line: bytes) -> bytes | None:
     """The query id of a run line; ``None`` for a blank or comment line."""
     parts = line.split(None, 1)
     if not parts or parts[0].startswith(b"#"):
         return None
     return parts[0]
+
+
+def query_starts(fh: BinaryIO, targets: Iterable[int]) -> list[int]:
+    """Offsets in the file ``fh`` (opened in binary mode) where a query's lines begin, one at
+    or after each of the ascending ``targets`` (fewer when a query runs to the end of the
+    file): cut there, the file's pieces hold whole queries, each with a data line."""
+    cuts: list[int] = []
+    for target in targets:
+        if cuts and target <= cuts[-1]:
+            continue
+        cut = next_query_start(fh, target)
+        if cut is None:
+            break
+        cuts.append(cut)
+    return cuts
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def next_query_start(fh: BinaryIO, target: int) -> int | None:
+    """The offset of the first line starting at or after ``target`` whose query differs from
+    that of the first data line from there (``None``: none before the end of the file).
+
+    A line starting with a UTF-8 byte-order mark is not cut at: a block starting with one
+    would be refused, where the whole file reads it as part of a query id.
+    """
+    base = max(0, target - 1)
+    fh.seek(base)
+    skip = target > 0  # the bytes up to the first newline belong to a line begun before target
+    first: bytes | None = None
+    buf = b""
+    while True:
+        data = fh.read(1 << 16)
+        buf = buf + data if buf else data
+        pos = 0
+        while True:
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                if data or pos >= len(buf) or skip:
+                    break
+                nl = len(buf)  # the last line, without a newline
+            line, start, pos = buf[pos:nl], base + pos, nl + 1
+            if skip:
+                skip = False
+                continue
+            qid = first_field(line)
+            if qid is None:
+                continue
+            if first is None or line.startswith(_BOM):
+                first = qid
+            elif qid != first:
+                return start
+        if not data:
+            return None
+        base += min(pos, len(buf))
+        buf = buf[pos:]
 
 
 def _last_query_start(buffer: bytes, end: int) -> int:
@@ -41,7 +99,7 @@ def _last_query_start(buffer: bytes, end: int) -> int:
     last: bytes | None = None
     while pos > 0:
         begin = buffer.rfind(b"\n", 0, pos - 1) + 1
-        qid = _first_field(buffer[begin:pos])
+        qid = first_field(buffer[begin:pos])
         if qid is not None:
             if last is None:
                 last = qid
@@ -121,6 +179,6 @@ class TrecRunBlocks:
         chunk, first_line = self._last
         key = query_id.encode()
         for number, line in enumerate(chunk.split(b"\n"), start=first_line):
-            if _first_field(line) == key:
+            if first_field(line) == key:
                 return number
         return None

@@ -264,14 +264,20 @@ def _quit(exc: Exception, path: str) -> str:
     return f"ragmeter trec-eval: {exc}\ntrec_eval: Quit in file '{path}'\n"
 
 
-def _read(o: Options, err: TextIO) -> tuple[Qrels, Run, bytes | None]:
-    """The qrels and the run, and the run's bytes when it came from standard input."""
-    from ragmeter.io.trec import parse_trec_run, read_trec_qrels, read_trec_run
+def _read_qrels(o: Options) -> Qrels:
+    from ragmeter.io.trec import read_trec_qrels
 
     try:
-        qrels = read_trec_qrels(o.qrels)
+        return read_trec_qrels(o.qrels)
     except RagmeterError as exc:
         raise _Exit(2, _quit(exc, o.qrels)) from None
+
+
+def _read(o: Options, qrels: Qrels, err: TextIO) -> tuple[Qrels, Run, bytes | None]:
+    """The qrels and the run read whole, and the run's bytes when it came from standard
+    input."""
+    from ragmeter.io.trec import parse_trec_run, read_trec_run
+
     stdin = sys.stdin.buffer.read() if o.run == "-" else None
     try:
         if stdin is not None:
@@ -285,6 +291,119 @@ def _read(o: Options, err: TextIO) -> tuple[Qrels, Run, bytes | None]:
     return qrels, run, stdin
 
 
+#: bytes of run file per block when ``trec-eval`` streams a run file
+BLOCK_BYTES = 32 << 20
+
+
+@dataclass
+class _Merged:
+    """Per-query values of every qrels query (qrels order), filled block by block."""
+
+    values: list[npt.NDArray[np.float64]]
+    relstrings: dict[str, list[str]]
+
+    def fill(
+        self, o: Options, columns: list[Column], al: Aligned, positions: npt.NDArray[np.int64]
+    ) -> None:
+        """Compute the columns on ``al`` (the qrels queries at ``positions``) and keep them."""
+        if o.judged_only:
+            al = _judged_only(al)
+        for target, v in zip(self.values, _values(al, columns), strict=True):
+            target[positions] = v
+        for label, texts in _relstrings(al, columns).items():
+            kept = self.relstrings[label]
+            for p, text in zip(positions.tolist(), texts, strict=True):
+                kept[p] = text
+
+
+def _compute_streamed(o: Options, columns: list[Column], qrels: Qrels, err: TextIO) -> _Computed:
+    """The run file read, aligned and computed one block of queries at a time (memory
+    bounded by the block): the :class:`_Computed` of :func:`_compute`, value for value.
+    A judged query in two blocks: :class:`~ragmeter.evaluation.blocks.RepeatedQueryError`."""
+    from ragmeter.evaluation.blocks import (
+        RepeatedQueryError,
+        empty_run,
+        merge_reading_warnings,
+        qrels_index,
+        qrels_subset,
+    )
+    from ragmeter.io.trec_blocks import TrecRunBlocks
+
+    n = qrels.n_queries
+    index = qrels_index(qrels)
+    present = np.zeros(n, dtype=bool)
+    merged = _Merged(
+        [np.zeros(n, dtype=np.float64) for _ in columns],
+        {c.label: [""] * n for c in columns if c.spec.name == "relstring"},
+    )
+    unjudged: set[str] = set()
+    warnings: list[str] = []
+    runid = o.run
+    blocks = TrecRunBlocks(o.run, name=o.run, block_bytes=BLOCK_BYTES)
+    for run in blocks:
+        qids = run.query_ids.tolist()
+        pos = np.fromiter((index.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
+        positions = np.sort(pos[pos >= 0])
+        again = positions[present[positions]]
+        if len(again):
+            qid = str(qrels.query_ids[int(again[0])])
+            raise RepeatedQueryError(qid, source=blocks.source, line=blocks.line_of(qid))
+        unjudged.update(str(q) for q, p in zip(qids, pos.tolist(), strict=True) if p < 0)
+        warnings.extend(run.warnings)
+        runid = run.tag or run.name
+        if len(positions):
+            sub = qrels_subset(qrels, positions)
+            al = align(run, sub, missing="skip", depth=o.depth, rel_level=o.rel_level)
+            merged.fill(o, columns, al, positions)
+            present[positions] = True
+    absent = np.flatnonzero(~present)
+    if o.complete and len(absent):  # scored as empty rankings
+        sub = qrels_subset(qrels, absent)
+        al = align(empty_run(o.run), sub, missing="zero", depth=o.depth, rel_level=o.rel_level)
+        merged.fill(o, columns, al, absent)
+    warnings = merge_reading_warnings(warnings)
+    for w in (*qrels.warnings, *warnings):
+        err.write(f"ragmeter trec-eval: warning: {w}\n")
+    _unjudged_note(len(unjudged), err)
+    evaluated = np.arange(n) if o.complete else np.flatnonzero(present)
+    query_ids = [str(q) for q in qrels.query_ids[evaluated].tolist()]
+    run_ids = {str(q) for q in qrels.query_ids[present].tolist()}
+    halts = [] if o.complete else [_missing_query(qrels, run_ids, query_ids, None)]
+    if not query_ids and not any(halts):
+        raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
+    in_run = present[evaluated]
+    halt = _first_halt(o, columns, halts, (warnings, query_ids, in_run, None))
+    return _Computed(
+        query_ids,
+        in_run,
+        [v[evaluated] for v in merged.values],
+        {k: [texts[i] for i in evaluated.tolist()] for k, texts in merged.relstrings.items()},
+        halt,
+        runid,
+        len(query_ids),
+    )
+
+
+def _computed(o: Options, columns: list[Column], err: TextIO) -> _Computed:
+    """The qrels read, and the run streamed in blocks of queries (a file, without ``-D``)
+    or read whole; a run file not grouped by query is read whole, which standard error
+    says."""
+    from ragmeter.evaluation.blocks import RepeatedQueryError
+
+    qrels = _read_qrels(o)
+    if o.run != "-" and o.debug_query is None:
+        try:
+            return _compute_streamed(o, columns, qrels, err)
+        except RepeatedQueryError as exc:
+            err.write(
+                f"ragmeter trec-eval: note: {exc.reason.split(';')[0]} ({exc.source}, line "
+                f"{exc.line}): the run is not grouped by query, so it is read whole\n"
+            )
+        except RagmeterError as exc:
+            raise _Exit(2, _quit(exc, o.run)) from None
+    return _compute(o, columns, _read(o, qrels, err), err)
+
+
 def _judged_only(al: Aligned) -> Aligned:
     """trec_eval -J: drop unjudged items, ranks close up."""
     keep = al.grades >= 0
@@ -294,7 +413,11 @@ def _judged_only(al: Aligned) -> Aligned:
 
 
 def _first_duplicate(
-    o: Options, run: Run, al: Aligned, stdin: bytes | None
+    o: Options,
+    warnings: Sequence[str],
+    query_ids: Sequence[str],
+    in_run: npt.NDArray[np.bool_],
+    stdin: bytes | None,
 ) -> tuple[int, str] | None:
     """The first evaluated query (index) with a repeated doc id within -M, and the doc id.
 
@@ -302,9 +425,9 @@ def _first_duplicate(
     or the bytes read from standard input. The run was read without error, so every line
     has its fields and a valid score; ``bytes.split`` splits on C white space as the reader.
     """
-    if not any("duplicate" in w for w in run.warnings):
+    if not any("duplicate" in w for w in warnings):
         return None
-    wanted = {str(q): i for i, q in enumerate(al.query_ids) if al.in_run[i]}
+    wanted = {str(q): i for i, q in enumerate(query_ids) if in_run[i]}
     rows: dict[str, list[tuple[float, str]]] = {}
     data = stdin if stdin is not None else read_bytes(o.run)
     for raw in data.split(b"\n"):
@@ -356,13 +479,12 @@ def _line(label: str, qid: str, value: float, integer: bool) -> str:
 
 
 def _query_block(
-    al: Aligned,
+    qid: str,
     i: int,
     columns: list[Column],
     values: list[npt.NDArray[np.float64]],
     relstrings: dict[str, list[str]],
 ) -> str:
-    qid = str(al.query_ids[i])
     parts = []
     for c, v in zip(columns, values, strict=True):
         if not c.spec.per_query:
@@ -375,7 +497,7 @@ def _query_block(
 
 
 def _summary(
-    al: Aligned, columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str, n: int
+    columns: list[Column], values: list[npt.NDArray[np.float64]], runid: str, n: int
 ) -> str:
     # trec_eval adds the per-query values in query order and divides by the query count ``n``
     # (the qrels' with -c, even when -D evaluates one query)
@@ -405,16 +527,18 @@ class _Halt:
     message: str
 
 
-def _missing_query(qrels: Qrels, run_obj: Run, al: Aligned, only: str | None) -> _Halt | None:
+def _missing_query(
+    qrels: Qrels, run_ids: set[str], evaluated: Sequence[str], only: str | None
+) -> _Halt | None:
     """The first judged query without a ranking (no ``-c``): trec_eval stops there, exit 4."""
-    absent = sorted(set(qrels.query_ids.tolist()) - set(run_obj.query_ids.tolist()))
+    absent = sorted(set(qrels.query_ids.tolist()) - run_ids)
     if only is not None:
         absent = [q for q in absent if q == only]
     if not absent:
         return None
     # trec_eval walks the qrels queries in byte order and stops at the first absent one
     key = absent[0].encode()
-    index = sum(1 for q in al.query_ids.tolist() if str(q).encode() < key)
+    index = sum(1 for q in evaluated if str(q).encode() < key)
     shown = ", ".join(f"'{q}'" for q in absent[:5]) + (" …" if len(absent) > 5 else "")
     many = len(absent) != 1
     return _Halt(
@@ -465,39 +589,42 @@ def _only_query(al: Aligned, qid: str) -> Aligned:
     )
 
 
-def _evaluate(
-    o: Options,
-    columns: list[Column],
-    inputs: tuple[Qrels, Run, bytes | None],
-    out: TextIO,
-    err: TextIO,
-) -> None:
-    """Evaluate, print the ``-q`` lines and the summary; raises :class:`_Exit` on an error."""
-    qrels, run_obj, stdin = inputs
-    al = align(
-        run_obj,
-        qrels,
-        missing="zero" if o.complete else "skip",
-        depth=o.depth,
-        rel_level=o.rel_level,
-    )
-    if al.n_unjudged_queries:
-        k = al.n_unjudged_queries
+@dataclass
+class _Computed:
+    """What is printed: the evaluated queries (qrels order), whether the run has each, the
+    columns' per-query values, the relstrings, and where trec_eval would stop."""
+
+    query_ids: list[str]
+    in_run: npt.NDArray[np.bool_]
+    values: list[npt.NDArray[np.float64]]
+    relstrings: dict[str, list[str]]
+    halt: _Halt | None
+    runid: str
+    n_avg: int
+    summary_values: list[npt.NDArray[np.float64]] | None = None
+
+
+def _unjudged_note(n: int, err: TextIO) -> None:
+    if n:
         err.write(
-            f"ragmeter trec-eval: {k} run quer{'y' if k == 1 else 'ies'} without "
+            f"ragmeter trec-eval: {n} run quer{'y' if n == 1 else 'ies'} without "
             "judgments, not evaluated (as trec_eval)\n"
         )
-    n_avg = al.n_queries  # with -c trec_eval divides by the number of qrels queries
-    halts = [] if o.complete else [_missing_query(qrels, run_obj, al, o.debug_query)]
-    every_query = al
-    if o.debug_query is not None:
-        al = _only_query(al, o.debug_query)
-    if al.n_queries == 0 and not any(halts):
-        raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
-    halts.append(_not_computable(columns))
+
+
+def _first_halt(
+    o: Options,
+    columns: list[Column],
+    halts: list[_Halt | None],
+    duplicate_of: tuple[Sequence[str], Sequence[str], npt.NDArray[np.bool_], bytes | None],
+) -> _Halt | None:
+    """The first place trec_eval stops: a missing query (``halts``), a measure it cannot
+    compute, or a duplicate doc (``duplicate_of``: the run's warnings, the evaluated
+    queries, whether the run has each, the standard input's bytes)."""
+    halts = [*halts, _not_computable(columns)]
     # trec_eval finds duplicates when a measure ranks the documents: not for runid, num_q
     if any(c.measure is not None for c in columns):
-        duplicate = _first_duplicate(o, run_obj, al, stdin)
+        duplicate = _first_duplicate(o, *duplicate_of)
         if duplicate is not None:
             first = next((c.spec.name for c in columns if c.measure is not None), "num_ret")
             halts.append(
@@ -508,25 +635,80 @@ def _evaluate(
                     f"trec_eval: Can't calculate measure '{first}'\n",
                 )
             )
-    halt = min((h for h in halts if h is not None), key=lambda h: h.index, default=None)
-    if o.judged_only:
-        al = _judged_only(al)
-    values = _values(al, columns)
-    relstrings = {
+    return min((h for h in halts if h is not None), key=lambda h: h.index, default=None)
+
+
+def _relstrings(al: Aligned, columns: list[Column]) -> dict[str, list[str]]:
+    return {
         c.label: relstring_text(al, int(c.measure.param("length")))
         for c in columns
         if c.spec.name == "relstring" and c.measure is not None
     }
-    stop = al.n_queries if halt is None else min(halt.index, al.n_queries)
+
+
+def _compute(
+    o: Options,
+    columns: list[Column],
+    inputs: tuple[Qrels, Run, bytes | None],
+    err: TextIO,
+) -> _Computed:
+    """The run read whole: aligned once, every column computed."""
+    qrels, run_obj, stdin = inputs
+    al = align(
+        run_obj,
+        qrels,
+        missing="zero" if o.complete else "skip",
+        depth=o.depth,
+        rel_level=o.rel_level,
+    )
+    _unjudged_note(al.n_unjudged_queries, err)
+    n_avg = al.n_queries  # with -c trec_eval divides by the number of qrels queries
+    evaluated = [str(q) for q in al.query_ids.tolist()]
+    run_ids = {str(q) for q in run_obj.query_ids.tolist()}
+    halts = [] if o.complete else [_missing_query(qrels, run_ids, evaluated, o.debug_query)]
+    every_query = al
+    if o.debug_query is not None:
+        al = _only_query(al, o.debug_query)
+    if al.n_queries == 0 and not any(halts):
+        raise _Exit(7, "trec_eval: No queries with both results and relevance info\n")
+    query_ids = [str(q) for q in al.query_ids.tolist()]
+    halt = _first_halt(o, columns, halts, (run_obj.warnings, query_ids, al.in_run, stdin))
+    if o.judged_only:
+        al = _judged_only(al)
+    values = _values(al, columns)
+    summary_values = None
+    if o.complete and al is not every_query:
+        summary_values = _num_rel_of_every_query(every_query, columns, values)
+    return _Computed(
+        query_ids,
+        al.in_run,
+        values,
+        _relstrings(al, columns),
+        halt,
+        run_obj.tag or run_obj.name,
+        n_avg,
+        summary_values,
+    )
+
+
+def _emit(o: Options, columns: list[Column], done: _Computed, out: TextIO) -> None:
+    """Print the ``-q`` lines and the summary; raises :class:`_Exit` where trec_eval stops."""
+    halt, values = done.halt, done.values
+    n_queries = len(done.query_ids)
+    stop = n_queries if halt is None else min(halt.index, n_queries)
     if o.query:
-        out.write("".join(_query_block(al, i, columns, values, relstrings) for i in range(stop)))
+        out.write(
+            "".join(
+                _query_block(done.query_ids[i], i, columns, values, done.relstrings)
+                for i in range(stop)
+            )
+        )
     if halt is not None:
         raise _Exit(halt.code, halt.message)
     if o.summary:
-        n = n_avg if o.complete else al.n_queries
-        if o.complete and al is not every_query:
-            values = _num_rel_of_every_query(every_query, columns, values)
-        out.write(_summary(al, columns, values, run_obj.tag or run_obj.name, n))
+        n = done.n_avg if o.complete else n_queries
+        summary = done.summary_values if done.summary_values is not None else values
+        out.write(_summary(columns, summary, done.runid, n))
 
 
 def _num_rel_of_every_query(
@@ -545,7 +727,7 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     try:
         o = parse_args(argv, err)
         columns = select(o, err)
-        _evaluate(o, columns, _read(o, err), out, err)
+        _emit(o, columns, _computed(o, columns, err), out)
         return 0
     except _Exit as exc:
         if exc.message:

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.errors import RagmeterError
 from ragmeter.metrics.defaults import DEFAULT_MEASURES
-from ragmeter.workflows.evaluate import EvaluationSettings, own_qrels, read_runs
+from ragmeter.workflows.evaluate import (
+    EvaluationSettings,
+    distinct_run_names,
+    own_qrels,
+    read_runs,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
@@ -85,31 +90,33 @@ class CompareOutcome:
     seeds: tuple[SeedSummary, ...] = ()
 
 
-def baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> int:
-    """The run named by ``--baseline``: its path as given, its file name or its run name."""
+def baseline_index(baseline: str | None, runs: list[Run] | list[str], paths: list[Path]) -> int:
+    """The run named by ``--baseline``: its path as given, its file name or its run name
+    (``runs``: the runs or their names)."""
     if baseline is None:
         return 0
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        if baseline in (str(path), path.name, run.name):
+    names = [r if isinstance(r, str) else r.name for r in runs]
+    for i, (name, path) in enumerate(zip(names, paths, strict=True)):
+        if baseline in (str(path), path.name, name):
             return i
-    choices = ", ".join(r.name for r in runs)
+    choices = ", ".join(names)
     raise RagmeterError(f"--baseline {baseline!r} is none of the runs ({choices})")
 
 
 def group_names(
-    groups: Mapping[str, Sequence[str]], runs: list[Run], paths: list[Path]
+    groups: Mapping[str, Sequence[str]], run_names: list[str], paths: list[Path]
 ) -> dict[str, list[str]]:
     """Each group's runs by run name (a member may be given by path, file name or run name)."""
     out: dict[str, list[str]] = {}
     for group, members in groups.items():
         names = []
         for member in members:
-            for run, path in zip(runs, paths, strict=True):
-                if member in (str(path), path.name, run.name):
-                    names.append(run.name)
+            for name, path in zip(run_names, paths, strict=True):
+                if member in (str(path), path.name, name):
+                    names.append(name)
                     break
             else:
-                choices = ", ".join(r.name for r in runs)
+                choices = ", ".join(run_names)
                 raise RagmeterError(f"--group {group}: {member!r} is none of the runs ({choices})")
         out[group] = names
     return out
@@ -136,22 +143,22 @@ def groups_by_pattern(pattern: str, names: Sequence[str]) -> dict[str, list[str]
 
 
 def _grouped(
-    request: CompareRequest, result: Evaluation, runs: list[Run], paths: list[Path]
+    request: CompareRequest, result: Evaluation, run_names: list[str], paths: list[Path]
 ) -> tuple[Evaluation, tuple[SeedSummary, ...], str]:
     """The evaluation to compare (groups merged), the seed summaries, the baseline's name."""
     from ragmeter.analysis.seeds import merge_groups
     from ragmeter.stats.seeds import seed_summaries
 
-    groups = group_names(request.groups or {}, runs, paths)
+    groups = group_names(request.groups or {}, run_names, paths)
     if request.group_by is not None:
-        for group, members in groups_by_pattern(request.group_by, [r.name for r in runs]).items():
+        for group, members in groups_by_pattern(request.group_by, run_names).items():
             if group in groups:
                 raise RagmeterError(f"--group-by makes group {group!r}, also given by --group")
             groups[group] = members
     if request.baseline is not None and request.baseline in groups:
         base = request.baseline
     else:
-        base = runs[baseline_index(request.baseline, runs, paths)].name
+        base = run_names[baseline_index(request.baseline, run_names, paths)]
         base = next((g for g, members in groups.items() if base in members), base)
     if not groups:
         return result, (), base
@@ -183,17 +190,21 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
             "--correction tukey compares all pairs: add --all-pairs (against one baseline, "
             "use holm, bonferroni, bh or none)"
         )
-    run_objs = read_runs(paths)
     if request.qrels is not None:
-        result = evaluate(run_objs, read_qrels(request.qrels), names, **options)
+        # the paths go to the library (TREC run files are streamed), named as read_runs names
+        run_names = distinct_run_names([p.name for p in paths], paths)
+        runs = dict(zip(run_names, paths, strict=True))
+        result = evaluate(runs, read_qrels(request.qrels), names, **options)
     else:
+        run_objs = read_runs(paths)
+        run_names = [r.name for r in run_objs]
         result = Evaluation.concat(
             [
                 evaluate(r, own_qrels(p), names, **options)
                 for r, p in zip(run_objs, paths, strict=True)
             ]
         )
-    compared, seeds, base = _grouped(request, result, run_objs, paths)
+    compared, seeds, base = _grouped(request, result, run_names, paths)
     parameters: dict[str, Any] = {"measures": names, **request.settings.saved()}
     if request.all_pairs:
         from ragmeter.stats.allpairs import all_pairs

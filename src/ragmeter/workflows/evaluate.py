@@ -290,8 +290,8 @@ def _evaluate(
         # the CRUX graded qrels
         return evaluate([read_run(p) for p in runs], None, names, **options)
     if qrels is not None:
-        qrels_obj = read_qrels(qrels)
-        return evaluate([read_run(p) for p in runs], qrels_obj, names, **options)
+        # the paths go to the library: TREC run files are streamed in blocks of queries
+        return evaluate(list(runs), read_qrels(qrels), names, **options)
     # Samples files carry their own judgments (expected_output).
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
 
@@ -369,13 +369,21 @@ def read_runs(paths: Sequence[Path]) -> list[Run]:
 
 def distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
     """Runs renamed by their path where names collide (two files called run.txt)."""
-    names = [r.name for r in runs]
+    names = distinct_run_names([r.name for r in runs], paths)
+    return [
+        run if name == run.name else replace(run, name=name)
+        for run, name in zip(runs, names, strict=True)
+    ]
+
+
+def distinct_run_names(names: list[str], paths: list[Path]) -> list[str]:
+    """``names`` (of the runs of ``paths``), each that collides replaced by its path (and
+    its position, where paths collide too)."""
     out = []
-    for i, (run, path) in enumerate(zip(runs, paths, strict=True)):
-        name = run.name
+    for i, (name, path) in enumerate(zip(names, paths, strict=True)):
         if names.count(name) > 1:
             name = str(path)
             if [str(p) for p in paths].count(name) > 1:
                 name = f"{name}#{i + 1}"
-        out.append(run if name == run.name else replace(run, name=name))
+        out.append(name)
     return out

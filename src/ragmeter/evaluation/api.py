@@ -1,0 +1,215 @@
+"""The public entry of an evaluation: :func:`evaluate`.
+
+Runs held in memory are evaluated by :func:`~ragmeter.evaluation.evaluate_inputs`; run files
+and iterators of blocks by :func:`~ragmeter.evaluation.stream.evaluate_run_files`, one block
+of queries at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ragmeter.core.align import Missing
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import MissingInputError
+from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.results import Evaluation
+from ragmeter.evaluation.stream import (
+    RunPath,
+    RunSource,
+    evaluate_run_files,
+    is_blocks,
+    is_run_path,
+    streams,
+)
+from ragmeter.measures import Measure
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.io.lengths import PassageLengths
+    from ragmeter.io.utilities import Utilities
+
+RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]]
+QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
+
+
+def _as_runs(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> list[Run]:
+    if isinstance(runs, Run):
+        return [runs]
+    if isinstance(runs, Mapping):
+        named = {str(k): v for k, v in runs.items() if isinstance(v, Run)}
+        if named and len(named) == len(runs):
+            return [replace(v, name=k) for k, v in named.items()]
+        return [Run.from_dict(runs)]  # type: ignore[arg-type]
+    out = []
+    for i, r in enumerate(runs):
+        out.append(r if isinstance(r, Run) else Run.from_dict(r, name=f"run{i + 1}"))
+    return out
+
+
+def evaluate(
+    runs: RunLike
+    | RunPath
+    | Iterable[Run]
+    | Sequence[RunLike | RunPath | Iterable[Run]]
+    | Mapping[str, RunLike | RunPath | Iterable[Run]],
+    qrels: QrelsLike | None,
+    measures: Iterable[str | Measure] | str,
+    *,
+    missing: Missing = "zero",
+    rel_level: int = 1,
+    depth: int | None = None,
+    default_k: int = 5,
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    grade_map: str | None = None,
+    judgments: Judgments | None = None,
+    corpus: Corpus | None = None,
+    answers: Answers | Sequence[Answers | None] | None = None,
+    context_k: int | Literal["oracle"] | None = None,
+    tau: int = 3,
+    token_counter: TokenCounter | None = None,
+    passage_lengths: PassageLengths | None = None,
+    utilities: Utilities | None = None,
+    nuggets: Nuggets | None = None,
+    nugget_assignments: NuggetAssignments | None = None,
+    citation_support: CitationSupport | None = None,
+    workers: int | None = None,
+) -> Evaluation:
+    """Evaluate one or more runs against ``qrels``.
+
+    Args:
+        runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a list of them, or
+            ``{name: Run}``; or a run file's path (``{name: path}`` names it), or an iterator
+            of blocks of one run (each a :class:`Run` of whole queries), or a list mixing
+            them. A TREC run file is evaluated in blocks of queries, so that memory is
+            bounded by the block, not the file (it must be grouped by query; see
+            :mod:`ragmeter.evaluation.stream`); a file in another format is read whole.
+        qrels: :class:`Qrels` or ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``.
+        measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
+        missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
+            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
+        rel_level: default relevance threshold (relevant ⇔ grade ≥ rel_level).
+        depth: evaluate only the first ``depth`` items of each ranking.
+        default_k: cutoff for measures that need one and were given none.
+        pool: the retriever's candidate list for pool-based measures (``proc@K``…); by default
+            each run is its own pool.
+        pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
+        grade_map: default grade mapping onto the 1..5 utility scale for the set-based
+            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
+        judgments: sub-question judgments for the coverage measures (``coverage``,
+            ``alpha_ndcg@K``, ``density``, ``answer_*``). Without ``qrels``, the evaluated
+            queries are the judged ones and the classical measures use the CRUX graded qrels
+            derived from them (required 3, partially redundant 2, fully redundant 1).
+        corpus: passage texts (for ``density``).
+        answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
+        context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
+            given without one: ``coverage`` is then ``coverage@context_k``, under that
+            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for
+            coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
+            a measure whose name does not say so.
+        tau: answerability threshold of the coverage measures (rating ≥ tau).
+        token_counter: tokenizer of ``density`` (text → token count); whitespace tokens
+            by default.
+        passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
+            see :func:`ragmeter.io.lengths.read_passage_lengths`.
+        utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
+        nuggets: the nuggets of each query, for the nugget measures (``nugget_vital``…);
+            without ``qrels`` (and judgments) the evaluated queries are those with nuggets
+            (else, with ``citation_support`` alone, those with judged answers).
+        nugget_assignments: assignments of the nuggets to each run's answers (matched by the
+            run's name) and to retrieved passages (``nugget_coverage@K``); see
+            :mod:`ragmeter.metrics.nuggets`.
+        citation_support: support of each answer sentence by its citations
+            (``citation_precision``, ``citation_recall``).
+        workers: processes that read and evaluate blocks of a plain TREC run file (default:
+            ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1; or the
+            ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process.
+
+    Example:
+        >>> from ragmeter import Run, Qrels, evaluate
+        >>> run = Run.from_lists({"q1": ["doc-7", "doc-3", "doc-1", "doc-9", "doc-2"]})
+        >>> qrels = Qrels.from_dict({"q1": ["doc-3", "doc-9"]})
+        >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
+        0.6509209298
+    """
+    if qrels is None:
+        qrels = _derived_qrels(
+            measures, default_k, tau, judgments, nuggets=nuggets, citations=citation_support
+        )
+    inputs = EvalInputs(
+        qrels=qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels),
+        missing=missing,
+        rel_level=rel_level,
+        depth=depth,
+        default_k=default_k,
+        pool=pool,
+        pool_depth=pool_depth,
+        grade_map=grade_map,
+        judgments=judgments,
+        corpus=corpus,
+        answers=answers,
+        context_k=context_k,
+        tau=tau,
+        token_counter=token_counter,
+        passage_lengths=passage_lengths,
+        utilities=utilities,
+        nuggets=nuggets,
+        nugget_assignments=nugget_assignments,
+        citation_support=citation_support,
+    )
+    if streams(runs):
+        return _evaluate_sources(runs, inputs, measures, workers=workers)
+    return evaluate_inputs(_as_runs(runs), inputs, measures)  # type: ignore[arg-type]
+
+
+def _evaluate_sources(
+    runs: Any, inputs: EvalInputs, measures: Iterable[str | Measure] | str, *, workers: int | None
+) -> Evaluation:
+    """Runs given as files or iterators of blocks (with runs in memory beside them)."""
+    names: list[str | None] | None = None
+    if isinstance(runs, Mapping):
+        names, sources = [str(k) for k in runs], list(runs.values())
+    else:
+        sources = list(runs) if isinstance(runs, list | tuple) else [runs]
+    return evaluate_run_files(
+        [_as_source(r, i) for i, r in enumerate(sources)],
+        inputs,
+        measures,
+        names=names,
+        workers=workers,
+    )
+
+
+def _derived_qrels(
+    measures: Iterable[str | Measure] | str,
+    default_k: int,
+    tau: int,
+    judgments: Judgments | None,
+    *,
+    nuggets: Nuggets | None,
+    citations: CitationSupport | None,
+) -> Qrels:
+    """The evaluated queries when no qrels are given: the judged ones (the classical measures
+    then use the CRUX graded qrels), else those with nuggets, else those with judged answers."""
+    if judgments is not None:
+        coverage_only = all(
+            "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
+        )
+        return judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
+    if nuggets is not None:
+        return nuggets.query_qrels()
+    if citations is not None:
+        return citations.query_qrels()
+    raise MissingInputError("these measures need qrels")
+
+
+def _as_source(run: Any, i: int) -> RunSource:
+    """One element of a list of runs, as :func:`evaluate_run_files` takes it."""
+    if isinstance(run, Run) or is_run_path(run) or is_blocks(run):
+        return run  # type: ignore[no-any-return]
+    return Run.from_dict(run, name=f"run{i + 1}")
