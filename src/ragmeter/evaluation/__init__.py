@@ -17,6 +17,7 @@ coverage family, K is the context); without ``@K`` each family uses its own defa
 in every view (see :class:`ragmeter.measures.Family`).
 """
 
+from ragmeter.evaluation.api import evaluate
 from ragmeter.evaluation.blocks import (
     BlockMerger,
     BlockValues,
@@ -29,7 +30,6 @@ from ragmeter.evaluation.blocks import (
 from ragmeter.evaluation.engine import (
     Prepared,
     compute,
-    evaluate,
     evaluate_inputs,
     evaluation_options,
     prepare,

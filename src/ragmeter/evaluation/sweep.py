@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import MeasureError
-from ragmeter.evaluation.engine import evaluate, evaluate_inputs
+from ragmeter.evaluation.api import evaluate
+from ragmeter.evaluation.engine import evaluate_inputs
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.measures import REGISTRY, Measure, parse_measures
 from ragmeter.stats.aggregate import defined_note

@@ -28,7 +28,7 @@ from ir_measures.measures import Measure as IrmMeasure
 from ir_measures.measures.base import ParamInfo, SumAgg
 
 from ragmeter.core.data import Qrels, Run
-from ragmeter.evaluation.engine import evaluate
+from ragmeter.evaluation.api import evaluate
 from ragmeter.io.readers import read_run
 from ragmeter.measures import REGISTRY, Family, Measure
 

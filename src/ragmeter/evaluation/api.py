@@ -1,0 +1,158 @@
+"""The public entry of an evaluation: :func:`evaluate`.
+
+Runs held in memory are evaluated by :func:`~ragmeter.evaluation.evaluate_inputs`; run files,
+folders and globs of partitions, and any run on another engine (``engine="ray"``) by
+:func:`~ragmeter.evaluation.distributed.evaluate_sources`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ragmeter.core.align import Missing
+from ragmeter.core.data import Qrels, Run
+from ragmeter.errors import MissingInputError
+from ragmeter.evaluation.distributed import evaluate_sources
+from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.partitioned import Engine
+from ragmeter.evaluation.results import Evaluation
+from ragmeter.measures import Measure
+
+if TYPE_CHECKING:
+    from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.io.lengths import PassageLengths
+    from ragmeter.io.utilities import Utilities
+
+RunPath: TypeAlias = str | os.PathLike[str]
+RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]]
+QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
+
+
+def _as_runs(
+    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike],
+) -> list[Run | RunPath]:
+    if isinstance(runs, Run | str | os.PathLike):
+        return [runs]
+    if isinstance(runs, Mapping):
+        named = {str(k): v for k, v in runs.items() if isinstance(v, Run)}
+        if named and len(named) == len(runs):
+            return [replace(v, name=k) for k, v in named.items()]
+        return [Run.from_dict(runs)]  # type: ignore[arg-type]
+    out: list[Run | RunPath] = []
+    for i, r in enumerate(runs):
+        keep = isinstance(r, Run | str | os.PathLike)
+        out.append(r if keep else Run.from_dict(r, name=f"run{i + 1}"))  # type: ignore[arg-type]
+    return out
+
+
+def evaluate(
+    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike],
+    qrels: QrelsLike | RunPath | None,
+    measures: Iterable[str | Measure] | str,
+    *,
+    missing: Missing = "zero",
+    rel_level: int = 1,
+    depth: int | None = None,
+    default_k: int = 5,
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    grade_map: str | None = None,
+    judgments: Judgments | None = None,
+    corpus: Corpus | None = None,
+    answers: Answers | Sequence[Answers | None] | None = None,
+    context_k: int | Literal["oracle"] | None = None,
+    tau: int = 3,
+    token_counter: TokenCounter | None = None,
+    passage_lengths: PassageLengths | None = None,
+    utilities: Utilities | None = None,
+    engine: str | Engine = "local",
+    workers: int | None = None,
+) -> Evaluation:
+    """Evaluate one or more runs against ``qrels``.
+
+    Args:
+        runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a file, a folder or glob of
+            files partitioned by query (evaluated one partition at a time, see
+            :mod:`ragmeter.io.partitions`), a list of them, or ``{name: Run}``.
+        qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
+            or a folder or glob of partitions.
+        measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
+        missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
+            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
+        rel_level: default relevance threshold (relevant ⇔ grade ≥ rel_level).
+        depth: evaluate only the first ``depth`` items of each ranking.
+        default_k: cutoff for measures that need one and were given none.
+        pool: the retriever's candidate list for pool-based measures (``proc@K``…); by default
+            each run is its own pool.
+        pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
+        grade_map: default grade mapping onto the 1..5 utility scale for the set-based
+            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
+        judgments: sub-question judgments for the coverage measures (``coverage``,
+            ``alpha_ndcg@K``, ``density``, ``answer_*``). Without ``qrels``, the evaluated
+            queries are the judged ones and the classical measures use the CRUX graded qrels
+            derived from them (required 3, partially redundant 2, fully redundant 1).
+        corpus: passage texts (for ``density``).
+        answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
+        context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
+            given without one: ``coverage`` is then ``coverage@context_k``, under that
+            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for
+            coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
+            a measure whose name does not say so.
+        tau: answerability threshold of the coverage measures (rating ≥ tau).
+        token_counter: tokenizer of ``density`` (text → token count); whitespace tokens
+            by default.
+        passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
+            see :func:`ragmeter.io.lengths.read_passage_lengths`.
+        utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
+        engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray
+            tasks on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
+            ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
+        workers: with ``engine="ray"``, the CPUs of a cluster started here (default: all)
+            and the most tasks in flight.
+
+    Example:
+        >>> from ragmeter import Run, Qrels, evaluate
+        >>> run = Run.from_lists({"q1": ["doc-7", "doc-3", "doc-1", "doc-9", "doc-2"]})
+        >>> qrels = Qrels.from_dict({"q1": ["doc-3", "doc-9"]})
+        >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
+        0.6509209298
+    """
+    run_list = _as_runs(runs)
+    if isinstance(qrels, str | os.PathLike):  # a file, or a folder or glob of partitions
+        from ragmeter.io.readers import read_qrels
+
+        qrels = read_qrels(qrels)
+    if qrels is None and judgments is not None:
+        # judged queries only; the classical measures use the CRUX graded qrels
+        coverage_only = all(
+            "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
+        )
+        qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
+    if qrels is None:
+        raise MissingInputError("these measures need qrels")
+    inputs = EvalInputs(
+        qrels=qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels),
+        missing=missing,
+        rel_level=rel_level,
+        depth=depth,
+        default_k=default_k,
+        pool=pool,
+        pool_depth=pool_depth,
+        grade_map=grade_map,
+        judgments=judgments,
+        corpus=corpus,
+        answers=answers,
+        context_k=context_k,
+        tau=tau,
+        token_counter=token_counter,
+        passage_lengths=passage_lengths,
+        utilities=utilities,
+    )
+    if engine != "local" or workers is not None or not all(isinstance(r, Run) for r in run_list):
+        chosen = Engine.parse(engine, workers=workers)
+        return evaluate_sources(run_list, inputs, measures, engine=chosen)
+    return evaluate_inputs(run_list, inputs, measures)  # type: ignore[arg-type]
