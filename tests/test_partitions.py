@@ -312,3 +312,103 @@ def test_inputs_joined_per_run_stay_local(tmp_path: Path) -> None:
         local,
         ragmeter.evaluate(read_run(folder), qrels_path, ["proc@5"], pool=pool, grade_map=GRADES),
     )
+
+
+# -- the Ray engine, on a local Ray cluster ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None:
+    """The command as a user runs it: a Ray instance started on 127.0.0.1 with one CPU,
+    the same values as in this process, and nothing of Ray left running afterwards."""
+    import os
+
+    run_path, qrels_path, folder = _data(5, tmp_path, parts=3, fmt="parquet")
+    args = ["evaluate", "--qrels", str(qrels_path), "-m", "ndcg@10", "-m", "map", "--per-query"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    env.pop("RAY_ADDRESS", None)
+    command = [sys.executable, "-m", "ragmeter", *args, str(folder), "-f", "json"]
+    done = subprocess.run(
+        [*command, "--engine", "ray", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "RAY_NODE_IP_ADDRESS": "127.0.0.1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = runner.invoke(app, [*args, str(run_path), "-f", "json"])
+    assert (
+        json.loads(done.stdout)["runs"][0]["per_query"]
+        == (json.loads(local.stdout)["runs"][0]["per_query"])
+    )
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> object:
+    """A Ray instance on 127.0.0.1 with two CPUs, for this module's Ray tests."""
+    import logging
+
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        _node_ip_address="127.0.0.1",
+    )
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_ray_gives_the_in_process_evaluation(
+    ray_cluster: object, tmp_path: Path, seed: int, missing: str
+) -> None:
+    fmt = "parquet" if seed % 2 else "trec"
+    run_path, qrels_path, folder = _data(seed, tmp_path, parts=2 + seed, fmt=fmt)
+    qrels = read_qrels(qrels_path)
+    here = ragmeter.evaluate(folder, qrels, MEASURES, **_options(missing))
+    on_ray = ragmeter.evaluate(folder, qrels, MEASURES, engine="ray", **_options(missing))
+    _same(here, on_ray)
+    whole = ragmeter.evaluate(read_run(run_path), qrels, MEASURES, **_options(missing))
+    _same_values(whole, on_ray)
+    # several runs at once: in memory (cut in slices), one TREC file, partitions
+    runs = [read_run(run_path), run_path, folder]
+    _same(
+        ragmeter.evaluate(runs, qrels, MEASURES, **_options(missing)),
+        ragmeter.evaluate(runs, qrels, MEASURES, engine="ray", **_options(missing)),
+    )
+
+
+def test_ray_errors_are_the_in_process_errors(ray_cluster: object, tmp_path: Path) -> None:
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
+    twice = tmp_path / "twice"
+    twice.mkdir()
+    (twice / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n")
+    (twice / "p1.txt").write_text("q1 Q0 d3 1 2.0 t\n")
+    with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
+        ragmeter.evaluate(twice, qrels, ["map"], engine="ray")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\n")
+    (bad / "p1.txt").write_text("q2 Q0 d2 1 1.0 t\nq2 Q0 d3 2 nan t\n")
+    with pytest.raises(InputError) as err:
+        ragmeter.evaluate(bad, qrels, ["map"], engine="ray")
+    assert err.value.source == str(bad / "p1.txt") and err.value.line == 2
+
+
+def test_cli_engine_ray_on_an_open_session(ray_cluster: object, tmp_path: Path) -> None:
+    run_path, qrels_path, folder = _data(6, tmp_path, parts=4)
+    args = ["evaluate", "--qrels", str(qrels_path), "-m", "ndcg@10", "--per-query", "-f", "json"]
+    on_ray = runner.invoke(app, [*args, str(folder), "--engine", "ray"])
+    assert on_ray.exit_code == 0, on_ray.stderr
+    here = runner.invoke(app, [*args, str(run_path)])
+    assert (
+        json.loads(on_ray.stdout)["runs"][0]["per_query"]
+        == (json.loads(here.stdout)["runs"][0]["per_query"])
+    )
+    assert __import__("ray").is_initialized()  # the session it found is left open
