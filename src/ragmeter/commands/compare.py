@@ -22,6 +22,7 @@ from ragmeter.commands.options import (
     CorrectionChoice,
     DefaultK,
     Depth,
+    EngineChoice,
     GradeMap,
     Measures,
     Missing,
@@ -37,6 +38,7 @@ from ragmeter.commands.options import (
     Seed,
     StoreUrl,
     TestChoice,
+    Workers,
     compare_settings,
     evaluation_settings,
     fail,
@@ -90,6 +92,8 @@ def compare_command(
     save: Save = False,
     store: StoreUrl = None,
     name: SaveName = None,
+    engine: EngineChoice = "local",
+    workers: Workers = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes."""
@@ -109,6 +113,8 @@ def compare_command(
             pool=pool,
             pool_depth=pool_depth,
             grade_map=grade_map,
+            engine=engine,
+            workers=workers,
         ),
         compare=compare_settings(
             test=test,

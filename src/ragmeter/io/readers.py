@@ -17,7 +17,8 @@ columns (:mod:`ragmeter.io.jsonl`). Files with an unknown extension are read as 
 trec_eval does (``qrels.test``, ``results.test``).
 
 The formats are one table, :data:`ragmeter.io.formats.FORMATS_REGISTRY`; a new format is
-registered there.
+registered there. A folder or a glob of files partitioned by query is read by
+:mod:`ragmeter.io.partitions`.
 """
 
 from __future__ import annotations
