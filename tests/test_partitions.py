@@ -344,25 +344,6 @@ def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None
     )
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> object:
-    """A Ray instance on 127.0.0.1 with two CPUs, for this module's Ray tests."""
-    import logging
-
-    import ray
-
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.WARNING,
-        _node_ip_address="127.0.0.1",
-    )
-    yield ray
-    ray.shutdown()
-
-
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("missing", ["zero", "skip"])
 def test_ray_gives_the_in_process_evaluation(
