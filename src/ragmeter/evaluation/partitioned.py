@@ -84,8 +84,8 @@ class Engine:
 
 @dataclass(frozen=True, eq=False)
 class Piece:
-    """Block ``index`` of whole queries of source ``number``, as a task receives it:
-    partition ``index`` of ``partitions``, a byte block ``chunk`` of the TREC file ``path``
+    """Block ``index`` of whole queries of source ``number``, as a task receives it: the one
+    partition file of ``partitions``, a byte block ``chunk`` of the TREC file ``path``
     (whose first line is ``first_line``), or the queries of ``run``."""
 
     number: int
@@ -99,8 +99,8 @@ class Piece:
 
     def read(self) -> Run:
         """The piece's run."""
-        if self.partitions is not None:
-            return self.partitions.read_run(self.index)
+        if self.partitions is not None:  # the one partition file of this piece
+            return self.partitions.read_run(0)
         if self.chunk is not None and self.path is not None:
             from ragmeter.io.trec_blocks import TrecRunBlocks
 
@@ -146,7 +146,7 @@ def pieces(source: Source, number: int, *, slices: int) -> Iterator[Piece]:
     """The pieces of source ``number`` for a cluster (see the module docstring)."""
     if isinstance(source, Partitions):
         for i in range(len(source)):
-            yield Piece(number, i, partitions=source)
+            yield Piece(number, i, partitions=source.only(i))
     elif isinstance(source, Run):
         for i, part in enumerate(run_slices(source, slices)):
             yield Piece(number, i, run=part)
@@ -222,7 +222,8 @@ def evaluate_partitions(
     """The result and warnings of a partitioned run, evaluated here one partition at a time."""
     merger = PieceMerger(partitions, inputs, measures)
     for i in range(len(partitions)):
-        merger.add(i, evaluate_piece(Piece(0, i, partitions=partitions), inputs, measures))
+        piece = Piece(0, i, partitions=partitions.only(i))
+        merger.add(i, evaluate_piece(piece, inputs, measures))
     return merger.result(len(partitions))
 
 

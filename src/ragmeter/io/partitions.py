@@ -26,7 +26,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +125,10 @@ class Partitions:
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    def only(self, index: int) -> Partitions:
+        """Partition ``index`` alone (what one task needs to read it)."""
+        return replace(self, paths=(self.paths[index],))
 
     def read_run(self, index: int) -> Run:
         """The run of partition ``index`` (named as the whole input)."""
