@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.data import Run
-from ragmeter.errors import InputError, MissingExtraError
+from ragmeter.errors import InputError, MissingExtraError, RagmeterError
 from ragmeter.evaluation.blocks import BlockValues, block_support
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
 from ragmeter.evaluation.inputs import EvalInputs
@@ -128,7 +128,13 @@ def ray_session(engine: Engine) -> Iterator[Any]:
     if engine.address is None and not os.environ.get("RAY_ADDRESS"):
         ray.init(address="local", num_cpus=engine.workers, include_dashboard=False, **options)
     else:
-        ray.init(address=engine.address, **options)
+        where = engine.address or f"$RAY_ADDRESS ({os.environ.get('RAY_ADDRESS')})"
+        try:
+            ray.init(address=engine.address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RagmeterError(
+                f"--engine ray: cannot connect to the Ray cluster at {where}: {exc}"
+            ) from None
     try:
         yield ray
     finally:
