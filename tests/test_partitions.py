@@ -393,3 +393,24 @@ def test_cli_engine_ray_on_an_open_session(ray_cluster: object, tmp_path: Path) 
         == (json.loads(here.stdout)["runs"][0]["per_query"])
     )
     assert __import__("ray").is_initialized()  # the session it found is left open
+
+
+def test_ray_cuts_a_trec_file_into_blocks_of_queries(
+    ray_cluster: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.evaluation import partitioned
+    from ragmeter.evaluation.blocks import RepeatedQueryError
+
+    monkeypatch.setattr(partitioned, "TREC_BLOCK_BYTES", 300)  # a few queries per task
+    run_path, qrels_path, _ = _data(8, tmp_path, parts=2)
+    qrels = read_qrels(qrels_path)
+    assert len(list(partitioned.pieces(run_path, 0, slices=2))) > 5
+    here = ragmeter.evaluate(read_run(run_path), qrels, MEASURES, **_options("zero"))
+    _same(here, ragmeter.evaluate(run_path, qrels, MEASURES, engine="ray", **_options("zero")))
+    # a file whose queries are not grouped: named in the error
+    lines = run_path.read_text().splitlines()
+    scattered = tmp_path / "scattered.txt"
+    scattered.write_text("\n".join([*lines, lines[0].replace(" 1 ", " 99 ", 1)]) + "\n")
+    with pytest.raises(RepeatedQueryError, match="grouped by query") as err:
+        ragmeter.evaluate(scattered, qrels, ["map"], engine="ray")
+    assert err.value.source == str(scattered)

@@ -31,13 +31,20 @@ import numpy as np
 from ragmeter import _accel
 from ragmeter.core.data import Run
 from ragmeter.errors import InputError
-from ragmeter.evaluation.blocks import BlockMerger, BlockValues, evaluate_block
+from ragmeter.evaluation.blocks import (
+    BlockMerger,
+    BlockValues,
+    RepeatedQueryError,
+    evaluate_block,
+)
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import RunResult
 from ragmeter.io.partitions import PartitionError, Partitions, is_partitioned
 from ragmeter.measures import Measure
 
 PathLike: TypeAlias = str | os.PathLike[str]
+#: bytes of a TREC file per piece on a cluster (whole queries: about 300,000 lines of a run)
+TREC_BLOCK_BYTES = 32 << 20
 #: what ``evaluate`` takes as one run
 Source: TypeAlias = Run | Partitions | Path
 
@@ -159,7 +166,7 @@ def pieces(source: Source, number: int, *, slices: int) -> Iterator[Piece]:
             return
         from ragmeter.io.trec_blocks import TrecRunBlocks
 
-        blocks = TrecRunBlocks(source)
+        blocks = TrecRunBlocks(source, block_bytes=TREC_BLOCK_BYTES)
         for i, (chunk, first_line) in enumerate(blocks.chunks()):
             yield Piece(
                 number, i, path=str(source), name=blocks.name, chunk=chunk, first_line=first_line
@@ -204,7 +211,10 @@ class PieceMerger:
                 first = self._unjudged.setdefault(q, index)
                 if first != index:
                     raise parts.repeated(q, first, index)
-        self.merger.add(block)
+        try:
+            self.merger.add(block)
+        except RepeatedQueryError as exc:  # a file's blocks: it is not grouped by query
+            raise RepeatedQueryError(exc.query_id, source=str(self.source)) from None
 
     def result(self, pieces: int) -> tuple[RunResult, list[str]]:
         """The run's result and warnings, once its ``pieces`` pieces are merged."""
