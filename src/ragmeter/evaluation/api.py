@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import MissingInputError
-from ragmeter.evaluation.distributed import evaluate_sources
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
 from ragmeter.evaluation.inputs import EvalInputs
-from ragmeter.evaluation.partitioned import Engine
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.evaluation.partitioned import Engine
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -153,6 +152,9 @@ def evaluate(
         utilities=utilities,
     )
     if engine != "local" or workers is not None or not all(isinstance(r, Run) for r in run_list):
+        from ragmeter.evaluation.distributed import evaluate_sources
+        from ragmeter.evaluation.partitioned import Engine
+
         chosen = Engine.parse(engine, workers=workers)
         return evaluate_sources(run_list, inputs, measures, engine=chosen)
     return evaluate_inputs(run_list, inputs, measures)  # type: ignore[arg-type]
