@@ -189,7 +189,9 @@ def test_partition_errors_name_the_files(tmp_path: Path) -> None:
     qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(PartitionError, match="no partition files") as info:
+    with pytest.raises(
+        PartitionError, match="folder of partition files \\(this one holds none\\)"
+    ) as info:
         ragmeter.evaluate(empty, qrels, ["map"])
     assert str(empty) in str(info.value)
     with pytest.raises(PartitionError, match="no file matches"):

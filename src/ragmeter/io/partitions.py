@@ -104,7 +104,11 @@ class Partitions:
             paths = _folder_files(root)
             default_name = root.resolve().name
             if not paths:
-                raise PartitionError("folder holds no partition files", source=source)
+                raise PartitionError(
+                    "is a directory; expected a file, or a folder of partition files "
+                    "(this one holds none)",
+                    source=source,
+                )
         else:
             paths = _glob_files(source)
             default_name = source
