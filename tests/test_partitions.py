@@ -322,8 +322,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None:
-    """The command as a user runs it: a Ray instance started on 127.0.0.1 with one CPU,
-    the same values as in this process, and nothing of Ray left running afterwards."""
+    """The command as a user runs it: it starts a Ray instance with one CPU, gives the
+    values of this process, and shuts the instance down (the command ends)."""
     import os
 
     run_path, qrels_path, folder = _data(5, tmp_path, parts=3, fmt="parquet")
