@@ -157,6 +157,19 @@ def test_parquet_partitions_and_partitioned_qrels(tmp_path: Path, seed: int) -> 
     _same_values(whole, ragmeter.evaluate(folder, qdir, MEASURES, **opts))
 
 
+def test_runs_named_by_a_mapping(tmp_path: Path) -> None:
+    run_path, qrels_path, folder = _data(2, tmp_path, parts=2)
+    runs = {"parted": folder, "whole": run_path, "memory": read_run(run_path)}
+    named = ragmeter.evaluate(runs, qrels_path, ["map"])
+    assert [r.name for r in named.runs] == ["parted", "whole", "memory"]
+    _same_values(
+        named, ragmeter.evaluate([folder, run_path, read_run(run_path)], qrels_path, ["map"])
+    )
+    assert any("run 'parted'" in w for w in named.warnings) or not any(
+        "run '" in w for w in named.warnings
+    )
+
+
 def test_joined_run_is_the_whole_file(tmp_path: Path) -> None:
     run_path, _, folder = _data(7, tmp_path, parts=4)
     whole, joined = read_run(run_path), read_run(folder)
@@ -406,7 +419,7 @@ def test_ray_cuts_a_trec_file_into_blocks_of_queries(
     monkeypatch.setattr(partitioned, "TREC_BLOCK_BYTES", 300)  # a few queries per task
     run_path, qrels_path, _ = _data(8, tmp_path, parts=2)
     qrels = read_qrels(qrels_path)
-    assert len(list(partitioned.pieces(run_path, 0, slices=2))) > 5
+    assert len(list(partitioned.pieces(partitioned.as_source(run_path), 0, slices=2))) > 5
     here = ragmeter.evaluate(read_run(run_path), qrels, MEASURES, **_options("zero"))
     _same(here, ragmeter.evaluate(run_path, qrels, MEASURES, engine="ray", **_options("zero")))
     # a file whose queries are not grouped: named in the error

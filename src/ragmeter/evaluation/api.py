@@ -32,24 +32,25 @@ QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
 
 
 def _as_runs(
-    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike],
-) -> list[Run | RunPath]:
+    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike | RunPath],
+) -> tuple[list[Run | RunPath], list[str | None]]:
+    """The runs (in memory, or files) and the name each is given (``None``: its own)."""
     if isinstance(runs, Run | str | os.PathLike):
-        return [runs]
+        return [runs], [None]
     if isinstance(runs, Mapping):
-        named = {str(k): v for k, v in runs.items() if isinstance(v, Run)}
+        named = {str(k): v for k, v in runs.items() if isinstance(v, Run | str | os.PathLike)}
         if named and len(named) == len(runs):
-            return [replace(v, name=k) for k, v in named.items()]
-        return [Run.from_dict(runs)]  # type: ignore[arg-type]
+            return list(named.values()), list(named)
+        return [Run.from_dict(runs)], [None]  # type: ignore[arg-type]
     out: list[Run | RunPath] = []
     for i, r in enumerate(runs):
         keep = isinstance(r, Run | str | os.PathLike)
         out.append(r if keep else Run.from_dict(r, name=f"run{i + 1}"))  # type: ignore[arg-type]
-    return out
+    return out, [None] * len(out)
 
 
 def evaluate(
-    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike],
+    runs: RunLike | RunPath | Sequence[RunLike | RunPath] | Mapping[str, RunLike | RunPath],
     qrels: QrelsLike | RunPath | None,
     measures: Iterable[str | Measure] | str,
     *,
@@ -76,7 +77,7 @@ def evaluate(
     Args:
         runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a file, a folder or glob of
             files partitioned by query (evaluated one partition at a time, see
-            :mod:`ragmeter.io.partitions`), a list of them, or ``{name: Run}``.
+            :mod:`ragmeter.io.partitions`), a list of them, or ``{name: run or path}``.
         qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
             or a folder or glob of partitions.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
@@ -120,7 +121,7 @@ def evaluate(
         >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
         0.6509209298
     """
-    run_list = _as_runs(runs)
+    run_list, names = _as_runs(runs)
     if isinstance(qrels, str | os.PathLike):  # a file, or a folder or glob of partitions
         from ragmeter.io.readers import read_qrels
 
@@ -156,5 +157,7 @@ def evaluate(
         from ragmeter.evaluation.partitioned import Engine
 
         chosen = Engine.parse(engine, workers=workers)
-        return evaluate_sources(run_list, inputs, measures, engine=chosen)
-    return evaluate_inputs(run_list, inputs, measures)  # type: ignore[arg-type]
+        return evaluate_sources(run_list, inputs, measures, engine=chosen, names=names)
+    in_memory = [r for r in run_list if isinstance(r, Run)]  # every one, here
+    named = [r if n is None else replace(r, name=n) for r, n in zip(in_memory, names, strict=True)]
+    return evaluate_inputs(named, inputs, measures)

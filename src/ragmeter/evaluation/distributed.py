@@ -48,6 +48,7 @@ from ragmeter.evaluation.partitioned import (
     evaluate_partitions,
     evaluate_piece,
     pieces,
+    read_source,
 )
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.io.partitions import Partitions
@@ -63,10 +64,14 @@ def evaluate_sources(
     measures: Iterable[str | Measure] | str,
     *,
     engine: str | Engine | None = "local",
+    names: Sequence[str | None] | None = None,
 ) -> Evaluation:
     """Evaluate ``runs`` (runs, files, folders or globs of partitions) on ``engine``: the
-    :class:`Evaluation` of :func:`~ragmeter.evaluation.evaluate_inputs` on the same runs."""
+    :class:`Evaluation` of :func:`~ragmeter.evaluation.evaluate_inputs` on the same runs.
+    ``names[i]``, when given and not ``None``, names run ``i`` instead of its own name."""
     eng = Engine.parse(engine)
+    given = list(names) if names is not None else [None] * len(runs)
+    sources = [as_source(r, n) for r, n in zip(runs, given, strict=True)]
     measure_list = resolve_measures(
         measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
     )
@@ -74,11 +79,7 @@ def evaluate_sources(
     if reason is not None:
         if eng.kind != "local":
             raise InputError(f"--engine {eng.kind} evaluates runs in pieces, and {reason}")
-        from ragmeter.io.readers import read_run
-
-        in_memory = [r if isinstance(r, Run) else read_run(r) for r in runs]
-        return evaluate_inputs(in_memory, inputs, measure_list)
-    sources = [as_source(r) for r in runs]
+        return evaluate_inputs([read_source(s) for s in sources], inputs, measure_list)
     if eng.kind == "ray":
         outcomes = evaluate_on_ray(sources, inputs, measure_list, eng)
     else:
@@ -94,11 +95,7 @@ def _evaluate_here(
 ) -> tuple[RunResult, list[str]]:
     if isinstance(source, Partitions):
         return evaluate_partitions(source, inputs, measures)
-    if not isinstance(source, Run):
-        from ragmeter.io.readers import read_run
-
-        source = read_run(source)
-    done = evaluate_inputs([source], inputs, measures)
+    done = evaluate_inputs([read_source(source)], inputs, measures)
     return done.runs[0], list(done.warnings[len(inputs.qrels.warnings) :])
 
 

@@ -46,7 +46,6 @@ PathLike: TypeAlias = str | os.PathLike[str]
 #: bytes of a TREC file per piece on a cluster (whole queries: about 300,000 lines of a run)
 TREC_BLOCK_BYTES = 32 << 20
 #: what ``evaluate`` takes as one run
-Source: TypeAlias = Run | Partitions | Path
 
 
 @dataclass(frozen=True)
@@ -89,6 +88,25 @@ class Engine:
         )
 
 
+@dataclass(frozen=True)
+class RunFile:
+    """A run file (not partitioned) and its run's name (by default the file's name, as the
+    readers name it)."""
+
+    path: Path
+    name: str
+
+    def read(self) -> Run:
+        """The whole run."""
+        from ragmeter.io.readers import read_run
+
+        return read_run(self.path, name=self.name)
+
+
+#: one run to evaluate
+Source: TypeAlias = Run | Partitions | RunFile
+
+
 @dataclass(frozen=True, eq=False)
 class Piece:
     """Block ``index`` of whole queries of source ``number``, as a task receives it: the one
@@ -121,13 +139,25 @@ def evaluate_piece(piece: Piece, inputs: EvalInputs, measures: list[Measure]) ->
     return evaluate_block(piece.read(), inputs, measures)
 
 
-def as_source(run: Run | PathLike) -> Source:
-    """A run, a file path, or the partitions of a folder or glob."""
+def as_source(run: Run | PathLike, name: str | None = None) -> Source:
+    """A run, a run file, or the partitions of a folder or glob, named ``name`` (``None``:
+    its own name)."""
     if isinstance(run, Run):
-        return run
+        return run if name is None else replace(run, name=name)
     if is_partitioned(run):
-        return Partitions.find(run)
-    return Path(run)
+        return Partitions.find(run, name=name)
+    return RunFile(Path(run), name or Path(run).name)
+
+
+def read_source(source: Source) -> Run:
+    """The whole run of ``source``, in memory (partitions joined)."""
+    if isinstance(source, Run):
+        return source
+    if isinstance(source, RunFile):
+        return source.read()
+    from ragmeter.io.partitions import join_runs
+
+    return join_runs(source, list(source.runs()))
 
 
 def run_slices(run: Run, n: int) -> Iterator[Run]:
@@ -160,16 +190,16 @@ def pieces(source: Source, number: int, *, slices: int) -> Iterator[Piece]:
     else:
         from ragmeter.io.readers import detect_format
 
-        fmt = detect_format(source)
+        path, fmt = source.path, detect_format(source.path)
         if fmt != "trec":
-            yield Piece(number, 0, partitions=Partitions(str(source), (source,), fmt, source.name))
+            yield Piece(number, 0, partitions=Partitions(str(path), (path,), fmt, source.name))
             return
         from ragmeter.io.trec_blocks import TrecRunBlocks
 
-        blocks = TrecRunBlocks(source, block_bytes=TREC_BLOCK_BYTES)
+        blocks = TrecRunBlocks(path, name=source.name, block_bytes=TREC_BLOCK_BYTES)
         for i, (chunk, first_line) in enumerate(blocks.chunks()):
             yield Piece(
-                number, i, path=str(source), name=blocks.name, chunk=chunk, first_line=first_line
+                number, i, path=str(path), name=source.name, chunk=chunk, first_line=first_line
             )
 
 
@@ -214,7 +244,8 @@ class PieceMerger:
         try:
             self.merger.add(block)
         except RepeatedQueryError as exc:  # a file's blocks: it is not grouped by query
-            raise RepeatedQueryError(exc.query_id, source=str(self.source)) from None
+            where = self.source.path if isinstance(self.source, RunFile) else None
+            raise RepeatedQueryError(exc.query_id, source=str(where)) from None
 
     def result(self, pieces: int) -> tuple[RunResult, list[str]]:
         """The run's result and warnings, once its ``pieces`` pieces are merged."""
@@ -242,10 +273,12 @@ __all__ = [
     "PartitionError",
     "Piece",
     "PieceMerger",
+    "RunFile",
     "Source",
     "as_source",
     "evaluate_partitions",
     "evaluate_piece",
     "pieces",
+    "read_source",
     "run_slices",
 ]
