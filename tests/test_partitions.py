@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import ragmeter
@@ -60,6 +62,8 @@ def _data(seed: int, tmp: Path, *, parts: int, fmt: str = "trec") -> tuple[Path,
     queries = [f"q{i}" for i in range(rng.randint(parts, 40))]
     judged = [q for q in queries if rng.random() < 0.8] + ["x0", "x1"]  # x: never retrieved
     run_q = [q for q in queries if rng.random() < 0.9]
+    if len(run_q) < parts:  # a query at least in each partition
+        run_q = queries[:parts]
     lines: dict[str, list[str]] = {}
     for q in run_q:
         lines[q] = []
@@ -168,6 +172,33 @@ def test_runs_named_by_a_mapping(tmp_path: Path) -> None:
     assert any("run 'parted'" in w for w in named.warnings) or not any(
         "run '" in w for w in named.warnings
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), order_seed=st.integers(0, 10_000))
+def test_pieces_merge_alike_in_any_order(seed: int, order_seed: int) -> None:
+    """Pieces come back from a cluster in any order: merged in piece order all the same."""
+    import tempfile
+
+    from ragmeter.evaluation import EvalInputs, resolve_measures
+    from ragmeter.evaluation.partitioned import PieceMerger, as_source, evaluate_piece, pieces
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _, qrels_path, folder = _data(seed, Path(tmp), parts=3)
+        inputs = EvalInputs(qrels=read_qrels(qrels_path), grade_map=GRADES)
+        measures = resolve_measures(MEASURES, default_k=5)
+        source = as_source(folder)
+        values = [
+            (p.index, evaluate_piece(p, inputs, measures)) for p in pieces(source, 0, slices=1)
+        ]
+        results = []
+        for order in (values, random.Random(order_seed).sample(values, len(values))):
+            merger = PieceMerger(source, inputs, measures)
+            for index, block in order:
+                merger.add(index, block)
+            results.append(merger.result(len(values)))
+    (a, wa), (b, wb) = results
+    assert np.array_equal(a.values, b.values, equal_nan=True) and wa == wb
 
 
 def test_joined_run_is_the_whole_file(tmp_path: Path) -> None:
