@@ -27,6 +27,9 @@ in ``scripts/example_text/``). This script assembles the files:
   something to show.
 * ``answers_rated.jsonl`` — the same generated answers rated 0..5 against the sub-questions
   (``{"query_id", "ratings", "text"}``), for ``answer_coverage``.
+* ``nuggets.jsonl``, ``nugget_assignments.jsonl``, ``rag_answers.jsonl``,
+  ``citation_support.jsonl`` — nuggets of four queries and their assignments, written by
+  ``make_example_nuggets.py`` (run at the end).
 
 Run from the repository root with the ``baselines`` extra installed (the pool needs the
 retrievers): ``python scripts/make_example_data.py``. It prints the pooled passages that took
@@ -184,6 +187,9 @@ def main() -> None:
         json.dumps(samples, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
     write_jsonl(OUT / "answers_rated.jsonl", rated)
+    import make_example_nuggets  # the nugget files read the answers written above
+
+    make_example_nuggets.main()
     print(
         f"{len(corpus)} passages, {len(queries)} queries, {len(qrels_lines)} graded pairs "
         f"({n_default} with the default grade {DEFAULT_GRADE}) -> {OUT}"

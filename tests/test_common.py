@@ -7,12 +7,18 @@ without relevant items, queries missing from the run, run queries missing from t
 Its side inputs are built from what it declares it needs (``Family.needs``: judgments, corpus,
 answers, utilities), so no family is skipped; and at every cutoff, a sweep gives the value a
 single evaluation of ``m@K`` gives, bit for bit.
+
+Measures defined through the public API (``ragmeter.define_measure``, as a user's plugin
+does) are families too: those registered when this file is collected are checked, and so are
+the ones ``tests/measure_plugin.py`` defines (each registered only while its own test runs).
 """
 
 from __future__ import annotations
 
+import importlib
 import random
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,6 +26,7 @@ import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
 from ragmeter.core.judgments import Answers, Corpus, Judgments
+from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets, SentenceSupport
 from ragmeter.errors import MissingInputError
 from ragmeter.evaluation import EvalInputs, evaluate_samples, prepare, sweep
 from ragmeter.io.answers import AnswerSample
@@ -30,7 +37,42 @@ from ragmeter.stats.aggregate import aggregate
 #: a family must not divide by zero or take the log of 0 silently (numpy RuntimeWarning)
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
-FAMILIES = REGISTRY.families()
+
+def _user_families() -> list[Family]:
+    """The families ``tests/measure_plugin.py`` defines through the public API, taken out of
+    the registry again (the fixture below adds one back while its test runs, so that no other
+    test file sees them)."""
+    before = {f.name for f in REGISTRY.families()}
+    sys.modules.pop("measure_plugin", None)
+    importlib.import_module("measure_plugin")
+    sys.modules.pop("measure_plugin", None)
+    made = [f for f in REGISTRY.families() if f.name not in before]
+    for family in made:
+        REGISTRY.remove(family.name)
+    assert made and all(f.origin == "measure_plugin" for f in made)
+    return made
+
+
+USER_FAMILIES = _user_families()
+FAMILIES = REGISTRY.families() + USER_FAMILIES
+
+
+@pytest.fixture(autouse=True)
+def _user_family_defined(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of a family of :data:`USER_FAMILIES` runs with that family defined."""
+    callspec = getattr(request.node, "callspec", None)
+    family = callspec.params.get("family") if callspec is not None else None
+    if not any(family is f for f in USER_FAMILIES):
+        yield
+        return
+    assert isinstance(family, Family)
+    REGISTRY.add(family)
+    try:
+        yield
+    finally:
+        REGISTRY.remove(family.name)
+
+
 DOCS = ["a", "aa", "b", "B", "c", "d", "e", "f", "g", "é"]
 QUERIES = ["q1", "q2", "q3", "q4", "q5", "q6"]
 
@@ -45,7 +87,7 @@ def _scaled(family: Family) -> dict[str, Any]:
 
 
 #: the side inputs this file can build, by the name a family's ``needs`` uses
-BUILT = {"qrels", "judgments", "corpus", "answers", "utilities"}
+BUILT = {"qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations"}
 #: per-sample families score answer samples, not runs: checked by the test_sample_* below
 SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
 RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
@@ -82,7 +124,50 @@ def _side_inputs(
         out["utilities"] = Utilities.from_dict(
             {q: {d: rng.random() for d in docs} for q, docs in run.items()}
         )
+    if needs & {"nuggets", "citations"}:
+        out.update(_nugget_inputs(run, qrels, rng))
     return out
+
+
+def _nugget_inputs(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], rng: Any
+) -> dict[str, Any]:
+    """Random nuggets (some queries none, some without vital ones), assignments of the answers
+    of the run called "run" (some queries unassessed) and of its passages, citation support."""
+    queries = sorted(set(qrels) | set(run))
+    nuggets = Nuggets.from_dict(
+        {
+            q: [(f"n{i}", rng.choice(["vital", "okay"])) for i in range(rng.randint(1, 4))]
+            for q in queries
+            if rng.random() < 0.8
+        }
+    )
+    answers = {
+        ("run", q): {n.id: rng.randint(0, 2) for n in own}
+        for q, own in nuggets.by_query.items()
+        if rng.random() < 0.8
+    }
+    passages = {
+        (q, d): {n.id: rng.randint(0, 2) for n in nuggets.by_query[q]}
+        for q, docs in run.items()
+        if q in nuggets.by_query
+        for d in docs
+        if rng.random() < 0.7
+    }
+    sentences = {}
+    for q in queries:
+        if rng.random() < 0.8:
+            sentences[("run", q)] = tuple(
+                SentenceSupport(
+                    tuple(f"d{j}" for j in range(w)), tuple(rng.randint(0, 2) for _ in range(w))
+                )
+                for w in [rng.randint(0, 3) for _ in range(rng.randint(0, 3))]
+            )
+    return {
+        "nuggets": nuggets,
+        "nugget_assignments": NuggetAssignments(answers, passages),
+        "citation_support": CitationSupport(sentences),
+    }
 
 
 def _measures(family: Family) -> list[Measure]:

@@ -267,7 +267,8 @@ def test_serve_warns_once_at_start_when_texts_are_missing(
 
 def test_the_readme_serve_example_names_queries() -> None:
     readme = (REPO / "README.md").read_text()
-    example = readme[readme.index("ragmeter serve --") :].split("```")[0]
+    # the command in the code block, not the prose that names serve's options
+    example = readme[readme.index("\nragmeter serve --") :].split("```")[0]
     assert "--queries" in example and "--corpus" in example
     for path in re.findall(r"examples/\S+", example):
         assert (REPO / path).is_file(), path

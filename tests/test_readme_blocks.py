@@ -63,6 +63,11 @@ SKIPPED: dict[str, str] = {
         "a template for your own server, model and files (RAGMETER_BASE_URL, run.txt, "
         "queries.jsonl …); the same commands run against a real model in the SmolLM2 block"
     ),
+    "ragmeter judge nuggets create --queries queries.jsonl --qrels qrels.txt --corpus "
+    "corpus.jsonl \\": (
+        "a template for your own server, model and files; tests/test_judges_nuggets.py runs "
+        "the same commands against the test server"
+    ),
     "ragmeter agreement human_qrels.txt llm_qrels.txt --threshold 4   # --format json": (
         "placeholders for your own two qrels files; the offline-judge block runs agreement "
         "on real ones"

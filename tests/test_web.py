@@ -344,6 +344,7 @@ def test_every_post_route_needs_the_csrf_token(app: Any, browser: Browser) -> No
     assert routes == [
         "/annotator",
         "/api/label",
+        "/api/nugget",
         "/api/rating",
         "/api/undo",
         "/export",

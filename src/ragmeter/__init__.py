@@ -18,10 +18,11 @@ from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError, MeasureError, RagmeterError
 from ragmeter.evaluation import evaluate
 from ragmeter.evaluation.results import Evaluation, RunResult
-from ragmeter.measures import Measure, parse_measure, parse_measures
+from ragmeter.measures import Measure, Param, parse_measure, parse_measures
 
 if TYPE_CHECKING:
     from ragmeter.io.readers import read_qrels, read_run
+    from ragmeter.metrics.custom import Rankings, define_measure, define_measure_by_query
     from ragmeter.pipeline.harness import (
         PipelineResult,
         RetrievalEvaluator,
@@ -36,14 +37,18 @@ __all__ = [
     "InputError",
     "Measure",
     "MeasureError",
+    "Param",
     "PipelineResult",
     "Qrels",
     "RagmeterError",
+    "Rankings",
     "RetrievalEvaluator",
     "Run",
     "RunResult",
     "__version__",
     "arun_pipeline",
+    "define_measure",
+    "define_measure_by_query",
     "evaluate",
     "parse_measure",
     "parse_measures",
@@ -54,6 +59,8 @@ __all__ = [
 
 #: names imported on first use (the harness pulls in asyncio and thread pools)
 _HARNESS = ("PipelineResult", "RetrievalEvaluator", "arun_pipeline", "run_pipeline")
+#: names imported on first use (defining a measure imports the measure families)
+_CUSTOM = ("Rankings", "define_measure", "define_measure_by_query")
 
 
 def __getattr__(name: str) -> Any:
@@ -61,6 +68,10 @@ def __getattr__(name: str) -> Any:
         from ragmeter.io import readers
 
         return getattr(readers, name)
+    if name in _CUSTOM:
+        from ragmeter.metrics import custom
+
+        return getattr(custom, name)
     if name in _HARNESS:
         from ragmeter.pipeline import harness
 

@@ -10,6 +10,8 @@ import typer
 
 from ragmeter.commands.options import (
     AnswerFiles,
+    AssignmentFiles,
+    CitationSupportFile,
     ContextOrSweep,
     CorpusFile,
     CurvesFile,
@@ -21,6 +23,7 @@ from ragmeter.commands.options import (
     Measures,
     Missing,
     MissingPolicy,
+    NuggetsFile,
     Output,
     PerQuery,
     Pool,
@@ -103,6 +106,9 @@ def evaluate(
     tokenizer: Tokenizer = None,
     utilities: UtilitiesFile = None,
     udcg_model: UdcgModel = None,
+    nuggets: NuggetsFile = None,
+    assignments: AssignmentFiles = None,
+    citation_support: CitationSupportFile = None,
     curves: CurvesFile = None,
     save: Save = False,
     store: StoreUrl = None,
@@ -133,6 +139,9 @@ def evaluate(
         coverage=coverage_inputs(judgments, questions, corpus, answers, context_k, tau),
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
+        nuggets=flow.NuggetInputs(nuggets, assignments or (), citation_support)
+        if nuggets or assignments or citation_support
+        else None,
     )
     try:
         if curves is not None and request.sweep_ks() is None:
@@ -156,36 +165,6 @@ def evaluate(
             qrels=qrels,
             runs=runs,
         )
-
-
-@app.command()
-def measures() -> None:
-    """List every measure family with its cutoff, parameters and summary."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from ragmeter.measures import REGISTRY
-
-    table = Table(title="ragmeter measures", title_justify="left")
-    table.add_column("name", no_wrap=True)
-    table.add_column("cutoff", no_wrap=True)
-    table.add_column("without @k", max_width=28)
-    table.add_column("parameters", max_width=32)
-    table.add_column("aliases", max_width=24)
-    table.add_column("summary", ratio=1)
-    for fam in sorted(REGISTRY.families(), key=lambda f: f.name):
-        table.add_row(
-            fam.name,
-            {"none": "", "optional": "@k optional", "required": "@k"}[fam.cutoff],
-            fam.default_context if fam.cutoff == "optional" else "",
-            ", ".join(p.name for p in fam.params),
-            ", ".join(fam.aliases),
-            fam.summary,
-        )
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
-    console.print(table)
 
 
 @app.command(
@@ -212,9 +191,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.history",
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",
+    "ragmeter.commands.judge_nuggets",
     "ragmeter.commands.agreement",
     "ragmeter.commands.report",
     "ragmeter.commands.check",
+    "ragmeter.commands.measures",
 )
 
 

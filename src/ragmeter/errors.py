@@ -51,6 +51,11 @@ class MeasureError(RagmeterError, ValueError):
     """An unknown or malformed measure name, or invalid measure parameters."""
 
 
+class PluginError(RagmeterError, ImportError):
+    """A measure plugin (``--plugin``, ``RAGMETER_PLUGINS``) that cannot be found or fails
+    while it is imported; the message names it and where it was given."""
+
+
 class MissingInputError(RagmeterError, ValueError):
     """A measure needs an input (qrels, pool, judgments, corpus…) that was not given."""
 

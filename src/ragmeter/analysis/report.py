@@ -24,6 +24,7 @@ from ragmeter.evaluation import Evaluation, RunResult, Sweep, sweep_evaluation, 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
+    from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
 
 
@@ -101,6 +102,8 @@ class ReportModel:
     bootstrap: int = 10_000
     seed: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: every run against every other (three runs or more), with the comparison's test
+    all_pairs: AllPairs | None = None
 
 
 def build_report(
@@ -141,6 +144,7 @@ def build_report(
         comparison = compare(
             evaluation, baseline=baseline, seed=seed, bootstrap=bootstrap, permutations=permutations
         )
+    table = _all_pairs(evaluation, comparison)
     if sweep is None and paired:
         sweep = summary_sweep(evaluation, [res.name for res, _ in paired], sweep_ks)
 
@@ -187,6 +191,24 @@ def build_report(
         top_grade=top,
         bootstrap=bootstrap,
         seed=seed,
+        all_pairs=table,
+    )
+
+
+def _all_pairs(evaluation: Evaluation, comparison: Comparison | None) -> AllPairs | None:
+    """Every pair of three runs or more, with the comparison's test, correction and seed."""
+    if comparison is None or len(comparison.runs) < 3:
+        return None
+    from ragmeter.stats.allpairs import all_pairs
+
+    return all_pairs(
+        evaluation,
+        measures=list(comparison.measures),
+        test=comparison.test,
+        correction=comparison.correction,
+        alpha=comparison.alpha,
+        permutations=comparison.permutations,
+        seed=comparison.seed,
     )
 
 

@@ -1,12 +1,15 @@
 """``ragmeter compare``: did it get better? Paired tests of runs against a baseline (SPEC §6).
 
 ``ragmeter compare RUN_A RUN_B [RUN_C ...] --qrels Q -m ndcg@10 [--baseline RUN_A]
-[--test randomization|t|wilcoxon] [--correction holm|bonferroni|bh|none] [--permutations N]
-[--bootstrap N] [--seed N] [--alpha A] [--format table|json|csv|markdown|latex] [-o FILE]``
+[--all-pairs] [--group NAME=RUN,RUN,...] [--tie-tolerance T]
+[--test randomization|t|wilcoxon] [--correction holm|bonferroni|bh|none|tukey]
+[--permutations N] [--bootstrap N] [--seed N] [--alpha A]
+[--format table|json|csv|markdown|latex|html] [-o FILE]``
 
 The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared by
 :func:`ragmeter.workflows.compare.compare_files` and printed by
-:mod:`ragmeter.report.comparison`.
+:mod:`ragmeter.report.comparison` (against the baseline) or :mod:`ragmeter.report.allpairs`
+(all pairs, seed summaries).
 """
 
 from __future__ import annotations
@@ -18,8 +21,7 @@ import typer
 
 from ragmeter.commands.options import (
     Bootstrap,
-    Correction,
-    CorrectionChoice,
+    CompareCorrectionChoice,
     DefaultK,
     Depth,
     EngineChoice,
@@ -46,6 +48,67 @@ from ragmeter.commands.options import (
 from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
 
+CompareCorrection = Annotated[
+    CompareCorrectionChoice,
+    typer.Option(
+        "--correction",
+        help="Correction across all comparisons: holm, bonferroni (family-wise error), bh "
+        "(Benjamini–Hochberg, false discovery rate), none, or with --all-pairs tukey "
+        "(Tukey's HSD, repeated measures, instead of the paired test).",
+    ),
+]
+AllPairsOption = Annotated[
+    bool,
+    typer.Option(
+        "--all-pairs",
+        help="Compare every run with every other: a table of means with the letters of the "
+        "runs each is significantly better than (correction over the pairs of each measure).",
+    ),
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group",
+        "-g",
+        help="NAME=RUN,RUN,...: runs that are seeds or folds of one system; shown as mean ± "
+        "t-interval across seeds, and compared as one system (per-query mean over its seeds). "
+        "Repeat for several groups.",
+    ),
+]
+GroupBy = Annotated[
+    str | None,
+    typer.Option(
+        "--group-by",
+        help="A regular expression on the run names: the runs it matches form groups (as "
+        "--group) named by its first capture group, e.g. '(.*)_seed\\d+'.",
+    ),
+]
+TieTolerance = Annotated[
+    float,
+    typer.Option(
+        "--tie-tolerance",
+        min=0.0,
+        help="A query where |run − baseline| ≤ this is a tie in the W/T/L counts (default 0: "
+        "equal values).",
+    ),
+]
+
+
+def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
+    """``["dense=a.txt,b.txt"]`` → ``{"dense": ["a.txt", "b.txt"]}`` (a clear error else)."""
+    if not specs:
+        return None
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        name, eq, members = spec.partition("=")
+        runs = [m.strip() for m in members.split(",") if m.strip()]
+        if not eq or not name.strip() or not runs:
+            raise RagmeterError(f"--group {spec!r}: expected NAME=RUN,RUN,...")
+        if name.strip() in groups:
+            raise RagmeterError(f"--group {name.strip()!r} is given twice")
+        groups[name.strip()] = runs
+    return groups
+
 
 def compare_command(
     runs: Annotated[
@@ -69,8 +132,12 @@ def compare_command(
             help="The baseline run (path, file name or run name); default: the first.",
         ),
     ] = None,
+    all_pairs: AllPairsOption = False,
+    group: GroupOption = None,
+    group_by: GroupBy = None,
+    tie_tolerance: TieTolerance = 0.0,
     test: PairedTest = TestChoice.randomization,
-    correction: Correction = CorrectionChoice.holm,
+    correction: CompareCorrection = CompareCorrectionChoice.holm,
     permutations: Permutations = 10_000,
     bootstrap: Bootstrap = 10_000,
     seed: Seed = 0,
@@ -96,10 +163,15 @@ def compare_command(
     workers: Workers = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
-    corrected for many comparisons, effect sizes."""
-    from ragmeter.commands.output import emit_comparison, save_and_tell
+    corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
+    with every other (--all-pairs)."""
+    from ragmeter.commands.output import emit_all_pairs, emit_comparison, save_and_tell
     from ragmeter.workflows.compare import CompareRequest, compare_files
 
+    try:
+        groups = parse_groups(group)
+    except RagmeterError as exc:
+        fail(exc)
     request = CompareRequest(
         runs=runs,
         qrels=qrels,
@@ -124,13 +196,20 @@ def compare_command(
             seed=seed,
             alpha=alpha,
             confidence=confidence,
+            tie_tolerance=tie_tolerance,
         ),
+        all_pairs=all_pairs,
+        groups=groups,
+        group_by=group_by,
     )
     try:
         outcome = compare_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
-    emit_comparison(outcome.comparison, fmt, output)
+    if outcome.all_pairs is not None:
+        emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
+    elif outcome.comparison is not None:
+        emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
     if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,

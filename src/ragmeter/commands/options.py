@@ -43,6 +43,16 @@ class CorrectionChoice(StrEnum):
     none = "none"
 
 
+class CompareCorrectionChoice(StrEnum):
+    """The correction for multiple comparisons of ``compare`` (tukey: all pairs only)."""
+
+    holm = "holm"
+    bonferroni = "bonferroni"
+    bh = "bh"
+    none = "none"
+    tukey = "tukey"
+
+
 PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
 Correction = Annotated[
     CorrectionChoice,
@@ -206,6 +216,30 @@ UdcgModel = Annotated[
     str | None,
     typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
 ]
+NuggetsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--nuggets",
+        help="Nuggets per query (JSONL, as nuggetizer writes them or one per line), for the "
+        "nugget measures (nugget_vital, nugget_strict_vital, …).",
+    ),
+]
+AssignmentFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--assignments",
+        help="Nugget assignments (JSONL) to the runs' answers (matched by run name) or to "
+        "retrieved passages (lines with a docid, for nugget_coverage@K); repeatable.",
+    ),
+]
+CitationSupportFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--citation-support",
+        help="Support of each answer sentence by its citations (JSONL), for "
+        "citation_precision and citation_recall.",
+    ),
+]
 CurvesFile = Annotated[
     Path | None,
     typer.Option("--curves", help="With a --k sweep: write the curves here (.json or .csv)."),
@@ -269,12 +303,13 @@ def coverage_inputs(
 def compare_settings(
     *,
     test: TestChoice,
-    correction: CorrectionChoice,
+    correction: CorrectionChoice | CompareCorrectionChoice,
     permutations: int,
     bootstrap: int,
     seed: int,
     alpha: float = 0.05,
     confidence: float = 0.95,
+    tie_tolerance: float = 0.0,
 ) -> CompareSettings:
     """The paired-test settings of ``compare``, ``history compare`` and ``report``."""
     from ragmeter.workflows.compare import CompareSettings
@@ -287,6 +322,7 @@ def compare_settings(
         permutations=permutations,
         bootstrap=bootstrap,
         seed=seed,
+        tie_tolerance=tie_tolerance,
     )
 
 

@@ -18,7 +18,9 @@ from ragmeter.errors import RagmeterError
 if TYPE_CHECKING:
     from ragmeter.analysis.gate import GateResult
     from ragmeter.evaluation.results import Evaluation
+    from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
+    from ragmeter.stats.seeds import SeedSummary
     from ragmeter.sweep import Sweep
 
 
@@ -35,6 +37,7 @@ class CompareFormat(StrEnum):
     csv = "csv"
     markdown = "markdown"
     latex = "latex"
+    html = "html"
 
 
 def warn(warnings: Sequence[str]) -> None:
@@ -85,15 +88,46 @@ def emit_sweep(done: Sweep, fmt: OutputFormat, *, per_query: bool, output: Path 
     emit_evaluation(done.evaluation, fmt, per_query=per_query, output=output)
 
 
-def emit_comparison(comparison: Comparison, fmt: CompareFormat, output: Path | None) -> None:
-    """Print or write a comparison in the chosen format; warnings to stderr."""
+def emit_comparison(
+    comparison: Comparison,
+    fmt: CompareFormat,
+    output: Path | None,
+    seeds: Sequence[SeedSummary] = (),
+) -> None:
+    """Print or write a comparison (and the seed summaries of its groups) in the chosen
+    format; warnings to stderr."""
+    from ragmeter.report import allpairs
     from ragmeter.report import comparison as render
 
+    if fmt is CompareFormat.html:
+        fail(RagmeterError("--format html is the all-pairs table: add --all-pairs"))
     if fmt is CompareFormat.table:
-        _table(lambda **kw: render.print_table(comparison, **kw), output)
+
+        def both(**kw: Any) -> None:
+            render.print_table(comparison, **kw)
+            if seeds:
+                allpairs.print_seeds(seeds, **kw)
+
+        _table(both, output)
         return
-    _text(render.render(comparison, fmt.value), output)  # type: ignore[arg-type]
+    _text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
     warn(comparison.warnings)
+
+
+def emit_all_pairs(
+    table: AllPairs,
+    fmt: CompareFormat,
+    output: Path | None,
+    seeds: Sequence[SeedSummary] = (),
+) -> None:
+    """Print or write an all-pairs comparison in the chosen format; warnings to stderr."""
+    from ragmeter.report import allpairs as render
+
+    if fmt is CompareFormat.table:
+        _table(lambda **kw: render.print_table(table, seeds=seeds, **kw), output)
+        return
+    _text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
+    warn(table.warnings)
 
 
 def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:

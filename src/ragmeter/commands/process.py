@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -213,9 +213,48 @@ def unwrap_paragraphs(text: str) -> str:
     return "\n\n".join(out)
 
 
+def plugin_option() -> Any:
+    """``--plugin MODULE`` of the ``ragmeter`` group (see :mod:`ragmeter.measures.plugins`)."""
+    from typer.core import TyperOption  # typer may bring its own copy of click
+
+    return TyperOption(
+        param_decls=["--plugin"],
+        type=str,
+        multiple=True,
+        metavar="MODULE",
+        help=(
+            "Import a module or .py file that defines measures (ragmeter.define_measure) "
+            "before the command; repeatable. RAGMETER_PLUGINS=M1,M2 does the same."
+        ),
+    )
+
+
+def load_measure_plugins(given: Sequence[str]) -> None:
+    """Import the plugins of ``RAGMETER_PLUGINS``, then those given by ``--plugin``; one
+    ``ragmeter: error:`` line and status 2 when one cannot be imported."""
+    if not given and not os.environ.get("RAGMETER_PLUGINS", "").strip():
+        return
+    from ragmeter.errors import RagmeterError
+    from ragmeter.measures.plugins import PLUGINS_ENV, env_plugins, load_plugins
+
+    try:
+        load_plugins(env_plugins(), given_by=PLUGINS_ENV)
+        load_plugins(given, given_by="--plugin")
+    except RagmeterError as exc:
+        typer.echo(f"ragmeter: error: {exc}", err=True)
+        raise SystemExit(2) from None
+
+
 class GuardedGroup(TyperGroup):
     """The ``ragmeter`` command group: every command runs inside :func:`os_failures`, and so
-    does the parsing of its options (``--version`` and ``--help`` print while parsing)."""
+    does the parsing of its options (``--version`` and ``--help`` print while parsing).
+
+    The group's own option ``--plugin`` (and ``RAGMETER_PLUGINS``) imports measure plugins
+    before the command runs, so that their measures are known by name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(plugin_option())
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
@@ -235,4 +274,5 @@ class GuardedGroup(TyperGroup):
 
     def invoke(self, ctx: Any) -> Any:
         with os_failures():
+            load_measure_plugins(ctx.params.pop("plugin", ()))
             return super().invoke(ctx)

@@ -21,7 +21,7 @@ requires an access token (``--token``, or one generated and printed with the URL
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -31,6 +31,24 @@ from ragmeter.errors import MissingInputError, RagmeterError
 MaxBody = Annotated[
     int,
     typer.Option("--max-body", min=1024, help="Largest JSON or form body in bytes (larger: 413)."),
+]
+
+
+NuggetsOpt = Annotated[
+    Path | None,
+    typer.Option("--nuggets", help="Nuggets JSONL: assign them to answers and passages."),
+]
+NuggetAssignmentsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--nugget-assignments",
+        help="Nugget assignments JSONL (e.g. an LLM judge's) to review against; the "
+        "passages they assess are assigned too (repeatable).",
+    ),
+]
+RagAnswersOpt = Annotated[
+    Path | None,
+    typer.Option("--rag-answers", help="TREC RAG answers JSONL whose answers are assigned."),
 ]
 
 
@@ -92,6 +110,9 @@ def serve(
         str, typer.Option("--host", help="Address to listen on (loopback by default).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    nuggets: NuggetsOpt = None,
+    nugget_assignments: NuggetAssignmentsOpt = None,
+    rag_answers: RagAnswersOpt = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -101,7 +122,8 @@ def serve(
     ] = None,
     max_body: MaxBody = 64 << 10,
 ) -> None:
-    """Label passages 1–5 and sub-questions 0–5 in the browser, review agreement, export."""
+    """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
+    agreement, export."""
     try:
         import uvicorn
 
@@ -129,6 +151,9 @@ def serve(
             compare_judgments=compare_judgments,
             subquestions=subquestions,
             depth=depth,
+            nuggets=nuggets,
+            nugget_assignments=nugget_assignments,
+            rag_answers=rag_answers,
             labels=labels,
             export_dir=export_dir,
             store=store,
@@ -140,19 +165,25 @@ def serve(
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
     app = create_app(config)
+    _announce(config, host, port, token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _announce(config: Any, host: str, port: int, token: str | None) -> None:
+    """What is served, where the labels go, what the pages cannot show, and the address."""
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     coll = config.collection
+    nuggets = f", nuggets of {len(coll.nugget_targets)} queries" if coll.nugget_targets else ""
     typer.echo(
         f"ragmeter serve: {len(coll.query_ids)} queries, "
-        f"{sum(len(p) for p in coll.pools.values())} passages to label; "
+        f"{sum(len(p) for p in coll.pools.values())} passages to label{nuggets}; "
         f"labels in {config.labels}; exports to {config.export_dir}",
         err=True,
     )
     for problem in coll.missing_texts():
         typer.echo(f"warning: {problem}", err=True)
     typer.echo(f"open {url}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def register(app: typer.Typer) -> None:

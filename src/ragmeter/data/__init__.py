@@ -24,6 +24,10 @@ EXAMPLE_FILES = (
     "references.jsonl",
     "answers.json",
     "answers_rated.jsonl",
+    "nuggets.jsonl",
+    "nugget_assignments.jsonl",
+    "rag_answers.jsonl",
+    "citation_support.jsonl",
 )
 
 

@@ -22,6 +22,7 @@ from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.evaluation.partitioned import Engine
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
@@ -69,6 +70,9 @@ def evaluate(
     token_counter: TokenCounter | None = None,
     passage_lengths: PassageLengths | None = None,
     utilities: Utilities | None = None,
+    nuggets: Nuggets | None = None,
+    nugget_assignments: NuggetAssignments | None = None,
+    citation_support: CitationSupport | None = None,
     engine: str | Engine = "local",
     workers: int | None = None,
 ) -> Evaluation:
@@ -108,6 +112,14 @@ def evaluate(
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
+        nuggets: the nuggets of each query, for the nugget measures (``nugget_vital``…);
+            without ``qrels`` (and judgments) the evaluated queries are those with nuggets
+            (else, with ``citation_support`` alone, those with judged answers).
+        nugget_assignments: assignments of the nuggets to each run's answers (matched by the
+            run's name) and to retrieved passages (``nugget_coverage@K``); see
+            :mod:`ragmeter.metrics.nuggets`.
+        citation_support: support of each answer sentence by its citations
+            (``citation_precision``, ``citation_recall``).
         engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray
             tasks on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
             ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
@@ -122,20 +134,9 @@ def evaluate(
         0.6509209298
     """
     run_list, names = _as_runs(runs)
-    if isinstance(qrels, str | os.PathLike):  # a file, or a folder or glob of partitions
-        from ragmeter.io.readers import read_qrels
-
-        qrels = read_qrels(qrels)
-    if qrels is None and judgments is not None:
-        # judged queries only; the classical measures use the CRUX graded qrels
-        coverage_only = all(
-            "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
-        )
-        qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
-    if qrels is None:
-        raise MissingInputError("these measures need qrels")
+    labels = _labels(qrels, measures, default_k, judgments, tau, nuggets, citation_support)
     inputs = EvalInputs(
-        qrels=qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels),
+        qrels=labels,
         missing=missing,
         rel_level=rel_level,
         depth=depth,
@@ -151,6 +152,9 @@ def evaluate(
         token_counter=token_counter,
         passage_lengths=passage_lengths,
         utilities=utilities,
+        nuggets=nuggets,
+        nugget_assignments=nugget_assignments,
+        citation_support=citation_support,
     )
     if engine != "local" or workers is not None or not all(isinstance(r, Run) for r in run_list):
         from ragmeter.evaluation.distributed import evaluate_sources
@@ -161,3 +165,33 @@ def evaluate(
     in_memory = [r for r in run_list if isinstance(r, Run)]  # every one, here
     named = [r if n is None else replace(r, name=n) for r, n in zip(in_memory, names, strict=True)]
     return evaluate_inputs(named, inputs, measures)
+
+
+def _labels(
+    qrels: QrelsLike | RunPath | None,
+    measures: Iterable[str | Measure] | str,
+    default_k: int,
+    judgments: Judgments | None,
+    tau: int,
+    nuggets: Nuggets | None,
+    citation_support: CitationSupport | None,
+) -> Qrels:
+    """The qrels of an evaluation: given (in memory, or a file, folder or glob of partitions
+    to read), else derived from the judgments, the nuggets or the citation support."""
+    if isinstance(qrels, str | os.PathLike):
+        from ragmeter.io.readers import read_qrels
+
+        qrels = read_qrels(qrels)
+    if qrels is None and judgments is not None:
+        # judged queries only; the classical measures use the CRUX graded qrels
+        coverage_only = all(
+            "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
+        )
+        qrels = judgments.query_qrels() if coverage_only else judgments.graded_qrels(tau)
+    if qrels is None and nuggets is not None:
+        qrels = nuggets.query_qrels()
+    elif qrels is None and citation_support is not None:
+        qrels = citation_support.query_qrels()
+    if qrels is None:
+        raise MissingInputError("these measures need qrels")
+    return qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)

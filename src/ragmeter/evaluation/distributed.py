@@ -75,7 +75,7 @@ def evaluate_sources(
     measure_list = resolve_measures(
         measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
     )
-    reason = block_support(inputs)
+    reason = whole_run_reason(inputs)
     if reason is not None:
         if eng.kind != "local":
             raise InputError(f"--engine {eng.kind} evaluates runs in pieces, and {reason}")
@@ -88,6 +88,16 @@ def evaluate_sources(
     for _, w in outcomes:
         warnings.extend(w)
     return Evaluation(tuple(r for r, _ in outcomes), tuple(measure_list), tuple(warnings))
+
+
+def whole_run_reason(inputs: EvalInputs) -> str | None:
+    """Why ``inputs`` need each run whole (:func:`~ragmeter.evaluation.block_support`, or the
+    nugget inputs, matched to the runs by name), or ``None``."""
+    reason = block_support(inputs)
+    nugget_inputs = (inputs.nuggets, inputs.nugget_assignments, inputs.citation_support)
+    if reason is None and any(x is not None for x in nugget_inputs):
+        reason = "nuggets and citation support are matched to whole runs"
+    return reason
 
 
 def _evaluate_here(

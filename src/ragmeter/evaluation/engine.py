@@ -72,6 +72,10 @@ def evaluate_inputs(
     if inputs.pool is not None:
         warnings.extend(inputs.pool.warnings)
     answers_of = _answers_per_run(inputs.answers, len(runs))
+    if any({"nuggets", "citations"} & set(m.needs) for m in measure_list):
+        from ragmeter.core.nuggets import check_run_names
+
+        check_run_names(len(runs), inputs.nugget_assignments, inputs.citation_support)
     results: list[RunResult] = []
     for run, answers in zip(runs, answers_of, strict=True):
         own = inputs if answers is inputs.answers else replace(inputs, answers=answers)
@@ -159,6 +163,9 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         measures,
         lengths=inputs.passage_lengths,
         utilities=inputs.utilities,
+        nuggets=inputs.nuggets,
+        nugget_assignments=inputs.nugget_assignments,
+        citation_support=inputs.citation_support,
     )
     return Prepared(aligned, tuple(warnings), outside, selection)
 

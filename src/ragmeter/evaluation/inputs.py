@@ -18,6 +18,7 @@ from ragmeter.errors import InputError
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
+    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -50,6 +51,9 @@ class EvalInputs:
     token_counter: TokenCounter | None = None
     passage_lengths: PassageLengths | None = None
     utilities: Utilities | None = None
+    nuggets: Nuggets | None = None
+    nugget_assignments: NuggetAssignments | None = None
+    citation_support: CitationSupport | None = None
 
     def __post_init__(self) -> None:
         # refused, not read: below 0 an unjudged document would count as relevant while the

@@ -1,10 +1,11 @@
-"""Side inputs joined onto an alignment: passage lengths (token budgets) and utilities.
+"""Side inputs joined onto an alignment: passage lengths (token budgets), utilities, nuggets.
 
 The evaluation calls :func:`with_side_inputs` once per run, after alignment; the arrays land
 in :attr:`Aligned.side`, indexed like the aligned items / judgments, so a measure reads them
 without another join. Nothing is joined unless a requested measure declares it needs it
 (:attr:`Measure.needs <ragmeter.measures.Measure.needs>`: ``lengths`` for a token budget,
-``utilities`` in its family's ``needs``); no family is named here.
+``utilities`` in its family's ``needs``; ``nuggets`` / ``citations``: the nugget view of
+:func:`ragmeter.core.nuggets.nugget_view`); no family is named here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ragmeter.errors import InputError
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
+    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -46,6 +48,9 @@ def with_side_inputs(
     *,
     lengths: PassageLengths | None = None,
     utilities: Utilities | None = None,
+    nuggets: Nuggets | None = None,
+    nugget_assignments: NuggetAssignments | None = None,
+    citation_support: CitationSupport | None = None,
 ) -> Aligned:
     """``aligned`` with the side arrays the ``measures`` need.
 
@@ -53,17 +58,36 @@ def with_side_inputs(
     the evaluated depth) and every judgment of the evaluated queries: a doc without one is an
     error naming it. A family needing ``utilities`` gets the utility of each retrieved item
     (NaN where the utilities have none: the family decides whether that is an error, see
-    :mod:`ragmeter.metrics.udcg`).
+    :mod:`ragmeter.metrics.udcg`). A family that ``reads_run`` (a measure defined through
+    :func:`ragmeter.define_measure`) gets the retrieved doc ids and their scores.
     """
     side: dict[str, Any] = dict(aligned.side)
+    if any({"nuggets", "citations"} & set(m.needs) for m in measures):
+        from ragmeter.core.nuggets import nugget_view, split_items
+
+        docs = run.doc_ids.take(_accel.indices(aligned.run_rows)).to_pylist()
+        side["nuggets"] = nugget_view(
+            run.name,
+            [str(q) for q in aligned.query_ids.tolist()],
+            split_items(docs, aligned.offsets),
+            nuggets=nuggets,
+            assignments=nugget_assignments,
+            citations=citation_support,
+        )
+        aligned = replace(aligned, side=side)
     needs_lengths = any("lengths" in m.needs for m in measures)
     needs_utilities = any("utilities" in m.needs for m in measures)
-    if not (needs_lengths and lengths is not None) and not (
-        needs_utilities and utilities is not None
+    reads_run = any(m.spec.reads_run for m in measures)
+    if (
+        not (needs_lengths and lengths is not None)
+        and not (needs_utilities and utilities is not None)
+        and not reads_run
     ):
         return aligned
     item_docs = run.doc_ids.take(_accel.indices(aligned.run_rows))
     side["item_doc_ids"] = item_docs
+    if reads_run:
+        side["item_scores"] = run.scores[aligned.run_rows]
     if needs_lengths and lengths is not None:
         item_tokens = lengths.lookup(item_docs)
         _check_lengths(aligned, item_tokens, item_docs, "retrieved", lengths.source)

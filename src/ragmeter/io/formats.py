@@ -289,7 +289,7 @@ def _build() -> FormatRegistry:
         FileFormat(
             "jsonl",
             (".jsonl", ".ndjson"),
-            "one sample or one row object per line",
+            "one sample, row object or TREC RAG answer (its references) per line",
             _jsonl_run,
             _jsonl_qrels,
             _write_jsonl_run,

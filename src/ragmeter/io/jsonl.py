@@ -4,6 +4,8 @@
   ``score`` orders by rank; with neither, rows keep their order within a query), optional
   ``text``.
 * qrels rows: ``{"query_id": "q1", "doc_id": "d3", "relevance": 2}``.
+* a TREC RAG answer file (Ragnarök's JSONL, ``topic_id`` and ``answer``) is read as the run
+  of each answer's references (:func:`ragmeter.io.nuggets.read_rag_run`).
 
 Column-name variants (``qid``, ``docid``, ``grade``, ``rel``…) are those of
 :mod:`ragmeter.io._columns`. Large regular files go through Arrow's JSON reader; anything it
@@ -33,6 +35,7 @@ from ragmeter.io._common import (
     read_bytes,
 )
 from ragmeter.io._documents import first_jsonl_value, parse_jsonl
+from ragmeter.io.nuggets import is_rag_answer
 from ragmeter.io.samples import is_sample, samples_from_document
 
 #: JSON string literal of a Python string (the C encoder ``json.dumps`` itself uses).
@@ -229,6 +232,10 @@ def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
     """Read a run from a JSONL file of row objects (or of samples: their retrieved lists)."""
     data, source, samples = _load(path)
     run_name = name or Path(path).name
+    if is_rag_answer(first_jsonl_value(data, source)):
+        from ragmeter.io.nuggets import read_rag_run
+
+        return read_rag_run(path, name=run_name)
     if samples:
         doc = parse_jsonl(data, source)
         return samples_from_document(doc, name=run_name, need_qrels=False).run

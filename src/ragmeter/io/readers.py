@@ -6,7 +6,9 @@ The format comes from the file extension unless ``format=`` names it:
   runs, ``qid 0 doc grade`` qrels.
 * ``.json``: ``json`` — samples, an array of row objects, or ``{qid: {doc: score}}`` /
   ``{qid: [docs]}``.
-* ``.jsonl .ndjson``: ``jsonl`` — one sample or one row object per line.
+* ``.jsonl .ndjson``: ``jsonl`` — one sample or one row object per line; a TREC RAG answer
+  file (Ragnarök's ``topic_id`` + ``answer``) is read as the run of its ``references``
+  (:mod:`ragmeter.io.nuggets`).
 * ``.yaml .yml``: ``yaml`` — as JSON (needs PyYAML).
 * ``.csv`` / ``.tsv``: ``csv`` / ``tsv`` — named columns, header row required.
 * ``.parquet .pq``: ``parquet`` — named columns.

@@ -4,7 +4,9 @@ utilities from any OpenAI-compatible chat server — cached, resumable, concurre
 Tasks (prompts ship as package data in ``judges/prompts/``; see :mod:`ragmeter.judges.tasks`):
 ``relevance`` (grade 1..5 → TREC qrels), ``answerability`` (rating 0..5 → judgments JSONL),
 ``subquestions`` (→ sub-questions JSONL), ``correctness`` (0/1 + reason, beside seed 001's
-keyword overlap), ``udcg`` (1 − P(no answer) → utilities). Unparseable output is stored as −1
+keyword overlap), ``udcg`` (1 − P(no answer) → utilities), and the TREC RAG tasks
+``nuggets``, ``nugget_importance``, ``nugget_support`` and ``citation_support`` (their jobs
+in :mod:`ragmeter.judges.nuggets`). Unparseable output is stored as −1
 with its raw text, never as 0. A reply that is not a completion (no ``choices``, ``content``
 null, empty or not a string) is retried like a 5xx and, if it persists, fails the item
 without caching it. Nothing is left out silently: every result says which items have no

@@ -7,13 +7,19 @@
 | ``subquestions`` | query, reference (param ``n``) | list of ≤ n questions                  |
 | ``correctness`` | query, reference, answer        | ``{"correct": 0|1, "reason": str}``    |
 | ``udcg``        | query, passage                  | P(first token starts "NO ANSWER")      |
+| ``nuggets``     | query, passages (param ``n``)   | list of ≤ n nuggets (TREC RAG)         |
+| ``nugget_importance`` | query, nugget             | ``"vital"`` or ``"okay"``              |
+| ``nugget_support`` | query, text, nugget          | ``support``, ``partial_support``,      |
+|                 |                                 | ``not_support``                        |
+| ``citation_support`` | query, sentence, passage   | the same three labels                  |
 
 Every parser tries the **strict** form the prompt asks for first (a bare digit; numbered
 questions; ``CORRECT``/``INCORRECT`` then a reason; the first token's log-probabilities), then
 a **lenient** fallback (a grade after "Grade:"/"Rating:", ``N/5``, JSON, the only digit in
-range; bulleted questions; yes/no; the reply text when the server returns no log-probabilities).
+range; bulleted questions; yes/no; the reply text when the server returns no log-probabilities;
+the one label word a reply contains).
 Output neither reads is **unparsed**: the value is −1 (``{"correct": -1}``, ``None`` for
-sub-questions), never 0, and the raw text is kept.
+sub-questions, nuggets and labels), never 0, and the raw text is kept.
 
 A prompt file starts with ``# task:`` and ``# version:`` lines; its identity in the cache key
 is ``<version>-<first 8 hex of sha256(file)>``, so editing a prompt without bumping its
@@ -34,7 +40,17 @@ from typing import Any
 
 from ragmeter.judges.types import UNPARSED, ParseStatus
 
-TASKS = ("relevance", "answerability", "subquestions", "correctness", "udcg")
+TASKS = (
+    "relevance",
+    "answerability",
+    "subquestions",
+    "correctness",
+    "udcg",
+    "nuggets",
+    "nugget_importance",
+    "nugget_support",
+    "citation_support",
+)
 
 #: the reply the udcg prompt asks for when the passage holds no answer
 NO_ANSWER = "NO ANSWER"
@@ -231,6 +247,83 @@ def parse_correctness(text: str) -> Parsed:
     return {"correct": UNPARSED, "reason": None}, "unparsed"
 
 
+_NUMBERED_LINE = re.compile(r"\s*(\d+)[.)]\s+(.+?)\s*")
+
+
+def parse_nuggets(text: str, n: int) -> Parsed:
+    """Strict: lines ``1. …`` … ``k. …`` numbered in order, 1 ≤ k ≤ ``n``. Lenient: a JSON
+    array of strings (or ``{"nuggets": [...]}``), else every numbered or bulleted line —
+    deduplicated (case-insensitively), at most ``n``. None found → unparsed."""
+    lines = [line for line in text.strip().split("\n") if line.strip()]
+    matches = [_NUMBERED_LINE.fullmatch(line) for line in lines]
+    if 1 <= len(lines) <= n and all(
+        m is not None and int(m.group(1)) == i for i, m in enumerate(matches, start=1)
+    ):
+        return [m.group(2).strip() for m in matches if m is not None], "ok"
+    body = _THINK.sub(" ", text)
+    parsed: Any = None
+    start, end = body.find("["), body.rfind("]")
+    if 0 <= start < end:
+        try:
+            parsed = json.loads(body[start : end + 1])
+        except json.JSONDecodeError:
+            parsed = None
+    if parsed is None:
+        obj = _json_value(body)
+        parsed = obj.get("nuggets") if isinstance(obj, dict) else None
+    candidates: list[str] = []
+    if isinstance(parsed, list) and parsed and all(isinstance(q, str) for q in parsed):
+        candidates = [q.strip() for q in parsed]
+    else:
+        for line in body.split("\n"):
+            if _BULLET.match(line) and _BULLET.sub("", line).strip():
+                candidates.append(_BULLET.sub("", line).strip().strip("*").strip())
+    out: list[str] = []
+    seen: set[str] = set()
+    for c in candidates:
+        if c and c.lower() not in seen:
+            seen.add(c.lower())
+            out.append(c)
+    return (out[:n], "lenient") if out else (None, "unparsed")
+
+
+_IMPORTANCE = re.compile(r"\b(vital|okay)\b", re.IGNORECASE)
+
+
+def parse_importance(text: str) -> Parsed:
+    """Strict: the reply is ``vital`` or ``okay`` (any case, quotes / period allowed).
+    Lenient: exactly one of the two words occurs in the reply (after any ``<think>``).
+    Else unparsed (None)."""
+    word = text.strip().strip("*\"'`.").strip().lower()
+    if word in ("vital", "okay"):
+        return word, "ok"
+    found = {m.lower() for m in _IMPORTANCE.findall(_THINK.sub(" ", text))}
+    if len(found) == 1:
+        return found.pop(), "lenient"
+    return None, "unparsed"
+
+
+_SUPPORT = re.compile(r"\b(not|no|partial|partially)?[\s_-]?(support)(?:s|ed)?\b", re.IGNORECASE)
+_SUPPORT_LABEL = {"": "support", "partial": "partial_support", "partially": "partial_support"}
+
+
+def parse_support(text: str) -> Parsed:
+    """Strict: the reply is ``support``, ``partial_support`` or ``not_support`` (any case;
+    a space for the underscore, quotes / period allowed). Lenient: exactly one of the three
+    labels occurs in the reply (``partially supported``, ``no support`` and the like count).
+    Else unparsed (None)."""
+    word = text.strip().strip("*\"'`.").strip().lower().replace(" ", "_").replace("-", "_")
+    if word in ("support", "partial_support", "not_support"):
+        return word, "ok"
+    found = {
+        _SUPPORT_LABEL.get((m.group(1) or "").lower(), "not_support")
+        for m in _SUPPORT.finditer(_THINK.sub(" ", text))
+    }
+    if len(found) == 1:
+        return found.pop(), "lenient"
+    return None, "unparsed"
+
+
 def _is_marker_prefix(token: str) -> bool:
     t = token.strip().upper()
     return bool(t) and (NO_ANSWER.startswith(t) or t.startswith(NO_ANSWER))
@@ -358,7 +451,37 @@ def make_task(
             lambda t, top, _: parse_no_answer(t, top),
             top_logprobs=top_logprobs,
         )
+    nugget_task = _nugget_task(name, n=n, max_tokens=max_tokens)
+    if nugget_task is not None:
+        return nugget_task
     raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
+
+
+def _nugget_task(name: str, *, n: int, max_tokens: int | None) -> Task | None:
+    """The TREC RAG tasks (nuggets, importance, nugget and citation support), else None."""
+    if name == "nuggets":
+        if n < 1:
+            raise ValueError(f"n must be ≥ 1, got {n}")
+        return Task(
+            name,
+            ("query", "passages"),
+            max_tokens or 40 * n + 16,
+            15 * n,
+            lambda t, _, p: parse_nuggets(t, int(p["n"])),
+            params={"n": n},
+        )
+    if name == "nugget_importance":
+        return Task(
+            name, ("query", "nugget"), max_tokens or 8, 2, lambda t, _, __: parse_importance(t)
+        )
+    if name in ("nugget_support", "citation_support"):
+        fields = (
+            ("query", "text", "nugget")
+            if name == "nugget_support"
+            else ("query", "sentence", "passage")
+        )
+        return Task(name, fields, max_tokens or 12, 4, lambda t, _, __: parse_support(t))
+    return None
 
 
 __all__ = [
@@ -370,6 +493,9 @@ __all__ = [
     "make_task",
     "parse_correctness",
     "parse_grade",
+    "parse_importance",
     "parse_no_answer",
+    "parse_nuggets",
     "parse_subquestions",
+    "parse_support",
 ]

@@ -56,13 +56,24 @@ MIN_GEO_MEAN = 1e-5
 
 @dataclass(frozen=True)
 class Param:
-    """A validated parameter of a measure family."""
+    """A validated parameter of a measure family.
+
+    ``kind`` is ``int``, ``float``, ``str`` or ``bool``; a value given as text
+    (``ndcg@10(rel_level=2)``) is read as that type. ``low`` / ``high`` bound a number
+    (inclusive), ``choices`` lists the values allowed, and ``check(value)`` returns a problem in
+    words (``"must be > 0"``) or ``None``; a value that breaks any of them is a
+    :class:`~ragmeter.errors.MeasureError` naming the measure, the parameter and the value.
+    ``default`` may be ``None`` ("not set": the family decides).
+    """
 
     name: str
     kind: type
     default: Any
     doc: str = ""
     check: Callable[[Any], str | None] | None = None
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] | None = None
 
     def coerce(self, family: str, raw: Any) -> Any:
         value = raw
@@ -78,11 +89,20 @@ class Param:
             raise MeasureError(
                 f"{family}: parameter '{self.name}' must be {self.kind.__name__}, got {raw!r}"
             )
-        if self.check is not None:
-            problem = self.check(value)
-            if problem:
-                raise MeasureError(f"{family}: parameter '{self.name}' {problem}, got {raw!r}")
+        problem = self.problem(value)
+        if problem:
+            raise MeasureError(f"{family}: parameter '{self.name}' {problem}, got {raw!r}")
         return value
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` (of the right type) in words, or ``None``."""
+        if self.low is not None and not value >= self.low:
+            return f"must be ≥ {_format_value(self.low)}"
+        if self.high is not None and not value <= self.high:
+            return f"must be ≤ {_format_value(self.high)}"
+        if self.choices is not None and value not in self.choices:
+            return f"must be one of {', '.join(_format_value(c) for c in self.choices)}"
+        return self.check(value) if self.check is not None else None
 
 
 @dataclass(frozen=True)
@@ -91,7 +111,8 @@ class Family:
 
     ``compute(aligned, measure)`` returns one float per evaluated query, NaN where the value
     is undefined (NA). ``needs`` names the inputs the family requires besides the run
-    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``; ``lengths`` comes with
+    (``qrels``, ``judgments``, ``corpus``, ``answers``, ``utilities``, ``nuggets``,
+    ``citations``; ``lengths`` comes with
     a token budget, see :attr:`Measure.needs`): the evaluation joins exactly those onto the
     alignment, and nothing else.
 
@@ -126,6 +147,15 @@ class Family:
     #: the family reads every cutoff from one head of each query gathered at the
     #: evaluation's largest cutoff of such families (the set-based family)
     shared_head: bool = False
+    #: the family reads the retrieved doc ids and scores: the evaluation joins them onto the
+    #: alignment (``side["item_doc_ids"]``, ``side["item_scores"]``)
+    reads_run: bool = False
+    #: whether a larger value is better (comparisons mark ▲ / ▼ by it); ``None``: neither;
+    #: ``"unset"``: the comparison's tables decide (the built-in families)
+    higher_is_better: bool | Literal["unset"] | None = "unset"
+    #: the module that defined a measure through the public API
+    #: (:func:`ragmeter.define_measure`); ``None`` for ragmeter's own families
+    origin: str | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -263,6 +293,42 @@ class Registry:
             self._exact.add(key)
         self._families[family.name] = family
         return family
+
+    def remove(self, name: str) -> Family:
+        """Remove a family defined through the public API (not one of ragmeter's own)."""
+        fam = self.family(name)
+        if fam.origin is None:
+            raise MeasureError(f"'{fam.name}' is one of ragmeter's own measures; it stays")
+        for key in (fam.name, *fam.aliases):
+            self._aliases.pop(key.lower(), None)
+            self._exact.discard(key)
+        del self._families[fam.name]
+        return fam
+
+    def owner(self, name: str) -> Family | None:
+        """The family a name or alias (any case) belongs to, or ``None``."""
+        _load_families()
+        canonical = self._aliases.get(name.lower())
+        return None if canonical is None else self._families[canonical]
+
+    def is_reserved(self, name: str) -> str | None:
+        """What ``name`` (in any case) means besides the families' own names and aliases, or
+        ``None``: a group (``all_trec``), a trec_eval measure name or a trec_eval form of one
+        (``recip_rank``, ``P_10``), or an ir_measures name (``R``, ``SetP``)."""
+        _load_families()
+        low = name.lower()
+        trec = {t.lower(): t for t in (*self._trec, *self._groups)}
+        if low in trec:
+            return f"trec_eval's {trec[low]}"
+        base, _, rest = low.rpartition("_")
+        if base in trec and rest:
+            try:  # P_10 is precision@10; recall_weighted reads as nothing of trec_eval's
+                if self._parse_trec(f"{trec[base]}_{rest}"):
+                    return f"trec_eval's {trec[base]}_{rest}"
+            except MeasureError:
+                pass
+        theirs = next((n for n in irm.IRM_NAMES if n.lower() == low), None)
+        return None if theirs is None else f"ir_measures' {theirs}"
 
     def add_trec(self, trec_name: str, expand: TrecExpander) -> None:
         """Register a trec_eval measure name and how its ``name.params`` form expands."""

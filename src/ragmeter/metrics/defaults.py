@@ -10,3 +10,12 @@ from __future__ import annotations
 DEFAULT_MEASURES: tuple[str, ...] = ("ndcg@10", "map", "recall@100", "mrr", "P@10")
 #: with sub-question judgments and no qrels: the coverage family (``density`` needs a corpus)
 COVERAGE_MEASURES: tuple[str, ...] = ("coverage", "alpha_ndcg@20")
+#: with nugget assignments: the four scores of the TREC 2024 RAG track
+NUGGET_MEASURES: tuple[str, ...] = (
+    "nugget_strict_vital",
+    "nugget_vital",
+    "nugget_strict_all",
+    "nugget_all",
+)
+#: with citation support judgments: the support evaluation's two summaries
+CITATION_MEASURES: tuple[str, ...] = ("citation_precision", "citation_recall")

@@ -96,6 +96,7 @@ class _Row:
     effect: str
     n: str
     dropped: str
+    wtl: str
 
 
 def _rows(c: Comparison) -> list[_Row]:
@@ -117,6 +118,7 @@ def _rows(c: Comparison) -> list[_Row]:
                     effect=_effect(c, d),
                     n=str(d.n),
                     dropped=str(d.n_dropped),
+                    wtl=f"{d.wins}/{d.ties}/{d.losses}",
                 )
             )
     return rows
@@ -137,11 +139,24 @@ def _headers(c: Comparison) -> list[str]:
         effect,
         "n",
         "dropped",
+        "W/T/L",
     ]
 
 
 def _cells(r: _Row) -> list[str]:
-    return [r.measure, r.baseline, r.run, r.mean, r.diff, r.p, r.marker, r.effect, r.n, r.dropped]
+    return [
+        r.measure,
+        r.baseline,
+        r.run,
+        r.mean,
+        r.diff,
+        r.p,
+        r.marker,
+        r.effect,
+        r.n,
+        r.dropped,
+        r.wtl,
+    ]
 
 
 def describe(c: Comparison) -> str:
@@ -171,13 +186,20 @@ def legend(c: Comparison) -> str:
     text = (
         f"▲ better, ▼ worse (adjusted p ≤ {c.alpha:g}; △ ▽ a significant change of a measure "
         "with no better direction), · not significant. Δ = run − baseline over the n queries "
-        f"both define; dropped: queries of either run left out (NA). {effect}."
+        f"both define; dropped: queries of either run left out (NA). {effect}. W/T/L: queries "
+        f"where the run wins, ties ({_tie(c)}) or loses against the baseline."
     )
     if any(s.n_defined != s.n for s in c.summaries):
         text += " (n=k/N): the mean covers k of the run's N queries (the others are NA)."
     if any(not d.can_be_significant and not math.isnan(d.p_value) for d in c.differences):
         text += f" {TOO_SMALL}: n too small for this p to reach α, whatever the data."
     return text
+
+
+def _tie(c: Comparison) -> str:
+    if c.tie_tolerance == 0:
+        return "equal values"
+    return f"|Δ| ≤ {c.tie_tolerance:g}"
 
 
 def _stacked(value: str, interval: str, style: str = "") -> Text:
@@ -279,6 +301,9 @@ CSV_COLUMNS = (
     "method",
     "min_p",
     "can_be_significant",
+    "wins",
+    "ties",
+    "losses",
 )
 
 
@@ -329,6 +354,9 @@ def to_csv(c: Comparison) -> str:
                     d.method,
                     d.min_p,
                     d.can_be_significant,
+                    d.wins,
+                    d.ties,
+                    d.losses,
                 ]
             writer.writerow([_csv_value(v) for v in row])
     return buf.getvalue()
@@ -341,7 +369,7 @@ def _md_escape(text: str) -> str:
 def to_markdown(c: Comparison) -> str:
     """A GitHub-flavoured Markdown table with the description and legend."""
     headers = _headers(c)
-    align = ["---", "---:", "---", "---:", "---:", "---:", ":---:", "---:", "---:", "---:"]
+    align = ["---", "---:", "---", "---:", "---:", "---:", ":---:", "---:", "---:", "---:", "---:"]
     lines = [
         f"**ragmeter compare** — {describe(c)}",
         "",
@@ -392,7 +420,7 @@ def to_latex(c: Comparison) -> str:
     lines = [
         "% ragmeter compare: " + describe(c).replace("%", r"\%"),
         r"% needs \usepackage{booktabs,amssymb}",
-        r"\begin{tabular}{llllllcrrr}",
+        r"\begin{tabular}{llllllcrrrr}",
         r"\toprule",
         " & ".join(_tex(h) for h in headers) + r" \\",
         r"\midrule",

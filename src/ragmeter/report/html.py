@@ -164,6 +164,18 @@ def render_report(
     sections = [
         _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed)
     ]
+    if model.all_pairs is not None:
+        from ragmeter.report.allpairs import html_table
+
+        sections.append(
+            _Section(
+                "all-pairs",
+                "All pairs",
+                '<p class="lead">Every run against every other; a mean\'s superscripts are '
+                "the letters of the runs it is significantly better than.</p>"
+                f'<div class="scroll">{html_table(model.all_pairs)}</div>',
+            )
+        )
     if model.sweep is not None:
         sections.append(_sweep_section(model.sweep, model.k))
     if model.diagnoses:

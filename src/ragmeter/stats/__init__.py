@@ -1,7 +1,9 @@
 """Aggregation and statistics over per-query values.
 
-``compare`` (runs against a baseline: CIs, paired tests, corrections, effect sizes) and the
-paired tests, bootstrap and corrections are imported on first use.
+``compare`` (runs against a baseline: CIs, paired tests, corrections, effect sizes),
+``all_pairs`` (every run against every other, Tukey's HSD), ``seed_summaries`` (mean ± CI
+across seeds or folds of one system) and the paired tests, bootstrap and corrections are
+imported on first use.
 """
 
 from typing import Any
@@ -23,6 +25,15 @@ _LAZY = {
     "Comparison": "comparison",
     "Difference": "comparison",
     "MetricSummary": "comparison",
+    "win_tie_loss": "comparison",
+    "all_pairs": "allpairs",
+    "AllPairs": "allpairs",
+    "Pair": "allpairs",
+    "tukey_hsd": "tukey",
+    "TukeyHSD": "tukey",
+    "seed_summaries": "seeds",
+    "seed_interval": "seeds",
+    "SeedSummary": "seeds",
     "PairedTest": "paired",
     "paired_t_test": "paired",
     "randomization_test": "paired",

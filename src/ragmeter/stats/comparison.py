@@ -146,6 +146,9 @@ class Difference:
             n too small for this test and correction, whatever the data).
         cohens_d: paired d_z = mean(d)/sd(d); rank_biserial: (W⁺ − W⁻)/(W⁺ + W⁻).
         n: paired queries (both runs defined); n_dropped: queries of either run left out.
+        wins, ties, losses: of the n paired queries, those where the run beats the baseline,
+            ties it (|run − baseline| ≤ the comparison's ``tie_tolerance``) or loses
+            (:func:`win_tie_loss`).
         significant: p_adjusted ≤ alpha.
         verdict: ``better`` / ``worse`` (significant, by the measure's direction), ``up`` /
             ``down`` (significant, measure without a direction), ``ns``, or ``na``.
@@ -171,6 +174,10 @@ class Difference:
     min_p_adjusted: float = 0.0
     #: False when no data on these pairs could bring the adjusted p to alpha
     can_be_significant: bool = True
+    #: paired queries where the run is better / within the tie tolerance / worse
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
 
     @property
     def effect_size(self) -> float:
@@ -197,6 +204,9 @@ class Difference:
             "min_p": _clean(self.min_p),
             "min_p_adjusted": _clean(self.min_p_adjusted),
             "can_be_significant": self.can_be_significant,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
         }
 
 
@@ -222,6 +232,8 @@ class Comparison:
     seed: int | None
     directions: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: |run − baseline| ≤ this on a query is a tie in the win/tie/loss counts
+    tie_tolerance: float = 0.0
 
     @property
     def effect_name(self) -> str:
@@ -291,6 +303,7 @@ class Comparison:
                 "seed": self.seed,
                 "effect_size": self.effect_name,
                 "min_bootstrap_n": self.min_bootstrap_n,
+                "tie_tolerance": self.tie_tolerance,
             },
             "summaries": [s.to_dict() for s in self.summaries],
             "differences": [d.to_dict() for d in self.differences],
@@ -300,6 +313,27 @@ class Comparison:
 
 
 # -- computation ----------------------------------------------------------------------------
+
+
+def win_tie_loss(
+    run: FloatArray, baseline: FloatArray, *, tolerance: float = 0.0, sense: int = 1
+) -> tuple[int, int, int]:
+    """Queries where ``run`` wins, ties and loses against ``baseline`` (same queries; pairs
+    with an NA on either side are left out).
+
+    With d_q = run_q − baseline_q and s the measure's sense (−1 where lower is better, else
+    +1): win ⇔ s·d_q > τ, tie ⇔ |d_q| ≤ τ, loss ⇔ s·d_q < −τ, τ = ``tolerance`` (default 0:
+    a tie is exact equality).
+    """
+    if tolerance < 0 or math.isnan(tolerance):
+        raise ValueError(f"tie tolerance must be ≥ 0, got {tolerance}")
+    d = np.asarray(run, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
+    d = d[~np.isnan(d)] * (-1.0 if sense < 0 else 1.0)
+    return (
+        int(np.sum(d > tolerance)),
+        int(np.sum(np.abs(d) <= tolerance)),
+        int(np.sum(d < -tolerance)),
+    )
 
 
 def _union_values(
@@ -525,6 +559,7 @@ def _differences(
     directions: tuple[Any, ...],
     confidence: float,
     alpha: float,
+    tie_tolerance: float = 0.0,
 ) -> list[Difference]:
     """The difference of every run × measure with the baseline: point, CI, tests, effects."""
     runs, measure_list, present = table.runs, table.measures, table.present
@@ -556,6 +591,12 @@ def _differences(
             p_adj = float(p_adjusted[c])
             bound = float(smallest_adj[c])
             significant = bool(not math.isnan(p_adj) and p_adj <= alpha)
+            wins, ties, losses = win_tie_loss(
+                table.values[mask, r, j],
+                table.values[mask, 0, j],
+                tolerance=tie_tolerance,
+                sense=directions[j],
+            )
             differences.append(
                 Difference(
                     run=runs[r].name,
@@ -577,6 +618,9 @@ def _differences(
                     min_p=float(smallest[c]),
                     min_p_adjusted=bound,
                     can_be_significant=bool(not math.isnan(bound) and bound <= alpha),
+                    wins=wins,
+                    ties=ties,
+                    losses=losses,
                 )
             )
             c += 1
@@ -595,6 +639,7 @@ def compare(
     permutations: int = 10_000,
     bootstrap: int = 10_000,
     seed: int | None = 0,
+    tie_tolerance: float = 0.0,
 ) -> Comparison:
     """Compare every run of ``evaluation`` with the ``baseline`` run (default: the first).
 
@@ -611,6 +656,8 @@ def compare(
         permutations: random sign vectors of the randomization test.
         bootstrap: bootstrap replicates.
         seed: seed of the bootstrap and randomization draws (same seed, same numbers).
+        tie_tolerance: a query where |run − baseline| ≤ this is a tie in each difference's
+            ``wins`` / ``ties`` / ``losses`` (default 0: exact equality).
 
     Example:
         >>> import ragmeter
@@ -626,8 +673,12 @@ def compare(
         (0.3333, 3, 0.5, 'randomization:exact')
         >>> d.min_p, d.can_be_significant  # 2 non-zero differences: p ≥ 2/2² whatever they are
         (0.5, False)
+        >>> d.wins, d.ties, d.losses  # q1 and q3 better, q2 the same
+        (2, 1, 0)
     """
     _check_options(test, correction, alpha)
+    if not tie_tolerance >= 0:
+        raise ValueError(f"tie_tolerance must be ≥ 0, got {tie_tolerance}")
     table = _table(evaluation, baseline, measures)
     runs, measure_list = table.runs, table.measures
     directions = tuple(direction(m) for m in measure_list)
@@ -640,7 +691,9 @@ def compare(
         [smallest_pvalue(t, diffs[masks[c], c], permutations) for c, t in enumerate(tests)]
     )
     bounds = (adjusted, smallest, smallest_adjusted(smallest, correction))
-    differences = _differences(table, jobs, diffs, tests, bounds, directions, confidence, alpha)
+    differences = _differences(
+        table, jobs, diffs, tests, bounds, directions, confidence, alpha, tie_tolerance
+    )
     return Comparison(
         baseline=runs[0].name,
         runs=tuple(r.name for r in runs),
@@ -656,6 +709,7 @@ def compare(
         seed=seed,
         directions=directions,
         warnings=tuple(evaluation.warnings),
+        tie_tolerance=tie_tolerance,
     )
 
 

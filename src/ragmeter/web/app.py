@@ -10,13 +10,18 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 ``POST /api/label``          save a grade ``{query_id, doc_id, grade}``
 ``GET /subquestions/{qid}``  rate how well each passage answers each sub-question 0–5
 ``POST /api/rating``         save a rating ``{query_id, doc_id, question, rating}``
-``POST /api/undo``           take back the annotator's last grade or rating ``{kind}``
+``GET /nuggets/{qid}``       assign each nugget to each answer and passage 0–2
+``POST /api/nugget``         save a nugget label ``{query_id, doc_id, question, rating}``
+                             (``doc_id``: a passage, or ``answer:RUN``)
+``POST /api/undo``           take back the annotator's last label ``{kind}``
 ``GET /review``              κ, confusion matrix, per-grade P/R of two label sources
-                             (``kind=grade`` relevance, ``kind=rating`` sub-questions)
+                             (``kind=grade`` relevance, ``kind=rating`` sub-questions,
+                             ``kind=nugget`` nugget assignments)
 ``POST /review/upload``      upload qrels (grades) or judgments JSONL (ratings)
 ``GET /evaluate``            evaluate the runs against the labels (a report page)
 ``GET /export``              export page; ``GET /export/qrels.txt``,
-                             ``GET /export/judgments.jsonl`` download
+                             ``GET /export/judgments.jsonl``,
+                             ``GET /export/assignments.jsonl`` download
 ``POST /export``             write an export into the server's export directory
 ``GET /history``             the label event log
 ``GET /evaluations``         stored evaluations (``--store``, else the default store);

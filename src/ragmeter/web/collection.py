@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.judgments import Judgments
@@ -49,6 +50,11 @@ class Collection:
         judgment_sources: sub-question ratings to review against, by name:
             ``{(qid, doc, question): rating}`` (question 1-based).
         runs: the runs the pools came from (for the evaluation page).
+        nuggets: per query, its nuggets ``(id, text, importance)`` (1-based numbers in the UI).
+        nugget_targets: per query, the texts its nuggets are assigned to, ``(target, text)``:
+            each run's answer (``answer:RUN``) and each assessed passage (its doc id).
+        assignment_sources: nugget assignments to review against, by name:
+            ``{(qid, target, nugget number): 0 | 1 | 2}``.
     """
 
     query_ids: list[str]
@@ -59,6 +65,9 @@ class Collection:
     qrels_sources: dict[str, QrelsSource] = field(default_factory=dict)
     judgment_sources: dict[str, dict[tuple[str, str, int], int]] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
+    nuggets: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    nugget_targets: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+    assignment_sources: dict[str, dict[tuple[str, str, int], int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._pool_sets = {q: set(docs) for q, docs in self.pools.items()}
@@ -94,6 +103,10 @@ class Collection:
 
     def in_pool(self, query_id: str, doc_id: str) -> bool:
         return doc_id in self._pool_sets.get(query_id, ())
+
+    def is_target(self, query_id: str, target: str) -> bool:
+        """Whether ``target`` is a text the nuggets of ``query_id`` are assigned to."""
+        return any(t == target for t, _ in self.nugget_targets.get(query_id, ()))
 
     def n_questions(self, query_id: str) -> int:
         return len(self.subquestions.get(query_id, ()))
@@ -134,13 +147,18 @@ def load_collection(
     compare_judgments: Sequence[Path] = (),
     subquestions: Path | None = None,
     depth: int = 10,
+    nuggets: Path | None = None,
+    nugget_assignments: Sequence[Path] = (),
+    rag_answers: Path | None = None,
 ) -> Collection:
     """Read the inputs of ``ragmeter serve`` into a :class:`Collection`.
 
     The queries to label are those of the pools (runs and ``qrels``), in the order of the
     queries file when given (then the rest by id); ``compare_qrels`` are only reviewed
     against, never pooled, and so are ``compare_judgments`` (sub-question ratings, read with
-    the sub-questions when given).
+    the sub-questions when given). With ``nuggets``, the nuggets of each query are assigned
+    on their own page to the answers of ``rag_answers`` and to the passages the
+    ``nugget_assignments`` assess (an LLM's assignments, reviewed against).
     """
     from ragmeter.io.judgments import read_corpus, read_judgments, read_questions
     from ragmeter.io.readers import read_qrels, read_run
@@ -175,6 +193,13 @@ def load_collection(
     for path in compare_judgments:
         judged = read_judgments(path, questions=questions or None)
         rated[unique_name(Path(path).name, rated)] = judgment_cells(judged)
+    if nuggets is None and (nugget_assignments or rag_answers is not None):
+        raise InputError("--nugget-assignments and --rag-answers need --nuggets")
+    extra = (
+        load_nuggets(nuggets, nugget_assignments, rag_answers, doc_texts)
+        if nuggets is not None
+        else {}
+    )
     return Collection(
         query_ids=order,
         query_texts=query_texts,
@@ -184,7 +209,43 @@ def load_collection(
         qrels_sources=sources,
         judgment_sources=rated,
         runs=run_objs,
+        **extra,
     )
+
+
+def load_nuggets(
+    nuggets: Path, assignments: Sequence[Path], answers: Path | None, doc_texts: Mapping[str, str]
+) -> dict[str, Any]:
+    """The nugget fields of a :class:`Collection`: the nuggets, the texts they are assigned
+    to (the answers of ``answers``, a TREC RAG answer file, then every passage an assignment
+    file assesses) and each assignment file as a source to review against."""
+    from ragmeter.io.nuggets import read_assignments, read_nuggets, read_rag_answers
+
+    read = read_nuggets(nuggets)
+    numbers = {q: {n.id: i for i, n in enumerate(ns, start=1)} for q, ns in read.by_query.items()}
+    targets: dict[str, dict[str, str | None]] = {q: {} for q in read.by_query}
+    if answers is not None:
+        for a in read_rag_answers(answers).answers:
+            if a.query_id in targets:
+                targets[a.query_id][f"answer:{a.run_id}"] = a.text
+    sources: dict[str, dict[tuple[str, str, int], int]] = {}
+    for path in assignments:
+        given = read_assignments(path, read)
+        cells: dict[tuple[str, str, int], int] = {}
+        for (run, q), codes in given.answers.items():
+            targets[q].setdefault(f"answer:{run}", None)
+            cells.update({(q, f"answer:{run}", numbers[q][n]): c for n, c in codes.items()})
+        for (q, doc), codes in given.passages.items():
+            targets[q].setdefault(doc, doc_texts.get(doc))
+            cells.update({(q, doc, numbers[q][n]): c for n, c in codes.items()})
+        sources[unique_name(Path(path).name, sources)] = cells
+    return {
+        "nuggets": {
+            q: [(n.id, n.text, n.importance) for n in ns] for q, ns in read.by_query.items()
+        },
+        "nugget_targets": {q: list(t.items()) for q, t in targets.items() if t},
+        "assignment_sources": sources,
+    }
 
 
 def judgment_cells(judgments: Judgments) -> dict[tuple[str, str, int], int]:

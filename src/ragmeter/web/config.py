@@ -55,6 +55,9 @@ def example_inputs() -> dict[str, Path] | None:
         "corpus": "corpus.jsonl",
         "qrels": "qrels.txt",
         "subquestions": "subquestions.jsonl",
+        "nuggets": "nuggets.jsonl",
+        "nugget_assignments": "nugget_assignments.jsonl",
+        "rag_answers": "rag_answers.jsonl",
     }
     found: dict[str, Path] = {}
     for key, name in names.items():
@@ -75,6 +78,9 @@ def build_config(
     compare_judgments: list[Path] | None = None,
     subquestions: Path | None = None,
     depth: int = 10,
+    nuggets: Path | None = None,
+    nugget_assignments: list[Path] | None = None,
+    rag_answers: Path | None = None,
     labels: Path | None = None,
     export_dir: Path | None = None,
     store: str | None = None,
@@ -97,6 +103,12 @@ def build_config(
         queries = queries or example.get("queries")
         corpus = corpus or example.get("corpus")
         subquestions = subquestions or example.get("subquestions")
+        if nuggets is None and "nuggets" in example:
+            nuggets = example["nuggets"]
+            nugget_assignments = nugget_assignments or [
+                example[k] for k in ("nugget_assignments",) if k in example
+            ]
+            rag_answers = rag_answers or example.get("rag_answers")
         qrels = [example["qrels"]]
         example_served = True
         title = "ragmeter · example collection"
@@ -109,6 +121,9 @@ def build_config(
         compare_judgments=compare_judgments or [],
         subquestions=subquestions,
         depth=depth,
+        nuggets=nuggets,
+        nugget_assignments=nugget_assignments or [],
+        rag_answers=rag_answers,
     )
     if labels is None:
         labels = default_labels(None if example_served else [*runs, *qrels][0])

@@ -7,7 +7,10 @@ Which labels: one annotator's current labels, or every annotator's combined by a
   in byte order (:func:`ragmeter.io.trec.format_trec_qrels`);
 * judgments: ``{"query_id", "doc_id", "ratings"}`` per passage with at least one rated
   sub-question, one rating per sub-question of the query (a sub-question not rated is 0,
-  as in the long TSV form), passages in pool order (:func:`ragmeter.io.judgments.format_judgments`).
+  as in the long TSV form), passages in pool order (:func:`ragmeter.io.judgments.format_judgments`);
+* assignments: one line per labelled (query, answer or passage, nugget),
+  ``{"run_id" or "docid", "qid", "nugget_id", "assignment"}``, the ``--assignments`` of
+  ``ragmeter evaluate`` (:mod:`ragmeter.io.nuggets`).
 
 Files are written only inside the server's export directory, under a plain file name.
 """
@@ -24,7 +27,7 @@ from ragmeter.errors import InputError
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import AggregationRule, ItemKey, LabelDB, LabelKind, aggregate
 
-ExportKind = Literal["qrels", "judgments"]
+ExportKind = Literal["qrels", "judgments", "assignments"]
 
 #: a plain file name: no directory part, no leading dot, nothing a shell or a URL mangles
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -91,11 +94,38 @@ def export_text(
     if kind == "qrels":
         graded = select_labels(db, "grade", annotator=annotator, rule=rule)
         return format_trec_qrels(qrels_from_labels(graded)) if graded else ""
+    if kind == "assignments":
+        return assignments_text(
+            select_labels(db, "nugget", annotator=annotator, rule=rule), collection
+        )
     rated = select_labels(db, "rating", annotator=annotator, rule=rule)
     if not rated:
         return ""
     judged = judgments_from_labels(rated, collection)
     return format_judgments(judged) if len(judged) else ""
+
+
+def assignments_text(labels: dict[ItemKey, int], collection: Collection) -> str:
+    """Nugget labels ``{(qid, target, number): 0..2}`` as assignment lines (a nugget number
+    the nuggets file no longer has is left out)."""
+    import json
+
+    from ragmeter.core.nuggets import SUPPORT_LABELS
+
+    lines = []
+    for (q, target, number), value in sorted(labels.items()):
+        nuggets = collection.nuggets.get(q, [])
+        if not 1 <= number <= len(nuggets):
+            continue
+        where = (
+            {"run_id": target.removeprefix("answer:")}
+            if target.startswith("answer:")
+            else {"docid": target}
+        )
+        row = {**where, "qid": q, "nugget_id": nuggets[number - 1][0]}
+        row["assignment"] = SUPPORT_LABELS[value]
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(lines)
 
 
 def safe_export_path(directory: Path, filename: str) -> Path:

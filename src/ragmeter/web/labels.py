@@ -7,6 +7,9 @@ so a closed tab, a killed server or a power cut after the reply loses nothing
 * ``grade`` — a graded relevance label 1–5 of (query, passage);
 * ``rating`` — a rating 0–5 of how well a passage answers sub-question ``question`` (1-based)
   of a query;
+* ``nugget`` — how far a text supports nugget ``question`` (1-based) of a query: 0 not,
+  1 partial, 2 full support (TREC RAG's assignment); the text is a passage (its doc id) or the
+  answer of a run (``answer:RUN``);
 * ``undo`` — takes back the event named in ``undoes``.
 
 An annotator's *current* label of an item is their latest event for it that was not undone;
@@ -31,13 +34,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-LabelKind = Literal["grade", "rating"]
+LabelKind = Literal["grade", "rating", "nugget"]
 #: how the current labels of several annotators become one label per item
 AggregationRule = Literal["latest", "majority"]
 
 GRADE_RANGE = (1, 5)
 RATING_RANGE = (0, 5)
-SCHEMA_VERSION = 1
+NUGGET_RANGE = (0, 2)
+#: the kinds whose label names a numbered item of the query (a sub-question, a nugget)
+NUMBERED: frozenset[str] = frozenset({"rating", "nugget"})
+#: 2: the ``nugget`` kind (a version-1 file is migrated when opened)
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,7 +52,7 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
     annotator TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('grade', 'rating', 'undo')),
+    kind TEXT NOT NULL CHECK (kind IN ('grade', 'rating', 'nugget', 'undo')),
     query_id TEXT,
     doc_id TEXT,
     question INTEGER,
@@ -59,7 +66,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_undone ON events (undoes) WHERE undoes 
 #: a label event that no ``undo`` event takes back
 _LIVE = "kind = ? AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = events.id)"
 
-#: (query id, doc id, sub-question number or 0 for a grade)
+#: (query id, doc id, sub-question or nugget number, or 0 for a grade)
 ItemKey = tuple[str, str, int]
 
 
@@ -85,7 +92,28 @@ class LabelEvent:
 
 def value_range(kind: LabelKind) -> tuple[int, int]:
     """Inclusive range of the values of a label kind."""
-    return GRADE_RANGE if kind == "grade" else RATING_RANGE
+    return {"grade": GRADE_RANGE, "rating": RATING_RANGE, "nugget": NUGGET_RANGE}[kind]
+
+
+def _migrate(cur: sqlite3.Cursor) -> None:
+    """Bring a version-1 file (no ``nugget`` kind in the CHECK) to the current schema: the
+    events are copied, ids and all, into a table with the new CHECK."""
+    row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None or int(row[0]) >= SCHEMA_VERSION:
+        return
+    table = cur.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+    ).fetchone()
+    if table is not None and "'nugget'" not in str(table[0]):
+        new = _SCHEMA.split("CREATE TABLE IF NOT EXISTS events (", 1)[1].split(");", 1)[0]
+        cur.execute(f"CREATE TABLE events_v2 ({new})")
+        cur.execute("INSERT INTO events_v2 SELECT * FROM events")
+        cur.execute("DROP TABLE events")
+        cur.execute("ALTER TABLE events_v2 RENAME TO events")
+        for statement in _SCHEMA.split(";"):
+            if "CREATE" in statement and "INDEX" in statement:
+                cur.execute(statement)
+    cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 class LabelDB:
@@ -108,6 +136,9 @@ class LabelDB:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = self._connect()
         self._conn.executescript(_SCHEMA)
+        self._conn.execute("PRAGMA foreign_keys=OFF")  # the migration re-creates events
+        self._run_in_transaction(self._conn, _migrate)
+        self._conn.execute("PRAGMA foreign_keys=ON")
         self._run_in_transaction(
             self._conn,
             lambda cur: (
@@ -255,8 +286,10 @@ class LabelDB:
         low, high = value_range(kind)
         if not low <= value <= high:
             raise ValueError(f"{kind} {value} is outside {low}..{high}")
-        if (kind == "rating") != (question is not None):
-            raise ValueError("a rating names its sub-question; a grade does not")
+        if (kind in NUMBERED) != (question is not None):
+            raise ValueError(
+                "a rating names its sub-question and a nugget label its nugget; a grade neither"
+            )
         at = _now()
 
         def work(cur: sqlite3.Cursor) -> LabelEvent:

@@ -1,7 +1,8 @@
 """Agreement of two labelings for the review page, with :mod:`ragmeter.stats.agreement`.
 
-Two kinds of labels are reviewed: relevance grades of (query, passage) and sub-question
-ratings of (query, passage, sub-question). A *source* of labels is named by a string:
+Three kinds of labels are reviewed: relevance grades of (query, passage), sub-question
+ratings of (query, passage, sub-question) and nugget assignments 0–2 of (query, answer or
+passage, nugget). A *source* of labels is named by a string:
 
 * ``annotator:NAME`` — that annotator's current labels in the label database;
 * ``rule:latest`` / ``rule:majority`` — every annotator's labels combined (see
@@ -9,11 +10,14 @@ ratings of (query, passage, sub-question). A *source* of labels is named by a st
 * ``qrels:NAME`` (grades) — a qrels file given to the server (``--qrels``,
   ``--compare-qrels``) or uploaded on the review page;
 * ``judgments:NAME`` (ratings) — a judgments file (``--compare-judgments``, e.g. an LLM
-  judge's answerability ratings) or an uploaded one.
+  judge's answerability ratings) or an uploaded one;
+* ``assignments:NAME`` (nuggets) — a nugget assignments file (``--nugget-assignments``, e.g.
+  ``ragmeter judge nuggets assign``'s): LLM against human agreement.
 
 Items are those both sources label; a negative label (a qrels "in the pool, not judged", a
 judge's −1 "unparseable") is no label. The scale is every integer from the lowest to the
-highest label seen, at least 1..5 for grades and 0..5 for ratings, so that weighted κ counts
+highest label seen, at least 1..5 for grades, 0..5 for ratings and 0..2 for nuggets, so that
+weighted κ counts
 the distance between labels even when a value never occurs. As ``ragmeter agreement``, the page
 can map grades (``4:3,5:3``) and clip them to ``LO:HI`` first, and says what that changed.
 """
@@ -29,8 +33,8 @@ from ragmeter.web.collection import Collection
 from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
 
 #: the prefix of the file sources of each kind
-FILE_SOURCE = {"grade": "qrels", "rating": "judgments"}
-SCALE = {"grade": (1, 5), "rating": (0, 5)}
+FILE_SOURCE = {"grade": "qrels", "rating": "judgments", "nugget": "assignments"}
+SCALE = {"grade": (1, 5), "rating": (0, 5), "nugget": (0, 2)}
 _Key = TypeVar("_Key", bound=tuple[Any, ...])
 
 
@@ -46,7 +50,13 @@ def source_names(
 ) -> list[str]:
     """Every source the review page offers for ``kind``, annotators first."""
     prefix = FILE_SOURCE[kind]
-    files = collection.qrels_sources if kind == "grade" else collection.judgment_sources
+    files: list[str] = list(
+        collection.qrels_sources
+        if kind == "grade"
+        else collection.judgment_sources
+        if kind == "rating"
+        else collection.assignment_sources
+    )
     names = [f"annotator:{a}" for a in db.annotators()]
     names += ["rule:latest", "rule:majority"]
     names += [f"{prefix}:{n}" for n in files]
@@ -76,6 +86,8 @@ def source_labels(
             return {(q, d, 0): g for (q, d), g in grades.items() if g >= 0}
         if kind == "rating" and name in collection.judgment_sources:
             return {k: v for k, v in collection.judgment_sources[name].items() if v >= 0}
+        if kind == "nugget" and name in collection.assignment_sources:
+            return dict(collection.assignment_sources[name])
         if source in uploads:
             return {k: v for k, v in uploads[source].items() if v >= 0}
     raise InputError(f"unknown {kind} source {source!r}", field="source")

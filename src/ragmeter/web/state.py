@@ -94,6 +94,7 @@ class WebState:
         self._buttons = {
             "grade": self._button_states("grade", "g", range(1, 6)),
             "rating": self._button_states("rating", "r", range(0, 6)),
+            "nugget": self._button_states("rating", "n", range(0, 3)),
         }
 
     def _button_states(self, name: str, prefix: str, values: range) -> dict[int | None, Markup]:
@@ -129,6 +130,7 @@ class WebState:
             annotator=self.annotator_of(request),
             title=self.config.title,
             has_subquestions=bool(self.coll.subquestions),
+            has_nuggets=bool(self.coll.nugget_targets),
             **context,
         )
 
@@ -149,6 +151,10 @@ class WebState:
     def progress(self, kind: LabelKind, annotator: str | None, query_id: str) -> dict[str, int]:
         coll = self.coll
         mine = self.mine(kind, annotator)
+        if kind == "nugget":
+            targets = coll.nugget_targets.get(query_id, [])
+            done = sum(1 for k in mine if k[0] == query_id and coll.is_target(query_id, k[1]))
+            return {"done": done, "total": len(targets) * len(coll.nuggets.get(query_id, []))}
         done = sum(1 for k in mine if k[0] == query_id and coll.in_pool(query_id, k[1]))
         pool = len(coll.pools[query_id])
         total = pool * (coll.n_questions(query_id) if kind == "rating" else 1)
@@ -279,6 +285,17 @@ def pool_item(coll: Collection, data: Mapping[str, Any]) -> tuple[str, str]:
     if not isinstance(doc_id, str) or not coll.in_pool(query_id, doc_id):
         raise BadInput(f"doc_id {doc_id!r} is not in the pool of query {query_id!r}")
     return query_id, doc_id
+
+
+def nugget_item(coll: Collection, data: Mapping[str, Any]) -> tuple[str, str, int]:
+    """(query, target, nugget number) of a nugget label: a known query with nuggets, one of
+    the texts its nuggets are assigned to, a nugget number 1..n."""
+    query_id, target = data.get("query_id"), data.get("doc_id")
+    if not isinstance(query_id, str) or query_id not in coll.nugget_targets:
+        raise BadInput(f"query_id {query_id!r} has no nuggets to assign")
+    if not isinstance(target, str) or not coll.is_target(query_id, target):
+        raise BadInput(f"{target!r} is not a text the nuggets of {query_id!r} are assigned to")
+    return query_id, target, int_field(data, "question", (1, len(coll.nuggets[query_id])))
 
 
 def int_field(data: Mapping[str, Any], name: str, bounds: tuple[int, int]) -> int:

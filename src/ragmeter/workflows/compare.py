@@ -1,12 +1,15 @@
 """Comparing run files: what ``ragmeter compare`` does between parsing and printing.
 
 The runs are evaluated as by :func:`ragmeter.workflows.evaluate.evaluate_files` (same
-settings), then compared with a baseline by :func:`ragmeter.stats.compare` (SPEC §6).
+settings), then compared with a baseline by :func:`ragmeter.stats.compare` (SPEC §6), or
+every run with every other by :func:`ragmeter.stats.all_pairs`. Groups of runs (seeds or
+folds of one system) are summarised across seeds (:func:`ragmeter.stats.seed_summaries`) and
+compared as one system (:func:`ragmeter.analysis.seeds.merge_groups`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,7 +21,9 @@ from ragmeter.workflows.evaluate import EvaluationSettings, own_qrels, read_runs
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
     from ragmeter.evaluation.results import Evaluation
+    from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
+    from ragmeter.stats.seeds import SeedSummary
 
 
 @dataclass(frozen=True)
@@ -26,23 +31,35 @@ class CompareSettings:
     """The paired test and its resampling, as :func:`ragmeter.stats.compare` takes them."""
 
     test: Literal["randomization", "t", "wilcoxon"] = "randomization"
-    correction: Literal["holm", "bonferroni", "bh", "none"] = "holm"
+    #: ``tukey`` (Tukey's HSD) only for all pairs
+    correction: Literal["holm", "bonferroni", "bh", "none", "tukey"] = "holm"
     alpha: float = 0.05
     confidence: float = 0.95
     permutations: int = 10_000
     bootstrap: int = 10_000
     seed: int = 0
+    #: |run − baseline| ≤ this on a query is a tie in the win/tie/loss counts
+    tie_tolerance: float = 0.0
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ragmeter.stats.compare`."""
         return asdict(self)
+
+    def pairs_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.stats.all_pairs`."""
+        keep = ("test", "correction", "alpha", "permutations", "seed", "tie_tolerance")
+        return {k: v for k, v in asdict(self).items() if k in keep}
 
 
 @dataclass(frozen=True)
 class CompareRequest:
     """What ``ragmeter compare`` was asked: two or more run files, their qrels (``None``:
     samples files with their own judgments), measures and the baseline (path, file name or
-    run name; ``None``: the first run)."""
+    run name; ``None``: the first run). ``all_pairs``: compare every run with every other
+    instead; ``groups``: group name → its runs (path, file name or run name), the seeds or
+    folds of one system, summarised across seeds and compared as one system; ``group_by``: a
+    regular expression that groups the runs whose names it matches by its first capture group
+    (``(.*)_seed\\d+`` puts ``dense_seed1.txt`` and ``dense_seed2.txt`` in group ``dense``)."""
 
     runs: Sequence[Path]
     qrels: Path | None = None
@@ -50,15 +67,22 @@ class CompareRequest:
     baseline: str | None = None
     settings: EvaluationSettings = field(default_factory=EvaluationSettings)
     compare: CompareSettings = field(default_factory=CompareSettings)
+    all_pairs: bool = False
+    groups: Mapping[str, Sequence[str]] | None = None
+    group_by: str | None = None
 
 
 @dataclass(frozen=True)
 class CompareOutcome:
-    """The evaluation of every run, its comparison, and the parameters a save records."""
+    """The evaluation of every run, its comparison (against the baseline, or of all pairs
+    with ``all_pairs``), the seed summaries of the groups, and the parameters a save
+    records."""
 
     evaluation: Evaluation
-    comparison: Comparison
+    comparison: Comparison | None
     parameters: dict[str, Any]
+    all_pairs: AllPairs | None = None
+    seeds: tuple[SeedSummary, ...] = ()
 
 
 def baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> int:
@@ -70,6 +94,75 @@ def baseline_index(baseline: str | None, runs: list[Run], paths: list[Path]) -> 
             return i
     choices = ", ".join(r.name for r in runs)
     raise RagmeterError(f"--baseline {baseline!r} is none of the runs ({choices})")
+
+
+def group_names(
+    groups: Mapping[str, Sequence[str]], runs: list[Run], paths: list[Path]
+) -> dict[str, list[str]]:
+    """Each group's runs by run name (a member may be given by path, file name or run name)."""
+    out: dict[str, list[str]] = {}
+    for group, members in groups.items():
+        names = []
+        for member in members:
+            for run, path in zip(runs, paths, strict=True):
+                if member in (str(path), path.name, run.name):
+                    names.append(run.name)
+                    break
+            else:
+                choices = ", ".join(r.name for r in runs)
+                raise RagmeterError(f"--group {group}: {member!r} is none of the runs ({choices})")
+        out[group] = names
+    return out
+
+
+def groups_by_pattern(pattern: str, names: Sequence[str]) -> dict[str, list[str]]:
+    """The runs whose name ``pattern`` matches (``re.search``), grouped by its first capture
+    group (the whole match if it has none), in the runs' order."""
+    import re
+
+    try:
+        rule = re.compile(pattern)
+    except re.error as exc:
+        raise RagmeterError(f"--group-by {pattern!r} is not a regular expression: {exc}") from None
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        match = rule.search(name)
+        if match is not None:
+            key = match.group(1) if rule.groups else match.group(0)
+            groups.setdefault(key or name, []).append(name)
+    if not groups:
+        raise RagmeterError(f"--group-by {pattern!r} matches none of the runs ({', '.join(names)})")
+    return groups
+
+
+def _grouped(
+    request: CompareRequest, result: Evaluation, runs: list[Run], paths: list[Path]
+) -> tuple[Evaluation, tuple[SeedSummary, ...], str]:
+    """The evaluation to compare (groups merged), the seed summaries, the baseline's name."""
+    from ragmeter.analysis.seeds import merge_groups
+    from ragmeter.stats.seeds import seed_summaries
+
+    groups = group_names(request.groups or {}, runs, paths)
+    if request.group_by is not None:
+        for group, members in groups_by_pattern(request.group_by, [r.name for r in runs]).items():
+            if group in groups:
+                raise RagmeterError(f"--group-by makes group {group!r}, also given by --group")
+            groups[group] = members
+    if request.baseline is not None and request.baseline in groups:
+        base = request.baseline
+    else:
+        base = runs[baseline_index(request.baseline, runs, paths)].name
+        base = next((g for g, members in groups.items() if base in members), base)
+    if not groups:
+        return result, (), base
+    try:
+        seeds = seed_summaries(result, groups, confidence=request.compare.confidence)
+        merged = merge_groups(result, groups)
+    except (KeyError, ValueError) as exc:
+        raise RagmeterError(f"--group: {exc}") from exc
+    if len(merged.runs) < 2:
+        raise RagmeterError("compare needs at least two systems after grouping the runs")
+    return merged, seeds, base
 
 
 def compare_files(request: CompareRequest) -> CompareOutcome:
@@ -85,8 +178,12 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     paths = list(request.runs)
     names = list(request.measures or DEFAULT_MEASURES)
     options = request.settings.options()
+    if request.compare.correction == "tukey" and not request.all_pairs:
+        raise RagmeterError(
+            "--correction tukey compares all pairs: add --all-pairs (against one baseline, "
+            "use holm, bonferroni, bh or none)"
+        )
     run_objs = read_runs(paths)
-    base = baseline_index(request.baseline, run_objs, paths)
     if request.qrels is not None:
         result = evaluate(run_objs, read_qrels(request.qrels), names, **options)
     else:
@@ -96,12 +193,19 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
                 for r, p in zip(run_objs, paths, strict=True)
             ]
         )
-    comparison = compare(result, baseline=base, **request.compare.options())
-    parameters = {
-        "measures": names,
-        **request.settings.saved(),
-        "baseline": comparison.baseline,
-        **request.compare.options(),
-        "inputs": input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool),
-    }
-    return CompareOutcome(result, comparison, parameters)
+    compared, seeds, base = _grouped(request, result, run_objs, paths)
+    parameters: dict[str, Any] = {"measures": names, **request.settings.saved()}
+    if request.all_pairs:
+        from ragmeter.stats.allpairs import all_pairs
+
+        table = all_pairs(compared, **request.compare.pairs_options())
+        parameters |= {"all_pairs": True, **request.compare.pairs_options()}
+        comparison = None
+    else:
+        comparison = compare(compared, baseline=base, **request.compare.options())
+        table = None
+        parameters |= {"baseline": comparison.baseline, **request.compare.options()}
+    if seeds:
+        parameters["groups"] = {s.group: list(s.seeds) for s in seeds}
+    parameters["inputs"] = input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool)
+    return CompareOutcome(result, comparison, parameters, table, seeds)

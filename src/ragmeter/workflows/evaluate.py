@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
-from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
+from ragmeter.metrics.defaults import (
+    CITATION_MEASURES,
+    COVERAGE_MEASURES,
+    DEFAULT_MEASURES,
+    NUGGET_MEASURES,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
@@ -167,6 +172,42 @@ class MeasureInputs:
 
 
 @dataclass(frozen=True)
+class NuggetInputs:
+    """The inputs of the nugget and citation measures (:mod:`ragmeter.metrics.nuggets`): the
+    nuggets, their assignments to the runs' answers and to retrieved passages (one file or
+    several), and the citation support of the answers' sentences."""
+
+    nuggets: Path | None = None
+    assignments: Sequence[Path] = ()
+    citation_support: Path | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.evaluate` for these measures."""
+        from ragmeter.core.nuggets import NuggetAssignments
+        from ragmeter.io.nuggets import read_assignments, read_citation_support, read_nuggets
+
+        if self.assignments and self.nuggets is None:
+            raise InputError("--assignments are read against the nuggets; give --nuggets too")
+        out: dict[str, Any] = {}
+        if self.nuggets is not None:
+            nuggets = read_nuggets(self.nuggets)
+            out["nuggets"] = nuggets
+            parts = [read_assignments(p, nuggets) for p in self.assignments]
+            if parts:
+                out["nugget_assignments"] = (
+                    parts[0] if len(parts) == 1 else NuggetAssignments.merge(parts)
+                )
+        if self.citation_support is not None:
+            out["citation_support"] = read_citation_support(self.citation_support)
+        return out
+
+    def default_measures(self) -> list[str]:
+        """The four nugget scores with assignments, the citation summaries with support."""
+        out = list(NUGGET_MEASURES) if self.assignments else []
+        return out + (list(CITATION_MEASURES) if self.citation_support is not None else [])
+
+
+@dataclass(frozen=True)
 class EvaluateRequest:
     """What ``ragmeter evaluate`` was asked: run files, qrels (``None``: each run is a samples
     file with its own judgments, or the judged queries of ``coverage``), measures (``None``:
@@ -180,11 +221,15 @@ class EvaluateRequest:
     coverage: CoverageInputs | None = None
     inputs: MeasureInputs = field(default_factory=MeasureInputs)
     k: str = "oracle"
+    nuggets: NuggetInputs | None = None
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments)."""
         if self.measures:
             return list(self.measures)
+        own = self.nuggets.default_measures() if self.nuggets is not None else []
+        if own:
+            return own
         if self.coverage is not None:
             density = ["density"] if self.coverage.corpus is not None else []
             return [*COVERAGE_MEASURES, *density]
@@ -231,7 +276,10 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
         if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
             coverage = replace(coverage, context_k="oracle")
         options.update(coverage.options(len(request.runs)))
-    evaluation = _evaluate(request.runs, request.qrels, names, options, coverage is not None)
+    if request.nuggets is not None:
+        options.update(request.nuggets.options())
+    own_queries = coverage is not None or request.nuggets is not None
+    evaluation = _evaluate(request.runs, request.qrels, names, options, own_queries)
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
     return EvaluateOutcome(evaluation, done, _parameters(request, requested, ks, coverage))
 
@@ -244,7 +292,8 @@ def _evaluate(
     from ragmeter.io.readers import read_qrels, read_run
 
     if qrels is None and crux:
-        # the judged queries are evaluated; classical measures use the CRUX graded qrels
+        # the judged queries (or those with nuggets) are evaluated; classical measures use
+        # the CRUX graded qrels
         return evaluate([read_run(p) for p in runs], None, names, **options)
     if qrels is not None:
         # files are read by the engine: partitioned runs one partition at a time
@@ -296,7 +345,18 @@ def _parameters(
             corpus=request.inputs.corpus,
             answers=list(coverage.answers) if coverage else None,
             utilities=request.inputs.utilities,
+            **_nugget_files(request.nuggets),
         ),
+    }
+
+
+def _nugget_files(nuggets: NuggetInputs | None) -> dict[str, Any]:
+    if nuggets is None:
+        return {}
+    return {
+        "nuggets": nuggets.nuggets,
+        "assignments": list(nuggets.assignments) or None,
+        "citation_support": nuggets.citation_support,
     }
 
 

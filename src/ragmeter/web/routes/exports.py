@@ -49,9 +49,13 @@ def export_page(web: Web, request: Request, written: str | None = None) -> HTMLR
 def download(
     web: Web, filename: str, annotator: str | None = None, rule: str = "latest"
 ) -> Response:
-    kinds: dict[str, ExportKind] = {"qrels.txt": "qrels", "judgments.jsonl": "judgments"}
+    kinds: dict[str, ExportKind] = {
+        "qrels.txt": "qrels",
+        "judgments.jsonl": "judgments",
+        "assignments.jsonl": "assignments",
+    }
     if filename not in kinds:
-        raise HTTPException(404, "downloads are qrels.txt and judgments.jsonl")
+        raise HTTPException(404, "downloads are qrels.txt, judgments.jsonl and assignments.jsonl")
     who, how = _choice(web, annotator, rule)
     text = export_text(kinds[filename], web.db, web.coll, annotator=who, rule=how)
     stem = f"{who or how}".replace(" ", "_")
@@ -69,12 +73,13 @@ async def export_to_file(web: Web, request: Request) -> Response:
 
     form = await request.form()
     kind = str(form.get("kind", "qrels"))
-    if kind not in ("qrels", "judgments"):
-        raise BadInput("kind must be 'qrels' or 'judgments'")
+    if kind not in ("qrels", "judgments", "assignments"):
+        raise BadInput("kind must be 'qrels', 'judgments' or 'assignments'")
     who, how = _choice(
         web, str(form.get("annotator") or "") or None, str(form.get("rule") or "latest")
     )
-    filename = str(form.get("filename") or ("qrels.txt" if kind == "qrels" else "judgments.jsonl"))
+    default = {"qrels": "qrels.txt", "judgments": "judgments.jsonl"}.get(kind, f"{kind}.jsonl")
+    filename = str(form.get("filename") or default)
     try:
         target = safe_export_path(web.config.export_dir, filename)
     except RagmeterError as exc:

@@ -1,11 +1,11 @@
 """Labelling: the queries with their progress, grading a pool 1–5, rating sub-questions 0–5,
-undo, and the label event log."""
+assigning nuggets 0–2 (not / partial / full support), undo, and the label event log."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from markupsafe import Markup
 from starlette.responses import Response
@@ -21,6 +21,7 @@ from ragmeter.web.state import (
     count,
     int_field,
     local_path,
+    nugget_item,
     payload,
     pool_item,
     reply,
@@ -64,6 +65,9 @@ def index(web: Web, request: Request) -> HTMLResponse:
                 "questions": n_q,
                 "rated": count(ratings, q, coll),
                 "cells": len(pool) * n_q,
+                "nuggets": web.progress("nugget", annotator, q)
+                if q in coll.nugget_targets
+                else None,
             }
         )
     return web.page(request, "index.html", rows=rows, annotators=web.db.annotators())
@@ -140,6 +144,74 @@ async def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLRes
     )
 
 
+@dataclass(frozen=True, slots=True)
+class NuggetRow:
+    """One nugget of a target on the nugget page: the annotator's label and its buttons, and
+    the labels of the assignment files (an LLM's) beside them."""
+
+    number: int
+    text: str
+    importance: str
+    value: int | None
+    buttons: Markup
+    given: list[tuple[str, int]]
+
+
+@router.get("/nuggets/{query_id}", response_class=HTMLResponse)
+async def nugget_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
+    coll = web.coll
+    if query_id not in coll.nugget_targets:
+        raise HTTPException(404, f"query {query_id!r} has no nuggets to assign")
+    annotator = web.annotator_of(request)
+    mine = web.mine("nugget", annotator)
+    order = list(coll.nugget_targets)
+    i = order.index(query_id)
+    targets = []
+    for target, text in coll.nugget_targets[query_id]:
+        rows = []
+        for n, (_, nugget, importance) in enumerate(coll.nuggets[query_id], start=1):
+            key = (query_id, target, n)
+            value = mine.get(key)
+            given = [
+                (name, cells[key])
+                for name, cells in coll.assignment_sources.items()
+                if key in cells
+            ]
+            rows.append(
+                NuggetRow(n, nugget, importance, value, web.buttons("nugget", value), given)
+            )
+        targets.append({"id": target, "text": text, "rows": rows})
+    return web.page(
+        request,
+        "nuggets.html",
+        query_id=query_id,
+        query_text=coll.query_texts.get(query_id),
+        targets=targets,
+        progress=web.progress("nugget", annotator, query_id),
+        before=order[i - 1] if i > 0 else None,
+        after=order[i + 1] if i + 1 < len(order) else None,
+    )
+
+
+@router.post("/api/nugget", dependencies=csrf)
+async def save_nugget(web: Web, request: Request) -> Response:
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    query_id, target, number = nugget_item(web.coll, data)
+    value = int_field(data, "rating", value_range("nugget"))
+    await committed(
+        web.db.submit_record(annotator, "nugget", query_id, target, value, question=number)
+    )
+    answer = {
+        "query_id": query_id,
+        "doc_id": target,
+        "question": number,
+        "rating": value,
+        "progress": web.progress("nugget", annotator, query_id),
+    }
+    return reply(request, answer, f"/nuggets/{query_id}#{anchor(target)}")
+
+
 @router.post("/api/label", dependencies=csrf)
 async def save_grade(web: Web, request: Request) -> Response:
     annotator = web.need_annotator(request)
@@ -186,14 +258,14 @@ async def undo(web: Web, request: Request) -> Response:
     annotator = web.need_annotator(request)
     data = await payload(request)
     kind = data.get("kind", "grade")
-    if kind not in ("grade", "rating"):
-        raise BadInput("kind must be 'grade' or 'rating'")
+    if kind not in ("grade", "rating", "nugget"):
+        raise BadInput("kind must be 'grade', 'rating' or 'nugget'")
     event = await committed(web.db.submit_undo(annotator, kind))
     if event is None:
         return reply(request, {"undone": None}, str(data.get("next") or "/"))
     key: ItemKey = event.key
     now = web.mine(kind, annotator).get(key)
-    base = "/label" if kind == "grade" else "/subquestions"
+    base = {"grade": "/label", "rating": "/subquestions", "nugget": "/nuggets"}[kind]
     url = f"{base}/{key[0]}#{anchor(key[1])}"
     answer = {
         "undone": {
@@ -203,7 +275,9 @@ async def undo(web: Web, request: Request) -> Response:
             "value": now,
         },
         "url": url,
-        "progress": web.progress(kind, annotator, key[0]) if web.coll.has_query(key[0]) else None,
+        "progress": web.progress(kind, annotator, key[0])
+        if web.coll.has_query(key[0]) or key[0] in web.coll.nugget_targets
+        else None,
     }
     return reply(request, answer, url)
 

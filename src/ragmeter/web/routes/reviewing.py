@@ -32,17 +32,18 @@ def review_page(
     map: str = "",
 ) -> HTMLResponse:
     coll, uploads = web.coll, web.config.uploads
-    if kind not in ("grade", "rating"):
-        raise BadInput("kind must be 'grade' or 'rating'")
+    if kind not in ("grade", "rating", "nugget"):
+        raise BadInput("kind must be 'grade', 'rating' or 'nugget'")
     names = source_names(web.db, coll, uploads, kind)  # type: ignore[arg-type]
     if a is None:
         me = web.annotator_of(request)
         a = f"annotator:{me}" if me and f"annotator:{me}" in names else names[0]
     if b is None:
-        files = [n for n in names if n.startswith(("qrels:", "judgments:"))]
+        files = [n for n in names if n.startswith(("qrels:", "judgments:", "assignments:"))]
         others = files or [n for n in names if n != a]
         b = others[0] if others else a
-    threshold = (4 if kind == "grade" else 3) if threshold is None else threshold
+    if threshold is None:
+        threshold = {"grade": 4, "rating": 3, "nugget": 2}[kind]
     if not 1 <= threshold <= 5:
         raise BadInput("threshold must be within 1..5")
     if len(clip) > 100 or len(map) > 2000:
@@ -73,8 +74,10 @@ def review_page(
         clip=clip,
         grade_map=map,
         texts=coll.query_texts,
-        in_pool=coll.in_pool,
-        questions=coll.subquestions,
+        in_pool=coll.is_target if kind == "nugget" else coll.in_pool,
+        questions=coll.subquestions
+        if kind != "nugget"
+        else {q: [text for _, text, _ in ns] for q, ns in coll.nuggets.items()},
     )
 
 

@@ -1,0 +1,477 @@
+"""Render an :class:`~ragmeter.stats.allpairs.AllPairs` (and seed summaries): terminal table,
+JSON, CSV, Markdown, LaTeX (booktabs) and HTML. Formatting only — every number comes from the
+objects rendered.
+
+The table is ranx's: one row per run with its letter, one column per measure; a mean carries
+as superscripts the letters of the runs it is significantly better than, and the best mean of
+each measure is bold.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from ragmeter.stats.allpairs import AllPairs
+from ragmeter.stats.seeds import SeedSummary
+
+if TYPE_CHECKING:
+    from ragmeter.stats.comparison import Comparison
+
+AllPairsFormat = Literal["table", "json", "csv", "markdown", "latex", "html"]
+
+_TEST_NAMES = {
+    "randomization": "randomization test",
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+}
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini–Hochberg",
+    "none": "no correction",
+}
+_SUPERSCRIPTS = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
+
+
+def _num(value: float, digits: int = 4) -> str:
+    return "NA" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def describe(t: AllPairs) -> str:
+    """One line saying how the letters were obtained."""
+    pairs = len(t.runs) * (len(t.runs) - 1) // 2
+    family = f"the {pairs} pair{'s' if pairs != 1 else ''} of each measure"
+    if t.correction == "tukey":
+        how = (
+            f"Tukey's HSD (repeated measures: queries as blocks, two-way ANOVA error) over "
+            f"{family}, on the queries every run defines"
+        )
+    else:
+        how = _TEST_NAMES[t.test]
+        if t.test == "randomization":
+            how += f" ({t.permutations:,} sign flips, or all when fewer; seed {t.seed})"
+        how += f", {_CORRECTION_NAMES[t.correction]} over {family}"
+    return f"{how}, α = {t.alpha:g}"
+
+
+def legend(t: AllPairs) -> str:
+    return (
+        "Superscripts: the letters of the runs this run is significantly better than "
+        f"(adjusted p ≤ {t.alpha:g}; lower is better for harm…); bold: the best mean of "
+        "each measure."
+    )
+
+
+def _best(t: AllPairs, measure: str) -> set[str]:
+    """The runs with the best mean on ``measure`` (by its direction; none if it has none)."""
+    sense = t.directions[t.measures.index(measure)] if t.directions else 1
+    means = {r: t.mean(r, measure).mean for r in t.runs}
+    defined = [v for v in means.values() if not math.isnan(v)]
+    if not sense or not defined:
+        return set()
+    top = max(defined) if sense > 0 else min(defined)
+    return {r for r, v in means.items() if v == top}
+
+
+def _note(t: AllPairs, run: str, measure: str) -> str:
+    m = t.mean(run, measure)
+    return f" (n={m.n_defined}/{m.n})" if m.n_defined != m.n else ""
+
+
+def _terminal_sup(letters: str) -> str:
+    return "".join(_SUPERSCRIPTS.get(ch, "^" + ch) for ch in letters)
+
+
+def print_table(t: AllPairs, *, seeds: Sequence[SeedSummary] = (), file: object = None) -> None:
+    """The all-pairs table as a rich table, then the seed summaries, legend and warnings."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    table = Table(
+        title="ragmeter compare: all pairs",
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("", style="bold")
+    table.add_column("run")
+    for m in t.measures:
+        table.add_column(m, justify="right", no_wrap=True)
+    for run, letter in zip(t.runs, t.letters, strict=True):
+        cells: list[str | Text] = [letter, run]
+        for m in t.measures:
+            best = run in _best(t, m)
+            text = Text(_num(t.mean(run, m).mean), style="bold green" if best else "")
+            text.append(_terminal_sup(t.superscript(run, m)))
+            text.append(_note(t, run, m), style="dim")
+            cells.append(text)
+        table.add_row(*cells)
+    console.print(table)
+    console.print(f"{describe(t)}.\n{legend(t)}", highlight=False)
+    if seeds:
+        console.print()
+        print_seeds(seeds, console=console)
+    for w in t.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+# -- seeds ----------------------------------------------------------------------------------
+
+
+def _seed_cell(s: SeedSummary) -> str:
+    if math.isnan(s.mean):
+        return "NA"
+    if math.isnan(s.ci_low):
+        return f"{_num(s.mean)} (1 seed)"
+    return f"{_num(s.mean)} ± {_num((s.ci_high - s.ci_low) / 2)}"
+
+
+def _seed_grid(
+    seeds: Sequence[SeedSummary],
+) -> tuple[list[str], list[str], dict[tuple[str, str], SeedSummary]]:
+    groups = list(dict.fromkeys(s.group for s in seeds))
+    measures = list(dict.fromkeys(s.measure for s in seeds))
+    return groups, measures, {(s.group, s.measure): s for s in seeds}
+
+
+def seeds_legend(seeds: Sequence[SeedSummary]) -> str:
+    c = seeds[0].confidence if seeds else 0.95
+    return (
+        f"mean ± half-width of the {c * 100:g}% Student's t-interval over the seed means "
+        "(each seed's mean over the queries; t on s − 1 degrees of freedom)."
+    )
+
+
+def print_seeds(seeds: Sequence[SeedSummary], *, console: Any = None, file: object = None) -> None:
+    """The seed summaries as a rich table (one row per group, one column per measure)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    groups, measures, cell = _seed_grid(seeds)
+    table = Table(
+        title="across seeds",
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("group", style="bold")
+    table.add_column("seeds", justify="right")
+    for m in measures:
+        table.add_column(m, justify="right", no_wrap=True)
+    for g in groups:
+        first = cell[(g, measures[0])]
+        table.add_row(g, str(len(first.seeds)), *[_seed_cell(cell[(g, m)]) for m in measures])
+    console.print(table)
+    console.print(seeds_legend(seeds), highlight=False)
+
+
+def seeds_markdown(seeds: Sequence[SeedSummary]) -> str:
+    groups, measures, cell = _seed_grid(seeds)
+    lines = [
+        "| group | seeds | " + " | ".join(measures) + " |",
+        "|---|---:|" + "---:|" * len(measures),
+    ]
+    for g in groups:
+        n = len(cell[(g, measures[0])].seeds)
+        lines.append(
+            f"| {g} | {n} | " + " | ".join(_seed_cell(cell[(g, m)]) for m in measures) + " |"
+        )
+    return "\n".join(["**across seeds**", "", *lines, "", seeds_legend(seeds)]) + "\n"
+
+
+def seeds_latex(seeds: Sequence[SeedSummary]) -> str:
+    groups, measures, cell = _seed_grid(seeds)
+    lines = [
+        r"\begin{tabular}{lr" + "r" * len(measures) + "}",
+        r"\toprule",
+        "group & seeds & " + " & ".join(_tex(m) for m in measures) + r" \\",
+        r"\midrule",
+    ]
+    for g in groups:
+        n = len(cell[(g, measures[0])].seeds)
+        cells = [_seed_cell(cell[(g, m)]).replace("±", r"$\pm$") for m in measures]
+        lines.append(f"{_tex(g)} & {n} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", "% " + seeds_legend(seeds).replace("%", r"\%")]
+    return "\n".join(lines) + "\n"
+
+
+def seeds_html(seeds: Sequence[SeedSummary]) -> str:
+    groups, measures, cell = _seed_grid(seeds)
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in measures)
+    rows = []
+    for g in groups:
+        n = len(cell[(g, measures[0])].seeds)
+        tds = "".join(
+            f'<td class="num">{html.escape(_seed_cell(cell[(g, m)]))}</td>' for m in measures
+        )
+        rows.append(f'<tr><th>{html.escape(g)}</th><td class="num">{n}</td>{tds}</tr>')
+    return (
+        '<table class="seeds"><caption>across seeds</caption>'
+        f"<thead><tr><th>group</th><th>seeds</th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>\n"
+        f'<p class="note">{html.escape(seeds_legend(seeds))}</p>\n'
+    )
+
+
+# -- text formats ---------------------------------------------------------------------------
+
+
+def to_dict(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> dict[str, Any]:
+    out = t.to_dict()
+    if seeds:
+        out["groups"] = [s.to_dict() for s in seeds]
+    return out
+
+
+def to_json(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
+    """``AllPairs.to_dict()`` (and ``groups``: the seed summaries) as JSON; NA is ``null``."""
+    return json.dumps(to_dict(t, seeds), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+CSV_COLUMNS = (
+    "measure",
+    "run",
+    "other",
+    "run_letter",
+    "other_letter",
+    "run_mean",
+    "other_mean",
+    "difference",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "method",
+    "n",
+    "significant",
+    "better",
+    "wins",
+    "ties",
+    "losses",
+)
+
+
+def _csv_value(value: object) -> object:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def to_csv(t: AllPairs) -> str:
+    """One row per pair of runs and measure; NA is empty."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for p in t.pairs:
+        row = [
+            p.measure,
+            p.run,
+            p.other,
+            t.letter(p.run),
+            t.letter(p.other),
+            t.mean(p.run, p.measure).mean,
+            t.mean(p.other, p.measure).mean,
+            p.difference,
+            p.statistic,
+            p.p_value,
+            p.p_adjusted,
+            p.method,
+            p.n,
+            p.significant,
+            p.better or "",
+            p.wins,
+            p.ties,
+            p.losses,
+        ]
+        writer.writerow([_csv_value(v) for v in row])
+    return buf.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
+    """A GitHub-flavoured Markdown table (superscripts as ``<sup>``), description, legend."""
+    lines = [
+        f"**ragmeter compare, all pairs** — {describe(t)}",
+        "",
+        "| | run | " + " | ".join(_md_escape(m) for m in t.measures) + " |",
+        "|---|---|" + "---:|" * len(t.measures),
+    ]
+    for run, letter in zip(t.runs, t.letters, strict=True):
+        cells = []
+        for m in t.measures:
+            value = _num(t.mean(run, m).mean)
+            if run in _best(t, m):
+                value = f"**{value}**"
+            sup = t.superscript(run, m)
+            cells.append(value + (f"<sup>{sup}</sup>" if sup else "") + _note(t, run, m))
+        lines.append(f"| {letter} | {_md_escape(run)} | " + " | ".join(cells) + " |")
+    lines += ["", legend(t)]
+    if seeds:
+        lines += ["", seeds_markdown(seeds).rstrip("\n")]
+    lines += [f"\n> warning: {w}" for w in t.warnings]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _tex(text: str) -> str:
+    out = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    return out.replace("α", r"$\alpha$").replace("—", "---").replace("−", "-")
+
+
+def to_latex(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
+    """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); superscripts ``$^{bc}$``."""
+    lines = [
+        "% ragmeter compare, all pairs: " + describe(t).replace("%", r"\%"),
+        r"% needs \usepackage{booktabs}",
+        r"\begin{tabular}{ll" + "r" * len(t.measures) + "}",
+        r"\toprule",
+        " & run & " + " & ".join(_tex(m) for m in t.measures) + r" \\",
+        r"\midrule",
+    ]
+    for run, letter in zip(t.runs, t.letters, strict=True):
+        cells = []
+        for m in t.measures:
+            value = _num(t.mean(run, m).mean)
+            if run in _best(t, m):
+                value = r"\textbf{" + value + "}"
+            sup = t.superscript(run, m)
+            cells.append(value + (f"$^{{{sup}}}$" if sup else "") + _tex(_note(t, run, m)))
+        lines.append(f"{letter} & {_tex(run)} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", "% " + _tex(legend(t))]
+    if seeds:
+        lines += ["", seeds_latex(seeds).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def html_table(t: AllPairs) -> str:
+    """The table as an HTML fragment (``<table class="allpairs">`` and its legend)."""
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in t.measures)
+    rows = []
+    for run, letter in zip(t.runs, t.letters, strict=True):
+        tds = []
+        for m in t.measures:
+            value = html.escape(_num(t.mean(run, m).mean))
+            if run in _best(t, m):
+                value = f"<strong>{value}</strong>"
+            sup = t.superscript(run, m)
+            tds.append(
+                f'<td class="num">{value}'
+                + (f"<sup>{html.escape(sup)}</sup>" if sup else "")
+                + html.escape(_note(t, run, m))
+                + "</td>"
+            )
+        rows.append(f"<tr><td>{letter}</td><th>{html.escape(run)}</th>{''.join(tds)}</tr>")
+    return (
+        '<table class="allpairs">'
+        f"<thead><tr><th></th><th>run</th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>\n"
+        f'<p class="note">{html.escape(describe(t))}. {html.escape(legend(t))}</p>\n'
+    )
+
+
+def to_html(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
+    """A standalone HTML page with the table (and the seed summaries)."""
+    style = (
+        "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
+        "th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left}"
+        "td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#555}"
+    )
+    body = html_table(t) + (seeds_html(seeds) if seeds else "")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>ragmeter compare: all pairs</title><style>{style}</style></head>\n"
+        f"<body><h1>ragmeter compare: all pairs</h1>\n{body}</body></html>\n"
+    )
+
+
+def render(t: AllPairs, fmt: AllPairsFormat, seeds: Sequence[SeedSummary] = ()) -> str:
+    """Text of a format other than the terminal table."""
+    if fmt == "json":
+        return to_json(t, seeds)
+    if fmt == "csv":
+        return to_csv(t)
+    if fmt == "markdown":
+        return to_markdown(t, seeds)
+    if fmt == "latex":
+        return to_latex(t, seeds)
+    if fmt == "html":
+        return to_html(t, seeds)
+    raise ValueError(f"no text rendering for format {fmt!r}")
+
+
+def render_seeds(seeds: Sequence[SeedSummary], fmt: str) -> str:
+    """The seed summaries alone in a text format (markdown, latex, html, csv)."""
+    if fmt == "markdown":
+        return seeds_markdown(seeds)
+    if fmt == "latex":
+        return seeds_latex(seeds)
+    if fmt == "html":
+        return seeds_html(seeds)
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(
+            ("group", "measure", "seeds", "mean", "sd", "ci_low", "ci_high", "confidence")
+        )
+        for s in seeds:
+            row = [
+                s.group,
+                s.measure,
+                len(s.seeds),
+                s.mean,
+                s.sd,
+                s.ci_low,
+                s.ci_high,
+                s.confidence,
+            ]
+            writer.writerow([_csv_value(v) for v in row])
+        return buf.getvalue()
+    raise ValueError(f"no text rendering of seeds for format {fmt!r}")
+
+
+def comparison_text(c: Comparison, fmt: str, seeds: Sequence[SeedSummary] = ()) -> str:
+    """A baseline comparison in a text format, with the seed summaries of its groups
+    (JSON: under ``groups``; Markdown and LaTeX: a second table; CSV: the comparison only)."""
+    from ragmeter.report import comparison as render_comparison
+
+    if fmt == "json" and seeds:
+        out = c.to_dict()
+        out["groups"] = [s.to_dict() for s in seeds]
+        return json.dumps(out, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    text = render_comparison.render(c, fmt)  # type: ignore[arg-type]
+    if seeds and fmt in ("markdown", "latex"):
+        text += "\n" + render_seeds(seeds, fmt)
+    return text
