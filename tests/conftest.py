@@ -71,3 +71,23 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[object]:
+    """A Ray instance on 127.0.0.1 with two CPUs, started once for the Ray tests of the
+    session (the engine and the judge fan-out use the open session) and shut down at the end."""
+    import logging
+
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        _node_ip_address="127.0.0.1",
+    )
+    yield ray
+    ray.shutdown()

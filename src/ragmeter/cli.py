@@ -17,6 +17,7 @@ from ragmeter.commands.options import (
     CurvesFile,
     DefaultK,
     Depth,
+    EngineChoice,
     GradeMap,
     JudgmentsFile,
     Measures,
@@ -38,6 +39,8 @@ from ragmeter.commands.options import (
     Tokenizer,
     UdcgModel,
     UtilitiesFile,
+    Workers,
+    coverage_inputs,
     evaluation_settings,
     fail,
 )
@@ -110,6 +113,8 @@ def evaluate(
     save: Save = False,
     store: StoreUrl = None,
     name: SaveName = None,
+    engine: EngineChoice = "local",
+    workers: Workers = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -123,19 +128,15 @@ def evaluate(
         pool=pool,
         pool_depth=pool_depth,
         grade_map=grade_map,
+        engine=engine,
+        workers=workers,
     )
-    for given, flag in ((questions, "--questions"), (answers, "--answers")):
-        if given and judgments is None:  # both only serve the coverage measures
-            fail(RagmeterError(f"{flag} is used with --judgments; give the judgments too"))
-    coverage = None
-    if judgments is not None:
-        coverage = flow.CoverageInputs(judgments, questions, corpus, answers or (), context_k, tau)
     request = flow.EvaluateRequest(
         runs=runs,
         qrels=qrels,
         measures=measure,
         settings=settings,
-        coverage=coverage,
+        coverage=coverage_inputs(judgments, questions, corpus, answers, context_k, tau),
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
         nuggets=flow.NuggetInputs(nuggets, assignments or (), citation_support)

@@ -24,6 +24,7 @@ from ragmeter.commands.options import (
     CompareCorrectionChoice,
     DefaultK,
     Depth,
+    EngineChoice,
     GradeMap,
     Measures,
     Missing,
@@ -39,6 +40,7 @@ from ragmeter.commands.options import (
     Seed,
     StoreUrl,
     TestChoice,
+    Workers,
     compare_settings,
     evaluation_settings,
     fail,
@@ -157,6 +159,8 @@ def compare_command(
     save: Save = False,
     store: StoreUrl = None,
     name: SaveName = None,
+    engine: EngineChoice = "local",
+    workers: Workers = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
@@ -181,6 +185,8 @@ def compare_command(
             pool=pool,
             pool_depth=pool_depth,
             grade_map=grade_map,
+            engine=engine,
+            workers=workers,
         ),
         compare=compare_settings(
             test=test,

@@ -130,6 +130,15 @@ GradeLogprobs = Annotated[
         "return logprobs).",
     ),
 ]
+JudgeEngine = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="local, or ray[=ADDRESS] (as ragmeter evaluate's): the requests are made by Ray "
+        "tasks, each talking to one --base-url server (chunks dealt to the servers in turn), "
+        "recorded into the one cache; cached items are never sent.",
+    ),
+]
 SummaryJson = Annotated[
     Path | None, typer.Option("--summary-json", help="Also write the run summary here (JSON).")
 ]
@@ -156,6 +165,7 @@ class Settings:
     config_file: ConfigFile = None
     quiet: Quiet = False
     summary_json: SummaryJson = None
+    engine: JudgeEngine = "local"
     offline: Offline = False
 
     def judge(self, task: str) -> tuple[Any, Any]:
@@ -258,6 +268,7 @@ def _execute(settings: Settings, build: Callable[[], Any], out: Path, write: Any
                 retry_unparsed=settings.retry_unparsed,
                 price=price,
                 progress=progress,
+                engine=settings.engine,
             )
         except RagmeterError as exc:
             fail(exc)

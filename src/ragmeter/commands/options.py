@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from ragmeter.errors import RagmeterError
+
 if TYPE_CHECKING:
     from ragmeter.workflows.compare import CompareSettings
-    from ragmeter.workflows.evaluate import EvaluationSettings
+    from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings
 
 
 class MissingPolicy(StrEnum):
@@ -102,6 +104,24 @@ GradeMap = Annotated[
     ),
 ]
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")]
+EngineChoice = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="Where runs are evaluated: local (this process), ray (Ray tasks on a cluster "
+        "started on this machine, or $RAY_ADDRESS), ray=auto (this machine's cluster), "
+        "ray=HOST:PORT or ray=ray://HOST:10001. Same numbers either way.",
+    ),
+]
+Workers = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="With --engine ray: CPUs of the cluster started here (default: all), and the "
+        "most tasks in flight.",
+    ),
+]
 StoreUrl = Annotated[
     str | None,
     typer.Option(
@@ -235,11 +255,18 @@ def evaluation_settings(
     pool: Path | None,
     pool_depth: int | None,
     grade_map: str | None,
+    engine: str = "local",
+    workers: int | None = None,
 ) -> EvaluationSettings:
     """The evaluation settings that ``evaluate``, ``compare`` and ``report`` take from the same
     command-line options."""
+    from ragmeter.evaluation.partitioned import Engine
     from ragmeter.workflows.evaluate import EvaluationSettings
 
+    try:
+        Engine.parse(engine, workers=workers)  # refused before any file is read
+    except RagmeterError as exc:
+        fail(exc)
     return EvaluationSettings(
         missing=missing.value,
         rel_level=rel_level,
@@ -248,7 +275,29 @@ def evaluation_settings(
         pool=pool,
         pool_depth=pool_depth,
         grade_map=grade_map,
+        engine=engine,
+        workers=workers,
     )
+
+
+def coverage_inputs(
+    judgments: Path | None,
+    questions: Path | None,
+    corpus: Path | None,
+    answers: list[Path] | None,
+    context_k: str,
+    tau: int,
+) -> CoverageInputs | None:
+    """The coverage inputs of ``--judgments`` and what goes with it (``None`` without it);
+    ``--questions`` or ``--answers`` without ``--judgments`` is a usage error."""
+    from ragmeter.workflows.evaluate import CoverageInputs
+
+    for given, flag in ((questions, "--questions"), (answers, "--answers")):
+        if given and judgments is None:  # both only serve the coverage measures
+            fail(RagmeterError(f"{flag} is used with --judgments; give the judgments too"))
+    if judgments is None:
+        return None
+    return CoverageInputs(judgments, questions, corpus, answers or (), context_k, tau)
 
 
 def compare_settings(

@@ -2,11 +2,13 @@
 
 Runs held in memory are evaluated by :func:`~ragmeter.evaluation.evaluate_inputs`; run files
 and iterators of blocks by :func:`~ragmeter.evaluation.stream.evaluate_run_files`, one block
-of queries at a time.
+of queries at a time; folders and globs of partitions, and any run on another engine
+(``engine="ray"``), by :func:`~ragmeter.evaluation.distributed.evaluate_sources`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -30,6 +32,7 @@ from ragmeter.measures import Measure
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.evaluation.partitioned import Engine
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -57,7 +60,7 @@ def evaluate(
     | Iterable[Run]
     | Sequence[RunLike | RunPath | Iterable[Run]]
     | Mapping[str, RunLike | RunPath | Iterable[Run]],
-    qrels: QrelsLike | None,
+    qrels: QrelsLike | RunPath | None,
     measures: Iterable[str | Measure] | str,
     *,
     missing: Missing = "zero",
@@ -79,6 +82,7 @@ def evaluate(
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
     workers: int | None = None,
+    engine: str | Engine = "local",
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
 
@@ -88,8 +92,11 @@ def evaluate(
             of blocks of one run (each a :class:`Run` of whole queries), or a list mixing
             them. A TREC run file is evaluated in blocks of queries, so that memory is
             bounded by the block, not the file (it must be grouped by query; see
-            :mod:`ragmeter.evaluation.stream`); a file in another format is read whole.
-        qrels: :class:`Qrels` or ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``.
+            :mod:`ragmeter.evaluation.stream`); a file in another format is read whole. A
+            folder or glob of files partitioned by query is evaluated one partition at a
+            time (:mod:`ragmeter.io.partitions`).
+        qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
+            or a folder or glob of partitions.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
         missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
             dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
@@ -118,17 +125,18 @@ def evaluate(
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
-        nuggets: the nuggets of each query, for the nugget measures (``nugget_vital``…);
-            without ``qrels`` (and judgments) the evaluated queries are those with nuggets
-            (else, with ``citation_support`` alone, those with judged answers).
-        nugget_assignments: assignments of the nuggets to each run's answers (matched by the
-            run's name) and to retrieved passages (``nugget_coverage@K``); see
-            :mod:`ragmeter.metrics.nuggets`.
-        citation_support: support of each answer sentence by its citations
-            (``citation_precision``, ``citation_recall``).
+        nuggets, nugget_assignments, citation_support: each query's nuggets, their
+            assignments to each run's answers (by run name) and to retrieved passages, and
+            the support of answer sentences by their citations (:mod:`ragmeter.metrics.nuggets`);
+            without ``qrels`` the evaluated queries are those with nuggets (or judged answers).
         workers: processes that read and evaluate blocks of a plain TREC run file (default:
             ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1; or the
-            ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process.
+            ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process. With
+            ``engine="ray"``: the CPUs of a Ray instance started here, and the most tasks in
+            flight.
+        engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray
+            tasks on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
+            ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate
@@ -142,7 +150,7 @@ def evaluate(
             measures, default_k, tau, judgments, nuggets=nuggets, citations=citation_support
         )
     inputs = EvalInputs(
-        qrels=qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels),
+        qrels=_as_qrels(qrels),
         missing=missing,
         rel_level=rel_level,
         depth=depth,
@@ -162,27 +170,46 @@ def evaluate(
         nugget_assignments=nugget_assignments,
         citation_support=citation_support,
     )
+    return _dispatch(runs, inputs, measures, engine=engine, workers=workers)
+
+
+def _dispatch(
+    runs: Any,
+    inputs: EvalInputs,
+    measures: Iterable[str | Measure] | str,
+    *,
+    engine: str | Engine,
+    workers: int | None,
+) -> Evaluation:
+    """Partitions or another engine: :func:`~ragmeter.evaluation.distributed.evaluate_sources`;
+    files and iterators of blocks: streamed; runs in memory: evaluated whole."""
+    if engine != "local" or (streams(runs) and _partitioned(runs)):
+        from ragmeter.evaluation.distributed import evaluate_sources
+        from ragmeter.evaluation.partitioned import Engine
+
+        names, sources = _listed(runs) if streams(runs) else (None, list(_as_runs(runs)))
+        chosen = Engine.parse(engine, workers=workers)
+        # an iterator of blocks among them is refused there
+        return evaluate_sources(
+            sources,  # type: ignore[arg-type]
+            inputs,
+            measures,
+            engine=chosen,
+            names=names,
+        )
     if streams(runs):
-        return _evaluate_sources(runs, inputs, measures, workers=workers)
+        names, sources = _listed(runs)
+        return evaluate_run_files(sources, inputs, measures, names=names, workers=workers)
     return evaluate_inputs(_as_runs(runs), inputs, measures)  # type: ignore[arg-type]
 
 
-def _evaluate_sources(
-    runs: Any, inputs: EvalInputs, measures: Iterable[str | Measure] | str, *, workers: int | None
-) -> Evaluation:
-    """Runs given as files or iterators of blocks (with runs in memory beside them)."""
-    names: list[str | None] | None = None
-    if isinstance(runs, Mapping):
-        names, sources = [str(k) for k in runs], list(runs.values())
-    else:
-        sources = list(runs) if isinstance(runs, list | tuple) else [runs]
-    return evaluate_run_files(
-        [_as_source(r, i) for i, r in enumerate(sources)],
-        inputs,
-        measures,
-        names=names,
-        workers=workers,
-    )
+def _as_qrels(qrels: QrelsLike | RunPath) -> Qrels:
+    """Qrels given as an object, a dict, a file, or a folder or glob of partitions."""
+    if isinstance(qrels, str | os.PathLike):
+        from ragmeter.io.readers import read_qrels
+
+        return read_qrels(qrels)
+    return qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
 
 
 def _derived_qrels(
@@ -206,6 +233,24 @@ def _derived_qrels(
     if citations is not None:
         return citations.query_qrels()
     raise MissingInputError("these measures need qrels")
+
+
+def _listed(runs: Any) -> tuple[list[str | None] | None, list[RunSource]]:
+    """The names (of ``{name: source}``) and the sources of what :func:`evaluate` got."""
+    names: list[str | None] | None = None
+    if isinstance(runs, Mapping):
+        names, values = [str(k) for k in runs], list(runs.values())
+    else:
+        values = list(runs) if isinstance(runs, list | tuple) else [runs]
+    return names, [_as_source(r, i) for i, r in enumerate(values)]
+
+
+def _partitioned(runs: Any) -> bool:
+    """Whether a path among ``runs`` names partitions (a folder or a glob)."""
+    from ragmeter.io.partitions import is_partitioned
+
+    _, sources = _listed(runs)
+    return any(is_run_path(s) and is_partitioned(s) for s in sources)  # type: ignore[arg-type]
 
 
 def _as_source(run: Any, i: int) -> RunSource:

@@ -19,7 +19,8 @@ columns (:mod:`ragmeter.io.jsonl`). Files with an unknown extension are read as 
 trec_eval does (``qrels.test``, ``results.test``).
 
 The formats are one table, :data:`ragmeter.io.formats.FORMATS_REGISTRY`; a new format is
-registered there.
+registered there. A folder or a glob of files partitioned by query is read by
+:mod:`ragmeter.io.partitions`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
+from ragmeter.io.partitions import is_partitioned, read_partitioned_qrels, read_partitioned_run
 from ragmeter.io.samples import Samples, read_samples
 
 Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"]
@@ -50,20 +52,26 @@ def read_run(path: PathLike, *, format: str | None = None, name: str | None = No
     """Read a run from a file in any supported format (see the module docstring).
 
     ``name`` defaults to the file name. TREC runs are ordered by score (ties by doc id
-    descending); sample files keep the given order.
+    descending); sample files keep the given order. A folder or a glob of files partitioned
+    by query is read whole (:mod:`ragmeter.io.partitions`), named after the folder.
     """
+    if is_partitioned(path):
+        return read_partitioned_run(path, format=format, name=name)
     run = FORMATS_REGISTRY.for_path(path, format).read_run(path, name)
     check_large_input(len(run), str(path))
     return run
 
 
 def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = None) -> Qrels:
-    """Read qrels from a file in any supported format (see the module docstring), or from an
+    """Read qrels from a file in any supported format (see the module docstring), a folder
+    or glob of files partitioned by query (:mod:`ragmeter.io.partitions`), or an
     ir_datasets dataset named ``irds:DATASET_ID`` (:mod:`ragmeter.io.irds`)."""
     from ragmeter.io.irds import is_irds, read_irds_qrels
 
     if is_irds(path):
         return read_irds_qrels(path, name=name)
+    if is_partitioned(path):
+        return read_partitioned_qrels(path, format=format, name=name)
     qrels = FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
     check_large_input(len(qrels), str(path))
     return qrels

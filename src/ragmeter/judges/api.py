@@ -161,6 +161,7 @@ def _run(
     price: Price | None,
     progress: Progress | None,
     retry_unparsed: bool = False,
+    engine: str | None = None,
 ) -> JudgeRun:
     the_judge = as_judge(judge)
     if price is None and isinstance(judge, JudgeConfig):
@@ -171,10 +172,17 @@ def _run(
         "progress": progress,
         "retry_unparsed": retry_unparsed,
     }
+    run: Callable[..., JudgeRun] = run_judgments
+    if engine is not None and engine != "local":  # the requests as Ray tasks, one server each
+        from ragmeter.evaluation.partitioned import Engine
+        from ragmeter.judges.fanout import run_judgments_on_ray
+
+        options["engine"] = Engine.parse(engine)
+        run = run_judgments_on_ray
     if isinstance(cache, JudgmentCache):
-        return run_judgments(task, items, the_judge, cache=cache, **options)
+        return run(task, items, the_judge, cache=cache, **options)
     with JudgmentCache(cache) as opened:
-        return run_judgments(task, items, the_judge, cache=opened, **options)
+        return run(task, items, the_judge, cache=opened, **options)
 
 
 @dataclass
@@ -194,10 +202,15 @@ class Job:
         price: Price | None = None,
         progress: Progress | None = None,
         retry_unparsed: bool = False,
+        engine: str | None = None,
     ) -> TaskResult:
         """Run the task (cached) and shape its labels; ``retry_unparsed`` asks the cached
-        unparsed items again."""
-        run = _run(self.task, self.items, judge, cache, refresh, price, progress, retry_unparsed)
+        unparsed items again. ``engine="ray"`` (``"ray=ADDRESS"``, ``"ray://host:port"``)
+        makes the requests in Ray tasks, each talking to one of the judge's servers
+        (:mod:`ragmeter.judges.fanout`)."""
+        run = _run(
+            self.task, self.items, judge, cache, refresh, price, progress, retry_unparsed, engine
+        )
         return TaskResult(self.shape(self.items, run.results), run)
 
     def estimate(

@@ -1,7 +1,9 @@
 """Where an evaluation came from: content hashes of its inputs and the git commit.
 
-Hashes are spelled ``sha256:<64 hex digits>``. A file's hash is that of its bytes; an
-in-memory run or qrels has a canonical hash of its content (see :func:`content_sha256`), so
+Hashes are spelled ``sha256:<64 hex digits>``. A file's hash is that of its bytes; a folder
+or glob of partitions (:mod:`ragmeter.io.partitions`) hashes its list of partitions, each
+partition's path below the folder and the hash of its bytes (see :func:`partitions_sha256`);
+an in-memory run or qrels has a canonical hash of its content (see :func:`content_sha256`), so
 two evaluations of the same input compare equal however it was produced.
 """
 
@@ -20,11 +22,37 @@ _GIT_TIMEOUT_S = 10.0
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """``sha256:<hex>`` of a file's bytes, read in 1 MiB chunks."""
+    """``sha256:<hex>`` of a file's bytes, read in 1 MiB chunks; of a folder or glob of
+    partitions, :func:`partitions_sha256`."""
+    from ragmeter.io.partitions import is_partitioned
+
+    if is_partitioned(path):
+        return partitions_sha256(path)
     digest = hashlib.sha256()
     with Path(path).open("rb") as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def partitions_sha256(path: str | os.PathLike[str]) -> str:
+    """``sha256:<hex>`` of a folder or glob of partitions: of one ``path \t sha256`` line per
+    partition, in the partitions' order, each path below the folder (for a glob, below the
+    folder its matches share) in ``/`` form.
+
+    The folder's own name and place are not part of it (a copy elsewhere hashes the same); a
+    partition renamed, added, removed or changed changes it. The same queries partitioned
+    otherwise hash differently: compare :func:`content_sha256` of the joined runs for that.
+    """
+    from ragmeter.io.partitions import Partitions
+
+    files = Partitions.find(path).paths
+    root = (
+        Path(path) if Path(path).is_dir() else Path(os.path.commonpath([p.parent for p in files]))
+    )
+    digest = hashlib.sha256(b"ragmeter-partitions-v1\n")
+    for p in files:
+        digest.update(f"{p.relative_to(root).as_posix()}\t{file_sha256(p)}\n".encode())
     return f"sha256:{digest.hexdigest()}"
 
 

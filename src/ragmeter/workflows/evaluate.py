@@ -43,6 +43,10 @@ class EvaluationSettings:
     pool: Path | None = None
     pool_depth: int | None = None
     grade_map: str | None = None
+    #: where the runs are evaluated (``local``, ``ray``, ``ray=ADDRESS``) and with how many
+    #: workers: they change where the numbers are computed, never the numbers
+    engine: str = "local"
+    workers: int | None = None
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`ragmeter.evaluate` (the pool run read here)."""
@@ -56,6 +60,8 @@ class EvaluationSettings:
             "pool": read_run(self.pool) if self.pool is not None else None,
             "pool_depth": self.pool_depth,
             "grade_map": self.grade_map,
+            "engine": self.engine,
+            "workers": self.workers,
         }
 
     def saved(self) -> dict[str, Any]:
@@ -290,7 +296,8 @@ def _evaluate(
         # the CRUX graded qrels
         return evaluate([read_run(p) for p in runs], None, names, **options)
     if qrels is not None:
-        # the paths go to the library: TREC run files are streamed in blocks of queries
+        # the paths go to the library: TREC run files are streamed in blocks of queries,
+        # partitioned runs evaluated one partition at a time
         return evaluate(list(runs), read_qrels(qrels), names, **options)
     # Samples files carry their own judgments (expected_output).
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
@@ -301,10 +308,12 @@ def own_qrels(path: Path) -> Qrels:
     carries none (a TREC run, a rows or ``{qid: {doc: score}}`` run) is an error naming the
     missing option: read as its own qrels, a run would score itself perfect."""
     from ragmeter.errors import MissingInputError
+    from ragmeter.io.partitions import is_partitioned
     from ragmeter.io.readers import detect_format, holds_samples, read_qrels
 
-    if not holds_samples(path):
+    if is_partitioned(path) or not holds_samples(path):
         what = "a TREC run" if detect_format(path) == "trec" else "a run without judgments"
+        what = "a partitioned run" if is_partitioned(path) else what
         raise MissingInputError(
             f"no --qrels given, and {path} is {what} (only samples files carry their own "
             "judgments, as expected_output): give the relevance judgments with --qrels QRELS"

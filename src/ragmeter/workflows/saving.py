@@ -20,7 +20,12 @@ def input_files(**paths: Path | Sequence[Path] | None) -> dict[str, Any]:
     def describe(path: Path) -> dict[str, str]:
         if is_irds(path):  # a dataset ir_datasets keeps: its id names it, no file to hash
             return {"path": str(path), "ir_datasets": str(path)[len(PREFIX) :]}
-        return {"path": str(path), "sha256": file_sha256(path)}
+        from ragmeter.io.partitions import Partitions, is_partitioned
+
+        described = {"path": str(path), "sha256": file_sha256(path)}
+        if is_partitioned(path):  # the hash of its list of partitions, and how many
+            described["partitions"] = str(len(Partitions.find(path)))
+        return described
 
     out: dict[str, Any] = {}
     for role, value in paths.items():

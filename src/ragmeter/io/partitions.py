@@ -1,0 +1,281 @@
+"""Runs and qrels partitioned by query: a folder, or a glob, of files holding some queries each.
+
+A partitioned input is what Spark, Dask, Ray Data or a sharded retriever writes:
+``run/part-0000.parquet``, ``run/part-0001.parquet`` … (or TREC files, or any one format
+ragmeter reads), each query's lines in one partition. :meth:`Partitions.find` lists them:
+
+* a **folder**: every file below it, subfolders included (hive-style ``bucket=3/`` folders
+  are walked; their ``key=value`` names are not read as columns), leaving out names that begin
+  with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, ``.crc`` files);
+* a **glob** (``runs/bm25/part-*.parquet``, ``**`` for any depth): the files it matches.
+
+Partitions are listed in a stable order (their paths below the folder, or the glob's matches,
+sorted), all in one format (by extension, or ``format=``), and each is read by the format's
+reader: the same checks and messages, naming the partition's file, line and field. A query in
+two partitions is a :class:`PartitionError` naming both files. The run's name is the folder's
+name (or the glob as given), not each file's.
+
+:func:`read_partitioned_run` and :func:`read_partitioned_qrels` join the partitions into one
+:class:`~ragmeter.core.data.Run` / :class:`~ragmeter.core.data.Qrels` (queries in byte
+order, as the readers give them); the evaluation reads a partitioned run one partition at a
+time instead (:mod:`ragmeter.evaluation.partitioned`), holding one partition in memory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ragmeter import _accel
+from ragmeter.core.data import IntArray, Qrels, Run
+from ragmeter.errors import InputError
+from ragmeter.io.formats import FORMATS_REGISTRY
+
+PathLike = str | os.PathLike[str]
+
+#: characters that make a path a glob (when no file has that name)
+GLOB_CHARS = ("*", "?", "[")
+
+
+class PartitionError(InputError):
+    """A partitioned input that cannot be read as one: empty, mixed formats, or a query in
+    two partitions."""
+
+
+def is_partitioned(path: PathLike) -> bool:
+    """Whether ``path`` names partitions: a folder, or a glob that is not an existing file."""
+    p = Path(path)
+    if p.is_dir():
+        return True
+    return not p.exists() and any(c in str(path) for c in GLOB_CHARS)
+
+
+def _hidden(parts: Sequence[str]) -> bool:
+    return any(part.startswith((".", "_")) for part in parts)
+
+
+def _folder_files(root: Path) -> list[Path]:
+    found: list[tuple[tuple[str, ...], Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not _hidden([d])]
+        for f in filenames:
+            path = Path(dirpath, f)
+            if not _hidden([f]) and path.is_file():
+                found.append((path.relative_to(root).parts, path))
+    return [p for _, p in sorted(found)]
+
+
+def _glob_files(pattern: str) -> list[Path]:
+    matches = sorted(glob.glob(pattern, recursive=True))
+    return [Path(m) for m in matches if Path(m).is_file() and not _hidden([Path(m).name])]
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """The partition files of one input, in order, with their format and the input's name.
+
+    Attributes:
+        source: the folder or glob as given.
+        paths: the partition files, in the stable order described in the module docstring.
+        format: the format name of every partition (see :mod:`ragmeter.io.formats`).
+        name: the run's (or qrels') name: the folder's name, or the glob as given.
+    """
+
+    source: str
+    paths: tuple[Path, ...]
+    format: str
+    name: str
+
+    @classmethod
+    def find(
+        cls, path: PathLike, *, format: str | None = None, name: str | None = None
+    ) -> Partitions:
+        """The partitions of the folder or glob ``path``; :class:`PartitionError` when there
+        are none or they mix formats."""
+        source = str(path)
+        root = Path(path)
+        if root.is_dir():
+            paths = _folder_files(root)
+            default_name = root.resolve().name
+            if not paths:
+                raise PartitionError(
+                    "is a directory; expected a file, or a folder of partition files "
+                    "(this one holds none)",
+                    source=source,
+                )
+        else:
+            paths = _glob_files(source)
+            default_name = source
+            if not paths:
+                raise PartitionError("no file matches this pattern", source=source)
+        formats = {p: FORMATS_REGISTRY.for_path(p, format).name for p in paths}
+        kinds = sorted(set(formats.values()))
+        if len(kinds) > 1:
+            examples = ", ".join(
+                f"{next(p for p, f in formats.items() if f == k)} ({k})" for k in kinds
+            )
+            raise PartitionError(
+                f"partitions mix formats: {examples}; give one format per partitioned input",
+                source=source,
+                field="format",
+            )
+        return cls(source, tuple(paths), kinds[0], name or default_name)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def only(self, index: int) -> Partitions:
+        """Partition ``index`` alone (what one task needs to read it)."""
+        return replace(self, paths=(self.paths[index],))
+
+    def read_run(self, index: int) -> Run:
+        """The run of partition ``index`` (named as the whole input)."""
+        path = self.paths[index]
+        run = FORMATS_REGISTRY.get(self.format).read_run(path, self.name)
+        _accel.check_large_input(len(run), str(path))
+        return run
+
+    def read_qrels(self, index: int) -> Qrels:
+        """The qrels of partition ``index``."""
+        path = self.paths[index]
+        qrels = FORMATS_REGISTRY.get(self.format).read_qrels(path, self.name)
+        _accel.check_large_input(len(qrels), str(path))
+        return qrels
+
+    def runs(self) -> Iterator[Run]:
+        """The partitions' runs, one at a time, in order."""
+        for i in range(len(self)):
+            yield self.read_run(i)
+
+    def repeated(self, query_id: str, first: int, again: int) -> PartitionError:
+        """The error of a query found in partitions ``first`` and ``again``."""
+        return PartitionError(
+            f"query '{query_id}' is in two partitions, {self.paths[first]} and "
+            f"{self.paths[again]}; a partitioned input holds each query in one partition",
+            source=self.source,
+        )
+
+
+class QueryOwners:
+    """Which partition holds each query: :meth:`claim` raises when a query comes back."""
+
+    def __init__(self, partitions: Partitions) -> None:
+        self.partitions = partitions
+        self._owner: dict[str, int] = {}
+
+    def claim(self, query_ids: Sequence[str], index: int) -> None:
+        """Record partition ``index``'s queries; :class:`PartitionError` on a repeat."""
+        owner = self._owner
+        for q in query_ids:
+            held = owner.setdefault(q, index)
+            if held != index:
+                raise self.partitions.repeated(q, held, index)
+
+
+def _segments(
+    parts: Sequence[Run | Qrels],
+) -> tuple[list[str], IntArray, IntArray, IntArray]:
+    """The parts' query ids in byte order, each query's row start and length in the
+    concatenation of the parts' rows, and the permutation of the parts' queries into it."""
+    qids: list[str] = [q for part in parts for q in part.query_ids.tolist()]
+    bases = np.cumsum([0] + [int(p.offsets[-1]) for p in parts])
+    empty = np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(
+        [empty] + [p.offsets[:-1] + b for p, b in zip(parts, bases[:-1], strict=True)]
+    )
+    lengths = np.concatenate([empty] + [np.diff(p.offsets) for p in parts])
+    perm = np.asarray(sorted(range(len(qids)), key=qids.__getitem__), dtype=np.int64)
+    return [qids[i] for i in perm.tolist()], starts[perm], lengths[perm], perm
+
+
+def _rows(starts: IntArray, lengths: IntArray) -> tuple[IntArray, IntArray]:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    rows = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+    return offsets, rows
+
+
+def _strings(arrays: Sequence[pa.Array | None], lengths: Sequence[int]) -> pa.Array:
+    """One string array of ``arrays`` (``None``: that many nulls)."""
+    typed = [a for a in arrays if a is not None]
+    kind = pa.large_string() if any(pa.types.is_large_string(a.type) for a in typed) else None
+    kind = kind or pa.string()
+    out = [
+        (a if a.type == kind else a.cast(kind)) if a is not None else pa.nulls(n, kind)
+        for a, n in zip(arrays, lengths, strict=True)
+    ]
+    return pa.concat_arrays(out) if out else pa.array([], type=kind)
+
+
+def _check_disjoint(partitions: Partitions, parts: Sequence[Run | Qrels]) -> None:
+    owners = QueryOwners(partitions)
+    for i, part in enumerate(parts):
+        owners.claim(part.query_ids.tolist(), i)
+
+
+def join_runs(partitions: Partitions, parts: Sequence[Run]) -> Run:
+    """One run of the partitions' runs ``parts`` (queries in byte order)."""
+    _check_disjoint(partitions, parts)
+    qids, starts, lengths, perm = _segments(parts)
+    offsets, rows = _rows(starts, lengths)
+    sizes = [len(p) for p in parts]
+    cutoffs = None
+    if any(p.cutoffs is not None for p in parts):
+        per_query = [
+            p.cutoffs if p.cutoffs is not None else np.full(p.n_queries, -1, dtype=np.int64)
+            for p in parts
+        ]
+        cutoffs = np.concatenate(per_query)[perm]
+    texts = None
+    if any(p.texts is not None for p in parts):
+        texts = _accel.take_strings(_strings([p.texts for p in parts], sizes), rows)
+    return Run(
+        query_ids=np.array(qids, dtype=object),
+        offsets=offsets,
+        doc_ids=_accel.take_strings(_strings([p.doc_ids for p in parts], sizes), rows),
+        scores=np.concatenate([p.scores for p in parts])[rows],
+        name=partitions.name,
+        cutoffs=cutoffs,
+        texts=texts,
+        warnings=tuple(w for p in parts for w in p.warnings),
+        tag=next((p.tag for p in reversed(parts) if p.tag is not None), None),
+    )
+
+
+def join_qrels(partitions: Partitions, parts: Sequence[Qrels]) -> Qrels:
+    """One qrels of the partitions' qrels ``parts`` (queries in byte order)."""
+    _check_disjoint(partitions, parts)
+    qids, starts, lengths, _ = _segments(parts)
+    offsets, rows = _rows(starts, lengths)
+    sizes = [len(p) for p in parts]
+    return Qrels(
+        query_ids=np.array(qids, dtype=object),
+        offsets=offsets,
+        doc_ids=_accel.take_strings(_strings([p.doc_ids for p in parts], sizes), rows),
+        grades=np.concatenate([p.grades for p in parts])[rows],
+        name=partitions.name,
+        warnings=tuple(w for p in parts for w in p.warnings),
+    )
+
+
+def read_partitioned_run(
+    path: PathLike, *, format: str | None = None, name: str | None = None
+) -> Run:
+    """The run of the partitions at ``path`` (a folder or a glob), joined in memory."""
+    partitions = Partitions.find(path, format=format, name=name)
+    return join_runs(partitions, list(partitions.runs()))
+
+
+def read_partitioned_qrels(
+    path: PathLike, *, format: str | None = None, name: str | None = None
+) -> Qrels:
+    """The qrels of the partitions at ``path`` (a folder or a glob), joined in memory."""
+    partitions = Partitions.find(path, format=format, name=name)
+    parts = [partitions.read_qrels(i) for i in range(len(partitions))]
+    return join_qrels(partitions, parts)
