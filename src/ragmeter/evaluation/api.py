@@ -125,10 +125,10 @@ def evaluate(
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
-        nuggets, nugget_assignments, citation_support: each query's nuggets, their
-            assignments to each run's answers (by run name) and to retrieved passages, and
-            the support of answer sentences by their citations (:mod:`ragmeter.metrics.nuggets`);
-            without ``qrels`` the evaluated queries are those with nuggets (or judged answers).
+        nuggets: each query's nuggets (:mod:`ragmeter.metrics.nuggets`); without ``qrels``,
+            the evaluated queries are those with nuggets (or with judged answers).
+        nugget_assignments: nuggets assigned to run answers (by run name) and passages.
+        citation_support: the support of each answer sentence by its citations.
         workers: processes that read and evaluate blocks of a plain TREC run file (default:
             ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1; or the
             ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process. With
