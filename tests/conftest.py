@@ -73,10 +73,11 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres_url"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[object]:
-    """A Ray instance on 127.0.0.1 with two CPUs, started once for the Ray tests of the
-    session (the engine and the judge fan-out use the open session) and shut down at the end."""
+    """A Ray instance on 127.0.0.1 with two CPUs, started once for the Ray tests of a module
+    (the engine and the judge fan-out use the open session) and shut down after them, so
+    that no later test forks a process holding Ray's threads."""
     import logging
 
     import ray

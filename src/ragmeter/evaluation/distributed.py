@@ -197,9 +197,12 @@ def evaluate_on_ray(
                     pending = _collect(ray, pending, runs)
             while pending:
                 pending = _collect(ray, pending, runs)
-        except BaseException:
-            for ref in pending:
-                ray.cancel(ref)
+        except Exception:
+            # The tasks in flight (at most a window) finish and their values are dropped:
+            # ray.cancel on a task that is completing aborts this process (a failed check in
+            # Ray's task manager, seen with Ray 2.x), which no error may do.
+            if pending:
+                ray.wait(pending, num_returns=len(pending), fetch_local=False)
             raise
         return [r.merger.result(r.pieces) for r in runs]
 
