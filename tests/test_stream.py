@@ -510,3 +510,20 @@ def test_a_dead_worker_is_an_error_not_a_hang(
             run_path, EvalInputs(qrels=read_trec_qrels(qrels_path)), ["map"], workers=2,
             block_bytes=50,
         )  # fmt: skip
+
+
+def test_a_large_file_on_the_pure_path_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each streamed block is small, so the file as a whole is checked for the pure path's
+    warning (its lines estimated from its size)."""
+    from ragmeter import _accel
+
+    monkeypatch.setattr(_accel, "native", None)
+    monkeypatch.setattr(_accel, "_warned", False)
+    monkeypatch.setattr(_accel, "LARGE_INPUT_ROWS", 1)
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q1 Q0 d{i} {i} {10 - i} t\n" for i in range(1, 6)))
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}})
+    with pytest.warns(_accel.PurePathWarning, match=r"run\.txt \(estimated\)"):
+        ragmeter.evaluate(path, qrels, ["map"])

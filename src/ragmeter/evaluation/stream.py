@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeAlias
 
+from ragmeter import _accel
 from ragmeter.core.data import Run
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.evaluation.blocks import (
@@ -67,6 +68,11 @@ PARALLEL_BYTES = 64 << 20
 
 RunPath: TypeAlias = str | os.PathLike[str]
 RunSource: TypeAlias = RunPath | Run | Iterable[Run]
+
+
+#: bytes of a typical TREC run line (``q123 Q0 d4567 12 3.5 tag``): the file's size over this
+#: estimates its lines for the pure path's warning
+_BYTES_PER_RUN_LINE = 40
 
 
 def default_workers() -> int:
@@ -201,6 +207,8 @@ def _evaluate_source(
             read_run(path, name=name), None, inputs, measures, workers=1, block_bytes=block_bytes
         )
     head = _head(path)
+    # blocks are each below the pure path's warning size: the file as a whole is checked
+    _accel.check_large_input(path.stat().st_size // _BYTES_PER_RUN_LINE, f"{path} (estimated)")
     if compression_of(head) is not None:
         blocks = TrecRunBlocks(path, name=name, block_bytes=block_bytes)
         done = evaluate_blocks(blocks, inputs, measures, name=blocks.name)
