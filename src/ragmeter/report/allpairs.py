@@ -61,10 +61,11 @@ def describe(t: AllPairs) -> str:
 
 
 def legend(t: AllPairs) -> str:
+    lower = [m for m, sense in zip(t.measures, t.directions or (), strict=False) if sense < 0]
+    where = f"; lower is better for {', '.join(lower)}" if lower else ""
     return (
         "Superscripts: the letters of the runs this run is significantly better than "
-        f"(adjusted p ≤ {t.alpha:g}; lower is better for harm…); bold: the best mean of "
-        "each measure."
+        f"(adjusted p ≤ {t.alpha:g}{where}); bold: the best mean of each measure."
     )
 
 
