@@ -188,3 +188,20 @@ def test_merge_reading_warnings() -> None:
         "r.txt: CRLF line endings read as LF (as trec_eval does)",
         "r.txt: 5 duplicate (query, doc) row(s) dropped; x",
     ]
+
+
+def test_query_index_finds_positions_by_bisection_and_falls_back_to_a_dict():
+    import numpy as np
+
+    from ragmeter.evaluation.blocks import QueryIndex
+
+    # byte order: "a" < "ab" < "b\x01" < "q1" < "q10" < "q2" < "zz" < "é" (0xC3 0xA9)
+    ids = np.array(["a", "ab", "b\x01", "q1", "q10", "q2", "zz", "é"], dtype=object)
+    index = QueryIndex(ids)
+    asked = ["q10", "a", "zzz", "", "é", "a\x00", "q1", "nope", "b\x01"]
+    assert index.positions(asked).tolist() == [4, 0, -1, -1, 7, -1, 3, -1, 2]
+    assert index.get("q2") == 5 and index.get("q3") == -1
+    # an id with a NUL: a dict, the same answers
+    with_nul = QueryIndex(np.array(["a", "b\x00"], dtype=object))
+    assert with_nul.positions(["b\x00", "b", "a"]).tolist() == [1, -1, 0]
+    assert QueryIndex(np.array([], dtype=object)).positions(["a"]).tolist() == [-1]

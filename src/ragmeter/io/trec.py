@@ -362,6 +362,9 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         codes, dictionary, docs, values, _ = native
         # Grades are within ±(2**31 - 1): the parser declines anything else.
         grades = np.frombuffer(values, dtype=np.int64).astype(np.int32)
+        native = values = None  # type: ignore[assignment]  # the int64 grades, freed
+        if isinstance(data, mmap.mmap):  # parsed: its pages leave the resident set (re-read
+            data.madvise(mmap.MADV_DONTNEED)  # from the file if the slow path needs them)
         qrels = Qrels._native_from_encoded(codes, dictionary, docs, grades, name=qrels_name)
         if qrels is not None:
             return qrels

@@ -342,7 +342,7 @@ def _compute_streamed(o: Options, columns: list[Column], qrels: Qrels, err: Text
     blocks = TrecRunBlocks(o.run, name=o.run, block_bytes=BLOCK_BYTES)
     for run in blocks:
         qids = run.query_ids.tolist()
-        pos = np.fromiter((index.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
+        pos = index.positions(qids)
         positions = np.sort(pos[pos >= 0])
         again = positions[present[positions]]
         if len(again):
