@@ -527,3 +527,17 @@ def test_a_large_file_on_the_pure_path_is_said_once(
     qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}})
     with pytest.warns(_accel.PurePathWarning, match=r"run\.txt \(estimated\)"):
         ragmeter.evaluate(path, qrels, ["map"])
+
+
+def test_cli_evaluate_hashes_the_inputs_only_to_save_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run file of many gigabytes takes seconds to hash: only a save needs its hash."""
+    run_path, qrels_path = _files(23, tmp_path)
+
+    def no_hash(path: object) -> str:
+        raise AssertionError(f"{path} hashed without --save")
+
+    monkeypatch.setattr("ragmeter.store.file_sha256", no_hash)
+    code, _, err = _cli("evaluate", str(run_path), "--qrels", str(qrels_path), "-m", "map")
+    assert code == 0, err

@@ -8,8 +8,9 @@ returns the result with the parameters a saved evaluation records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -253,7 +254,13 @@ class EvaluateOutcome:
 
     evaluation: Evaluation
     sweep: Sweep | None
-    parameters: dict[str, Any]
+    describe: Callable[[], dict[str, Any]] = field(repr=False, compare=False)
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The parameters a save records, input files' hashes included: described when asked
+        for (hashing a run file of many gigabytes takes seconds that only a save needs)."""
+        return self.describe()
 
 
 def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
@@ -281,7 +288,7 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
     own_queries = coverage is not None or request.nuggets is not None
     evaluation = _evaluate(request.runs, request.qrels, names, options, own_queries)
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
-    return EvaluateOutcome(evaluation, done, _parameters(request, requested, ks, coverage))
+    return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
 
 
 def _evaluate(
