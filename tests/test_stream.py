@@ -541,3 +541,20 @@ def test_cli_evaluate_hashes_the_inputs_only_to_save_them(
     monkeypatch.setattr("ragmeter.store.file_sha256", no_hash)
     code, _, err = _cli("evaluate", str(run_path), "--qrels", str(qrels_path), "-m", "map")
     assert code == 0, err
+
+
+def test_cli_compare_hashes_the_inputs_only_to_save_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_path, qrels_path = _files(24, tmp_path)
+    other = tmp_path / "other.txt"
+    other.write_bytes(run_path.read_bytes())
+
+    def no_hash(path: object) -> str:
+        raise AssertionError(f"{path} hashed without --save")
+
+    monkeypatch.setattr("ragmeter.store.file_sha256", no_hash)
+    code, _, err = _cli(
+        "compare", str(run_path), str(other), "--qrels", str(qrels_path), "-m", "map"
+    )
+    assert code == 0, err

@@ -9,8 +9,9 @@ compared as one system (:func:`ragmeter.analysis.seeds.merge_groups`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -85,9 +86,20 @@ class CompareOutcome:
 
     evaluation: Evaluation
     comparison: Comparison | None
-    parameters: dict[str, Any]
+    settings: dict[str, Any]
     all_pairs: AllPairs | None = None
     seeds: tuple[SeedSummary, ...] = ()
+    describe_inputs: Callable[[], dict[str, Any]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The settings, and the input files with their hashes: described when asked for
+        (hashing run files of gigabytes takes seconds that only a save needs)."""
+        if self.describe_inputs is None:
+            return dict(self.settings)
+        return {**self.settings, "inputs": self.describe_inputs()}
 
 
 def baseline_index(baseline: str | None, runs: list[Run] | list[str], paths: list[Path]) -> int:
@@ -218,5 +230,8 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         parameters |= {"baseline": comparison.baseline, **request.compare.options()}
     if seeds:
         parameters["groups"] = {s.group: list(s.seeds) for s in seeds}
-    parameters["inputs"] = input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool)
-    return CompareOutcome(result, comparison, parameters, table, seeds)
+
+    def inputs() -> dict[str, Any]:
+        return input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool)
+
+    return CompareOutcome(result, comparison, parameters, table, seeds, inputs)
