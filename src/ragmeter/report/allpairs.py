@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragmeter.report.comparison import latex_escape, md_escape
 from ragmeter.stats.allpairs import AllPairs
 from ragmeter.stats.seeds import SeedSummary
 
@@ -201,13 +202,13 @@ def seeds_latex(seeds: Sequence[SeedSummary]) -> str:
     lines = [
         r"\begin{tabular}{lr" + "r" * len(measures) + "}",
         r"\toprule",
-        "group & seeds & " + " & ".join(_tex(m) for m in measures) + r" \\",
+        "group & seeds & " + " & ".join(latex_escape(m) for m in measures) + r" \\",
         r"\midrule",
     ]
     for g in groups:
         n = len(cell[(g, measures[0])].seeds)
         cells = [_seed_cell(cell[(g, m)]).replace("±", r"$\pm$") for m in measures]
-        lines.append(f"{_tex(g)} & {n} & " + " & ".join(cells) + r" \\")
+        lines.append(f"{latex_escape(g)} & {n} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", "% " + seeds_legend(seeds).replace("%", r"\%")]
     return "\n".join(lines) + "\n"
 
@@ -305,16 +306,12 @@ def to_csv(t: AllPairs) -> str:
     return buf.getvalue()
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def to_markdown(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
     """A GitHub-flavoured Markdown table (superscripts as ``<sup>``), description, legend."""
     lines = [
         f"**ragmeter compare, all pairs** — {describe(t)}",
         "",
-        "| | run | " + " | ".join(_md_escape(m) for m in t.measures) + " |",
+        "| | run | " + " | ".join(md_escape(m) for m in t.measures) + " |",
         "|---|---|" + "---:|" * len(t.measures),
     ]
     for run, letter in zip(t.runs, t.letters, strict=True):
@@ -325,31 +322,12 @@ def to_markdown(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
                 value = f"**{value}**"
             sup = t.superscript(run, m)
             cells.append(value + (f"<sup>{sup}</sup>" if sup else "") + _note(t, run, m))
-        lines.append(f"| {letter} | {_md_escape(run)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {letter} | {md_escape(run)} | " + " | ".join(cells) + " |")
     lines += ["", legend(t)]
     if seeds:
         lines += ["", seeds_markdown(seeds).rstrip("\n")]
     lines += [f"\n> warning: {w}" for w in t.warnings]
     return "\n".join(lines) + "\n"
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def _tex(text: str) -> str:
-    out = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-    return out.replace("α", r"$\alpha$").replace("—", "---").replace("−", "-")
 
 
 def to_latex(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
@@ -359,7 +337,7 @@ def to_latex(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
         r"% needs \usepackage{booktabs}",
         r"\begin{tabular}{ll" + "r" * len(t.measures) + "}",
         r"\toprule",
-        " & run & " + " & ".join(_tex(m) for m in t.measures) + r" \\",
+        " & run & " + " & ".join(latex_escape(m) for m in t.measures) + r" \\",
         r"\midrule",
     ]
     for run, letter in zip(t.runs, t.letters, strict=True):
@@ -369,9 +347,9 @@ def to_latex(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
             if run in _best(t, m):
                 value = r"\textbf{" + value + "}"
             sup = t.superscript(run, m)
-            cells.append(value + (f"$^{{{sup}}}$" if sup else "") + _tex(_note(t, run, m)))
-        lines.append(f"{letter} & {_tex(run)} & " + " & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", "% " + _tex(legend(t))]
+            cells.append(value + (f"$^{{{sup}}}$" if sup else "") + latex_escape(_note(t, run, m)))
+        lines.append(f"{letter} & {latex_escape(run)} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", "% " + latex_escape(legend(t))]
     if seeds:
         lines += ["", seeds_latex(seeds).rstrip("\n")]
     return "\n".join(lines) + "\n"

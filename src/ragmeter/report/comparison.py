@@ -362,7 +362,8 @@ def to_csv(c: Comparison) -> str:
     return buf.getvalue()
 
 
-def _md_escape(text: str) -> str:
+def md_escape(text: str) -> str:
+    """``text`` in a Markdown table cell: its pipes escaped."""
     return text.replace("|", "\\|")
 
 
@@ -373,14 +374,14 @@ def to_markdown(c: Comparison) -> str:
     lines = [
         f"**ragmeter compare** — {describe(c)}",
         "",
-        "| " + " | ".join(_md_escape(h) for h in headers) + " |",
+        "| " + " | ".join(md_escape(h) for h in headers) + " |",
         "|" + "|".join(align) + "|",
     ]
     for row in _rows(c):
         cells = _cells(row)
         if row.verdict in ("better", "worse", "up", "down"):
             cells[4] = f"**{cells[4]}**"
-        lines.append("| " + " | ".join(_md_escape(x) for x in cells) + " |")
+        lines.append("| " + " | ".join(md_escape(x) for x in cells) + " |")
     lines += ["", legend(c)]
     lines += [f"\n> note: {n}" for n in c.notes]
     lines += [f"\n> warning: {w}" for w in c.warnings]
@@ -408,10 +409,14 @@ _LATEX_MARKERS = {
 }
 
 
-def _tex(text: str) -> str:
+def latex_escape(text: str) -> str:
+    """``text`` in LaTeX: its special characters escaped; α, — and − spelled as LaTeX."""
     out = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-    out = out.replace("Δ", r"$\Delta$").replace("α", r"$\alpha$").replace("—", "---")
-    return out.replace("−", "-")
+    return out.replace("α", r"$\alpha$").replace("—", "---").replace("−", "-")
+
+
+def _tex(text: str) -> str:
+    return latex_escape(text).replace("Δ", r"$\Delta$")
 
 
 def to_latex(c: Comparison) -> str:
