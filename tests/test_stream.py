@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import random
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ from ragmeter.evaluation.stream import WORKERS_ENV, _ranges, default_workers
 from ragmeter.io.readers import write_run
 from ragmeter.io.trec import read_trec_qrels, read_trec_run
 from ragmeter.io.trec_blocks import TrecRunBlocks, first_field
+from random_trec import random_trec_files
 
 MEASURES = [
     "ndcg@10",
@@ -56,33 +56,7 @@ GRADES = "-1:1,0:1,1:3,2:4,3:5"
 
 
 def _files(seed: int, tmp: Path, *, comments: bool = False) -> tuple[Path, Path]:
-    """A random run grouped by query (in a random query order) and its qrels."""
-    rng = random.Random(seed)
-    n_q = rng.randint(0, 14)
-    queries = [f"q{i}" for i in range(n_q)]
-    judged = [q for q in queries if rng.random() < 0.8] + [
-        f"x{i}" for i in range(rng.randint(0, 3))
-    ]
-    judged = judged or ["x0"]  # qrels without a data line are an error either way
-    run_q = [q for q in queries if rng.random() < 0.85]
-    rng.shuffle(run_q)
-    lines = []
-    for q in run_q:
-        for r in range(rng.randint(1, 15)):
-            doc = f"d{rng.randint(0, 20)}"  # repeats: duplicate rows
-            score = rng.choice([1.0, 2.0, round(rng.uniform(0, 5), 2)])  # ties
-            lines.append(f"{q} Q0 {doc} {r + 1} {score} tag{seed % 3}")
-            if comments and rng.random() < 0.05:
-                lines.append("# a comment")
-    qrel_lines = [
-        f"{q} 0 d{d} {rng.choice([-1, 0, 0, 1, 2, 3])}"
-        for q in judged
-        for d in rng.sample(range(25), rng.randint(1, 8))
-    ]
-    run_path, qrels_path = tmp / f"run{seed}.txt", tmp / f"qrels{seed}.txt"
-    run_path.write_text("\n".join(lines) + ("\n" if lines and rng.random() < 0.8 else ""))
-    qrels_path.write_text("\n".join(qrel_lines) + "\n")
-    return run_path, qrels_path
+    return random_trec_files(seed, tmp, comments=comments, max_queries=14, ragged_end=True)
 
 
 def _assert_same(a: Evaluation, b: Evaluation) -> None:
