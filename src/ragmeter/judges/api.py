@@ -472,14 +472,17 @@ def subquestions_job(
         if q in rtext
     ]
 
-    def shape(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
-        return {
-            item.ident[0]: list(j.value)
-            for item, j in zip(items, results, strict=True)
-            if j is not None and _ok(j)
-        }
+    return Job(task, items, values_by_query)
 
-    return Job(task, items, shape)
+
+def values_by_query(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
+    """``{query: list of values}`` of the items judged and read (a job whose items are one
+    per query and whose values are lists); items without a readable reply are left out."""
+    return {
+        item.ident[0]: list(j.value)
+        for item, j in zip(items, results, strict=True)
+        if j is not None and _ok(j)
+    }
 
 
 def judge_correctness(

@@ -29,7 +29,15 @@ from typing import Any
 from ragmeter.core.nuggets import Nuggets, RagAnswers
 from ragmeter.errors import InputError
 from ragmeter.io._common import atomic_write_text
-from ragmeter.judges.api import Job, _ok, _rankings, _require, _source, _texts
+from ragmeter.judges.api import (
+    Job,
+    _ok,
+    _rankings,
+    _require,
+    _source,
+    _texts,
+    values_by_query,
+)
 from ragmeter.judges.tasks import make_task
 from ragmeter.judges.types import JudgeItem, Judgment
 
@@ -64,14 +72,7 @@ def nuggets_job(
         joined = "\n".join(f"[{i}] {ptext[d]}" for i, d in enumerate(relevant, start=1))
         items.append(JudgeItem((q,), {"query": qtext[q], "passages": joined}))
 
-    def shape(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
-        return {
-            item.ident[0]: list(j.value)
-            for item, j in zip(items, results, strict=True)
-            if j is not None and _ok(j)
-        }
-
-    return Job(task, items, shape)
+    return Job(task, items, values_by_query)
 
 
 def importance_job(
