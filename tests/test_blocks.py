@@ -177,3 +177,18 @@ def test_query_index_finds_positions_by_bisection_and_falls_back_to_a_dict():
     with_nul = QueryIndex(np.array(["a", "b\x00"], dtype=object))
     assert with_nul.positions(["b\x00", "b", "a"]).tolist() == [1, -1, 0]
     assert QueryIndex(np.array([], dtype=object)).positions(["a"]).tolist() == [-1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_absent_queries_scored_in_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Judged queries the run lacks are scored as empty runs a few at a time (a small run
+    against 10 M judged queries must not align them all at once), with the same values."""
+    from ragmeter.evaluation import blocks
+
+    monkeypatch.setattr(blocks, "ABSENT_BLOCK", 1 + seed % 3)
+    run_path, qrels_path = _files(seed, tmp_path)
+    if run_path.stat().st_size == 0:
+        return
+    _same(run_path, qrels_path, 200, "zero")

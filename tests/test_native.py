@@ -4,6 +4,7 @@ and odd whitespace, and on Arrow columns (string, large_string, sliced)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -272,3 +273,79 @@ def test_memory_mapped_run_equals_read_run(tmp_path: Path, monkeypatch: pytest.M
     assert np.array_equal(mapped.scores, in_memory.scores)
     assert mapped.doc_ids.equals(in_memory.doc_ids)
     assert mapped.tag == in_memory.tag == f"run-tag-{(n_queries - 1) % 7}"
+
+
+def _interleaved_text(kind: int, n_queries: int, seed: int) -> bytes:
+    """Lines of many queries whose rows are not contiguous: each query appears in several
+    stretches, so the parser's query table grows (past 512 ids) and finds repeats."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, n_queries, 6 * n_queries)
+    lines = []
+    for i, q in enumerate(rows.tolist()):
+        if kind == 0:
+            lines.append(f"qid-{q} Q0 doc-{i % 997}-{q} 1 {rng.random():.6f} tag\n")
+        else:
+            lines.append(f"qid-{q} 0 doc-{i}-{q} {i % 4}\n")
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+def test_query_table_growth_and_repeats(kind: int) -> None:
+    """The C query-id table gives codes in order of first appearance, as a dict would."""
+    native = _accel.native
+    assert native is not None
+    text = _interleaved_text(kind, 3000, kind)
+    qid_offsets, qid_data, qcode, *_ = native.parse_trec(text, kind)
+    offsets = np.frombuffer(qid_offsets, dtype=np.int64)
+    data = bytes(qid_data)
+    dictionary = [data[a:b].decode() for a, b in itertools.pairwise(offsets.tolist())]
+    expected: dict[str, int] = {}
+    codes = [
+        expected.setdefault(line.split()[0], len(expected)) for line in text.decode().splitlines()
+    ]
+    assert dictionary == list(expected)
+    assert np.frombuffer(qcode, dtype=np.int32).tolist() == codes
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+@pytest.mark.parametrize("wide_at", [0, 1, 17, 5000])
+def test_doc_offsets_widen_in_place(kind: int, wide_at: int) -> None:
+    """Past ``wide_at`` doc bytes (2**31 - 1 in use) the int32 doc offsets become int64 in
+    place; the offsets keep their values."""
+    native = _accel.native
+    assert native is not None
+    text = _interleaved_text(kind, 300, 7)
+    narrow = native.parse_trec(text, kind)
+    wide = native.parse_trec(text, kind, False, wide_at)
+    assert narrow[7] is False and wide[7] is True
+    assert np.array_equal(
+        np.frombuffer(narrow[3], dtype=np.int32), np.frombuffer(wide[3], dtype=np.int64)
+    )
+    for i in (0, 1, 2, 4, 5):
+        assert bytes(narrow[i]) == bytes(wide[i])
+
+
+def test_order_int32_keys_and_narrow_permutation() -> None:
+    """``order`` reads int32 keys as it reads int64 ones, and its int32 permutation equals
+    its int64 one."""
+    native = _accel.native
+    assert native is not None
+    rng = np.random.default_rng(5)
+    n, nq = 5000, 40
+    keys = rng.integers(0, nq, n)
+    docs = pa.array([f"d{i}" for i in rng.integers(0, 300, n)])
+    buffers = _accel.string_buffers(docs)
+    assert buffers is not None
+    perm64, offs64, dupes64 = native.order(keys.astype(np.int64), nq, None, *buffers, False)
+    perm32, offs32, dupes32 = native.order(keys.astype(np.int32), nq, None, *buffers, False, True)
+    assert dupes32 == dupes64 > 0
+    assert bytes(offs32) == bytes(offs64)
+    assert np.array_equal(np.frombuffer(perm32, np.int32), np.frombuffer(perm64, np.int64))
+
+
+def test_qrels_of_many_interleaved_queries_identical(tmp_path: Path, both: Any) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(_interleaved_text(1, 3000, 3))
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert isinstance(fast, Qrels)
+    assert _state(fast) == _state(pure)

@@ -239,12 +239,76 @@ static void init_classes(void) {
 }
 
 /*
- * parse_trec(data, kind) -> None | (qid_offsets: bytearray int64[nq+1], qid_data: bytearray,
+ * Query ids seen so far: their bytes in qdata (offsets int64 in qoffs), and an open-addressing
+ * table of their codes keyed by the bytes. A Python dict of bytes keys cost about 120 bytes per
+ * query (1.2 GB at 10 M queries); this table costs 8 bytes per query at most.
+ */
+typedef struct {
+    int32_t *slots; /* code, or -1 for an empty slot */
+    size_t cap;     /* a power of two, at least twice the number of codes */
+} qtable;
+
+static inline void qid_at(const vec *qoffs, const vec *qdata, int32_t code, const char **p,
+                          size_t *n) {
+    const int64_t *o = (const int64_t *)qoffs->p;
+    *p = qdata->p + o[code];
+    *n = (size_t)(o[code + 1] - o[code]);
+}
+
+/* Grow the table to `cap` slots and insert codes 0..nq-1 again. 0, or -1 out of memory. */
+static int qtable_resize(qtable *t, size_t cap, const vec *qoffs, const vec *qdata, int32_t nq) {
+    int32_t *slots = malloc(cap * sizeof(int32_t));
+    if (!slots) return -1;
+    memset(slots, 0xff, cap * sizeof(int32_t));
+    for (int32_t c = 0; c < nq; c++) {
+        const char *p;
+        size_t n;
+        qid_at(qoffs, qdata, c, &p, &n);
+        size_t slot = hash_bytes(p, n) & (cap - 1);
+        while (slots[slot] >= 0) slot = (slot + 1) & (cap - 1);
+        slots[slot] = c;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return 0;
+}
+
+/* The slot holding query id (p, n), or the empty slot where it would go. */
+static size_t qtable_find(const qtable *t, const vec *qoffs, const vec *qdata, const char *p,
+                          size_t n) {
+    size_t slot = hash_bytes(p, n) & (t->cap - 1);
+    while (t->slots[slot] >= 0) {
+        const char *o;
+        size_t on;
+        qid_at(qoffs, qdata, t->slots[slot], &o, &on);
+        if (on == n && memcmp(o, p, n) == 0) break;
+        slot = (slot + 1) & (t->cap - 1);
+    }
+    return slot;
+}
+
+/* Doc offsets switch from int32 to int64 in place once the doc bytes pass 2**31 - 1. */
+static int widen_offsets(vec *offs) {
+    size_t count = offs->len / 4;
+    if (vec_reserve(offs, offs->len)) return -1;
+    const int32_t *src = (const int32_t *)offs->p;
+    int64_t *dst = (int64_t *)offs->p;
+    /* backwards: dst[k] overwrites src[2k], src[2k+1], read already for k > 0 */
+    for (size_t k = count; k-- > 0;) dst[k] = (int64_t)src[k];
+    offs->len = count * 8;
+    return 0;
+}
+
+/*
+ * parse_trec(data, kind, mapped=False, wide_at=2**31-1) -> None | (qid_offsets: bytearray
+ *     int64[nq+1], qid_data: bytearray,
  *     qcode: bytearray int32[n],
  *     doc_offsets: bytearray int32/int64[n+1], doc_data: bytearray, values: bytearray,
  *     last_tag: bytes | None, wide: bool)
  * kind 0: run "qid Q0 doc rank score tag" (values float64); kind 1: qrels "qid iter doc grade"
- * (values int64).
+ * (values int32: the parser declines grades outside ±(2**31 - 1)). Doc offsets are int32 unless
+ * the doc bytes pass 2**31 - 1 (`wide`).
  */
 /*
  * After parsing a stretch of a memory-mapped file, tell the kernel its pages are no longer
@@ -269,17 +333,21 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     Py_buffer buf;
     int kind;
     int mapped = 0; /* 1: buf is a read-only file mapping whose parsed pages may be dropped */
-    if (!PyArg_ParseTuple(args, "y*i|p", &buf, &kind, &mapped)) return NULL;
+    Py_ssize_t wide_at = INT32_MAX; /* doc bytes past which offsets widen (tests lower it) */
+    if (!PyArg_ParseTuple(args, "y*i|pn", &buf, &kind, &mapped, &wide_at)) return NULL;
+    if (wide_at < 0 || wide_at > INT32_MAX) wide_at = INT32_MAX;
     size_t released = 0;
     const char *s = buf.buf;
     const size_t len = (size_t)buf.len;
     const int nf = kind == 0 ? 6 : 4;
     const int doc_field = 2, val_field = kind == 0 ? 4 : 3;
-    const int wide = len >= ((size_t)1 << 31);
+    const size_t vsize = kind == 0 ? 8 : 4;
+    int wide = 0;
 
     vec qcode = {0}, offs = {0}, docs = {0}, vals = {0}, qoffs = {0}, qdata = {0};
-    Py_ssize_t nq = 0;
-    PyObject *qmap = PyDict_New(), *result = NULL, *tag = NULL;
+    qtable qt = {NULL, 0};
+    int32_t nq = 0;
+    PyObject *result = NULL, *tag = NULL;
     const char *prev_q = NULL;
     size_t prev_qn = 0;
     int32_t cur_code = -1;
@@ -287,17 +355,15 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     int ok = 0;
     const char *last_tag = NULL;
     size_t last_tag_n = 0;
-    if (!qmap) goto done;
 
     /* rough sizing: ~35 bytes per run line, ~20 per qrels line */
     size_t guess = len / (kind == 0 ? 30 : 16) + 16;
-    if (vec_reserve(&qcode, guess * 4) || vec_reserve(&offs, (guess + 1) * (wide ? 8 : 4)) ||
-        vec_reserve(&vals, guess * 8) || vec_reserve(&docs, len / 4 + 16))
+    if (vec_reserve(&qcode, guess * 4) || vec_reserve(&offs, (guess + 1) * 4) ||
+        vec_reserve(&vals, guess * vsize) || vec_reserve(&docs, len / 4 + 16))
         goto nomem;
-    if (vec_reserve(&qoffs, 8)) goto nomem;
+    if (vec_reserve(&qoffs, 8) || qtable_resize(&qt, 1024, &qoffs, &qdata, 0)) goto nomem;
     { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
-    if (wide) { int64_t z = 0; memcpy(offs.p, &z, 8); offs.len = 8; }
-    else { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
+    { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
 
     size_t i = 0;
     while (i < len) {
@@ -340,37 +406,29 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         if (k != nf) goto fallback;
         /* query code: consecutive rows usually share it */
         if (!(prev_q && fn[0] == prev_qn && memcmp(fp[0], prev_q, prev_qn) == 0)) {
-            PyObject *key = PyBytes_FromStringAndSize(fp[0], (Py_ssize_t)fn[0]);
-            if (!key) goto done;
-            PyObject *found = PyDict_GetItemWithError(qmap, key);
-            if (found) {
-                cur_code = (int32_t)PyLong_AsLong(found);
-            } else if (PyErr_Occurred()) {
-                Py_DECREF(key);
-                goto done;
+            size_t slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
+            if (qt.slots[slot] >= 0) {
+                cur_code = qt.slots[slot];
             } else {
-                if (nq >= INT32_MAX) { Py_DECREF(key); goto fallback; }
-                PyObject *code = PyLong_FromSsize_t(nq);
-                if (!code || PyDict_SetItem(qmap, key, code)) {
-                    Py_XDECREF(code);
-                    Py_DECREF(key);
-                    goto done;
-                }
-                Py_DECREF(code);
-                if (vec_reserve(&qdata, fn[0]) || vec_reserve(&qoffs, 8)) {
-                    Py_DECREF(key);
-                    goto nomem;
-                }
+                if (nq >= INT32_MAX - 1) goto fallback;
+                if (vec_reserve(&qdata, fn[0]) || vec_reserve(&qoffs, 8)) goto nomem;
                 memcpy(qdata.p + qdata.len, fp[0], fn[0]);
                 qdata.len += fn[0];
                 { int64_t o = (int64_t)qdata.len; memcpy(qoffs.p + qoffs.len, &o, 8); qoffs.len += 8; }
-                cur_code = (int32_t)nq++;
+                qt.slots[slot] = nq;
+                cur_code = nq++;
+                if ((size_t)nq * 2 > qt.cap &&
+                    qtable_resize(&qt, qt.cap * 2, &qoffs, &qdata, nq))
+                    goto nomem;
             }
-            Py_DECREF(key);
             prev_q = fp[0];
             prev_qn = fn[0];
         }
-        if (vec_reserve(&qcode, 4) || vec_reserve(&offs, 8) || vec_reserve(&vals, 8) ||
+        if (!wide && docs.len + fn[doc_field] > (size_t)wide_at) {
+            if (widen_offsets(&offs)) goto nomem;
+            wide = 1;
+        }
+        if (vec_reserve(&qcode, 4) || vec_reserve(&offs, 8) || vec_reserve(&vals, vsize) ||
             vec_reserve(&docs, fn[doc_field]))
             goto nomem;
         memcpy(qcode.p + qcode.len, &cur_code, 4);
@@ -388,9 +446,10 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         } else {
             int64_t g;
             if (parse_grade(fp[val_field], fn[val_field], &g)) goto fallback;
-            memcpy(vals.p + vals.len, &g, 8);
+            int32_t g32 = (int32_t)g; /* parse_grade keeps it within ±(2**31 - 1) */
+            memcpy(vals.p + vals.len, &g32, 4);
         }
-        vals.len += 8;
+        vals.len += vsize;
         n++;
     }
     if (n == 0) goto fallback;
@@ -421,7 +480,7 @@ done:
         Py_INCREF(result);
     }
     free(qcode.p); free(offs.p); free(docs.p); free(vals.p); free(qoffs.p); free(qdata.p);
-    Py_XDECREF(qmap);
+    free(qt.slots);
     return result;
 }
 
@@ -581,18 +640,20 @@ static void merge_sort(const order_ctx *c, int64_t *v, int64_t *tmp, size_t n) {
 }
 
 /*
- * order(qrank: int64[n] buffer, n_queries, scores: float64[n] buffer | None, doc offsets, doc
- * data, wide, base, dedupe: bool) -> (perm: bytearray int64[m], offsets: bytearray
- * int64[n_queries+1], n_dupes)
+ * order(qrank: int64[n] or int32[n] buffer, n_queries, scores: float64[n] buffer | None, doc
+ * offsets, doc data, wide, base, dedupe: bool, narrow: bool = False) -> (perm: read-only
+ * buffer int64[m] (int32[m] with `narrow`), offsets: bytearray int64[n_queries+1], n_dupes)
  * Rows grouped by qrank (ascending, stable), ordered within a query (see `before`); with
- * `dedupe` later rows repeating a (query, doc) are dropped, else only counted.
+ * `dedupe` later rows repeating a (query, doc) are dropped, else only counted. The width of
+ * qrank is its buffer's item size (a numpy array's; plain bytes are read as int64). `narrow`
+ * halves the permutation of a large input (100 M rows: 400 MB less at its peak).
  */
 static PyObject *order(PyObject *self, PyObject *args) {
     PyObject *qrank_obj, *scores_obj, *off, *data;
     Py_ssize_t nq, base;
-    int wide, dedupe;
-    if (!PyArg_ParseTuple(args, "OnOOOinp", &qrank_obj, &nq, &scores_obj, &off, &data, &wide,
-                          &base, &dedupe))
+    int wide, dedupe, narrow = 0;
+    if (!PyArg_ParseTuple(args, "OnOOOinp|p", &qrank_obj, &nq, &scores_obj, &off, &data, &wide,
+                          &base, &dedupe, &narrow))
         return NULL;
     Py_buffer qb, sb;
     int have_q = 0, have_s = 0;
@@ -600,25 +661,33 @@ static PyObject *order(PyObject *self, PyObject *args) {
     memset(&sa, 0, sizeof(sa));
     PyObject *perm_obj = NULL, *offs_obj = NULL, *result = NULL;
     int64_t *tmp = NULL, *table = NULL;
-    if (PyObject_GetBuffer(qrank_obj, &qb, PyBUF_SIMPLE)) goto done;
+    vec perm_vec = {NULL, 0, 0};
+    if (PyObject_GetBuffer(qrank_obj, &qb, PyBUF_FORMAT | PyBUF_ND)) goto done;
     have_q = 1;
     if (scores_obj != Py_None) {
         if (PyObject_GetBuffer(scores_obj, &sb, PyBUF_SIMPLE)) goto done;
         have_s = 1;
     }
     if (get_strarr(off, data, wide, base, &sa)) goto done;
-    const int64_t *qrank = qb.buf;
-    Py_ssize_t n = qb.len / 8;
+    const int key32 = qb.itemsize == 4;
+    const int64_t *qrank64 = qb.buf;
+    const int32_t *qrank32 = qb.buf;
+#define QRANK(i) (key32 ? (int64_t)qrank32[i] : qrank64[i])
+    Py_ssize_t n = qb.len / (key32 ? 4 : 8);
+    if (narrow && n > INT32_MAX) narrow = 0;
     if (have_s && sb.len / 8 != n) { PyErr_SetString(PyExc_ValueError, "length mismatch"); goto done; }
-    char *pbuf = NULL, *obuf = NULL;
-    perm_obj = new_bytearray(n * 8, &pbuf);
+    char *obuf = NULL;
+    /* malloc'd, not a bytearray: shrinking a bytearray to half its size keeps its memory */
+    perm_vec.cap = n ? (size_t)n * 8 : 1;
+    perm_vec.p = malloc(perm_vec.cap);
+    if (!perm_vec.p) { PyErr_NoMemory(); goto done; }
     offs_obj = new_bytearray((nq + 1) * 8, &obuf);
-    if (!perm_obj || !offs_obj) goto done;
-    int64_t *perm = (int64_t *)pbuf, *offs = (int64_t *)obuf;
+    if (!offs_obj) goto done;
+    int64_t *perm = (int64_t *)perm_vec.p, *offs = (int64_t *)obuf;
     /* counting sort by query rank */
     memset(offs, 0, (nq + 1) * 8);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t r = qrank[i];
+        int64_t r = QRANK(i);
         if (r < 0 || r >= nq) { PyErr_SetString(PyExc_ValueError, "rank out of range"); goto done; }
         offs[r + 1]++;
     }
@@ -627,7 +696,7 @@ static PyObject *order(PyObject *self, PyObject *args) {
         int64_t *pos = malloc((nq + 1) * 8);
         if (!pos) { PyErr_NoMemory(); goto done; }
         memcpy(pos, offs, (nq + 1) * 8);
-        for (Py_ssize_t i = 0; i < n; i++) perm[pos[qrank[i]]++] = i;
+        for (Py_ssize_t i = 0; i < n; i++) perm[pos[QRANK(i)]++] = i;
         free(pos);
     }
     order_ctx ctx = {have_s ? (const double *)sb.buf : NULL, &sa.s};
@@ -697,8 +766,15 @@ static PyObject *order(PyObject *self, PyObject *args) {
             perm[w++] = row;
         }
     }
+#undef QRANK
     offs[nq] = w;
-    if (PyByteArray_Resize(perm_obj, w * 8)) goto done;
+    if (narrow) { /* in place: perm32[k] overwrites half of perm[k / 2], read already */
+        int32_t *perm32 = (int32_t *)perm;
+        for (int64_t k = 0; k < w; k++) perm32[k] = (int32_t)perm[k];
+    }
+    perm_vec.len = (size_t)w * (narrow ? 4 : 8);
+    perm_obj = vec_to_bytearray(&perm_vec); /* shrunk to its length: the rest goes back */
+    if (!perm_obj) goto done;
     result = Py_BuildValue("(OOL)", perm_obj, offs_obj, (long long)dupes);
 done:
     if (have_q) PyBuffer_Release(&qb);
@@ -706,8 +782,77 @@ done:
     release_strarr(&sa);
     free(tmp);
     free(table);
+    free(perm_vec.p);
     Py_XDECREF(perm_obj);
     Py_XDECREF(offs_obj);
+    return result;
+}
+
+/* ---------------------------------------------------------------- take */
+
+/*
+ * take_strings(offsets, data, wide, base, n, positions: int32[m] or int64[m] buffer) ->
+ * (offsets: int32[m+1] or int64[m+1], data, wide_out: bool)
+ * Row positions[k] of a string array as row k of a new one, sized exactly (Arrow's take grows
+ * its output: 140 MB over the 1.2 GB of a 100 M-row doc-id column). The output offsets are
+ * int64 when the input's are or its bytes pass 2**31 - 1.
+ */
+static PyObject *take_strings(PyObject *self, PyObject *args) {
+    PyObject *off, *data, *pos_obj;
+    int wide;
+    Py_ssize_t base, rows;
+    if (!PyArg_ParseTuple(args, "OOinnO", &off, &data, &wide, &base, &rows, &pos_obj))
+        return NULL;
+    strargs sa;
+    Py_buffer pb;
+    int have_p = 0;
+    PyObject *result = NULL;
+    vec out_off = {0}, out_data = {0};
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    if (PyObject_GetBuffer(pos_obj, &pb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_p = 1;
+    const int pos32 = pb.itemsize == 4;
+    const Py_ssize_t m = pb.len / (pos32 ? 4 : 8);
+    size_t total = 0;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        int64_t r = pos32 ? (int64_t)((const int32_t *)pb.buf)[k] : ((const int64_t *)pb.buf)[k];
+        if (r < 0 || r >= rows) {
+            PyErr_SetString(PyExc_IndexError, "take_strings: position out of range");
+            goto done;
+        }
+        const char *p;
+        size_t n;
+        str_at(&sa.s, r, &p, &n);
+        total += n;
+    }
+    const int wide_out = wide || total > (size_t)INT32_MAX;
+    if (vec_reserve(&out_off, (size_t)(m + 1) * (wide_out ? 8 : 4)) ||
+        vec_reserve(&out_data, total ? total : 1)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t at = 0;
+    for (Py_ssize_t k = 0; k <= m; k++) {
+        if (wide_out) ((int64_t *)out_off.p)[k] = (int64_t)at;
+        else ((int32_t *)out_off.p)[k] = (int32_t)at;
+        if (k == m) break;
+        int64_t r = pos32 ? (int64_t)((const int32_t *)pb.buf)[k] : ((const int64_t *)pb.buf)[k];
+        const char *p;
+        size_t n;
+        str_at(&sa.s, r, &p, &n);
+        memcpy(out_data.p + at, p, n);
+        at += n;
+    }
+    out_off.len = (size_t)(m + 1) * (wide_out ? 8 : 4);
+    out_data.len = total;
+    PyObject *a = vec_to_bytearray(&out_off), *b = vec_to_bytearray(&out_data);
+    if (a && b) result = Py_BuildValue("(NNO)", a, b, wide_out ? Py_True : Py_False);
+    else { Py_XDECREF(a); Py_XDECREF(b); }
+done:
+    release_strarr(&sa);
+    if (have_p) PyBuffer_Release(&pb);
+    free(out_off.p);
+    free(out_data.p);
     return result;
 }
 
@@ -1402,6 +1547,7 @@ static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
+    {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
     {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},
     {"answerable", answerable, METH_VARARGS, "Answerable questions of every query."},

@@ -131,10 +131,14 @@ class QueryIndex:
         if n == 0 or not len(query_ids):
             return out
         encoded = [q.encode() for q in query_ids]
-        fits = np.fromiter((len(b) <= width for b in encoded), dtype=bool, count=len(encoded))
-        found = np.minimum(np.searchsorted(keys, np.array(encoded, dtype=keys.dtype)), n - 1)
-        asked = np.array(query_ids, dtype=object)
-        match = fits & (self.query_ids[found] == asked)
+        # NUL-padded bytes compare equal only if the ids are (neither holds a NUL). The ids'
+        # Python strings are not touched: in a forked worker that would copy their pages.
+        fits = np.fromiter(
+            (len(b) <= width and b"\0" not in b for b in encoded), dtype=bool, count=len(encoded)
+        )
+        asked = np.array(encoded, dtype=keys.dtype)
+        found = np.minimum(np.searchsorted(keys, asked), n - 1)
+        match = fits & (keys[found] == asked)
         out[match] = found[match]
         return out
 
@@ -148,7 +152,9 @@ def _fixed_width(query_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.bytes_] |
     """``query_ids`` UTF-8 encoded in one NUL-padded fixed-width array, if ascending, NUL-free
     and at most 4 times their bytes (plus 8 per id); else ``None``."""
     n = len(query_ids)
-    strings = pa.array(query_ids, type=pa.large_string())
+    # A temporary: from the system allocator, which returns it on release (Arrow's default
+    # pool, mimalloc, keeps freed pages resident: 10 M ids, 300 MiB in the forked workers too).
+    strings = pa.array(query_ids, type=pa.large_string(), memory_pool=pa.system_memory_pool())
     _, offsets_buf, data_buf = strings.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=np.int64)[: n + 1]
     data = (
@@ -173,6 +179,9 @@ def _fixed_width(query_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.bytes_] |
 
 _INDEX: dict[int, tuple[Qrels, QueryIndex]] = {}
 
+#: judged queries absent from a run are scored as empty runs this many at a time
+ABSENT_BLOCK = 100_000
+
 
 def qrels_index(qrels: Qrels) -> QueryIndex:
     """The :class:`QueryIndex` of ``qrels``, kept for the last qrels asked (one per process:
@@ -183,8 +192,14 @@ def qrels_index(qrels: Qrels) -> QueryIndex:
     return held[1]
 
 
-def qrels_subset(qrels: Qrels, positions: IntArray) -> Qrels:
-    """The qrels of the queries at ``positions`` (ascending), in the same (byte) order."""
+def qrels_subset(
+    qrels: Qrels, positions: IntArray, query_ids: npt.NDArray[np.object_] | None = None
+) -> Qrels:
+    """The qrels of the queries at ``positions`` (ascending), in the same (byte) order.
+
+    ``query_ids``, when given, are the ids at ``positions`` (equal strings held elsewhere: a
+    forked worker that indexed the qrels' own would copy the pages of every id it touched).
+    """
     positions = np.asarray(positions, dtype=np.int64)
     starts = qrels.offsets[positions]
     lengths = qrels.offsets[positions + 1] - starts
@@ -192,7 +207,7 @@ def qrels_subset(qrels: Qrels, positions: IntArray) -> Qrels:
     np.cumsum(lengths, out=offsets[1:])
     rows = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
     return Qrels(
-        query_ids=qrels.query_ids[positions],
+        query_ids=qrels.query_ids[positions] if query_ids is None else query_ids,
         offsets=offsets,
         doc_ids=_accel.take_strings(qrels.doc_ids, rows),
         grades=qrels.grades[rows],
@@ -241,8 +256,10 @@ def evaluate_block(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) ->
     qids = run.query_ids.tolist()
     pos = qrels_index(inputs.qrels).positions(qids)
     judged = pos >= 0
-    positions = np.sort(pos[judged])
-    result = _values_on(run, qrels_subset(inputs.qrels, positions), positions, inputs, measures)
+    by_position = np.argsort(pos[judged], kind="stable")
+    positions = pos[judged][by_position]
+    subset = qrels_subset(inputs.qrels, positions, run.query_ids[judged][by_position])
+    result = _values_on(run, subset, positions, inputs, measures)
     unjudged = tuple(str(q) for q, j in zip(qids, judged.tolist(), strict=True) if not j)
     return replace(result, unjudged=unjudged, warnings=run.warnings)
 
@@ -289,14 +306,18 @@ class BlockMerger:
         n_missing = n_skipped = 0
         keep: IntArray | slice = slice(None)
         if len(absent) and self.inputs.missing == "zero":
-            empty = _values_on(
-                empty_run(self.name),
-                qrels_subset(qrels, absent),
-                absent,
-                self.inputs,
-                self.measures,
-            )
-            self._values[absent] = empty.values
+            # in blocks too: a run holding few of 10 M judged queries must not align them all
+            # at once
+            for lo in range(0, len(absent), ABSENT_BLOCK):
+                part = absent[lo : lo + ABSENT_BLOCK]
+                empty = _values_on(
+                    empty_run(self.name),
+                    qrels_subset(qrels, part),
+                    part,
+                    self.inputs,
+                    self.measures,
+                )
+                self._values[part] = empty.values
             n_missing = len(absent)
         elif len(absent):
             keep = np.flatnonzero(self._seen)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -272,9 +271,9 @@ def _stream_plain(
     ranges = _ranges(path, size, block_bytes, workers)
     job = _Job(str(path), name, inputs, tuple(measures))
     merger = BlockMerger(name, inputs, measures)
-    _release_free_heap()  # what reading the qrels freed
+    _accel.release_free_heap()  # what reading the qrels freed
     qrels_index(inputs.qrels)  # built once here, inherited by the workers
-    _release_free_heap()
+    _accel.release_free_heap()
     n = min(workers, len(ranges))
     if n > 1 and "fork" in multiprocessing.get_all_start_methods():
         _JOB = job
@@ -293,20 +292,6 @@ def _stream_plain(
         _merge(merger, job, ranges, (_evaluate_range(r, job) for r in ranges))
     result, warnings = merger.result()
     return replace(result, run_file=str(path)), warnings
-
-
-def _release_free_heap() -> None:
-    """Give the heap's free pages back to the kernel (glibc's ``malloc_trim``; a no-op
-    elsewhere): what reading the qrels freed would otherwise stay resident in this process
-    for the whole evaluation, and in the forked workers. It frees nothing in use."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        return
 
 
 def _merge(

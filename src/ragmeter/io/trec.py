@@ -358,20 +358,23 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
     _check_bom(data, source)
     qrels_name = name
     native = _native_columns(data, 1)
+    repeated = native is not None
     if native is not None:
         codes, dictionary, docs, values, _ = native
-        # Grades are within ±(2**31 - 1): the parser declines anything else.
-        grades = np.frombuffer(values, dtype=np.int64).astype(np.int32)
-        native = values = None  # type: ignore[assignment]  # the int64 grades, freed
+        parsed = [codes, dictionary, docs, np.frombuffer(values, dtype=np.int32)]
+        # The list holds the only references, so the columns are freed as they are used.
+        del native, codes, dictionary, docs, values
         if isinstance(data, mmap.mmap):  # parsed: its pages leave the resident set (re-read
             data.madvise(mmap.MADV_DONTNEED)  # from the file if the slow path needs them)
-        qrels = Qrels._native_from_encoded(codes, dictionary, docs, grades, name=qrels_name)
+            _accel.release_free_heap()  # and so do the parser's growing buffers' old blocks
+        qrels = Qrels._native_from_encoded(parsed, name=qrels_name)
         if qrels is not None:
             return qrels
+        del parsed
         # Repeated judgments: the line-by-line path reports them with line numbers.
     _check_nul(data, source)
     try:
-        if native is not None:
+        if repeated:
             raise ValueError("repeated judgments")
         table, grades = _fast_table(data, QRELS_FIELDS, ("qid", "docid", "grade"), "grade")
     except (ValueError, pa.ArrowInvalid):
