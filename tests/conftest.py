@@ -92,3 +92,23 @@ def ray_cluster() -> Iterator[object]:
     )
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The start methods of the worker pools created during the test (``forked_map``'s), in
+    order; ``RAGMETER_WORKERS`` unset so that the defaults apply."""
+    import multiprocessing
+
+    import ragmeter.evaluation.forking as forking
+
+    monkeypatch.delenv(forking.WORKERS_ENV, raising=False)
+    started: list[str] = []
+    real = multiprocessing.get_context
+
+    def spy(method: str | None = None) -> object:
+        started.append(str(method))
+        return real(method)
+
+    monkeypatch.setattr(forking.multiprocessing, "get_context", spy)
+    return started

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -267,6 +268,62 @@ def test_partition_errors_name_the_files(tmp_path: Path) -> None:
     assert err.value.source == str(bad / "p1.txt") and err.value.line == 2
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_partitions_in_forked_workers_are_the_in_process_evaluation(
+    tmp_path: Path, seed: int
+) -> None:
+    """``workers=2`` evaluates the partitions in two forked processes: the same values,
+    warnings and errors as one process, and as the whole file."""
+    run_path, qrels_path, folder = _data(seed, tmp_path, parts=2 + seed % 5)
+    qrels = read_qrels(qrels_path)
+    whole = ragmeter.evaluate(read_run(run_path), qrels, MEASURES, **_options("zero"))
+    one = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=1, **_options("zero"))
+    two = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=2, **_options("zero"))
+    _same(one, two)
+    _same_values(whole, two)
+
+
+def test_partitions_fork_only_when_asked_or_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[str]
+) -> None:
+    import ragmeter.evaluation.forking as forking
+    import ragmeter.evaluation.partitioned as partitioned
+
+    _, qrels_path, folder = _data(1, tmp_path, parts=3)
+    qrels = read_qrels(qrels_path)
+    ragmeter.evaluate(str(folder), qrels, ["map"])  # small: this process
+    assert forks == []
+    ragmeter.evaluate(str(folder), qrels, ["map"], workers=2)
+    assert forks == ["fork"]
+    monkeypatch.setattr(partitioned, "PARALLEL_BYTES", 1)
+    ragmeter.evaluate(str(folder), qrels, ["map"])
+    assert forks == ["fork", "fork"][: 1 + (forking.default_workers() > 1)]
+
+
+def _broken_partitions(tmp: Path) -> tuple[ragmeter.Qrels, Path, Path]:
+    """Qrels, a folder with query q1 in two partitions, and one with a bad line (p1.txt:2)."""
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
+    twice = tmp / "twice"
+    twice.mkdir()
+    (twice / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n")
+    (twice / "p1.txt").write_text("q1 Q0 d3 1 2.0 t\n")
+    bad = tmp / "bad"
+    bad.mkdir()
+    (bad / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\n")
+    (bad / "p1.txt").write_text("q2 Q0 d2 1 1.0 t\nq2 Q0 d3 2 nan t\n")
+    return qrels, twice, bad
+
+
+@pytest.mark.parametrize("options", [{"workers": 2}, {"workers": 1}])
+def test_partition_errors_in_forked_workers(tmp_path: Path, options: dict[str, Any]) -> None:
+    qrels, twice, bad = _broken_partitions(tmp_path)
+    with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
+        ragmeter.evaluate(twice, qrels, ["map"], **options)
+    with pytest.raises(InputError) as err:
+        ragmeter.evaluate(bad, qrels, ["map"], **options)
+    assert err.value.source == str(bad / "p1.txt") and err.value.line == 2
+
+
 def test_partitions_hash_by_their_list(tmp_path: Path) -> None:
     _, _, folder = _data(3, tmp_path, parts=3)
     first = file_sha256(folder)
@@ -412,17 +469,9 @@ def test_ray_gives_the_in_process_evaluation(
 
 
 def test_ray_errors_are_the_in_process_errors(ray_cluster: object, tmp_path: Path) -> None:
-    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
-    twice = tmp_path / "twice"
-    twice.mkdir()
-    (twice / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n")
-    (twice / "p1.txt").write_text("q1 Q0 d3 1 2.0 t\n")
+    qrels, twice, bad = _broken_partitions(tmp_path)
     with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
         ragmeter.evaluate(twice, qrels, ["map"], engine="ray")
-    bad = tmp_path / "bad"
-    bad.mkdir()
-    (bad / "p0.txt").write_text("q1 Q0 d1 1 1.0 t\n")
-    (bad / "p1.txt").write_text("q2 Q0 d2 1 1.0 t\nq2 Q0 d3 2 nan t\n")
     with pytest.raises(InputError) as err:
         ragmeter.evaluate(bad, qrels, ["map"], engine="ray")
     assert err.value.source == str(bad / "p1.txt") and err.value.line == 2

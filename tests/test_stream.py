@@ -361,24 +361,13 @@ def test_cli_compare_streams_and_names_runs_as_before(tmp_path: Path) -> None:
 
 
 def test_a_small_file_stays_in_process_by_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[str]
 ) -> None:
     """Below PARALLEL_BYTES the default is one process; a given number of workers is used."""
-    import multiprocessing
-
     import ragmeter.evaluation.stream as stream
 
     run_path, qrels_path = _files(3, tmp_path)
     inputs = EvalInputs(qrels=read_trec_qrels(qrels_path), grade_map=GRADES)
-    monkeypatch.delenv(WORKERS_ENV, raising=False)
-    forks: list[str] = []
-    real = multiprocessing.get_context
-
-    def spy(method: str | None = None) -> object:
-        forks.append(str(method))
-        return real(method)
-
-    monkeypatch.setattr(stream.multiprocessing, "get_context", spy)
     evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
     assert forks == []
     evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50, workers=2)
@@ -465,7 +454,7 @@ def test_trec_eval_reads_an_ungrouped_run_whole_and_says_so(
     assert (status, out) == _trec_eval(["-q", str(qrels_path), "-"], stdin=path.read_bytes())[:2]
 
 
-def _die(span: tuple[int, int], job: object = None) -> object:
+def _die(job: object, span: tuple[int, int]) -> object:
     import os
 
     os._exit(3)

@@ -118,8 +118,10 @@ Workers = Annotated[
     typer.Option(
         "--workers",
         min=1,
-        help="With --engine ray: CPUs of the cluster started here (default: all), and the "
-        "most tasks in flight.",
+        help="Processes that evaluate a large TREC run file's blocks or a folder's partitions "
+        "on this machine (default: 2 for inputs of 64 MiB or more, else 1, or "
+        "$RAGMETER_WORKERS); with --engine ray: CPUs of the cluster started here (default: "
+        "all), and the most tasks in flight.",
     ),
 ]
 StoreUrl = Annotated[

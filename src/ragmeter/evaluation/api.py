@@ -129,9 +129,10 @@ def evaluate(
             the evaluated queries are those with nuggets (or with judged answers).
         nugget_assignments: nuggets assigned to run answers (by run name) and passages.
         citation_support: the support of each answer sentence by its citations.
-        workers: processes that read and evaluate blocks of a plain TREC run file (default:
-            ``min(2, os.cpu_count())`` for a file of 64 MiB or more, else 1; or the
-            ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this process. With
+        workers: processes that read and evaluate blocks of a plain TREC run file, or the
+            partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB
+            or more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates
+            in this process. With
             ``engine="ray"``: the CPUs of a Ray instance started here, and the most tasks in
             flight.
         engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray

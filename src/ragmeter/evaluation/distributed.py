@@ -83,7 +83,7 @@ def evaluate_sources(
     if eng.kind == "ray":
         outcomes = evaluate_on_ray(sources, inputs, measure_list, eng)
     else:
-        outcomes = [_evaluate_here(s, inputs, measure_list) for s in sources]
+        outcomes = [_evaluate_here(s, inputs, measure_list, eng.workers) for s in sources]
     warnings = list(inputs.qrels.warnings)
     for _, w in outcomes:
         warnings.extend(w)
@@ -101,10 +101,10 @@ def whole_run_reason(inputs: EvalInputs) -> str | None:
 
 
 def _evaluate_here(
-    source: Source, inputs: EvalInputs, measures: list[Measure]
+    source: Source, inputs: EvalInputs, measures: list[Measure], workers: int | None
 ) -> tuple[RunResult, list[str]]:
     if isinstance(source, Partitions):
-        return evaluate_partitions(source, inputs, measures)
+        return evaluate_partitions(source, inputs, measures, workers=workers)
     done = evaluate_inputs([read_source(source)], inputs, measures)
     return done.runs[0], list(done.warnings[len(inputs.qrels.warnings) :])
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -36,7 +37,9 @@ from ragmeter.evaluation.blocks import (
     BlockValues,
     RepeatedQueryError,
     evaluate_block,
+    qrels_index,
 )
+from ragmeter.evaluation.forking import PARALLEL_BYTES, default_workers, forked_map
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import RunResult
 from ragmeter.io.partitions import PartitionError, Partitions, is_partitioned
@@ -258,14 +261,33 @@ class PieceMerger:
 
 
 def evaluate_partitions(
-    partitions: Partitions, inputs: EvalInputs, measures: list[Measure]
+    partitions: Partitions,
+    inputs: EvalInputs,
+    measures: list[Measure],
+    *,
+    workers: int | None = None,
 ) -> tuple[RunResult, list[str]]:
-    """The result and warnings of a partitioned run, evaluated here one partition at a time."""
+    """The result and warnings of a partitioned run, evaluated on this machine one partition
+    at a time in each of ``workers`` forked processes (default: :func:`default_workers` when
+    the partitions hold :data:`PARALLEL_BYTES` or more, else 1: this process)."""
+    if workers is None:
+        size = sum(os.path.getsize(p) for p in partitions.paths)
+        workers = default_workers() if size >= PARALLEL_BYTES else 1
     merger = PieceMerger(partitions, inputs, measures)
-    for i in range(len(partitions)):
-        piece = Piece(0, i, partitions=partitions.only(i))
-        merger.add(i, evaluate_piece(piece, inputs, measures))
+    qrels_index(inputs.qrels)  # built once here, inherited by forked workers
+    pieces = [Piece(0, i, partitions=partitions.only(i)) for i in range(len(partitions))]
+    job = (inputs, measures)
+    with closing(
+        forked_map(_evaluate_job_piece, job, pieces, workers, what=partitions.source)
+    ) as done:
+        for i, block in enumerate(done):
+            merger.add(i, block)
     return merger.result(len(partitions))
+
+
+def _evaluate_job_piece(job: tuple[EvalInputs, list[Measure]], piece: Piece) -> BlockValues:
+    inputs, measures = job
+    return evaluate_piece(piece, inputs, measures)
 
 
 __all__ = [

@@ -31,18 +31,16 @@ A streamed :class:`~ragmeter.evaluation.results.RunResult` does not hold its run
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeAlias
 
 from ragmeter import _accel
 from ragmeter.core.data import Run
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import InputError
 from ragmeter.evaluation.blocks import (
     BlockMerger,
     BlockValues,
@@ -53,18 +51,19 @@ from ragmeter.evaluation.blocks import (
     qrels_index,
 )
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
+from ragmeter.evaluation.forking import (
+    PARALLEL_BYTES,
+    WORKERS_ENV,
+    default_workers,
+    forked_map,
+)
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.io.trec_blocks import query_starts
 from ragmeter.measures import Measure
 
-#: the environment variable that sets the number of worker processes
-WORKERS_ENV = "RAGMETER_WORKERS"
 #: bytes of run file per block: about 0.45 M lines (4,500 queries × 100) of a typical run
 BLOCK_BYTES = 16 << 20
-#: by default a file smaller than this is evaluated in this process (about 1.7 M lines): forking
-#: and Arrow's take would cost more than they save
-PARALLEL_BYTES = 64 << 20
 
 RunPath: TypeAlias = str | os.PathLike[str]
 RunSource: TypeAlias = RunPath | Run | Iterable[Run]
@@ -73,21 +72,6 @@ RunSource: TypeAlias = RunPath | Run | Iterable[Run]
 #: bytes of a typical TREC run line (``q123 Q0 d4567 12 3.5 tag``): the file's size over this
 #: estimates its lines for the pure path's warning
 _BYTES_PER_RUN_LINE = 40
-
-
-def default_workers() -> int:
-    """Worker processes of a streamed evaluation: ``RAGMETER_WORKERS``, else
-    ``min(2, os.cpu_count())``."""
-    given = os.environ.get(WORKERS_ENV, "").strip()
-    if given:
-        try:
-            n = int(given)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise InputError(f"{WORKERS_ENV}={given!r}: expected a whole number ≥ 1")
-        return n
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 def is_run_path(obj: object) -> bool:
@@ -249,9 +233,6 @@ class _Failed:
     field: str | None
 
 
-_JOB: _Job | None = None
-
-
 def _stream_plain(
     path: Path,
     name: str,
@@ -262,7 +243,6 @@ def _stream_plain(
 ) -> tuple[RunResult, list[str]]:
     """A plain TREC run file evaluated range by range, in ``workers`` processes (negative:
     the default number, used for a file of :data:`PARALLEL_BYTES` or more)."""
-    global _JOB
     size = path.stat().st_size
     if workers < 0:
         workers = -workers if size >= PARALLEL_BYTES else 1
@@ -274,22 +254,8 @@ def _stream_plain(
     _accel.release_free_heap()  # what reading the qrels freed
     qrels_index(inputs.qrels)  # built once here, inherited by the workers
     _accel.release_free_heap()
-    n = min(workers, len(ranges))
-    if n > 1 and "fork" in multiprocessing.get_all_start_methods():
-        _JOB = job
-        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
-        try:
-            _merge(merger, job, ranges, pool.map(_evaluate_range, ranges))
-        except BrokenProcessPool:
-            raise RagmeterError(
-                f"{path}: a worker process evaluating it died (out of memory?); "
-                f"{WORKERS_ENV}=1 evaluates in this process"
-            ) from None
-        finally:
-            _JOB = None
-            pool.shutdown(wait=True, cancel_futures=True)  # on an error: the running blocks
-    else:
-        _merge(merger, job, ranges, (_evaluate_range(r, job) for r in ranges))
+    with closing(forked_map(_evaluate_range, job, ranges, workers, what=str(path))) as done:
+        _merge(merger, job, ranges, done)
     result, warnings = merger.result()
     return replace(result, run_file=str(path)), warnings
 
@@ -312,12 +278,10 @@ def _merge(
             ) from None
 
 
-def _evaluate_range(span: tuple[int, int], job: _Job | None = None) -> BlockValues | _Failed:
+def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
     """Read, parse and evaluate the bytes ``span`` of the job's file (in a worker)."""
     from ragmeter.io.trec import parse_trec_run
 
-    job = job or _JOB
-    assert job is not None, "no streaming job in this process"
     start, end = span
     with open(job.path, "rb") as fh:
         data = os.pread(fh.fileno(), end - start, start) if end > start else b""
