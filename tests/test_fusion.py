@@ -93,3 +93,18 @@ def test_cli(tmp_path: Path) -> None:
     assert written.keys() == expected.keys()
     q = next(iter(expected))
     assert written[q] == pytest.approx(expected[q], abs=1e-12)  # scores written exactly
+
+
+def test_fuse_and_tune_fusion_at_top_level_imported_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    import ragmeter
+    from ragmeter.pipeline.fusion import fuse
+    from ragmeter.pipeline.fusion_tuning import tune_fusion
+
+    assert ragmeter.fuse is fuse and ragmeter.tune_fusion is tune_fusion
+    assert {"fuse", "tune_fusion"} <= set(ragmeter.__all__)
+    code = "import sys, ragmeter; print(any('fusion' in m for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

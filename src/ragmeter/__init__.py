@@ -23,6 +23,8 @@ from ragmeter.measures import Measure, Param, parse_measure, parse_measures
 if TYPE_CHECKING:
     from ragmeter.io.readers import read_qrels, read_run
     from ragmeter.metrics.custom import Rankings, define_measure, define_measure_by_query
+    from ragmeter.pipeline.fusion import fuse
+    from ragmeter.pipeline.fusion_tuning import tune_fusion
     from ragmeter.pipeline.harness import (
         PipelineResult,
         RetrievalEvaluator,
@@ -50,15 +52,19 @@ __all__ = [
     "define_measure",
     "define_measure_by_query",
     "evaluate",
+    "fuse",
     "parse_measure",
     "parse_measures",
     "read_qrels",
     "read_run",
     "run_pipeline",
+    "tune_fusion",
 ]
 
 #: names imported on first use (the harness pulls in asyncio and thread pools)
 _HARNESS = ("PipelineResult", "RetrievalEvaluator", "arun_pipeline", "run_pipeline")
+#: names imported on first use (fusion: rank fusion and its tuning)
+_FUSION = {"fuse": "ragmeter.pipeline.fusion", "tune_fusion": "ragmeter.pipeline.fusion_tuning"}
 #: names imported on first use (defining a measure imports the measure families)
 _CUSTOM = ("Rankings", "define_measure", "define_measure_by_query")
 
@@ -72,6 +78,10 @@ def __getattr__(name: str) -> Any:
         from ragmeter.metrics import custom
 
         return getattr(custom, name)
+    if name in _FUSION:
+        import importlib
+
+        return getattr(importlib.import_module(_FUSION[name]), name)
     if name in _HARNESS:
         from ragmeter.pipeline import harness
 
