@@ -446,6 +446,14 @@ def test_cli_groups_by_a_naming_rule(tmp_path: Path) -> None:
     assert out["runs"] == ["run_bm25.txt", "dense"]
     assert out["groups"][0]["seeds"] == ["dense_seed1.txt", "dense_seed2.txt"]
     qrels = ("--qrels", str(EXAMPLES / "qrels.txt"))
+    for pairs in ((), ("--all-pairs",)):  # a CSV holds one table: it says what it leaves out
+        csv_out = _cli(
+            "compare", str(EXAMPLES / "run_bm25.txt"), "dense_seed1.txt", "dense_seed2.txt",
+            *qrels, "-m", "ndcg@10", "--group-by", r"(.*)_seed\d+", *pairs, "-f", "csv",
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert csv_out.returncode == 0, csv_out.stderr
+        assert "across-seeds summaries of 1 group(s) are not in the CSV" in csv_out.stderr
     bad = _cli(
         "compare", "dense_seed1.txt", "dense_seed2.txt", *qrels, "--group-by", "(", cwd=tmp_path
     )

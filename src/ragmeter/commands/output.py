@@ -111,7 +111,7 @@ def emit_comparison(
         _table(both, output)
         return
     _text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
-    warn(comparison.warnings)
+    warn([*comparison.warnings, *allpairs.seeds_left_out(fmt.value, seeds)])
 
 
 def emit_all_pairs(
@@ -127,7 +127,7 @@ def emit_all_pairs(
         _table(lambda **kw: render.print_table(table, seeds=seeds, **kw), output)
         return
     _text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
-    warn(table.warnings)
+    warn([*table.warnings, *render.seeds_left_out(fmt.value, seeds)])
 
 
 def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:

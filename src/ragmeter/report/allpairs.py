@@ -441,9 +441,22 @@ def render_seeds(seeds: Sequence[SeedSummary], fmt: str) -> str:
     raise ValueError(f"no text rendering of seeds for format {fmt!r}")
 
 
+def seeds_left_out(fmt: str, seeds: Sequence[SeedSummary]) -> list[str]:
+    """What a comparison written in ``fmt`` leaves out of ``seeds`` (said on stderr): a CSV
+    holds one table, the comparison's, so the across-seeds summaries are not in it."""
+    if fmt != "csv" or not seeds:
+        return []
+    groups = len({s.group for s in seeds})
+    return [
+        f"the across-seeds summaries of {groups} group(s) are not in the CSV (one table per "
+        "file); --format json, markdown or latex holds them too"
+    ]
+
+
 def comparison_text(c: Comparison, fmt: str, seeds: Sequence[SeedSummary] = ()) -> str:
     """A baseline comparison in a text format, with the seed summaries of its groups
-    (JSON: under ``groups``; Markdown and LaTeX: a second table; CSV: the comparison only)."""
+    (JSON: under ``groups``; Markdown and LaTeX: a second table; CSV: the comparison only,
+    and :func:`seeds_left_out` says so)."""
     from ragmeter.report import comparison as render_comparison
 
     if fmt == "json" and seeds:
