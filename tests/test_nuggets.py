@@ -538,3 +538,55 @@ def test_evaluate_command_with_nuggets() -> None:
     )
     assert bad.exit_code == 2
     assert "--nuggets" in bad.output
+
+
+def test_compare_command_with_nuggets(tmp_path: Path) -> None:
+    """``compare`` takes the nugget inputs as ``evaluate`` does: the same numbers per run,
+    the queries with nuggets compared (a second run whose answers support no nugget)."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.data import example_path
+
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        "".join(
+            json.dumps({**json.loads(line), "run_id": "other"}) + "\n"
+            for line in example_path("rag_answers.jsonl").read_text().splitlines()
+        )
+    )
+    unsupported = tmp_path / "other_assignments.jsonl"
+    lines = []
+    for line in example_path("nugget_assignments.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if "docid" in row:  # passages: the context's coverage, not the answers
+            continue
+        for nugget in row["nuggets"]:
+            nugget["assignment"] = "not_support"
+        lines.append(json.dumps({**row, "run_id": "other"}) + "\n")
+    unsupported.write_text("".join(lines))
+    result = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(example_path("rag_answers.jsonl")),
+            str(other),
+            "--nuggets",
+            str(example_path("nuggets.jsonl")),
+            "--assignments",
+            str(example_path("nugget_assignments.jsonl")),
+            "--assignments",
+            str(unsupported),
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["runs"] == ["vellmar-rag", "other"]
+    assert "nugget_strict_vital" in out["measures"]  # the nugget measures by default
+    means = {(s["run"], s["measure"]): s["mean"] for s in out["summaries"]}
+    # per query (hand, as in evaluate): strict_vital 1, 1, 2/3, 1; nothing supported: 0
+    assert means[("vellmar-rag", "nugget_strict_vital")] == pytest.approx((3 + 2 / 3) / 4)
+    assert means[("other", "nugget_strict_vital")] == 0.0
+    assert means[("other", "nugget_all")] == 0.0

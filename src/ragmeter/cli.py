@@ -43,6 +43,7 @@ from ragmeter.commands.options import (
     coverage_inputs,
     evaluation_settings,
     fail,
+    nugget_inputs,
 )
 from ragmeter.commands.output import OutputFormat
 from ragmeter.commands.process import GuardedGroup
@@ -139,9 +140,7 @@ def evaluate(
         coverage=coverage_inputs(judgments, questions, corpus, answers, context_k, tau),
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
-        nuggets=flow.NuggetInputs(nuggets, assignments or (), citation_support)
-        if nuggets or assignments or citation_support
-        else None,
+        nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
     try:
         if curves is not None and request.sweep_ks() is None:

@@ -20,7 +20,9 @@ from typing import Annotated
 import typer
 
 from ragmeter.commands.options import (
+    AssignmentFiles,
     Bootstrap,
+    CitationSupportFile,
     CompareCorrectionChoice,
     DefaultK,
     Depth,
@@ -29,6 +31,7 @@ from ragmeter.commands.options import (
     Measures,
     Missing,
     MissingPolicy,
+    NuggetsFile,
     Output,
     PairedTest,
     Permutations,
@@ -44,6 +47,7 @@ from ragmeter.commands.options import (
     compare_settings,
     evaluation_settings,
     fail,
+    nugget_inputs,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
@@ -161,6 +165,9 @@ def compare_command(
     name: SaveName = None,
     engine: EngineChoice = "local",
     workers: Workers = None,
+    nuggets: NuggetsFile = None,
+    assignments: AssignmentFiles = None,
+    citation_support: CitationSupportFile = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
@@ -201,6 +208,7 @@ def compare_command(
         all_pairs=all_pairs,
         groups=groups,
         group_by=group_by,
+        nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
     try:
         outcome = compare_files(request)

@@ -16,7 +16,7 @@ from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
     from ragmeter.workflows.compare import CompareSettings
-    from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings
+    from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings, NuggetInputs
 
 
 class MissingPolicy(StrEnum):
@@ -280,6 +280,18 @@ def evaluation_settings(
         engine=engine,
         workers=workers,
     )
+
+
+def nugget_inputs(
+    nuggets: Path | None, assignments: list[Path] | None, citation_support: Path | None
+) -> NuggetInputs | None:
+    """The nugget and citation inputs that ``evaluate`` and ``compare`` take from the same
+    options, or ``None`` without any."""
+    from ragmeter.workflows.evaluate import NuggetInputs
+
+    if not (nuggets or assignments or citation_support):
+        return None
+    return NuggetInputs(nuggets, tuple(assignments or ()), citation_support)
 
 
 def coverage_inputs(

@@ -19,6 +19,7 @@ from ragmeter.errors import RagmeterError
 from ragmeter.metrics.defaults import DEFAULT_MEASURES
 from ragmeter.workflows.evaluate import (
     EvaluationSettings,
+    NuggetInputs,
     distinct_run_names,
     own_qrels,
     read_runs,
@@ -65,7 +66,9 @@ class CompareRequest:
     instead; ``groups``: group name → its runs (path, file name or run name), the seeds or
     folds of one system, summarised across seeds and compared as one system; ``group_by``: a
     regular expression that groups the runs whose names it matches by its first capture group
-    (``(.*)_seed\\d+`` puts ``dense_seed1.txt`` and ``dense_seed2.txt`` in group ``dense``)."""
+    (``(.*)_seed\\d+`` puts ``dense_seed1.txt`` and ``dense_seed2.txt`` in group ``dense``);
+    ``nuggets``: the nugget and citation inputs (without qrels: the queries with nuggets are
+    compared)."""
 
     runs: Sequence[Path]
     qrels: Path | None = None
@@ -76,6 +79,7 @@ class CompareRequest:
     all_pairs: bool = False
     groups: Mapping[str, Sequence[str]] | None = None
     group_by: str | None = None
+    nuggets: NuggetInputs | None = None
 
 
 @dataclass(frozen=True)
@@ -195,8 +199,11 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     if len(request.runs) < 2:
         raise RagmeterError("compare needs at least two runs")
     paths = list(request.runs)
-    names = list(request.measures or DEFAULT_MEASURES)
+    own = request.nuggets.default_measures() if request.nuggets is not None else []
+    names = list(request.measures or own or DEFAULT_MEASURES)
     options = request.settings.options()
+    if request.nuggets is not None:
+        options.update(request.nuggets.options())
     if request.compare.correction == "tukey" and not request.all_pairs:
         raise RagmeterError(
             "--correction tukey compares all pairs: add --all-pairs (against one baseline, "
@@ -207,6 +214,12 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         run_names = distinct_run_names([p.name for p in paths], paths)
         runs = dict(zip(run_names, paths, strict=True))
         result = evaluate(runs, read_qrels(request.qrels), names, **options)
+    elif request.nuggets is not None:
+        # the queries with nuggets are evaluated (Ragnarök answers read as runs of their
+        # references); assignments are matched to the runs by name
+        run_objs = read_runs(paths)
+        run_names = [r.name for r in run_objs]
+        result = evaluate(run_objs, None, names, **options)
     else:
         run_objs = read_runs(paths)
         run_names = [r.name for r in run_objs]
