@@ -509,3 +509,23 @@ def test_ray_cuts_a_trec_file_into_blocks_of_queries(
     with pytest.raises(RepeatedQueryError, match="grouped by query") as err:
         ragmeter.evaluate(scattered, qrels, ["map"], engine="ray")
     assert err.value.source == str(scattered)
+
+
+def test_no_fork_is_said_once_and_changes_no_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    import ragmeter.evaluation.forking as forking
+
+    _, qrels_path, folder = _data(2, tmp_path, parts=3)
+    qrels = read_qrels(qrels_path)
+    one = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=1, **_options("zero"))
+    monkeypatch.setattr(forking.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(forking, "_warned", False)
+    with pytest.warns(forking.SerialFallbackWarning, match="cannot fork"):
+        two = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=2, **_options("zero"))
+    _same(one, two)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ragmeter.evaluate(str(folder), qrels, MEASURES, workers=2, **_options("zero"))  # said once

@@ -51,17 +51,18 @@ def tune_allocator() -> None:
 
 
 def plain_warnings() -> None:
-    """Print the pure-path and data-folder warnings as one ``warning:`` line, like the
-    commands' own."""
+    """Print the pure-path, data-folder and no-fork warnings as one ``warning:`` line, like
+    the commands' own."""
     import warnings
 
     from ragmeter._accel import PurePathWarning
     from ragmeter.core.datadir import LegacyDataDirWarning
+    from ragmeter.evaluation.forking import SerialFallbackWarning
 
     shown = warnings.showwarning
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, PurePathWarning | LegacyDataDirWarning):
+        if issubclass(category, PurePathWarning | LegacyDataDirWarning | SerialFallbackWarning):
             typer.echo(f"warning: {message}", err=True)
             return
         shown(message, category, *args, **kwargs)

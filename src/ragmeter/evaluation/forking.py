@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import warnings
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +29,14 @@ WORKERS_ENV = "RAGMETER_WORKERS"
 #: by default an input smaller than this is evaluated in this process (about 1.7 M run lines):
 #: forking and Arrow's take would cost more than they save
 PARALLEL_BYTES = 64 << 20
+
+
+class SerialFallbackWarning(UserWarning):
+    """Several worker processes were due but this platform cannot fork: the pieces are
+    evaluated in this process (the same values, more slowly). Said once per process."""
+
+
+_warned = False
 
 #: ``(function, job)`` of the map in progress: set before the workers are forked, which
 #: inherit it (a job holds the qrels: it is never pickled)
@@ -64,9 +73,18 @@ def forked_map(
     a hang. On an error, or when the caller stops early, the running pieces finish and the
     pool is shut down.
     """
-    global _TASK
+    global _TASK, _warned
     n = min(workers, len(items))
-    if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    serial = n <= 1 or "fork" not in multiprocessing.get_all_start_methods()
+    if serial and n > 1 and not _warned:
+        _warned = True
+        warnings.warn(
+            f"{what}: {n} worker processes were due, but this platform cannot fork them; "
+            "evaluated in this process (the same values, more slowly)",
+            SerialFallbackWarning,
+            stacklevel=3,
+        )
+    if serial:
         for item in items:
             yield function(job, item)
         return
