@@ -349,3 +349,27 @@ def test_qrels_of_many_interleaved_queries_identical(tmp_path: Path, both: Any) 
     fast, pure = both(lambda: read_trec_qrels(path))
     assert isinstance(fast, Qrels)
     assert _state(fast) == _state(pure)
+
+
+def test_permute_offsets_and_scatter_docs_by_hand() -> None:
+    """Sorting parsed qrels without holding their doc ids twice: the new offsets from the
+    lengths alone, then the docs read again from the text into their places."""
+    native = _accel.native
+    assert native is not None
+    docs = pa.array(["a", "bb", "ccc"])
+    _, offsets, _ = docs.buffers()
+    perm = np.array([2, 0, 1], dtype=np.int32)  # row k of the result is row perm[k]
+    new_offsets, inverse_buf, wide = native.permute_offsets(offsets, False, 0, 3, perm)
+    assert wide is False
+    assert np.frombuffer(new_offsets, np.int32).tolist() == [0, 3, 4, 6]
+    inverse = np.frombuffer(inverse_buf, np.int32)
+    assert inverse.tolist() == [1, 2, 0]  # row i goes to inverse[i]
+    text = b"q1 0 a 1\n# a comment\n\n  q1\t0 bb 2\nq2 0 ccc 0"
+    assert bytes(native.scatter_docs(text, False, inverse, new_offsets, False)) == b"cccabb"
+    with pytest.raises(ValueError, match="not the one parsed"):
+        other = b"q1 0 ab 1\nq1 0 b 2\nq2 0 ccc 0\n"  # the same rows, other lengths
+        native.scatter_docs(other, False, inverse, new_offsets, False)
+    with pytest.raises(ValueError, match="fewer rows"):
+        native.scatter_docs(b"q1 0 a 1\n", False, inverse, new_offsets, False)
+    with pytest.raises(IndexError):
+        native.permute_offsets(offsets, False, 0, 3, np.array([0, 1, 3], dtype=np.int32))

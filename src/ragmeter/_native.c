@@ -660,7 +660,7 @@ static PyObject *order(PyObject *self, PyObject *args) {
     strargs sa;
     memset(&sa, 0, sizeof(sa));
     PyObject *perm_obj = NULL, *offs_obj = NULL, *result = NULL;
-    int64_t *tmp = NULL, *table = NULL;
+    int64_t *tmp = NULL, *table = NULL, *seg = NULL;
     vec perm_vec = {NULL, 0, 0};
     if (PyObject_GetBuffer(qrank_obj, &qb, PyBUF_FORMAT | PyBUF_ND)) goto done;
     have_q = 1;
@@ -678,12 +678,20 @@ static PyObject *order(PyObject *self, PyObject *args) {
     if (have_s && sb.len / 8 != n) { PyErr_SetString(PyExc_ValueError, "length mismatch"); goto done; }
     char *obuf = NULL;
     /* malloc'd, not a bytearray: shrinking a bytearray to half its size keeps its memory */
-    perm_vec.cap = n ? (size_t)n * 8 : 1;
+    /* int32 rows with `narrow` from the start: an int64 permutation narrowed at the end
+       would peak at twice the size (0.8 GB at 100 M rows) */
+    perm_vec.cap = n ? (size_t)n * (narrow ? 4 : 8) : 1;
     perm_vec.p = malloc(perm_vec.cap);
     if (!perm_vec.p) { PyErr_NoMemory(); goto done; }
     offs_obj = new_bytearray((nq + 1) * 8, &obuf);
     if (!offs_obj) goto done;
-    int64_t *perm = (int64_t *)perm_vec.p, *offs = (int64_t *)obuf;
+    int64_t *offs = (int64_t *)obuf;
+#define PGET(k) (narrow ? (int64_t)((int32_t *)perm_vec.p)[k] : ((int64_t *)perm_vec.p)[k])
+#define PSET(k, x)                                                                          \
+    do {                                                                                     \
+        if (narrow) ((int32_t *)perm_vec.p)[k] = (int32_t)(x);                               \
+        else ((int64_t *)perm_vec.p)[k] = (x);                                               \
+    } while (0)
     /* counting sort by query rank */
     memset(offs, 0, (nq + 1) * 8);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -696,7 +704,7 @@ static PyObject *order(PyObject *self, PyObject *args) {
         int64_t *pos = malloc((nq + 1) * 8);
         if (!pos) { PyErr_NoMemory(); goto done; }
         memcpy(pos, offs, (nq + 1) * 8);
-        for (Py_ssize_t i = 0; i < n; i++) perm[pos[QRANK(i)]++] = i;
+        for (Py_ssize_t i = 0; i < n; i++) PSET(pos[QRANK(i)]++, i);
         free(pos);
     }
     order_ctx ctx = {have_s ? (const double *)sb.buf : NULL, &sa.s};
@@ -704,22 +712,26 @@ static PyObject *order(PyObject *self, PyObject *args) {
     for (Py_ssize_t q = 0; q < nq; q++)
         if ((size_t)(offs[q + 1] - offs[q]) > maxlen) maxlen = (size_t)(offs[q + 1] - offs[q]);
     tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    seg = malloc((maxlen + 1) * sizeof(int64_t));
     size_t tcap = 16;
     while (tcap < 2 * maxlen) tcap *= 2;
     table = malloc(tcap * sizeof(int64_t));
-    if (!tmp || !table) { PyErr_NoMemory(); goto done; }
+    if (!tmp || !table || !seg) { PyErr_NoMemory(); goto done; }
     int64_t w = 0, dupes = 0;
     for (Py_ssize_t q = 0; q < nq; q++) {
         int64_t a = offs[q], b = offs[q + 1];
         size_t len = (size_t)(b - a);
-        int64_t *v = perm + a;
+        /* the query's rows, sorted in an int64 copy; written back from w (≤ a: the rows of
+           later queries are not touched) */
+        int64_t *v = seg;
+        for (size_t i = 0; i < len; i++) v[i] = PGET(a + (int64_t)i);
         int sorted = 1;
         for (size_t i = 1; i < len; i++)
             if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
         if (!sorted) merge_sort(&ctx, v, tmp, len);
         offs[q] = w;
         if (len < 2) {
-            if (len) perm[w++] = v[0];
+            if (len) { PSET(w, v[0]); w++; }
             continue;
         }
         if (!have_s) {
@@ -727,15 +739,16 @@ static PyObject *order(PyObject *self, PyObject *args) {
             const char *pp, *cp;
             size_t pn, cn;
             str_at(&sa.s, v[0], &pp, &pn);
-            int64_t first = v[0];
-            perm[w++] = first;
+            PSET(w, v[0]);
+            w++;
             for (size_t i = 1; i < len; i++) {
                 str_at(&sa.s, v[i], &cp, &cn);
                 if (cn == pn && memcmp(cp, pp, cn) == 0) {
                     dupes++;
                     if (dedupe) continue;
                 }
-                perm[w++] = v[i];
+                PSET(w, v[i]);
+                w++;
                 pp = cp; pn = cn;
             }
             continue;
@@ -763,15 +776,14 @@ static PyObject *order(PyObject *self, PyObject *args) {
             } else {
                 table[slot] = row;
             }
-            perm[w++] = row;
+            PSET(w, row);
+            w++;
         }
     }
 #undef QRANK
+#undef PGET
+#undef PSET
     offs[nq] = w;
-    if (narrow) { /* in place: perm32[k] overwrites half of perm[k / 2], read already */
-        int32_t *perm32 = (int32_t *)perm;
-        for (int64_t k = 0; k < w; k++) perm32[k] = (int32_t)perm[k];
-    }
     perm_vec.len = (size_t)w * (narrow ? 4 : 8);
     perm_obj = vec_to_bytearray(&perm_vec); /* shrunk to its length: the rest goes back */
     if (!perm_obj) goto done;
@@ -782,6 +794,7 @@ done:
     release_strarr(&sa);
     free(tmp);
     free(table);
+    free(seg);
     free(perm_vec.p);
     Py_XDECREF(perm_obj);
     Py_XDECREF(offs_obj);
@@ -853,6 +866,161 @@ done:
     if (have_p) PyBuffer_Release(&pb);
     free(out_off.p);
     free(out_data.p);
+    return result;
+}
+
+/* ---------------------------------------------------------------- re-gathering parsed docs */
+
+/*
+ * permute_offsets(offsets, wide, base, n, perm: int32[n] or int64[n]) -> (new_offsets:
+ * int32[n+1] or int64[n+1], inverse: int32[n] or int64[n] (as perm), wide_out: bool)
+ * The offsets of a string array whose row k is row perm[k] of the given one (lengths only:
+ * the bytes are not read), and the inverse permutation (row i goes to inverse[i]). perm must
+ * be a permutation of 0..n-1.
+ */
+static PyObject *permute_offsets(PyObject *self, PyObject *args) {
+    PyObject *off, *perm_obj;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OinnO", &off, &wide, &base, &n, &perm_obj)) return NULL;
+    Py_buffer ob, pb;
+    int have_o = 0, have_p = 0;
+    PyObject *result = NULL;
+    vec out_off = {0}, inv = {0};
+    if (PyObject_GetBuffer(off, &ob, PyBUF_SIMPLE)) goto done;
+    have_o = 1;
+    if (PyObject_GetBuffer(perm_obj, &pb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_p = 1;
+    const int p32 = pb.itemsize == 4;
+    if (pb.len / (p32 ? 4 : 8) != n || ob.len / (wide ? 8 : 4) < base + n + 1) {
+        PyErr_SetString(PyExc_ValueError, "permute_offsets: length mismatch");
+        goto done;
+    }
+#define OLD(i) (wide ? ((const int64_t *)ob.buf)[base + (i)] : (int64_t)((const int32_t *)ob.buf)[base + (i)])
+#define PERM(k) (p32 ? (int64_t)((const int32_t *)pb.buf)[k] : ((const int64_t *)pb.buf)[k])
+    size_t total = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t r = PERM(k);
+        if (r < 0 || r >= n) {
+            PyErr_SetString(PyExc_IndexError, "permute_offsets: position out of range");
+            goto done;
+        }
+        total += (size_t)(OLD(r + 1) - OLD(r));
+    }
+    const int wide_out = wide || total > (size_t)INT32_MAX;
+    if (vec_reserve(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4)) ||
+        vec_reserve(&inv, (size_t)(n ? n : 1) * (p32 ? 4 : 8))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t at = 0;
+    for (Py_ssize_t k = 0; k <= n; k++) {
+        if (wide_out) ((int64_t *)out_off.p)[k] = at;
+        else ((int32_t *)out_off.p)[k] = (int32_t)at;
+        if (k == n) break;
+        int64_t r = PERM(k);
+        at += OLD(r + 1) - OLD(r);
+        if (p32) ((int32_t *)inv.p)[r] = (int32_t)k;
+        else ((int64_t *)inv.p)[r] = (int64_t)k;
+    }
+#undef OLD
+#undef PERM
+    out_off.len = (size_t)(n + 1) * (wide_out ? 8 : 4);
+    inv.len = (size_t)n * (p32 ? 4 : 8);
+    PyObject *a = vec_to_bytearray(&out_off), *b = vec_to_bytearray(&inv);
+    if (a && b) result = Py_BuildValue("(NNO)", a, b, wide_out ? Py_True : Py_False);
+    else { Py_XDECREF(a); Py_XDECREF(b); }
+done:
+    if (have_o) PyBuffer_Release(&ob);
+    if (have_p) PyBuffer_Release(&pb);
+    free(out_off.p);
+    free(inv.p);
+    return result;
+}
+
+/*
+ * scatter_docs(data, mapped, inverse, new_offsets, wide_out) -> doc bytes
+ * The doc ids of a TREC text that parse_trec accepted, read again and written in a new row
+ * order: the doc of row i (data lines in file order) goes to row inverse[i], whose place
+ * new_offsets gives (see permute_offsets). Sorting parsed qrels this way never holds their
+ * doc ids twice (a gather does: file order and sorted order, 2 × 1.3 GB at 100 M lines).
+ * A mapped file's pages are released every 64 MB, as parse_trec does.
+ */
+static PyObject *scatter_docs(PyObject *self, PyObject *args) {
+    Py_buffer buf, ib, ob;
+    int mapped, wide_out;
+    PyObject *inv_obj, *off_obj;
+    if (!PyArg_ParseTuple(args, "y*pOOp", &buf, &mapped, &inv_obj, &off_obj, &wide_out))
+        return NULL;
+    int have_i = 0, have_o = 0;
+    PyObject *result = NULL;
+    vec out = {0};
+    if (PyObject_GetBuffer(inv_obj, &ib, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_i = 1;
+    if (PyObject_GetBuffer(off_obj, &ob, PyBUF_SIMPLE)) goto done;
+    have_o = 1;
+    const int i32 = ib.itemsize == 4;
+    const Py_ssize_t n = ib.len / (i32 ? 4 : 8);
+    if (ob.len / (wide_out ? 8 : 4) != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "scatter_docs: length mismatch");
+        goto done;
+    }
+#define NEWOFF(k) (wide_out ? ((const int64_t *)ob.buf)[k] : (int64_t)((const int32_t *)ob.buf)[k])
+    const int64_t total = NEWOFF(n);
+    if (vec_reserve(&out, total ? (size_t)total : 1)) { PyErr_NoMemory(); goto done; }
+    const char *s = buf.buf;
+    const size_t len = (size_t)buf.len;
+    const int doc_field = 2; /* in runs and qrels alike */
+    size_t i = 0, released = 0;
+    Py_ssize_t row = 0;
+    while (i < len) {
+        if (mapped && i - released >= ((size_t)64 << 20)) {
+            release_pages(s, released, i);
+            released = i;
+        }
+        /* the fields of one line, as parse_trec splits them (it accepted this text) */
+        int k = 0;
+        const char *doc = NULL;
+        size_t doc_n = 0;
+        for (;;) {
+            while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
+            if (i >= len || CLS[(unsigned char)s[i]] == 2) break;
+            size_t a = i;
+            while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+            if (k == 0 && s[a] == '#') { /* comment line */
+                while (i < len && s[i] != '\n') i++;
+                k = -1;
+                break;
+            }
+            if (k == doc_field) { doc = s + a; doc_n = i - a; }
+            k++;
+        }
+        if (i < len) i++; /* newline */
+        if (k <= 0) continue;
+        if (row >= n || !doc) {
+            PyErr_SetString(PyExc_ValueError, "scatter_docs: the text has more rows than parsed");
+            goto done;
+        }
+        int64_t to = i32 ? (int64_t)((const int32_t *)ib.buf)[row] : ((const int64_t *)ib.buf)[row];
+        if (to < 0 || to >= n || NEWOFF(to + 1) - NEWOFF(to) != (int64_t)doc_n) {
+            PyErr_SetString(PyExc_ValueError, "scatter_docs: the text is not the one parsed");
+            goto done;
+        }
+        memcpy(out.p + NEWOFF(to), doc, doc_n);
+        row++;
+    }
+#undef NEWOFF
+    if (row != n) {
+        PyErr_SetString(PyExc_ValueError, "scatter_docs: the text has fewer rows than parsed");
+        goto done;
+    }
+    out.len = (size_t)total;
+    result = vec_to_bytearray(&out);
+done:
+    PyBuffer_Release(&buf);
+    if (have_i) PyBuffer_Release(&ib);
+    if (have_o) PyBuffer_Release(&ob);
+    free(out.p);
     return result;
 }
 
@@ -1548,6 +1716,8 @@ static PyMethodDef methods[] = {
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
+    {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
+    {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
     {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
     {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},
     {"answerable", answerable, METH_VARARGS, "Answerable questions of every query."},

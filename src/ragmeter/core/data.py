@@ -17,6 +17,7 @@ Ordering rules (SPEC §1):
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -513,14 +514,22 @@ class Qrels:
         )
 
     @classmethod
-    def _native_from_encoded(cls, columns: list[Any], *, name: str) -> Qrels | None:
+    def _native_from_encoded(
+        cls,
+        columns: list[Any],
+        *,
+        name: str,
+        text: bytes | mmap.mmap | None = None,
+    ) -> Qrels | None:
         """The C path of :meth:`_from_encoded` over ``columns`` = ``[codes, dictionary, docs,
         grades]``; None when not built or judgments repeat (the Python path then warns or
         raises with line numbers, from the caller's columns).
 
         The list is emptied and each column let go as soon as it has been used, so a caller
-        that keeps no other reference to them (``read_qrels``) peaks at the doc ids twice (file
-        order and sorted order), not at every column twice: 100 M judgments peak at 3.6 GiB.
+        that keeps no other reference to them (``read_qrels``) does not hold every column
+        twice. With ``text``, the TREC text the columns were parsed from, the doc ids are
+        not gathered into sorted order (which holds them twice: file order and sorted order)
+        but dropped and read again from the text straight into their sorted places.
         """
         native = _accel.native
         codes, dictionary, docs, grade_arr = columns
@@ -544,9 +553,29 @@ class Qrels:
         )
         grades = grade_arr[perm]
         del grade_arr
-        if not _is_identity(perm):
+        if _is_identity(perm):
+            pass
+        elif text is None:
             docs = _accel.take_strings(docs, perm)
-        del perm, perm_buf
+        else:
+            n, wide = len(docs), pa.types.is_large_string(docs.type)
+            old_offsets, base = docs.buffers()[1], docs.offset
+            del docs  # the doc bytes go: read again from the text below
+            offsets_out, inverse_buf, wide_out = native.permute_offsets(
+                old_offsets, wide, base, n, perm
+            )
+            inverse = np.frombuffer(inverse_buf, dtype=perm.dtype)  # the C side reads its width
+            del old_offsets, perm, perm_buf, inverse_buf
+            data_out = native.scatter_docs(
+                text, isinstance(text, mmap.mmap), inverse, offsets_out, wide_out
+            )
+            del inverse
+            docs = pa.Array.from_buffers(
+                pa.large_string() if wide_out else pa.string(),
+                n,
+                [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
+            )
+        perm = perm_buf = None  # type: ignore[assignment]
         query_ids = np.array(dictionary.to_pylist(), dtype=object)[query_order]
         return cls(
             query_ids=query_ids,

@@ -367,7 +367,7 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         if isinstance(data, mmap.mmap):  # parsed: its pages leave the resident set (re-read
             data.madvise(mmap.MADV_DONTNEED)  # from the file if the slow path needs them)
             _accel.release_free_heap()  # and so do the parser's growing buffers' old blocks
-        qrels = Qrels._native_from_encoded(parsed, name=qrels_name)
+        qrels = Qrels._native_from_encoded(parsed, name=qrels_name, text=data)
         if qrels is not None:
             return qrels
         del parsed
