@@ -540,12 +540,9 @@ def test_evaluate_command_with_nuggets() -> None:
     assert "--nuggets" in bad.output
 
 
-def test_compare_command_with_nuggets(tmp_path: Path) -> None:
-    """``compare`` takes the nugget inputs as ``evaluate`` does: the same numbers per run,
-    the queries with nuggets compared (a second run whose answers support no nugget)."""
-    from typer.testing import CliRunner
-
-    from ragmeter.cli import app
+def _two_answer_runs(tmp_path: Path) -> list[str]:
+    """Command-line arguments: the example answers and the same answers as run 'other', the
+    nuggets, and assignments in which 'other' supports nothing."""
     from ragmeter.data import example_path
 
     other = tmp_path / "other.jsonl"
@@ -565,22 +562,26 @@ def test_compare_command_with_nuggets(tmp_path: Path) -> None:
             nugget["assignment"] = "not_support"
         lines.append(json.dumps({**row, "run_id": "other"}) + "\n")
     unsupported.write_text("".join(lines))
-    result = CliRunner().invoke(
-        app,
-        [
-            "compare",
-            str(example_path("rag_answers.jsonl")),
-            str(other),
-            "--nuggets",
-            str(example_path("nuggets.jsonl")),
-            "--assignments",
-            str(example_path("nugget_assignments.jsonl")),
-            "--assignments",
-            str(unsupported),
-            "--format",
-            "json",
-        ],
-    )
+    return [
+        str(example_path("rag_answers.jsonl")),
+        str(other),
+        "--nuggets",
+        str(example_path("nuggets.jsonl")),
+        "--assignments",
+        str(example_path("nugget_assignments.jsonl")),
+        "--assignments",
+        str(unsupported),
+    ]
+
+
+def test_compare_command_with_nuggets(tmp_path: Path) -> None:
+    """``compare`` takes the nugget inputs as ``evaluate`` does: the same numbers per run,
+    the queries with nuggets compared (a second run whose answers support no nugget)."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    result = CliRunner().invoke(app, ["compare", *_two_answer_runs(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["runs"] == ["vellmar-rag", "other"]
@@ -590,3 +591,35 @@ def test_compare_command_with_nuggets(tmp_path: Path) -> None:
     assert means[("vellmar-rag", "nugget_strict_vital")] == pytest.approx((3 + 2 / 3) / 4)
     assert means[("other", "nugget_strict_vital")] == 0.0
     assert means[("other", "nugget_all")] == 0.0
+
+
+def test_report_command_with_nuggets(tmp_path: Path) -> None:
+    """``report`` takes the nugget inputs too: its summary shows evaluate's numbers, and the
+    K-sweep of nugget_coverage@5 is computed with the same inputs."""
+    pytest.importorskip("matplotlib")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    page = tmp_path / "report.html"
+    args = _two_answer_runs(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            *args,
+            "-m",
+            "nugget_strict_vital",
+            "-m",
+            "nugget_coverage@5",
+            "-o",
+            str(page),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    # strict_vital (3 + 2/3) / 4 = 0.9167 and coverage@5 0.5750, by hand as in evaluate
+    assert "0.9167" in text and "0.5750" in text
+    assert "nuggets" in text  # the inputs named on the page
+    refused = CliRunner().invoke(app, ["report", args[1], "-o", str(page)])
+    assert refused.exit_code == 2 and "--nuggets" in refused.output

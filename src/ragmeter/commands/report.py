@@ -16,13 +16,16 @@ from typing import Annotated
 import typer
 
 from ragmeter.commands.options import (
+    AssignmentFiles,
     Bootstrap,
+    CitationSupportFile,
     Correction,
     CorrectionChoice,
     GradeMap,
     Measures,
     Missing,
     MissingPolicy,
+    NuggetsFile,
     PairedTest,
     Permutations,
     Pool,
@@ -33,6 +36,7 @@ from ragmeter.commands.options import (
     compare_settings,
     evaluation_settings,
     fail,
+    nugget_inputs,
 )
 from ragmeter.commands.output import warn
 from ragmeter.errors import RagmeterError
@@ -113,6 +117,9 @@ def report_command(
     bootstrap: Bootstrap = 10_000,
     seed: Seed = 0,
     title: Annotated[str, typer.Option("--title", help="Title of the page.")] = "ragmeter report",
+    nuggets: NuggetsFile = None,
+    assignments: AssignmentFiles = None,
+    citation_support: CitationSupportFile = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
@@ -144,6 +151,7 @@ def report_command(
             seed=seed,
         ),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
+        nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
     try:
         evaluation = write_report_files(request)

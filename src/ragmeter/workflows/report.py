@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import RagmeterError
 from ragmeter.workflows.compare import CompareSettings
-from ragmeter.workflows.evaluate import EvaluationSettings
+from ragmeter.workflows.evaluate import EvaluationSettings, NuggetInputs
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
@@ -49,11 +49,12 @@ class ReportRequest:
     settings: EvaluationSettings = field(default_factory=EvaluationSettings)
     compare: CompareSettings = field(default_factory=CompareSettings)
     view: ReportView = field(default_factory=ReportView)
+    nuggets: NuggetInputs | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
-        if self.qrels is None and self.judgments is None:
-            raise RagmeterError("report needs --qrels or --judgments")
+        if self.qrels is None and self.judgments is None and self.nuggets is None:
+            raise RagmeterError("report needs --qrels, --judgments or --nuggets")
         for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
             if given is not None and self.judgments is None:
                 # both only serve the coverage sections, which need the sub-question judgments
@@ -86,6 +87,8 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     run_objs = read_runs(request.runs)
     base = baseline_index(request.baseline, run_objs, list(request.runs))
     options = request.settings.options()
+    if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
+        options.update(request.nuggets.options())
     evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
     comparison = None
     if len(run_objs) > 1:
@@ -104,7 +107,10 @@ def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, A
 
     if request.measures:
         return list(request.measures)
-    names = default_measures(
+    own = request.nuggets.default_measures() if request.nuggets is not None else []
+    if qrels is None and not coverage:
+        return own
+    names = own + default_measures(
         qrels,
         grade_map=request.settings.grade_map,
         judgments=coverage.get("judgments"),
@@ -121,6 +127,13 @@ def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
     inputs = [("qrels", str(request.qrels))] if request.qrels is not None else []
     if request.judgments is not None:
         inputs.append(("judgments", str(request.judgments)))
+    nuggets = request.nuggets
+    if nuggets is not None:
+        if nuggets.nuggets is not None:
+            inputs.append(("nuggets", str(nuggets.nuggets)))
+        inputs += [("nugget assignments", str(p)) for p in nuggets.assignments]
+        if nuggets.citation_support is not None:
+            inputs.append(("citation support", str(nuggets.citation_support)))
     if settings.grade_map:
         inputs.append(("grade map", settings.grade_map))
     if settings.pool is not None:
