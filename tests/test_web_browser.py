@@ -144,6 +144,9 @@ def test_label_with_the_keyboard_reload_and_export(server: tuple[str, Path], pag
     page.keyboard.press("k")
     page.keyboard.press("j")
     assert page.eval_on_selector("li.current", "e => e.dataset.doc") == "d9"
+    # shown at once, saved in the background: the progress moves when the server has it
+    # (a reload before that would cancel the request)
+    page.wait_for_selector(".progress-text:text-is('5/5 labelled')")
 
     page.reload()
     assert _values(page) == {"d1": "4", "d4": "5", "d2": "2", "d3": "3", "d9": "1"}
@@ -170,6 +173,9 @@ def test_sub_question_ratings_with_the_keyboard(server: tuple[str, Path], page: 
     for key in "53":  # d1 × question 1, then d1 × question 2
         page.keyboard.press(key)
     page.wait_for_selector('tr[data-doc="d1"][data-question="2"][data-value="3"]')
+    # the page shows a value at once and saves it in the background, one request after the
+    # other: "saved 3" is the second one answered (a reload before it would cancel it)
+    page.wait_for_selector('#status:has-text("saved 3")')
     page.keyboard.press("6")  # out of range: refused in the page, nothing sent
     page.wait_for_selector("#status.bad")
     page.reload()
