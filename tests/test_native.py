@@ -373,3 +373,18 @@ def test_permute_offsets_and_scatter_docs_by_hand() -> None:
         native.scatter_docs(b"q1 0 a 1\n", False, inverse, new_offsets, False)
     with pytest.raises(IndexError):
         native.permute_offsets(offsets, False, 0, 3, np.array([0, 1, 3], dtype=np.int32))
+
+
+def test_memory_mapped_qrels_equal_read_qrels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mapped qrels file has its doc ids read again from the mapping into sorted order
+    (``scatter_docs``); the result equals reading the file into memory."""
+    from ragmeter.io import trec
+
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(_interleaved_text(1, 2000, 9))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 << 62)
+    in_memory = trec.read_trec_qrels(path)
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1)
+    assert _state(trec.read_trec_qrels(path)) == _state(in_memory)

@@ -285,8 +285,8 @@ def evaluation_settings(
 def nugget_inputs(
     nuggets: Path | None, assignments: list[Path] | None, citation_support: Path | None
 ) -> NuggetInputs | None:
-    """The nugget and citation inputs that ``evaluate`` and ``compare`` take from the same
-    options, or ``None`` without any."""
+    """The nugget and citation inputs that ``evaluate``, ``compare`` and ``report`` take from
+    the same options, or ``None`` without any."""
     from ragmeter.workflows.evaluate import NuggetInputs
 
     if not (nuggets or assignments or citation_support):

@@ -553,10 +553,11 @@ class Qrels:
         )
         grades = grade_arr[perm]
         del grade_arr
-        if _is_identity(perm):
-            pass
-        elif text is None:
-            docs = _accel.take_strings(docs, perm)
+        identity = _is_identity(perm)
+        if identity or text is None:
+            if not identity:
+                docs = _accel.take_strings(docs, perm)
+            del perm, perm_buf
         else:
             n, wide = len(docs), pa.types.is_large_string(docs.type)
             old_offsets, base = docs.buffers()[1], docs.offset
@@ -575,7 +576,6 @@ class Qrels:
                 n,
                 [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
             )
-        perm = perm_buf = None  # type: ignore[assignment]
         query_ids = np.array(dictionary.to_pylist(), dtype=object)[query_order]
         return cls(
             query_ids=query_ids,

@@ -192,6 +192,15 @@ def qrels_index(qrels: Qrels) -> QueryIndex:
     return held[1]
 
 
+def index_before_fork(qrels: Qrels) -> None:
+    """Build the query index of ``qrels`` in this process before workers are forked, so that
+    they inherit it, and give the heap's free pages back first and after (what reading the
+    qrels and building the index freed would otherwise stay resident in every worker)."""
+    _accel.release_free_heap()
+    qrels_index(qrels)
+    _accel.release_free_heap()
+
+
 def qrels_subset(
     qrels: Qrels, positions: IntArray, query_ids: npt.NDArray[np.object_] | None = None
 ) -> Qrels:

@@ -37,7 +37,7 @@ from ragmeter.evaluation.blocks import (
     BlockValues,
     RepeatedQueryError,
     evaluate_block,
-    qrels_index,
+    index_before_fork,
 )
 from ragmeter.evaluation.forking import PARALLEL_BYTES, default_workers, forked_map
 from ragmeter.evaluation.inputs import EvalInputs
@@ -274,7 +274,7 @@ def evaluate_partitions(
         size = sum(os.path.getsize(p) for p in partitions.paths)
         workers = default_workers() if size >= PARALLEL_BYTES else 1
     merger = PieceMerger(partitions, inputs, measures)
-    qrels_index(inputs.qrels)  # built once here, inherited by forked workers
+    index_before_fork(inputs.qrels)
     pieces = [Piece(0, i, partitions=partitions.only(i)) for i in range(len(partitions))]
     job = (inputs, measures)
     with closing(

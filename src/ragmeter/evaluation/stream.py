@@ -48,7 +48,7 @@ from ragmeter.evaluation.blocks import (
     block_support,
     evaluate_block,
     evaluate_blocks,
-    qrels_index,
+    index_before_fork,
 )
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
 from ragmeter.evaluation.forking import (
@@ -251,9 +251,7 @@ def _stream_plain(
     ranges = _ranges(path, size, block_bytes, workers)
     job = _Job(str(path), name, inputs, tuple(measures))
     merger = BlockMerger(name, inputs, measures)
-    _accel.release_free_heap()  # what reading the qrels freed
-    qrels_index(inputs.qrels)  # built once here, inherited by the workers
-    _accel.release_free_heap()
+    index_before_fork(inputs.qrels)
     with closing(forked_map(_evaluate_range, job, ranges, workers, what=str(path))) as done:
         _merge(merger, job, ranges, done)
     result, warnings = merger.result()

@@ -358,7 +358,8 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
     _check_bom(data, source)
     qrels_name = name
     native = _native_columns(data, 1)
-    repeated = native is not None
+    # parsed by C but not returned below: only repeated judgments make the C path decline
+    parsed_natively = native is not None
     if native is not None:
         codes, dictionary, docs, values, _ = native
         parsed = [codes, dictionary, docs, np.frombuffer(values, dtype=np.int32)]
@@ -374,7 +375,7 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         # Repeated judgments: the line-by-line path reports them with line numbers.
     _check_nul(data, source)
     try:
-        if repeated:
+        if parsed_natively:
             raise ValueError("repeated judgments")
         table, grades = _fast_table(data, QRELS_FIELDS, ("qid", "docid", "grade"), "grade")
     except (ValueError, pa.ArrowInvalid):
