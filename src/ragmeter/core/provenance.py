@@ -153,7 +153,7 @@ class LabelProvenance:
 
     def counts(self, pairs: Iterable[Pair]) -> Counter[str | None]:
         """How many of ``pairs`` each source id made (``None``: unknown)."""
-        return Counter(self.pairs.get(p, self.default) for p in pairs)
+        return Counter(self.pairs.get(p) or self.default for p in pairs)
 
     @property
     def has_llm(self) -> bool:
@@ -195,7 +195,7 @@ class LabelProvenance:
             rename[sid] = new
         merged = dict(self.pairs)
         for pair in pairs:
-            sid = other.pairs.get(pair, other.default)
+            sid = other.pairs.get(pair) or other.default
             if sid is None:
                 raise ValueError(f"pair {pair}: no source in the provenance merged in")
             merged[pair] = rename[sid]

@@ -79,17 +79,16 @@ def read_provenance(labels_path: PathLike) -> LabelProvenance | None:
     pairs: dict[Pair, str] = {}
     for n, line in rows[1:]:
         record = _json(line, path, n)
-        fields = [record.get(k) for k in ("query_id", "doc_id", "source")]
-        for key, value in zip(("query_id", "doc_id", "source"), fields, strict=True):
-            if not isinstance(value, str):
-                raise InputError(f"field {key!r}: expected a string", source=str(path), line=n)
-        if fields[2] not in sources:
+        query_id, doc_id, sid = (
+            _string(record, k, path, n) for k in ("query_id", "doc_id", "source")
+        )
+        if sid not in sources:
             raise InputError(
-                f"field 'source': {fields[2]!r} is not among the header's sources",
+                f"field 'source': {sid!r} is not among the header's sources",
                 source=str(path),
                 line=n,
             )
-        pairs[(fields[0], fields[1])] = fields[2]
+        pairs[(query_id, doc_id)] = sid
     default = header.get("default")
     if default is not None and default not in sources:
         raise InputError(
@@ -105,6 +104,13 @@ def _json(line: str, path: Path, n: int) -> dict[str, Any]:
         raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=n) from None
     if not isinstance(value, dict):
         raise InputError("expected a JSON object", source=str(path), line=n)
+    return value
+
+
+def _string(record: dict[str, Any], key: str, path: Path, n: int) -> str:
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise InputError(f"field {key!r}: expected a string", source=str(path), line=n)
     return value
 
 
