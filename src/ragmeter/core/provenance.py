@@ -195,10 +195,10 @@ class LabelProvenance:
             rename[sid] = new
         merged = dict(self.pairs)
         for pair in pairs:
-            sid = other.pairs.get(pair) or other.default
-            if sid is None:
+            made_by = other.pairs.get(pair) or other.default
+            if made_by is None:
                 raise ValueError(f"pair {pair}: no source in the provenance merged in")
-            merged[pair] = rename[sid]
+            merged[pair] = rename[made_by]
         return LabelProvenance(sources=sources, pairs=merged, default=self.default)
 
 
