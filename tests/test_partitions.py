@@ -527,6 +527,70 @@ def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None
     )
 
 
+#: a ``sitecustomize`` module that kills (SIGKILL) the first Ray worker to evaluate a piece:
+#: Python imports it at the start of every process, the command's Ray workers included
+KILLER = """
+import os, signal, sys
+
+if "default_worker" in sys.argv[0]:  # a Ray worker, not the driver
+    import ragmeter.evaluation.distributed as distributed
+
+    evaluate_piece = distributed.evaluate_piece
+
+    def killed_once(*args, **kwargs):
+        try:
+            os.close(os.open(os.environ["KILL_MARKER"], os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            if not os.environ.get("KILL_ALWAYS"):
+                return evaluate_piece(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    distributed.evaluate_piece = killed_once
+"""
+
+
+def test_cli_engine_ray_output_stays_clean_when_a_worker_is_killed(tmp_path: Path) -> None:
+    """A Ray worker killed (SIGKILL) during ``-f json``: the task is retried and stdout is
+    the JSON alone (Ray's "(raylet) A worker died" lines went to stdout), the values those
+    of this process."""
+    import os
+
+    run_path, qrels_path, folder = _data(5, tmp_path, parts=3, fmt="parquet")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(KILLER)
+    paths = [str(site), str(ROOT / "src"), *sys.path]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "RAY_NODE_IP_ADDRESS": "127.0.0.1"}
+    env.pop("RAY_ADDRESS", None)
+    env["KILL_MARKER"] = str(tmp_path / "killed")
+    args = ["-m", "ragmeter", "evaluate", str(folder), "--qrels", str(qrels_path)]
+    args += ["-m", "ndcg@10", "-m", "map", "--per-query", "-f", "json"]
+    done = subprocess.run(
+        [sys.executable, *args, "--engine", "ray", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert (tmp_path / "killed").exists()  # a worker was killed
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)  # nothing but the JSON
+    local = runner.invoke(app, ["evaluate", str(run_path), "--qrels", str(qrels_path), *args[6:]])
+    assert out["runs"][0]["per_query"] == json.loads(local.stdout)["runs"][0]["per_query"]
+    # every try killed: Ray's retries run out, and the command says so in one line
+    done = subprocess.run(
+        [sys.executable, *args, "--engine", "ray", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "KILL_ALWAYS": "1"},
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr[-3000:]
+    (error,) = [line for line in done.stderr.splitlines() if "ragmeter:" in line]
+    assert error.startswith("ragmeter: error: --engine ray: a task failed after Ray's retries")
+    assert "WorkerCrashedError" in error and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("missing", ["zero", "skip"])
 def test_ray_gives_the_in_process_evaluation(
