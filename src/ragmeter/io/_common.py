@@ -12,8 +12,8 @@ import os
 import re
 import secrets
 import zlib
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -147,6 +147,27 @@ def _newlines(data: bytes | mmap.mmap, end: int) -> int:
         return data.count(b"\n", 0, end)
     step = 64 << 20
     return sum(data[a : min(a + step, end)].count(b"\n") for a in range(0, end, step))
+
+
+@contextmanager
+def csv_cells(source: str, line: Callable[[], int | None]) -> Iterator[None]:
+    """Python's ``csv`` module reading ``source`` with cells up to :func:`max_line_bytes`
+    characters (its default limit, 131,072, refuses valid cells: 33 retrieved passages of a
+    RAGAS row), set back afterwards; a ``csv.Error`` is an :class:`InputError` naming the
+    file and ``line()`` (the reader's line)."""
+    import csv
+
+    cap = max_line_bytes()
+    old = csv.field_size_limit(cap)
+    try:
+        yield
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field larger than field limit" in reason:
+            reason = f"a cell longer than {_size_text(cap)} (${MAX_LINE_ENV} sets the limit)"
+        raise InputError(f"malformed CSV: {reason}", source=source, line=line()) from None
+    finally:
+        csv.field_size_limit(old)
 
 
 class _Buffer(io.BytesIO):
