@@ -8,6 +8,7 @@ file's output, and the errors name the compressed file and the line of its conte
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import lzma
 import subprocess
@@ -201,3 +202,151 @@ def test_evaluate_and_trec_eval_read_compressed_files(tmp_path: Path) -> None:
     want = _cli("trec-eval", plain_qrels, plain_run)
     assert got.returncode == want.returncode == 0, got.stderr
     assert got.stdout == want.stdout
+
+
+# -- decompression bombs: streamed, lines capped ---------------------------------------------
+
+
+@functools.cache
+def _endless(codec: str, size: int) -> bytes:
+    """``size`` bytes of ``d`` and a newline (one line), compressed by ``codec`` without
+    holding the uncompressed bytes."""
+    block = b"d" * (1 << 20)
+    if codec == "zstd":
+        sink = pa.BufferOutputStream()
+        with pa.CompressedOutputStream(sink, "zstd") as out:
+            for _ in range(size >> 20):
+                out.write(block)
+            out.write(b"\n")
+        return bytes(sink.getvalue().to_pybytes())
+    import zlib
+
+    packer: Any = {
+        "gzip": lambda: zlib.compressobj(9, zlib.DEFLATED, 31),
+        "bz2": lambda: bz2.BZ2Compressor(9),
+        "xz": lzma.LZMACompressor,
+    }[codec]()
+    parts = [packer.compress(block) for _ in range(size >> 20)]
+    return b"".join([*parts, packer.compress(b"\n"), packer.flush()])
+
+
+def _bomb(codec: str, head: bytes, size: int) -> bytes:
+    """``head``, then one line of ``size`` bytes: two streams (members, frames) of ``codec``
+    one after the other, which every codec's reader reads as one."""
+    return CODECS[codec][1](head) + _endless(codec, size)
+
+
+#: the readers and a first line of theirs that is valid, before the endless line 2
+BOMB_READERS: dict[str, tuple[str, Callable[[Path], Any], bytes]] = {
+    "run": (".trec", read_run, b"q Q0 a 1 2.0 t\n"),
+    "qrels": (".qrels", read_qrels, b"q 0 a 1\n"),
+    "jsonl": (".jsonl", read_judgments, b'{"query_id": "q", "doc_id": "a", "ratings": [1]}\n'),
+    "csv": (".csv", read_run, b"qid,docid,score\n"),
+}
+
+
+@pytest.mark.parametrize("codec", list(CODECS))
+@pytest.mark.parametrize("reader", list(BOMB_READERS))
+def test_a_compressed_endless_line_is_refused_while_streaming(
+    codec: str, reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file expanding to one endless line (``gzip.decompress`` of the whole, then a
+    MemoryError): the decompression is streamed and stops at the line limit, an error
+    naming the file and the line; the memory held stays near the limit."""
+    import tracemalloc
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "4MiB")
+    suffix, read, first = BOMB_READERS[reader]
+    path = tmp_path / f"bomb{suffix}{CODECS[codec][0]}"
+    path.write_bytes(_bomb(codec, first, 64 << 20))
+    assert path.stat().st_size < (64 << 20) // 100
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as caught:
+            read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    error = caught.value
+    assert error.source == str(path) and error.line == 2, str(error)
+    assert "longer than 4 MiB" in str(error) and "RAGMETER_MAX_LINE_BYTES" in str(error)
+    assert peak < 32 << 20  # not the 64 MiB the file expands to (xz's own: 8 MiB)
+
+
+def test_the_line_limit_holds_for_plain_files_and_streamed_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragmeter
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1000")
+    long_line = b"q Q0 " + b"d" * 1000 + b" 2 1.0 t\n"
+    plain = tmp_path / "run.trec"
+    plain.write_bytes(b"q Q0 a 1 2.0 t\nq Q0 b 1 2.0 t\nq Q0 c 1 2.0 t\n" + long_line)
+    with pytest.raises(InputError, match="longer than 1000 bytes") as caught:
+        read_run(plain)
+    assert caught.value.line == 4
+    monkeypatch.setattr("ragmeter.io.trec.MAP_THRESHOLD", 1)  # memory-mapped, as large files
+    with pytest.raises(InputError, match="longer than 1000 bytes") as caught:
+        read_run(plain)
+    assert caught.value.line == 4
+    monkeypatch.undo()
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1000")
+    jsonl = tmp_path / "j.jsonl"
+    jsonl.write_bytes(b'{"query_id": "q", "doc_id": "a", "ratings": [1]}\n' + b" " * 1001 + b"\n")
+    with pytest.raises(InputError, match="longer than 1000 bytes") as caught:
+        read_judgments(jsonl)
+    assert caught.value.line == 2
+    # a compressed TREC run is streamed in blocks by the evaluation: the same limit
+    packed = tmp_path / "run.trec.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    qrels = ragmeter.Qrels.from_dict({"q": {"a": 1}})
+    with pytest.raises(InputError, match="longer than 1000 bytes") as caught:
+        ragmeter.evaluate(packed, qrels, ["map"])
+    assert (caught.value.source, caught.value.line) == (str(packed), 4)
+    blocks = TrecRunBlocks(packed, block_bytes=64)
+    with pytest.raises(InputError, match="longer than 1000 bytes") as caught:
+        list(blocks)
+    assert caught.value.line == 4
+    # lines up to the limit are read
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", str(len(long_line) - 1))
+    assert len(read_run(plain)) == 4 and len(read_run(packed)) == 4
+    assert sum(len(r) for r in TrecRunBlocks(packed, block_bytes=64)) == 4
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "1.5MiB", "64 TB"])
+def test_a_bad_line_limit_is_named(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", value)
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q Q0 a 1 2.0 t\n")
+    with pytest.raises(InputError, match="RAGMETER_MAX_LINE_BYTES") as caught:
+        read_run(path)
+    assert repr(value) in str(caught.value)
+
+
+def test_the_default_line_limit_is_64_mib(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.io._common import max_line_bytes
+
+    monkeypatch.delenv("RAGMETER_MAX_LINE_BYTES", raising=False)
+    assert max_line_bytes() == 64 << 20
+    for text, value in [("128MiB", 128 << 20), ("2 GiB", 2 << 30), ("512k", 512 << 10)]:
+        monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", text)
+        assert max_line_bytes() == value
+
+
+def test_memory_exhaustion_is_one_line_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    path = tmp_path / "qrels.txt.gz"
+    path.write_bytes(gzip.compress(b"q 0 a 1\n" * 1000))
+
+    def no_memory(self: io.BytesIO, data: Any) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr("ragmeter.io._common._Buffer.write", no_memory)
+    with pytest.raises(InputError, match="not enough memory") as caught:
+        read_qrels(path)
+    assert caught.value.source == str(path)

@@ -623,3 +623,70 @@ def test_report_command_with_nuggets(tmp_path: Path) -> None:
     assert "nuggets" in text  # the inputs named on the page
     refused = CliRunner().invoke(app, ["report", args[1], "-o", str(page)])
     assert refused.exit_code == 2 and "--nuggets" in refused.output
+
+
+# -- citation support matched against the answers' citations -----------------------------------
+
+
+def _support_rows() -> list[dict[str, Any]]:
+    from ragmeter.data import example_path
+
+    lines = example_path("citation_support.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _evaluate_support(support: Path) -> Any:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.data import example_path
+
+    args = ["evaluate", str(example_path("rag_answers.jsonl"))]
+    args += ["--citation-support", str(support), "--format", "json"]
+    return CliRunner().invoke(app, args)
+
+
+def test_support_of_a_passage_the_sentence_does_not_cite_is_an_error(tmp_path: Path) -> None:
+    """A support row naming a passage its sentence does not cite was counted (precision
+    0.5 → 0.75 on the example): it is an error naming the support file, line and doc id."""
+    rows = _support_rows()
+    # line 1: q01 sentence 0 cites [2] = p203 only; p102 is a reference it does not cite
+    rows[0]["citations"].append({"docid": "p102", "support": "support"})
+    path = _write_jsonl(tmp_path / "support.jsonl", rows)
+    result = _evaluate_support(path)
+    assert result.exit_code == 2, result.output
+    assert "support.jsonl, line 1" in result.output
+    assert "'p102'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_support_leaving_out_a_cited_passage_is_an_error(tmp_path: Path) -> None:
+    rows = _support_rows()
+    # q02 sentence 1 cites [3, 0] = p108, p110: drop p110's label
+    line = next(i for i, r in enumerate(rows) if r["qid"] == "q02" and r["sentence"] == 1)
+    rows[line]["citations"] = [c for c in rows[line]["citations"] if c["docid"] != "p110"]
+    path = _write_jsonl(tmp_path / "support.jsonl", rows)
+    result = _evaluate_support(path)
+    assert result.exit_code == 2, result.output
+    assert f"support.jsonl, line {line + 1}" in result.output
+    assert "'p110'" in result.output
+
+
+def test_support_of_a_sentence_the_answer_lacks_is_an_error(tmp_path: Path) -> None:
+    rows = _support_rows()
+    rows.append({"run_id": "vellmar-rag", "qid": "q01", "sentence": 2, "citations": []})
+    path = _write_jsonl(tmp_path / "support.jsonl", rows)
+    result = _evaluate_support(path)
+    assert result.exit_code == 2, result.output
+    assert f"line {len(rows)}" in result.output and "2 sentences" in result.output
+
+
+def test_matching_support_in_another_order_is_accepted(tmp_path: Path) -> None:
+    rows = _support_rows()
+    for row in rows:
+        row["citations"].reverse()
+    result = _evaluate_support(_write_jsonl(tmp_path / "support.jsonl", rows))
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    # per query (hand): citation_recall 0, 1, 2/3, 1/2, as in test_evaluate_command_with_nuggets
+    assert run["metrics"]["citation_recall"]["mean"] == pytest.approx((0 + 1 + 2 / 3 + 0.5) / 4)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -324,6 +325,85 @@ def test_partition_errors_in_forked_workers(tmp_path: Path, options: dict[str, A
     assert err.value.source == str(bad / "p1.txt") and err.value.line == 2
 
 
+def _dangling(tmp: Path, fmt: str = "trec") -> tuple[Path, Path, Path]:
+    """The run, qrels and partition folder of ``_data(7, …)``, the folder's second partition
+    replaced by a link to a file that is not there (an unmounted share)."""
+    tmp.mkdir(exist_ok=True)
+    run_path, qrels_path, folder = _data(7, tmp, parts=3, fmt=fmt)
+    second = sorted(folder.iterdir())[1]
+    second.unlink()
+    second.symlink_to(tmp / "unmounted" / second.name)
+    return run_path, qrels_path, folder
+
+
+def test_a_partition_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
+    """A dangling link in a partition folder was left out (its judged queries scored as
+    absent, exit 0): a listed name that is not a readable file is an error naming it."""
+    _, qrels_path, folder = _dangling(tmp_path)
+    link = sorted(folder.iterdir())[1]
+    with pytest.raises(PartitionError, match="link to a file that does not exist") as info:
+        Partitions.find(folder)
+    assert info.value.source == str(link)
+    with pytest.raises(PartitionError):
+        ragmeter.evaluate(folder, qrels_path, ["ndcg@10"])
+    with pytest.raises(PartitionError) as info:
+        Partitions.find(str(folder / "part-*.txt"))  # the glob matches the link too
+    assert info.value.source == str(link)
+    done = runner.invoke(app, ["evaluate", str(folder), "--qrels", str(qrels_path)])
+    assert done.exit_code == 2 and str(link) in done.stderr
+    # Spark's own names stay left out, whatever they are
+    link.unlink()
+    (folder / "_temporary").symlink_to(tmp_path / "gone")
+    (folder / ".part-0001.txt.crc").symlink_to(tmp_path / "gone")
+    assert len(Partitions.find(folder)) == 2
+
+
+def test_a_partition_that_is_not_a_file_is_an_error(tmp_path: Path) -> None:
+    import os
+
+    _, _, folder = _data(7, tmp_path, parts=2)
+    os.mkfifo(folder / "part-0002.txt")
+    with pytest.raises(PartitionError, match="not a regular file") as info:
+        Partitions.find(folder)
+    assert info.value.source == str(folder / "part-0002.txt")
+    (folder / "part-0002.txt").unlink()
+    (tmp_path / "elsewhere").mkdir()
+    (folder / "more").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(PartitionError, match="link to a folder") as info:
+        Partitions.find(folder)
+    assert info.value.source == str(folder / "more")
+
+
+@pytest.mark.parametrize("fmt", ["trec", "parquet"])
+def test_empty_partitions_contribute_no_queries(tmp_path: Path, fmt: str) -> None:
+    """A 0-byte file, and a Parquet file of no rows (as Spark and Dask write for empty
+    partitions), hold no queries, with a note: the values are the whole file's."""
+    run_path, qrels_path, folder = _data(9, tmp_path, parts=2, fmt=fmt)
+    empty = folder / f"part-0002.{'txt' if fmt == 'trec' else 'parquet'}"
+    if fmt == "trec":
+        empty.write_bytes(b"")
+    else:
+        schema = pq.read_schema(folder / "part-0000.parquet")
+        pq.write_table(schema.empty_table(), empty)
+    qrels = read_qrels(qrels_path)
+    got = ragmeter.evaluate(folder, qrels, MEASURES, **_options("zero"))
+    _same_values(ragmeter.evaluate(read_run(run_path), qrels, MEASURES, **_options("zero")), got)
+    note = f"partition {empty} is empty: it holds no queries"
+    assert note in got.warnings
+    assert note in read_run(folder).warnings
+    for options in ({"workers": 2}, {"workers": 1}):
+        forked = ragmeter.evaluate(folder, qrels, MEASURES, **_options("zero"), **options)
+        _same(got, forked)
+    # partitioned qrels too
+    qrels_folder = tmp_path / "qrels"
+    qrels_folder.mkdir()
+    shutil.copy(qrels_path, qrels_folder / "part-0.txt")
+    (qrels_folder / "part-1.txt").write_bytes(b"")
+    both = read_qrels(qrels_folder)
+    assert both.to_dict() == qrels.to_dict()
+    assert f"partition {qrels_folder / 'part-1.txt'} is empty: it holds no queries" in both.warnings
+
+
 def test_partitions_hash_by_their_list(tmp_path: Path) -> None:
     _, _, folder = _data(3, tmp_path, parts=3)
     first = file_sha256(folder)
@@ -447,6 +527,70 @@ def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None
     )
 
 
+#: a ``sitecustomize`` module that kills (SIGKILL) the first Ray worker to evaluate a piece:
+#: Python imports it at the start of every process, the command's Ray workers included
+KILLER = """
+import os, signal, sys
+
+if "default_worker" in sys.argv[0]:  # a Ray worker, not the driver
+    import ragmeter.evaluation.distributed as distributed
+
+    evaluate_piece = distributed.evaluate_piece
+
+    def killed_once(*args, **kwargs):
+        try:
+            os.close(os.open(os.environ["KILL_MARKER"], os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            if not os.environ.get("KILL_ALWAYS"):
+                return evaluate_piece(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    distributed.evaluate_piece = killed_once
+"""
+
+
+def test_cli_engine_ray_output_stays_clean_when_a_worker_is_killed(tmp_path: Path) -> None:
+    """A Ray worker killed (SIGKILL) during ``-f json``: the task is retried and stdout is
+    the JSON alone (Ray's "(raylet) A worker died" lines went to stdout), the values those
+    of this process."""
+    import os
+
+    run_path, qrels_path, folder = _data(5, tmp_path, parts=3, fmt="parquet")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(KILLER)
+    paths = [str(site), str(ROOT / "src"), *sys.path]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "RAY_NODE_IP_ADDRESS": "127.0.0.1"}
+    env.pop("RAY_ADDRESS", None)
+    env["KILL_MARKER"] = str(tmp_path / "killed")
+    args = ["-m", "ragmeter", "evaluate", str(folder), "--qrels", str(qrels_path)]
+    args += ["-m", "ndcg@10", "-m", "map", "--per-query", "-f", "json"]
+    done = subprocess.run(
+        [sys.executable, *args, "--engine", "ray", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert (tmp_path / "killed").exists()  # a worker was killed
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)  # nothing but the JSON
+    local = runner.invoke(app, ["evaluate", str(run_path), "--qrels", str(qrels_path), *args[6:]])
+    assert out["runs"][0]["per_query"] == json.loads(local.stdout)["runs"][0]["per_query"]
+    # every try killed: Ray's retries run out, and the command says so in one line
+    done = subprocess.run(
+        [sys.executable, *args, "--engine", "ray", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "KILL_ALWAYS": "1"},
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stderr[-3000:]
+    (error,) = [line for line in done.stderr.splitlines() if "ragmeter:" in line]
+    assert error.startswith("ragmeter: error: --engine ray: a task failed after Ray's retries")
+    assert "WorkerCrashedError" in error and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("missing", ["zero", "skip"])
 def test_ray_gives_the_in_process_evaluation(
@@ -469,6 +613,9 @@ def test_ray_gives_the_in_process_evaluation(
 
 
 def test_ray_errors_are_the_in_process_errors(ray_cluster: object, tmp_path: Path) -> None:
+    _, dangling_qrels, dangling = _dangling(tmp_path / "link")
+    with pytest.raises(PartitionError, match="link to a file that does not exist"):
+        ragmeter.evaluate(dangling, dangling_qrels, ["ndcg@10"], engine="ray")
     qrels, twice, bad = _broken_partitions(tmp_path)
     with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
         ragmeter.evaluate(twice, qrels, ["map"], engine="ray")

@@ -139,3 +139,49 @@ def test_bad_rows_name_row_and_field(tmp_path: Path) -> None:
     path.write_text(json.dumps({"user_input": "q", "reference_contexts": ["a"]}) + "\n")
     with pytest.raises(InputError, match="no retrieved passages"):
         read_run(path)
+
+
+def test_a_csv_cell_over_the_csv_module_limit_is_read(tmp_path: Path) -> None:
+    """33 retrieved passages of 4,500 characters make a cell of ~150,000 characters, more
+    than Python's csv default field limit (131,072): valid input, read whole."""
+    import csv
+
+    passages = [f"passage {i} " + "x" * 4_500 for i in range(33)]
+    path = tmp_path / "long.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["user_input", "retrieved_contexts", "reference_contexts"])
+        writer.writerow(["q one", repr(passages), repr([passages[2]])])
+        writer.writerow(["q two", repr(passages[:3]), repr([passages[0]])])
+    assert len(repr(passages)) > 131_072
+    # by hand: q one's relevant passage at rank 3, q two's at rank 1 → mrr (1/3 + 1) / 2
+    means = _means(path, path)
+    assert means["mrr"] == pytest.approx((1 / 3 + 1) / 2)
+    assert csv.field_size_limit() == 131_072  # the process's limit is left as it was
+    tsv = tmp_path / "long.tsv"
+    tsv.write_text(
+        "user_input\tretrieved_contexts\treference_contexts\n"
+        f"q one\t{json.dumps(passages)}\t{json.dumps([passages[2]])}\n"
+    )
+    assert _means(tsv, tsv)["mrr"] == pytest.approx(1 / 3)
+
+
+def test_a_malformed_csv_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    # an unterminated quote: the csv module reaches the end of the file inside the cell
+    path.write_bytes(b'user_input,retrieved_contexts\nq one,"[""a""]"\nq two,"[""b""]"x"\n')
+    with pytest.raises(InputError) as caught:
+        read_run(path)
+    assert caught.value.source == str(path) and caught.value.line == 3, str(caught.value)
+
+
+def test_a_cell_over_the_line_limit_is_an_error_naming_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1000")
+    cell = "\n".join(["x" * 500] * 4)  # lines of 500 characters, one cell of 2,003
+    path = tmp_path / "long.csv"
+    path.write_text(f"user_input,retrieved_contexts\nq one,\"['a']\"\nq two,\"['{cell}']\"\n")
+    with pytest.raises(InputError, match="a cell longer than 1000 bytes") as caught:
+        read_run(path)
+    assert caught.value.source == str(path) and caught.value.line is not None

@@ -178,10 +178,12 @@ class NuggetAssignments:
 
 @dataclass(frozen=True)
 class SentenceSupport:
-    """One answer sentence: its cited doc ids and the support code of each."""
+    """One answer sentence: its cited doc ids and the support code of each (``line``: the
+    support file's line, for errors; not compared)."""
 
     citations: tuple[str, ...]
     codes: tuple[int, ...]
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,8 +29,9 @@ open in the process is used as it is. What this module started, it shuts down.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,11 +125,23 @@ def import_ray() -> Any:
 @contextmanager
 def ray_session(engine: Engine) -> Iterator[Any]:
     """A connected ``ray`` module: the process's open session, or one started (and shut
-    down at the end) as ``engine`` says."""
+    down at the end) as ``engine`` says.
+
+    While it is in use, what Ray prints on stdout goes to stderr: Ray's driver prints its
+    cluster's messages (``(raylet) A worker died …``) on ``sys.stdout`` whatever
+    ``log_to_driver`` says, and stdout carries the command's output (``-f json``)."""
     ray = import_ray()
-    if ray.is_initialized():
-        yield ray
-        return
+    with redirect_stdout(sys.stderr):
+        if ray.is_initialized():
+            yield ray
+            return
+        with _started(ray, engine):
+            yield ray
+
+
+@contextmanager
+def _started(ray: Any, engine: Engine) -> Iterator[None]:
+    """A Ray session started as ``engine`` says, shut down at the end."""
     import logging
 
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -143,9 +156,19 @@ def ray_session(engine: Engine) -> Iterator[Any]:
                 f"--engine ray: cannot connect to the Ray cluster at {where}: {exc}"
             ) from None
     try:
-        yield ray
+        yield
     finally:
         ray.shutdown()
+
+
+def ray_failure(exc: BaseException) -> RagmeterError:
+    """A failure of the cluster itself (a worker or node lost after Ray's retries, an object
+    lost) as one line: what failed and Ray's first line about it."""
+    lines = str(exc).strip().splitlines()
+    detail = f": {lines[0][:300]}" if lines else ""
+    return RagmeterError(
+        f"--engine ray: a task failed after Ray's retries ({type(exc).__name__}{detail})"
+    )
 
 
 #: what a worker process deserialized from the object store: ``{object id: value}``
@@ -224,5 +247,7 @@ def _collect(ray: Any, pending: list[Any], runs: list[_Run]) -> list[Any]:
         if isinstance(cause, Exception):
             raise cause from None
         raise
+    except ray.exceptions.RayError as exc:
+        raise ray_failure(exc) from None
     runs[number].merger.add(index, block)
     return list(rest)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import bz2
 import errno
 import gzip
+import io
 import lzma
+import mmap
 import os
 import re
 import secrets
 import zlib
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -59,25 +61,153 @@ def format_suffix(path: PathLike) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+#: the longest line a reader takes by default (``$RAGMETER_MAX_LINE_BYTES`` sets another)
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+#: the environment variable setting the longest line, in bytes (``128MiB``, ``1GiB`` too)
+MAX_LINE_ENV = "RAGMETER_MAX_LINE_BYTES"
+_SIZE = re.compile(r"([0-9]+)\s*(?:([KMG])(?:I?B)?|B)?", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+#: how much decompressed text is read at a time
+READ_CHUNK = 1 << 20
+
+
+def max_line_bytes() -> int:
+    """The longest line a text reader takes, in bytes: ``$RAGMETER_MAX_LINE_BYTES`` (a number
+    of bytes, or with a unit: ``128MiB``, ``1GiB``), else 64 MiB.
+
+    Every line of a text input is held in memory at once, and a small compressed file can
+    expand to one endless line (a "decompression bomb"): beyond the limit, reading stops with
+    an error naming the file and the line, before the memory is exhausted."""
+    text = os.environ.get(MAX_LINE_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    match = _SIZE.fullmatch(text)
+    value = int(match[1]) * _UNITS[(match[2] or "").upper()] if match else 0
+    if value < 1:
+        raise InputError(
+            f"expected a number of bytes ≥ 1 (e.g. 134217728, 128MiB, 1GiB), got {text!r}",
+            source=f"${MAX_LINE_ENV}",
+        )
+    return value
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+def long_line(
+    data: bytes | bytearray | mmap.mmap, partial: int, cap: int
+) -> tuple[int | None, int]:
+    """Where a line longer than ``cap`` bytes starts in ``data`` (negative: in the data
+    before it, ``partial`` bytes of whose last line precede ``data``), or ``None``; and the
+    bytes of ``data``'s last, unfinished line.
+
+    One search per ``cap`` bytes, not per line: within each window of ``cap + 1`` bytes from
+    a line's start, the last newline ends that line and all up to it."""
+    first = data.find(b"\n")
+    if first == -1:
+        return (-partial if partial + len(data) > cap else None), partial + len(data)
+    if partial + first > cap:
+        return -partial, 0
+    start = first + 1
+    while True:
+        last = data.rfind(b"\n", start, start + cap + 1)
+        if last == -1:
+            rest = len(data) - start
+            return (start if rest > cap else None), rest
+        start = last + 1
+
+
+def line_too_long(source: str, line: int, cap: int) -> InputError:
+    """The error of a line longer than ``cap`` bytes."""
+    return InputError(
+        f"line longer than {_size_text(cap)} (${MAX_LINE_ENV} sets the limit); a file "
+        "compressed from one endless line?",
+        source=source,
+        line=line,
+    )
+
+
+def check_line_lengths(data: bytes | mmap.mmap, source: str, cap: int | None = None) -> None:
+    """Refuse a line longer than :func:`max_line_bytes` (or ``cap``), naming its line."""
+    cap = max_line_bytes() if cap is None else cap
+    if len(data) <= cap:
+        return
+    bad, _ = long_line(data, 0, cap)
+    if bad is not None:
+        raise line_too_long(source, _newlines(data, bad) + 1, cap)
+
+
+def _newlines(data: bytes | mmap.mmap, end: int) -> int:
+    """The newlines in ``data[:end]`` (a memory map counted a slice at a time)."""
+    if isinstance(data, bytes):
+        return data.count(b"\n", 0, end)
+    step = 64 << 20
+    return sum(data[a : min(a + step, end)].count(b"\n") for a in range(0, end, step))
+
+
+@contextmanager
+def csv_cells(source: str, line: Callable[[], int | None]) -> Iterator[None]:
+    """Python's ``csv`` module reading ``source`` with cells up to :func:`max_line_bytes`
+    characters (its default limit, 131,072, refuses valid cells: 33 retrieved passages of a
+    RAGAS row), set back afterwards; a ``csv.Error`` is an :class:`InputError` naming the
+    file and ``line()`` (the reader's line)."""
+    import csv
+
+    cap = max_line_bytes()
+    old = csv.field_size_limit(cap)
+    try:
+        yield
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field larger than field limit" in reason:
+            reason = f"a cell longer than {_size_text(cap)} (${MAX_LINE_ENV} sets the limit)"
+        raise InputError(f"malformed CSV: {reason}", source=source, line=line()) from None
+    finally:
+        csv.field_size_limit(old)
+
+
+class _Buffer(io.BytesIO):
+    """The decompressed text (``getvalue`` hands over its bytes without a copy)."""
+
+
+def read_stream(stream: Any, source: str, cap: int | None = None) -> bytes:
+    """All of a (decompressing) ``stream``, read a chunk at a time: a line longer than
+    :func:`max_line_bytes` stops the reading with an error naming the line, and exhausted
+    memory is an error naming ``source``."""
+    cap = max_line_bytes() if cap is None else cap
+    out = _Buffer()
+    partial = 0
+    try:
+        while chunk := stream.read(READ_CHUNK):
+            bad, partial = long_line(chunk, partial, cap)
+            if bad is not None:
+                at = out.tell() + bad
+                raise line_too_long(source, out.getbuffer()[:at].tobytes().count(b"\n") + 1, cap)
+            out.write(chunk)
+        return out.getvalue()
+    except MemoryError:
+        size = out.tell()
+        out = _Buffer()  # what was read is let go before the error is made
+        raise InputError(
+            f"not enough memory to read it ({size:,} bytes read); free memory, or give a "
+            "smaller file",
+            source=source,
+        ) from None
+
+
 def decompress(data: bytes, source: str) -> bytes:
     """``data`` decompressed if it starts with a gzip, bzip2, xz or zstd signature, else as
-    it is. A corrupt or truncated stream is an :class:`InputError` naming ``source``."""
+    it is; streamed (:func:`read_stream`: lines capped, exhausted memory named). A corrupt or
+    truncated stream is an :class:`InputError` naming ``source``."""
     codec = compression_of(data[:10])
     if codec is None:
         return data
-    try:
-        if codec == "gzip":
-            return gzip.decompress(data)
-        if codec == "bz2":
-            return bz2.decompress(data)
-        if codec == "xz":
-            return lzma.decompress(data)
-        import pyarrow as pa
-
-        with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-            return bytes(stream.read())
-    except _CODEC_ERRORS as exc:
-        raise InputError(f"corrupt or truncated {codec} data: {exc}", source=source) from None
+    with _codec_stream(io.BytesIO(data), codec, source) as stream:
+        return read_stream(stream, source)
 
 
 class _CheckedStream:
@@ -126,7 +256,11 @@ def open_binary(path: PathLike) -> IO[bytes] | _CheckedStream:
     codec = compression_of(head)
     if codec is None:
         return fh
-    # the codecs' streams are closed by the caller, through the returned object
+    return _codec_stream(fh, codec, str(p))
+
+
+def _codec_stream(fh: IO[bytes], codec: str, source: str) -> _CheckedStream:
+    """``fh`` decompressed on the fly by ``codec`` (closed with the returned stream)."""
     stream: Any
     if codec == "gzip":
         stream = gzip.GzipFile(fileobj=fh)
@@ -138,26 +272,30 @@ def open_binary(path: PathLike) -> IO[bytes] | _CheckedStream:
         import pyarrow as pa
 
         stream = pa.CompressedInputStream(pa.PythonFile(fh, mode="r"), "zstd")
-    return _CheckedStream(stream, fh, codec, str(p))
+    return _CheckedStream(stream, fh, codec, source)
 
 
 def read_bytes(path: PathLike) -> bytes:
     """The bytes of ``path``, decompressed if it is a gzip, bzip2, xz or zstd file (whatever
-    its name); a directory, a missing or unreadable file is an :class:`InputError`.
+    its name; streamed, see :func:`read_stream`); a directory, a missing or unreadable file,
+    a line longer than :func:`max_line_bytes` is an :class:`InputError`.
 
     A UTF-8 byte-order mark is refused for every text format (as in TREC files): it would
     otherwise become part of the first id or column name without anyone noticing.
     """
     p = Path(path)
-    if p.is_dir():
-        raise InputError("is a directory; expected a file", source=str(p))
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(p)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    return decompress(data, str(p))
+    stream = open_binary(p)
+    with stream:
+        if isinstance(stream, _CheckedStream):  # decompressed a chunk at a time
+            return read_stream(stream, str(p))
+        try:
+            data = stream.read()
+        except MemoryError:
+            raise InputError("not enough memory to read it", source=str(p)) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
+    check_line_lengths(data, str(p))
+    return data
 
 
 def check_text(data: bytes, source: str, *, what: str) -> None:

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ragmeter.errors import InputError, MissingInputError
-from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
+from ragmeter.io._common import PathLike, csv_cells, decode, format_suffix, read_bytes
 
 IntArray = npt.NDArray[np.int64]
 TokenCounter = Callable[[Sequence[str]], IntArray]
@@ -184,7 +184,8 @@ def read_passage_lengths(path: PathLike, *, counter: str | None = None) -> Passa
     if suffix.endswith((".tsv", ".csv")):
         delimiter = "\t" if suffix.endswith(".tsv") else ","
         reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-        rows = list(reader)
+        with csv_cells(source, lambda: reader.reader.line_num):  # DictReader's lags a row
+            rows = list(reader)
         names = list(reader.fieldnames or [])
         return _from_columns({n: [r.get(n) for r in rows] for n in names}, source, counter)
     from ragmeter.io._documents import load_json, load_jsonl

@@ -34,12 +34,16 @@ cited segments each with a label (a sentence citing nothing has an empty list)::
     {"run_id": "r1", "qid": "q1", "sentence": 0,
      "citations": [{"docid": "d3", "support": "support"}, {"docid": "d7", ...}]}
 
+When the evaluated run is a TREC RAG answer file, :func:`check_citation_support` holds the
+support to the answers: each line judges exactly the doc ids its sentence cites.
+
 Query ids are read from ``qid``, ``query_id`` or ``topic_id``; doc ids from ``docid``,
 ``doc_id`` or ``segment_id``. Every error names the file, the line and the field.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -398,7 +402,7 @@ def read_citation_support(path: PathLike) -> CitationSupport:
                 )
             docs.append(_text(item, DOC_FIELDS, source, line))
             codes.append(_label(item, source, line, "support", where=f"citations[{i}]."))
-        own[index] = SentenceSupport(tuple(docs), tuple(codes))
+        own[index] = SentenceSupport(tuple(docs), tuple(codes), line)
     out: dict[tuple[str, str], tuple[SentenceSupport, ...]] = {}
     for key, own in sentences.items():
         if sorted(own) != list(range(len(own))):
@@ -411,8 +415,89 @@ def read_citation_support(path: PathLike) -> CitationSupport:
     return CitationSupport(out, source)
 
 
+def check_citation_support(support: CitationSupport, answers: RagAnswers) -> None:
+    """Refuse citation support that does not judge the answers' own citations.
+
+    The citation measures count the support file's rows: a row naming a passage its sentence
+    does not cite, or leaving out one it cites, would move citation_precision and
+    citation_recall without a word. Every judged answer of ``answers``' runs (rows naming the
+    run, or naming none) must be an answer of the file, every judged sentence one of its
+    sentences, and the judged doc ids exactly the sentence's citations (in any order, each as
+    often as cited). An error names the support file, its line and the doc id.
+    """
+    runs = set(answers.run_ids)
+    by_key = {(a.run_id, a.query_id): a for a in answers.answers}
+    for (run, q), sentences in support.answers.items():
+        for answer_run in sorted(runs) if run == "" else [run] if run in runs else []:
+            answer = by_key.get((answer_run, q))
+            for i, sentence in enumerate(sentences):
+                _check_sentence(support.source, answers.source, answer, answer_run, q, i, sentence)
+
+
+def _check_sentence(
+    source: str,
+    answers_source: str,
+    answer: RagAnswer | None,
+    run: str,
+    q: str,
+    index: int,
+    judged: SentenceSupport,
+) -> None:
+    def error(message: str, field: str) -> InputError:
+        return InputError(message, source=source, line=judged.line, field=field)
+
+    if answer is None:
+        raise error(f"run '{run}' has no answer to query '{q}' in {answers_source}", "qid")
+    where = f"run '{run}', {answers_source}"
+    where += f", line {answer.line}" if answer.line else ""
+    if index >= len(answer.sentences):
+        raise error(
+            f"sentence {index} of query '{q}': the answer has {len(answer.sentences)} "
+            f"sentences ({where})",
+            "sentence",
+        )
+    cited = Counter(answer.sentences[index].citations)
+    given = Counter(judged.citations)
+    extra = list((given - cited).elements())
+    if extra:
+        raise error(
+            f"doc '{extra[0]}' is not cited by sentence {index} of the answer to query '{q}' "
+            f"({where}: it cites {_ids(cited)}); judge the sentence's citations only",
+            "citations",
+        )
+    missing = list((cited - given).elements())
+    if missing:
+        raise error(
+            f"doc '{missing[0]}' is cited by sentence {index} of the answer to query '{q}' "
+            f"({where}) but not judged on this line; judge every citation",
+            "citations",
+        )
+
+
+def _ids(docs: Counter[str]) -> str:
+    return ", ".join(f"'{d}'" for d in docs.elements()) or "nothing"
+
+
+def rag_answers_in(path: PathLike) -> RagAnswers | None:
+    """The TREC RAG answers of a run file, ``None`` for a run of another kind (the answers'
+    citations are what citation support is checked against)."""
+    from pathlib import Path
+
+    from ragmeter.io._common import format_suffix, read_bytes
+    from ragmeter.io._documents import first_jsonl_value
+
+    if not Path(path).is_file() or format_suffix(path) != ".jsonl":
+        return None
+    data = read_bytes(path)
+    if not data.strip() or not is_rag_answer(first_jsonl_value(data, str(path))):
+        return None
+    return read_rag_answers(path)
+
+
 __all__ = [
+    "check_citation_support",
     "is_rag_answer",
+    "rag_answers_in",
     "rag_run",
     "read_assignments",
     "read_citation_support",

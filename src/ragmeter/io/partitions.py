@@ -9,6 +9,11 @@ ragmeter reads), each query's lines in one partition. :meth:`Partitions.find` li
   with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, ``.crc`` files);
 * a **glob** (``runs/bm25/part-*.parquet``, ``**`` for any depth): the files it matches.
 
+Any other listed name that is not a readable regular file (a link to a missing file, as an
+unmounted share leaves, a link to a folder, a pipe) is a :class:`PartitionError` naming it:
+left out, its queries would be scored as absent. An empty partition (0 bytes, or a Parquet
+file of no rows, as Spark and Dask write) holds no queries, with a note in the warnings.
+
 Partitions are listed in a stable order (their paths below the folder, or the glob's matches,
 sorted), all in one format (by extension, or ``format=``), and each is read by the format's
 reader: the same checks and messages, naming the partition's file, line and field. A query in
@@ -60,20 +65,54 @@ def _hidden(parts: Sequence[str]) -> bool:
     return any(part.startswith((".", "_")) for part in parts)
 
 
+def _unreadable(path: Path) -> PartitionError:
+    """The error of a listed name that is not a regular file: leaving it out would drop its
+    queries without a word (a link into an unmounted share reads as absent queries)."""
+    if path.is_symlink():
+        target = os.readlink(path)
+        if path.is_dir():
+            what = f"is a link to a folder ({target}); partition folders are not followed"
+            return PartitionError(f"{what}: give the folder itself", source=str(path))
+        if not path.exists():
+            return PartitionError(
+                f"is a link to a file that does not exist ({target}); its queries cannot be "
+                "read (an unmounted share?)",
+                source=str(path),
+            )
+    return PartitionError(
+        "is not a regular file; a partition folder holds partition files (names beginning "
+        "with '.' or '_' are left out)",
+        source=str(path),
+    )
+
+
 def _folder_files(root: Path) -> list[Path]:
     found: list[tuple[tuple[str, ...], Path]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not _hidden([d])]
+        for d in dirnames:
+            if Path(dirpath, d).is_symlink():  # os.walk would silently not enter it
+                raise _unreadable(Path(dirpath, d))
         for f in filenames:
             path = Path(dirpath, f)
-            if not _hidden([f]) and path.is_file():
-                found.append((path.relative_to(root).parts, path))
+            if _hidden([f]):
+                continue
+            if not path.is_file():
+                raise _unreadable(path)
+            found.append((path.relative_to(root).parts, path))
     return [p for _, p in sorted(found)]
 
 
 def _glob_files(pattern: str) -> list[Path]:
-    matches = sorted(glob.glob(pattern, recursive=True))
-    return [Path(m) for m in matches if Path(m).is_file() and not _hidden([Path(m).name])]
+    found = []
+    for match in sorted(glob.glob(pattern, recursive=True)):
+        path = Path(match)
+        if _hidden([path.name]) or (path.is_dir() and not path.is_symlink()):
+            continue  # a pattern may match folders too (``**``)
+        if not path.is_file():
+            raise _unreadable(path)
+        found.append(path)
+    return found
 
 
 @dataclass(frozen=True)
@@ -135,15 +174,20 @@ class Partitions:
         return replace(self, paths=(self.paths[index],))
 
     def read_run(self, index: int) -> Run:
-        """The run of partition ``index`` (named as the whole input)."""
+        """The run of partition ``index`` (named as the whole input); an empty partition
+        (see :func:`is_empty_partition`) holds no queries, with a note."""
         path = self.paths[index]
+        if is_empty_partition(path, self.format):
+            return replace(Run.from_lists({}, name=self.name), warnings=(_empty_note(path),))
         run = FORMATS_REGISTRY.get(self.format).read_run(path, self.name)
         _accel.check_large_input(len(run), str(path))
         return run
 
     def read_qrels(self, index: int) -> Qrels:
-        """The qrels of partition ``index``."""
+        """The qrels of partition ``index`` (an empty partition: none, with a note)."""
         path = self.paths[index]
+        if is_empty_partition(path, self.format):
+            return replace(Qrels.from_dict({}, name=self.name), warnings=(_empty_note(path),))
         qrels = FORMATS_REGISTRY.get(self.format).read_qrels(path, self.name)
         _accel.check_large_input(len(qrels), str(path))
         return qrels
@@ -160,6 +204,29 @@ class Partitions:
             f"{self.paths[again]}; a partitioned input holds each query in one partition",
             source=self.source,
         )
+
+
+def is_empty_partition(path: Path, format: str) -> bool:
+    """Whether ``path`` is an empty partition: a file of 0 bytes, or a Parquet file of no
+    rows (what Spark and Dask write for a partition that received none). A file given on its
+    own is refused when empty; in a partitioned input, it holds no queries."""
+    try:
+        if path.stat().st_size == 0:
+            return True
+    except OSError:
+        return False  # the reader names the file and the reason
+    if format != "parquet":
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        return bool(pq.ParquetFile(path).metadata.num_rows == 0)
+    except (OSError, pa.ArrowException):
+        return False  # not Parquet: the reader says so
+
+
+def _empty_note(path: Path) -> str:
+    return f"partition {path} is empty: it holds no queries"
 
 
 class QueryOwners:

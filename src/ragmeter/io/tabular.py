@@ -11,7 +11,9 @@ DeepEval dataset (``user_input``, ``retrieved_contexts``…) is read as samples
 from __future__ import annotations
 
 import csv
+import functools
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +25,14 @@ import pyarrow.csv as pacsv
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io import _columns as cols
-from ragmeter.io._common import PathLike, atomic_write, check_text, decode, read_bytes
+from ragmeter.io._common import (
+    PathLike,
+    atomic_write,
+    check_text,
+    csv_cells,
+    decode,
+    read_bytes,
+)
 
 Delimited = Literal["csv", "tsv"]
 
@@ -39,7 +48,8 @@ def _header(text: str, kind: Delimited, source: str) -> tuple[list[str], int]:
             if kind == "tsv":
                 names = line.rstrip("\r").split("\t")
             else:
-                names = next(csv.reader([line.rstrip("\r")]))
+                with csv_cells(source, functools.partial(int, number)):
+                    names = next(csv.reader([line.rstrip("\r")]))
             return [n.strip() for n in names], number
     raise InputError("file is empty; expected a header row", source=source)
 
@@ -68,6 +78,13 @@ def _check_row_widths(text: str, kind: Delimited, source: str, names: list[str])
     else:
         reader = csv.reader(io.StringIO(text, newline=""))
         rows = ((reader.line_num, r) for r in reader)
+    with csv_cells(source, lambda: reader.line_num if kind != "tsv" else None):
+        _check_widths(rows, width, names, source)
+
+
+def _check_widths(
+    rows: Iterator[tuple[int, list[str]]], width: int, names: list[str], source: str
+) -> None:
     seen_header = False
     for number, fields in rows:
         if not fields or fields == [""]:
@@ -157,10 +174,12 @@ def _rag_rows(
     names, _ = _header(text, kind, source)
     if dataset_kind(dict.fromkeys(names)) is None:
         return None
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_delimiter(kind))
+    # strict: a stray quote is an error, not a cell running on to the end of the file
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_delimiter(kind), strict=True)
     rows: list[tuple[Any, int | None]] = []
-    for row in reader:
-        rows.append(({k: (v if v != "" else None) for k, v in row.items()}, reader.line_num))
+    with csv_cells(source, lambda: reader.reader.line_num):  # DictReader's lags a row
+        for row in reader:
+            rows.append(({k: (v if v != "" else None) for k, v in row.items()}, reader.line_num))
     return rows
 
 

@@ -44,6 +44,7 @@ from ragmeter.io._common import (
     GRADE_SYNTAX,
     SCORE_SYNTAX,
     atomic_write_text,
+    check_line_lengths,
     compression_of,
     decompress,
 )
@@ -80,7 +81,12 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
         raise InputError("no such file", source=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    return decompress(data, str(p)) if isinstance(data, bytes) and compressed else data
+    except MemoryError:
+        raise InputError("not enough memory to read it", source=str(p)) from None
+    if isinstance(data, bytes) and compressed:
+        return decompress(data, str(p))  # streamed: lines capped
+    check_line_lengths(data, str(p))
+    return data
 
 
 def _check_bom(data: bytes | mmap.mmap, source: str) -> None:

@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from ragmeter.core.data import Run
 from ragmeter.errors import InputError
-from ragmeter.io._common import open_binary
+from ragmeter.io._common import line_too_long, long_line, max_line_bytes, open_binary
 from ragmeter.io.trec import parse_trec_run
 
 #: bytes of run file per block: about 0.9 M lines (9,000 queries × 100) of a typical run
@@ -142,10 +142,15 @@ class TrecRunBlocks:
         fh = open_binary(self.path)  # decompressed on the fly (gzip, bzip2, xz, zstd)
         first_line = 1
         carry = b""
+        cap, partial = max_line_bytes(), 0
         with fh:
             while True:
                 data = fh.read(self.block_bytes)
                 buffer = carry + data if carry else data
+                bad, partial = long_line(data, partial, cap)
+                if bad is not None:  # a line without end: stop before memory does
+                    line = first_line + buffer.count(b"\n", 0, len(carry) + bad)
+                    raise line_too_long(self.source, line, cap)
                 if not data:
                     if buffer or first_line == 1:  # an empty file: the reader's error
                         self._last = (buffer, first_line)

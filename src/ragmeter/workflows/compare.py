@@ -203,7 +203,7 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     names = list(request.measures or own or DEFAULT_MEASURES)
     options = request.settings.options()
     if request.nuggets is not None:
-        options.update(request.nuggets.options())
+        options.update(request.nuggets.options(request.runs))
     if request.compare.correction == "tukey" and not request.all_pairs:
         raise RagmeterError(
             "--correction tukey compares all pairs: add --all-pairs (against one baseline, "

@@ -182,10 +182,18 @@ class NuggetInputs:
     assignments: Sequence[Path] = ()
     citation_support: Path | None = None
 
-    def options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`ragmeter.evaluate` for these measures."""
+    def options(self, runs: Sequence[Path] = ()) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.evaluate` for these measures; the
+        citation support is checked against the citations of the ``runs`` that are TREC RAG
+        answer files (:func:`~ragmeter.io.nuggets.check_citation_support`)."""
         from ragmeter.core.nuggets import NuggetAssignments
-        from ragmeter.io.nuggets import read_assignments, read_citation_support, read_nuggets
+        from ragmeter.io.nuggets import (
+            check_citation_support,
+            rag_answers_in,
+            read_assignments,
+            read_citation_support,
+            read_nuggets,
+        )
 
         if self.assignments and self.nuggets is None:
             raise InputError("--assignments are read against the nuggets; give --nuggets too")
@@ -199,7 +207,12 @@ class NuggetInputs:
                     parts[0] if len(parts) == 1 else NuggetAssignments.merge(parts)
                 )
         if self.citation_support is not None:
-            out["citation_support"] = read_citation_support(self.citation_support)
+            support = read_citation_support(self.citation_support)
+            for path in runs:
+                answers = rag_answers_in(path)
+                if answers is not None:
+                    check_citation_support(support, answers)
+            out["citation_support"] = support
         return out
 
     def default_measures(self) -> list[str]:
@@ -284,7 +297,7 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
             coverage = replace(coverage, context_k="oracle")
         options.update(coverage.options(len(request.runs)))
     if request.nuggets is not None:
-        options.update(request.nuggets.options())
+        options.update(request.nuggets.options(request.runs))
     own_queries = coverage is not None or request.nuggets is not None
     evaluation = _evaluate(request.runs, request.qrels, names, options, own_queries)
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None

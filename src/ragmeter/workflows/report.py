@@ -88,7 +88,7 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     base = baseline_index(request.baseline, run_objs, list(request.runs))
     options = request.settings.options()
     if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
-        options.update(request.nuggets.options())
+        options.update(request.nuggets.options(request.runs))
     evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
     comparison = None
     if len(run_objs) > 1:
