@@ -12,13 +12,12 @@ import pytest
 pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
 pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
 
-from test_web import Browser
-from webdata import write_collection
-
 from ragmeter.io.label_queue import QueueEntry, write_label_queue
 from ragmeter.io.provenance import read_provenance
 from ragmeter.web.app import create_app
 from ragmeter.web.config import build_config
+from test_web import Browser
+from webdata import write_collection
 
 QUEUE = [
     QueueEntry("q2", ("d6", "d5"), "active", 0.5),

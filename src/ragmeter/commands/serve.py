@@ -8,8 +8,10 @@
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
 ``--qrels`` judge — or, with ``--queue`` (a labelling queue of ``ragmeter sample``), exactly
-the queue's queries and passages, in its order (runs and qrels are then not pooled); ``--compare-qrels`` (e.g. an LLM judge's grades) and
-``--compare-judgments`` (its sub-question ratings) are only reviewed against. Labels go to a
+the queue's queries and passages, in its order (runs and qrels are then not pooled);
+``--compare-qrels`` (e.g. an LLM judge's grades) and ``--compare-judgments`` (its
+sub-question ratings) are only reviewed against. Exports carry a provenance sidecar naming
+the annotators (:mod:`ragmeter.web.export`). Labels go to a
 SQLite database (``--labels``; by default one per folder of the first input, under
 ``labels/`` in ragmeter's data folder, :mod:`ragmeter.core.datadir`), exports to
 ``--export-dir`` (by default beside the database). Without any input the example collection
