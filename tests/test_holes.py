@@ -262,3 +262,34 @@ def test_overlap_draw_is_seeded_per_query() -> None:
     expected = sorted(random.Random("4:q2").sample(run["q2"], 3))
     assert sorted(a.overlap["q2"]) == expected
     assert plan_holes(run, human, depth=10, overlap=3, seed=5).overlap != a.overlap
+
+
+def test_fill_holes_in_python() -> None:
+    from ragmeter.judges.holes import fill_holes
+    from ragmeter.judges.types import Judgment
+
+    asked: list[str] = []
+
+    class Fixed:
+        model = "fixed-judge"
+
+        def judge(self, task: Any, inputs: Any) -> Judgment:
+            asked.append(inputs["passage"])
+            return Judgment(5, "ok", model=self.model)
+
+    human = {"q1": {"d1": 2, "d2": -1}}
+    filling = fill_holes(
+        {"q1": ["d1", "d2", "d3", "d4"]},
+        {"q1": "a question"},
+        {f"d{i}": f"text {i}" for i in range(1, 5)},
+        human,
+        judge=Fixed(),
+        depth=3,
+    )
+    assert sorted(asked) == ["text 2", "text 3"]
+    assert filling.qrels == {"q1": {"d1": 2, "d2": 5, "d3": 5}}
+    assert filling.filled == [("q1", "d2"), ("q1", "d3")] and not filling.unfilled
+    judge = filling.provenance.source_of("q1", "d3")
+    assert judge is not None and judge.model == "fixed-judge"
+    human_src = filling.provenance.source_of("q1", "d1")
+    assert human_src is not None and human_src.kind == "human"

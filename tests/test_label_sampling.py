@@ -185,3 +185,47 @@ def test_sample_command_refuses_bad_n(tmp_path: Path) -> None:
     argv = ["sample", str(run), "--qrels", str(example_path("qrels.txt")), "--n", "31"]
     result = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "q.jsonl")])
     assert result.exit_code == 2 and "n = 31" in result.output
+
+
+def test_several_labels_note() -> None:
+    from ragmeter.analysis.label_sampling import several_labels_note
+    from ragmeter.core.provenance import LabelProvenance, LabelSource, human_source
+
+    judge = LabelSource(kind="judge", model="m", samples=3)
+    assert "--judge-labels" in (several_labels_note(LabelProvenance.single(judge), 1) or "")
+    assert several_labels_note(LabelProvenance.single(judge), 3) is None
+    assert several_labels_note(LabelProvenance.single(human_source()), 1) is None
+    assert several_labels_note(None, 1) is None
+
+
+def test_active_with_label_sets_uses_their_disagreement(tmp_path: Path) -> None:
+    qrels = example_path("qrels.txt")
+    lines = qrels.read_text().splitlines()
+    run = tmp_path / "run.txt"  # each query's judged passages: both label sets grade them all
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {i + 1} {1000 - i} s\n"
+            for i, (q, _, d, g) in enumerate(x.split() for x in lines)
+        )
+    )
+    other = tmp_path / "other.txt"
+    # a second judge that disagrees with the first on q01 only (grade 6 − g)
+    other.write_text(
+        "".join(
+            (f"{q} 0 {d} {6 - int(g)}\n" if q == "q01" else f"{q} 0 {d} {g}\n")
+            for q, _, d, g in (x.split() for x in lines)
+        )
+    )
+    out = tmp_path / "queue.jsonl"
+    argv = ["sample", str(run), "--qrels", str(qrels), "--n", "5", "--strategy", "active"]
+    argv += ["--judge-labels", str(qrels), "--judge-labels", str(other), "--out", str(out)]
+    argv += ["--mix", "0.5"]
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "disagreement of 2 label sets" in result.output
+    # every query's uncertainty but q01's is 0: π = 5·(½·[q = q01] + ½/30): q01's 2.58 is
+    # capped at 1, the other 29 share the 4 left evenly: 4/29 each
+    entries = {e.query_id: e for e in read_label_queue(out).entries}
+    for q, e in entries.items():
+        expected = 1.0 if q == "q01" else 4 / 29
+        assert e.inclusion_probability == pytest.approx(expected)

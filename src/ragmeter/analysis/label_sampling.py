@@ -44,12 +44,14 @@ class QueueDraw:
     population: int
     strategy: str
     uncertainty_from: str | None = None
+    #: π_i of every query of the population (drawn or not), in population order
+    probabilities: tuple[float, ...] = ()
 
     def line(self) -> str:
-        pis = [e.inclusion_probability or 0.0 for e in self.entries]
+        pis = self.probabilities or tuple(e.inclusion_probability or 0.0 for e in self.entries)
         text = (
             f"{len(self.entries)} of {self.population} queries drawn ({self.strategy}); "
-            f"π from {min(pis):.4g} to {max(pis):.4g}"
+            f"π from {min(pis):.4g} to {max(pis):.4g} over the {self.population}"
         )
         if self.uncertainty_from:
             text += f"; uncertainty: {self.uncertainty_from}"
@@ -156,13 +158,29 @@ def sample_queries(
                 extra,
             )
         )
-    return QueueDraw(entries, len(population), strategy, how)
+    return QueueDraw(entries, len(population), strategy, how, design.probabilities)
+
+
+def several_labels_note(provenance: Any, label_sets: int) -> str | None:
+    """A note when the LLM labels' provenance (:class:`~ragmeter.core.provenance.
+    LabelProvenance`) says they combine several samples or judges but their own labels were
+    not given: the active design then falls back on the grade's closeness to the threshold."""
+    if provenance is None or label_sets > 1:
+        return None
+    several = [s for s in provenance.judges().values() if s.samples > 1 or s.judges]
+    if not several:
+        return None
+    return (
+        f"the labels combine several samples or judges ({several[0].describe()}); give each "
+        "one's own qrels with --judge-labels to use their disagreement"
+    )
 
 
 __all__ = [
     "QueueDraw",
     "default_threshold",
     "pair_uncertainty",
+    "several_labels_note",
     "query_uncertainty",
     "sample_queries",
 ]

@@ -422,7 +422,8 @@ class _HoleOptions:
             runs, self.human, depth=self.depth, overlap=self.overlap, seed=self.seed
         )
         typer.echo(self.made.line(), err=True)
-        return self.made.rankings()
+        pairs: dict[str, list[str]] = self.made.rankings()
+        return pairs
 
     def check(self, job: Any) -> None:
         from ragmeter.judges.holes import check_scales, judge_scale

@@ -68,7 +68,7 @@ def sample(
 
     Writes one JSON line per drawn query: its passages (the run's top --depth) and its
     inclusion probability, for 'ragmeter serve --queue' and for weighting the labels."""
-    from ragmeter.analysis.label_sampling import sample_queries
+    from ragmeter.analysis.label_sampling import sample_queries, several_labels_note
     from ragmeter.io.label_queue import write_label_queue
     from ragmeter.io.provenance import read_provenance
     from ragmeter.io.readers import read_qrels, read_run
@@ -95,4 +95,7 @@ def sample(
     typer.echo(drawn.line(), err=True)
     labels = provenance.describe() if provenance is not None else "labels of unknown origin"
     typer.echo(f"{qrels.name}: {labels}", err=True)
+    note = several_labels_note(provenance, len(judge_labels or []))
+    if note is not None and strategy is Strategy.active:
+        typer.echo(f"note: {note}", err=True)
     typer.echo(f"wrote {out}", err=True)

@@ -315,10 +315,11 @@ def pooled_rankings(runs: Sequence[Any] | Any, depth: int) -> dict[str, list[str
     """``{query: docs}``: the top ``depth`` of each run, several runs pooled (each pair once,
     queries and docs in first-seen order, as the judge pools them); a run is a
     :class:`~ragmeter.core.data.Run` or ``{query: [docs in rank order]}``."""
-    run_list = list(runs) if isinstance(runs, list | tuple) else [runs]
+    run_list: list[Any] = list(runs) if isinstance(runs, list | tuple) else [runs]
     pools: dict[str, dict[str, None]] = {}
     for run in run_list:
-        for q, docs in (run.ranked() if hasattr(run, "ranked") else run).items():
+        ranked: Mapping[str, Sequence[str]] = run.ranked() if hasattr(run, "ranked") else run
+        for q, docs in ranked.items():
             pools.setdefault(q, {}).update(dict.fromkeys(list(docs)[:depth]))
     return {q: list(docs) for q, docs in pools.items()}
 
