@@ -180,7 +180,7 @@ __all__ = [
     "QueueDraw",
     "default_threshold",
     "pair_uncertainty",
-    "several_labels_note",
     "query_uncertainty",
     "sample_queries",
+    "several_labels_note",
 ]
