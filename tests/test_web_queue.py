@@ -83,3 +83,25 @@ def test_exports_carry_the_annotator(app: Any, tmp_path: Path) -> None:
     notes = [s.get("note") for s in sources.values()]
     assert "majority of annotators alice, bob" in notes
     assert alice.client.get("/export/other.txt.provenance.jsonl").status_code == 404
+
+
+def test_serve_command_opens_the_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uvicorn = pytest.importorskip("uvicorn", reason="the web extra is needed")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app as cli_app
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))  # start nothing
+    paths = write_collection(tmp_path / "data")
+    queue = tmp_path / "queue.jsonl"
+    write_label_queue(QUEUE, queue)
+    argv = ["serve", "--queue", str(queue), "--queries", str(paths["queries"])]
+    argv += ["--corpus", str(paths["corpus"]), "--labels", str(tmp_path / "l.db")]
+    result = CliRunner().invoke(cli_app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "2 queries, 5 passages to label" in result.output
+    assert served[0].state.config.collection.query_ids == ["q2", "q1"]
+    queue.write_text('{"query_id": "q1", "docs": ["d1"], "strategy": "active"}\n')
+    refused = CliRunner().invoke(cli_app, argv)
+    assert refused.exit_code == 2 and "inclusion_probability" in refused.output

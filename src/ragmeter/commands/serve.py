@@ -38,6 +38,14 @@ MaxBody = Annotated[
 ]
 
 
+QueueOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--queue",
+        help="Labelling queue of 'ragmeter sample': label exactly its queries and "
+        "passages, in its order.",
+    ),
+]
 NuggetsOpt = Annotated[
     Path | None,
     typer.Option("--nuggets", help="Nuggets JSONL: assign them to answers and passages."),
@@ -125,14 +133,7 @@ def serve(
         ),
     ] = None,
     max_body: MaxBody = 64 << 10,
-    queue: Annotated[
-        Path | None,
-        typer.Option(
-            "--queue",
-            help="Labelling queue of 'ragmeter sample': label exactly its queries and "
-            "passages, in its order.",
-        ),
-    ] = None,
+    queue: QueueOpt = None,
 ) -> None:
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
