@@ -4,7 +4,8 @@ one of the designs of :mod:`ragmeter.stats.sampling`, and makes the labelling qu
 inclusion probability π_i.
 
 The population is the queries the run is evaluated on against the LLM labels (those of the
-LLM qrels; one the run lacks has no passage to label but can still be drawn, counted).
+LLM qrels; one the run lacks has no passage to label but can still be drawn). Run queries
+the LLM qrels do not label are not in it; the command's message counts them.
 
 * ``stratified``: strata are quantiles of the measure (default ``ndcg@10``) under the LLM
   labels — the very evaluation of ``ragmeter evaluate``; a query whose value is NA sorts last.
@@ -46,6 +47,8 @@ class QueueDraw:
     uncertainty_from: str | None = None
     #: π_i of every query of the population (drawn or not), in population order
     probabilities: tuple[float, ...] = ()
+    #: run queries without LLM labels, left out of the population
+    unlabelled: int = 0
 
     def line(self) -> str:
         pis = self.probabilities or tuple(e.inclusion_probability or 0.0 for e in self.entries)
@@ -55,6 +58,8 @@ class QueueDraw:
         )
         if self.uncertainty_from:
             text += f"; uncertainty: {self.uncertainty_from}"
+        if self.unlabelled:
+            text += f"; {self.unlabelled} run queries without LLM labels left out"
         return text
 
 
@@ -158,7 +163,9 @@ def sample_queries(
                 extra,
             )
         )
-    return QueueDraw(entries, len(population), strategy, how, design.probabilities)
+    return QueueDraw(
+        entries, len(population), strategy, how, design.probabilities, result.n_unjudged_queries
+    )
 
 
 def several_labels_note(provenance: Any, label_sets: int) -> str | None:
