@@ -232,9 +232,16 @@ def judge_command(
     return register
 
 
-def _execute(settings: Settings, build: Callable[[], Any], out: Path, write: Any) -> None:
+def _execute(
+    settings: Settings,
+    build: Callable[[], Any],
+    out: Path,
+    write: Any,
+    finish: Callable[[Any, Path], None] | None = None,
+) -> None:
     """Build the job (input errors exit 2), dry-run or run it, write its output, print the
-    summary, exit with the status the module docstring gives."""
+    summary, exit with the status the module docstring gives. ``finish(result, out)``, when
+    given, writes the output and its provenance instead of ``write`` (hole filling)."""
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.config import configured_cache
     from ragmeter.judges.progress import RichProgress
@@ -272,10 +279,17 @@ def _execute(settings: Settings, build: Callable[[], Any], out: Path, write: Any
             )
         except RagmeterError as exc:
             fail(exc)
-    _report(settings, judge, result, out, write)
+    _report(settings, judge, result, out, write, finish)
 
 
-def _report(settings: Settings, judge: Any, result: Any, out: Path, write: Any) -> None:
+def _report(
+    settings: Settings,
+    judge: Any,
+    result: Any,
+    out: Path,
+    write: Any,
+    finish: Callable[[Any, Path], None] | None = None,
+) -> None:
     summary = result.summary
     for line in summary.lines():
         typer.echo(line, err=True)
@@ -289,8 +303,11 @@ def _report(settings: Settings, judge: Any, result: Any, out: Path, write: Any) 
         raise typer.Exit(code=1)
     from ragmeter.judges.api import write_label_provenance
 
-    write(result.labels, out)
-    write_label_provenance(result, out)
+    if finish is not None:
+        finish(result, out)
+    else:
+        write(result.labels, out)
+        write_label_provenance(result, out)
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return
@@ -324,6 +341,115 @@ def _read_texts(path: Path, what: str = "docs") -> Any:
     return read_corpus(path, name=str(path))
 
 
+HumanQrels = Annotated[
+    Path | None,
+    typer.Option("--qrels", help="Human qrels whose holes --holes fills."),
+]
+Holes = Annotated[
+    bool,
+    typer.Option(
+        "--holes",
+        help="Judge only the pairs of the top --depth that --qrels lacks (a grade < 0, "
+        "pooled but unjudged, is a hole); --out gets --qrels with the holes filled, human "
+        "grades unchanged, and a provenance sidecar.",
+    ),
+]
+Overlap = Annotated[
+    int,
+    typer.Option(
+        "--overlap",
+        min=0,
+        help="With --holes: also judge N human-labelled pairs per query (drawn with --seed) "
+        "and print Cohen's kappa and Krippendorff's alpha on them.",
+    ),
+]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the --overlap draw.")]
+HoleGradeMap = Annotated[
+    str | None,
+    typer.Option(
+        "--grade-map",
+        help="With --holes: map the judge's grades onto the human scale, e.g. "
+        "1:0,2:0,3:1,4:2,5:3 (or @FILE), before merging and agreement.",
+    ),
+]
+
+
+@dataclass
+class _HoleOptions:
+    """The hole-filling options of ``judge relevance``, checked; the logic is
+    :mod:`ragmeter.judges.holes`."""
+
+    qrels: Path
+    overlap: int
+    seed: int
+    grade_map: dict[int, int] | None
+    depth: int
+    human: Any = None
+    made: Any = None
+    scale: Any = None
+
+    @classmethod
+    def parse(
+        cls,
+        qrels: Path | None,
+        holes: bool,
+        overlap: int,
+        seed: int,
+        grade_map: str | None,
+        depth: int,
+    ) -> _HoleOptions | None:
+        if not holes:
+            if qrels is not None or overlap or grade_map is not None:
+                fail(ValueError("--qrels, --overlap and --grade-map go with --holes"))
+            return None
+        if qrels is None:
+            fail(ValueError("--holes needs --qrels HUMAN, the qrels whose holes are filled"))
+        from ragmeter.stats.agreement import read_label_map
+
+        try:
+            gmap = read_label_map(grade_map) if grade_map is not None else None
+        except ValueError as exc:
+            fail(exc)
+        return cls(qrels, overlap, seed, gmap, depth)
+
+    def plan(self, runs: Any) -> dict[str, list[str]]:
+        """Read the human qrels, plan the holes, print what will be asked; the pairs."""
+        from ragmeter.io.readers import read_qrels
+        from ragmeter.judges.holes import plan_holes
+
+        self.human = read_qrels(self.qrels).to_dict()
+        self.made = plan_holes(
+            runs, self.human, depth=self.depth, overlap=self.overlap, seed=self.seed
+        )
+        typer.echo(self.made.line(), err=True)
+        pairs: dict[str, list[str]] = self.made.rankings()
+        return pairs
+
+    def check(self, job: Any) -> None:
+        from ragmeter.judges.holes import check_scales, judge_scale
+
+        self.scale = check_scales(
+            self.human, judge_scale(job.task), grade_map=self.grade_map, human_name=str(self.qrels)
+        )
+
+    def finish(self, result: Any, out: Path) -> None:
+        from ragmeter.io.provenance import read_provenance
+        from ragmeter.judges.holes import human_provenance, merge_holes, write_hole_filling
+
+        filling = merge_holes(
+            self.made,
+            result.labels,
+            self.human,
+            human_source=human_provenance(read_provenance(self.qrels), self.qrels.name),
+            judge_source=result.source,
+            grade_map=self.grade_map,
+            scale=self.scale,
+        )
+        write_hole_filling(filling, out)
+        for line in filling.lines():
+            typer.echo(line, err=True)
+
+
 def register(app: typer.Typer) -> None:
     judge_app = typer.Typer(
         name="judge",
@@ -348,26 +474,40 @@ def relevance(
     depth: Depth = 20,
     max_tokens: MaxTokens = None,
     grade_logprobs: GradeLogprobs = None,
+    qrels: HumanQrels = None,
+    holes: Holes = False,
+    overlap: Overlap = 0,
+    seed: Seed = 0,
+    grade_map: HoleGradeMap = None,
 ) -> None:
     """Grade 1–5 (query, passage) pairs → TREC qrels.
 
     Each pair in the top --depth of the run(s) gets a utility grade (5 decisive … 1 junk);
     the output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw
     text in the cache), are counted, and make the exit status 1 (--retry-unparsed asks
-    them again)."""
+    them again). With --qrels HUMAN --holes only the pairs HUMAN lacks are judged and
+    --out gets HUMAN with the holes filled, and its provenance sidecar."""
     from ragmeter.judges.api import relevance_job, write_qrels
 
+    filling = _HoleOptions.parse(qrels, holes, overlap, seed, grade_map, depth)
+
     def build() -> Any:
-        return relevance_job(
-            _read_runs(run),
+        runs: Any = _read_runs(run)
+        if filling is not None:
+            runs = filling.plan(runs)
+        job = relevance_job(
+            runs,
             _read_texts(queries, "queries"),
             _read_texts(corpus),
-            depth=depth,
+            depth=None if filling is not None else depth,
             max_tokens=max_tokens,
             grade_logprobs=grade_logprobs,
         )
+        if filling is not None:
+            filling.check(job)
+        return job
 
-    _execute(settings, build, out, write_qrels)
+    _execute(settings, build, out, write_qrels, None if filling is None else filling.finish)
 
 
 def udcg(

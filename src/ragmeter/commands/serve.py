@@ -3,11 +3,15 @@
 ``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
 [--qrels QRELS ...] [--compare-qrels QRELS ...] [--compare-judgments J.jsonl ...]
 [--subquestions QS.jsonl] [--labels DB]
-[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]``
+[--queue QUEUE.jsonl] [--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765]
+[--token TOKEN]``
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
-``--qrels`` judge; ``--compare-qrels`` (e.g. an LLM judge's grades) and
-``--compare-judgments`` (its sub-question ratings) are only reviewed against. Labels go to a
+``--qrels`` judge — or, with ``--queue`` (a labelling queue of ``ragmeter sample``), exactly
+the queue's queries and passages, in its order (runs and qrels are then not pooled);
+``--compare-qrels`` (e.g. an LLM judge's grades) and ``--compare-judgments`` (its
+sub-question ratings) are only reviewed against. Exports carry a provenance sidecar naming
+the annotators (:mod:`ragmeter.web.export`). Labels go to a
 SQLite database (``--labels``; by default one per folder of the first input, under
 ``labels/`` in ragmeter's data folder, :mod:`ragmeter.core.datadir`), exports to
 ``--export-dir`` (by default beside the database). Without any input the example collection
@@ -34,6 +38,14 @@ MaxBody = Annotated[
 ]
 
 
+QueueOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--queue",
+        help="Labelling queue of 'ragmeter sample': label exactly its queries and "
+        "passages, in its order.",
+    ),
+]
 NuggetsOpt = Annotated[
     Path | None,
     typer.Option("--nuggets", help="Nuggets JSONL: assign them to answers and passages."),
@@ -121,6 +133,7 @@ def serve(
         ),
     ] = None,
     max_body: MaxBody = 64 << 10,
+    queue: QueueOpt = None,
 ) -> None:
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
@@ -158,6 +171,7 @@ def serve(
             export_dir=export_dir,
             store=store,
             token=token,
+            queue=queue,
         )
     except RagmeterError as exc:
         fail(exc)

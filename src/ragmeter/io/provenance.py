@@ -35,8 +35,8 @@ def provenance_path(labels_path: PathLike) -> Path:
     return path.with_name(path.name + SUFFIX)
 
 
-def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path:
-    """Write the sidecar of ``labels_path`` atomically; returns its path."""
+def format_provenance(provenance: LabelProvenance) -> str:
+    """The text of the sidecar of ``provenance`` (what :func:`write_provenance` writes)."""
     header = {
         FORMAT_KEY: FORMAT_VERSION,
         "sources": {sid: src.to_json() for sid, src in provenance.sources.items()},
@@ -48,8 +48,13 @@ def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path
         for (q, d), sid in provenance.pairs.items()
         if sid != provenance.default
     )
+    return "\n".join(lines) + "\n"
+
+
+def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path:
+    """Write the sidecar of ``labels_path`` atomically; returns its path."""
     target = provenance_path(labels_path)
-    atomic_write_text(target, "\n".join(lines) + "\n")
+    atomic_write_text(target, format_provenance(provenance))
     return target
 
 
@@ -128,4 +133,4 @@ def _sources(value: Any, path: Path, n: int) -> dict[str, LabelSource]:
     return out
 
 
-__all__ = ["SUFFIX", "provenance_path", "read_provenance", "write_provenance"]
+__all__ = ["SUFFIX", "format_provenance", "provenance_path", "read_provenance", "write_provenance"]

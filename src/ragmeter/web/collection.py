@@ -3,8 +3,11 @@ qrels files to review against.
 
 The pool of a query is the union of the top ``depth`` passages of each run, ordered by their
 best rank in any run (then doc id), followed by the passages that the given qrels judge and
-no run retrieved (in doc id order). Texts come from the queries and corpus files; a missing
-text is shown as missing, never invented.
+no run retrieved (in doc id order). A labelling queue (``ragmeter sample``,
+:mod:`ragmeter.io.label_queue`) replaces the pools: exactly its queries, in its order, each
+with exactly its passages; runs and qrels are then not pooled (the runs still feed the
+evaluation page, the qrels are reviewed against). Texts come from the queries and corpus
+files; a missing text is shown as missing, never invented.
 
 No web-stack import here: the collection is plain data, read with :mod:`ragmeter.io`.
 """
@@ -150,6 +153,7 @@ def load_collection(
     nuggets: Path | None = None,
     nugget_assignments: Sequence[Path] = (),
     rag_answers: Path | None = None,
+    queue: Path | None = None,
 ) -> Collection:
     """Read the inputs of ``ragmeter serve`` into a :class:`Collection`.
 
@@ -158,7 +162,8 @@ def load_collection(
     against, never pooled, and so are ``compare_judgments`` (sub-question ratings, read with
     the sub-questions when given). With ``nuggets``, the nuggets of each query are assigned
     on their own page to the answers of ``rag_answers`` and to the passages the
-    ``nugget_assignments`` assess (an LLM's assignments, reviewed against).
+    ``nugget_assignments`` assess (an LLM's assignments, reviewed against). With ``queue``,
+    its queries and passages, in its order, are what is labelled (the module docstring).
     """
     from ragmeter.io.judgments import read_corpus, read_judgments, read_questions
     from ragmeter.io.readers import read_qrels, read_run
@@ -167,16 +172,22 @@ def load_collection(
         raise InputError(f"depth {depth} < 1; expected the number of passages per query")
     run_objs = [read_run(p) for p in runs]
     pooled = [read_qrels(p) for p in qrels]
-    if not run_objs and not pooled:
-        raise InputError("nothing to label: give --run (pools) and/or --qrels")
-    pools = build_pools(run_objs, pooled, depth=depth)
+    if not run_objs and not pooled and queue is None:
+        raise InputError("nothing to label: give --run (pools) and/or --qrels, or --queue")
     query_texts: dict[str, str] = {}
     if queries is not None:
         table = read_corpus(queries, name="queries")
         query_texts = dict(zip(table.doc_ids.to_pylist(), table.texts.to_pylist(), strict=True))
-    order = [q for q in query_texts if q in pools] + sorted(
-        q for q in pools if q not in query_texts
-    )
+    if queue is not None:
+        from ragmeter.io.label_queue import read_label_queue
+
+        pools = read_label_queue(queue).docs()
+        order = list(pools)
+    else:
+        pools = build_pools(run_objs, pooled, depth=depth)
+        order = [q for q in query_texts if q in pools] + sorted(
+            q for q in pools if q not in query_texts
+        )
     doc_texts: dict[str, str] = {}
     if corpus is not None:
         table = read_corpus(corpus)

@@ -85,6 +85,7 @@ def build_config(
     export_dir: Path | None = None,
     store: str | None = None,
     token: str | None = None,
+    queue: Path | None = None,
 ) -> WebConfig:
     """The app's configuration from the command's options (reads every input now, so that a
     bad file is reported before the server starts)."""
@@ -94,7 +95,9 @@ def build_config(
     runs, qrels = list(runs or []), list(qrels or [])
     title = "ragmeter"
     example_served = False
-    if not runs and not qrels:
+    if queue is not None:
+        title = f"ragmeter · queue {queue.name}"
+    elif not runs and not qrels:
         example = example_inputs()
         if not example or "qrels" not in example:
             raise MissingInputError(
@@ -124,9 +127,10 @@ def build_config(
         nuggets=nuggets,
         nugget_assignments=nugget_assignments or [],
         rag_answers=rag_answers,
+        queue=queue,
     )
     if labels is None:
-        labels = default_labels(None if example_served else [*runs, *qrels][0])
+        labels = default_labels(None if example_served else [*runs, *qrels, queue][0])
     if export_dir is None:
         export_dir = labels.parent / f"{labels.stem}-exports"
     return WebConfig(

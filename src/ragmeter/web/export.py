@@ -12,6 +12,14 @@ Which labels: one annotator's current labels, or every annotator's combined by a
   ``{"run_id" or "docid", "qid", "nugget_id", "assignment"}``, the ``--assignments`` of
   ``ragmeter evaluate`` (:mod:`ragmeter.io.nuggets`).
 
+Every export carries its provenance (:mod:`ragmeter.io.provenance`): written beside the
+file as ``NAME.provenance.jsonl``, or downloaded as ``qrels.txt.provenance.jsonl`` (…). The
+labels are human: one annotator's export names that annotator; a combined export names, per
+(query, passage) — for a nugget label the passage or ``answer:RUN`` —, the annotator whose
+label won (``latest``), or, when several annotators' labels made it (``majority``, or
+``latest`` over sub-questions or nuggets labelled by different people), a ``human`` source
+whose note lists them (:func:`export_provenance`).
+
 Files are written only inside the server's export directory, under a plain file name.
 """
 
@@ -23,6 +31,7 @@ from typing import Literal
 
 from ragmeter.core.data import Qrels
 from ragmeter.core.judgments import Judgments
+from ragmeter.core.provenance import LabelProvenance, LabelSource, human_source
 from ragmeter.errors import InputError
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import AggregationRule, ItemKey, LabelDB, LabelKind, aggregate
@@ -46,6 +55,46 @@ def select_labels(
     labels = db.current(kind)
     clock = db.latest_times(kind) if rule == "latest" else None
     return aggregate(labels, rule, clock=clock)
+
+
+def export_provenance(
+    kind: LabelKind,
+    db: LabelDB,
+    *,
+    annotator: str | None = None,
+    rule: AggregationRule = "latest",
+) -> LabelProvenance | None:
+    """Who made each exported label (module docstring); ``None`` when nothing is labelled."""
+    if annotator is not None:
+        return LabelProvenance.single(human_source(annotator), "human")
+    labels = db.current(kind)
+    if not labels:
+        return None
+    clock = db.latest_times(kind) if rule == "latest" else None
+    makers: dict[tuple[str, str], set[str]] = {}
+    winner: dict[ItemKey, tuple[int, str]] = {}
+    for name, items in labels.items():
+        for key in items:
+            if clock is None:
+                makers.setdefault((key[0], key[1]), set()).add(name)
+            elif key not in winner or clock[(name, key)] > winner[key][0]:
+                winner[key] = (clock[(name, key)], name)
+    for key, (_, name) in winner.items():
+        makers.setdefault((key[0], key[1]), set()).add(name)
+    sources: dict[str, LabelSource] = {}
+    pairs: dict[tuple[str, str], str] = {}
+    for pair, names in makers.items():
+        ordered = sorted(names)
+        sid = "human:" + "+".join(ordered)
+        if sid not in sources:
+            sources[sid] = (
+                human_source(ordered[0])
+                if len(ordered) == 1
+                else LabelSource(kind="human", note=f"{rule} of annotators {', '.join(ordered)}")
+            )
+        pairs[pair] = sid
+    most = max(sources, key=lambda s: (sum(1 for v in pairs.values() if v == s), s))
+    return LabelProvenance(sources, {p: s for p, s in pairs.items() if s != most}, default=most)
 
 
 def qrels_from_labels(labels: dict[ItemKey, int], *, name: str = "labels") -> Qrels:

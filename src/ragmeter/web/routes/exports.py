@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.responses import Response
 
 from ragmeter.errors import RagmeterError
-from ragmeter.web.export import ExportKind, export_text, safe_export_path
+from ragmeter.web.export import ExportKind, export_provenance, export_text, safe_export_path
 from ragmeter.web.state import BadInput, Web, require_csrf, wants_json
 
 router = APIRouter()
@@ -27,6 +27,11 @@ def _choice(web: Web, annotator: str | None, rule: str) -> tuple[str | None, Any
     if rule not in ("latest", "majority"):
         raise BadInput("rule must be 'latest' or 'majority'")
     return None, rule
+
+
+def _label_kind(kind: ExportKind) -> Any:
+    """The label kind an export holds."""
+    return {"qrels": "grade", "judgments": "rating", "assignments": "nugget"}[kind]
 
 
 @router.get("/export", response_class=HTMLResponse)
@@ -49,14 +54,32 @@ def export_page(web: Web, request: Request, written: str | None = None) -> HTMLR
 def download(
     web: Web, filename: str, annotator: str | None = None, rule: str = "latest"
 ) -> Response:
+    from ragmeter.io.provenance import SUFFIX, format_provenance
+
     kinds: dict[str, ExportKind] = {
         "qrels.txt": "qrels",
         "judgments.jsonl": "judgments",
         "assignments.jsonl": "assignments",
     }
-    if filename not in kinds:
-        raise HTTPException(404, "downloads are qrels.txt, judgments.jsonl and assignments.jsonl")
+    sidecar = filename.endswith(SUFFIX) and filename.removesuffix(SUFFIX) in kinds
+    if filename not in kinds and not sidecar:
+        raise HTTPException(
+            404,
+            "downloads are qrels.txt, judgments.jsonl and assignments.jsonl, and their "
+            f"provenance (NAME{SUFFIX})",
+        )
     who, how = _choice(web, annotator, rule)
+    if sidecar:
+        kind = kinds[filename.removesuffix(SUFFIX)]
+        prov = export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)
+        if prov is None:
+            raise HTTPException(404, "nothing is labelled yet: no provenance to download")
+        stem = f"{who or how}".replace(" ", "_")
+        return Response(
+            format_provenance(prov),
+            media_type="application/x-ndjson; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{stem}-{filename}"'},
+        )
     text = export_text(kinds[filename], web.db, web.coll, annotator=who, rule=how)
     stem = f"{who or how}".replace(" ", "_")
     media = "text/plain" if kinds[filename] == "qrels" else "application/x-ndjson"
@@ -70,6 +93,7 @@ def download(
 @router.post("/export", dependencies=[Depends(require_csrf)])
 async def export_to_file(web: Web, request: Request) -> Response:
     from ragmeter.io._common import atomic_write_text
+    from ragmeter.io.provenance import write_provenance
 
     form = await request.form()
     kind = str(form.get("kind", "qrels"))
@@ -88,6 +112,9 @@ async def export_to_file(web: Web, request: Request) -> Response:
     try:
         web.config.export_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, text)
+        prov = export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)  # type: ignore[arg-type]
+        if prov is not None:
+            write_provenance(target, prov)
     except OSError as exc:  # a full disk, a read-only directory: the page says which
         said = str(exc) if isinstance(exc, RagmeterError) else f"{exc.filename}: {exc.strerror}"
         raise HTTPException(507 if exc.errno == errno.ENOSPC else 500, said) from None
