@@ -177,11 +177,13 @@ def leaderboard_agreement(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    measures: Sequence[Measure] | None = None,
 ) -> LeaderboardAgreement:
     """The agreement of the leaderboards of ``eval_a`` (the reference) and ``eval_b``: the
     same runs evaluated on the same measures under two label sets (see the module
-    docstring). Raises :class:`RagmeterError` for fewer than two runs, runs that differ
-    between the two, or a run without any defined value of a measure."""
+    docstring), on ``measures`` (default: all of ``eval_a``'s). Raises
+    :class:`RagmeterError` for fewer than two runs, runs that differ between the two, or a
+    run without any defined value of a measure."""
     names = [r.name for r in eval_a.runs]
     if len(names) < 2:
         raise RagmeterError("leaderboard agreement needs at least two runs (--runs R1 R2 …)")
@@ -194,10 +196,20 @@ def leaderboard_agreement(
     queries = _union_queries(eval_a, eval_b)
     counts = _draw_counts(len(queries), resamples, seed)
     per_measure = [
-        _measure_agreement(m, eval_a, eval_b, queries, counts, level) for m in eval_a.measures
+        _measure_agreement(m, eval_a, eval_b, queries, counts, level)
+        for m in (eval_a.measures if measures is None else measures)
     ]
     coverage = _coverage(eval_a, eval_b)
     return LeaderboardAgreement(per_measure, coverage, level, resamples, seed)
+
+
+def rankable(eval_a: Evaluation, eval_b: Evaluation) -> list[Measure]:
+    """The measures every run has a defined value of under both label sets."""
+    return [
+        m
+        for m in eval_a.measures
+        if all(r.aggregate(m).value is not None for ev in (eval_a, eval_b) for r in ev.runs)
+    ]
 
 
 def _union_queries(eval_a: Evaluation, eval_b: Evaluation) -> list[str]:

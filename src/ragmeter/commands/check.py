@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragmeter.commands.labels import label_lines, tell
 from ragmeter.commands.options import (
     DefaultK,
     Depth,
@@ -139,11 +140,13 @@ def check_command(
     _calibration_gate(request)
     if baseline is None:
         return
+    labels = label_lines(qrels, calibration)
     try:
         result = check_files(request)
     except (RagmeterError, KeyError) as exc:
         fail(exc)
     emit_gate(result, fmt.value, output)
+    tell(labels)
     if result.failed:
         raise typer.Exit(code=BROKEN)
 
