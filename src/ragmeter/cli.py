@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
@@ -116,6 +117,7 @@ def evaluate(
     name: SaveName = None,
     engine: EngineChoice = "local",
     workers: Workers = None,
+    calibration: CalibrationFile = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -142,6 +144,7 @@ def evaluate(
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
+    labels = label_lines(qrels, calibration)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")
@@ -154,6 +157,7 @@ def evaluate(
         emit_sweep(outcome.sweep, fmt, per_query=per_query, output=output)
     else:
         emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output)
+    tell(labels)
     if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,

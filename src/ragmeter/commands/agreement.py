@@ -1,97 +1,45 @@
 """``ragmeter agreement QRELS_A QRELS_B``: how well two labelings agree (e.g. an LLM judge
-against human assessors) — the comparison CRUX reports for its judge.
+against human assessors), pair by pair and, with ``--runs``, leaderboard by leaderboard.
 
 On the (query, passage) pairs both files grade (a negative grade, "pooled but not judged",
 is no grade): Cohen's κ unweighted, with linear and with quadratic weights over the grade
-scale (every integer from the lowest to the highest grade seen, at least 1..5), the confusion
+scale (every integer from the lowest to the highest grade either file holds), the confusion
 matrix (rows A = reference, columns B), per-grade precision and recall of B against A, and the
-same at a binary threshold (relevant ⇔ grade ≥ T), and Krippendorff's α (nominal, ordinal,
-interval). The computation is :func:`ragmeter.stats.agreement.label_agreement`.
+same at a binary threshold (relevant ⇔ grade ≥ T; by default the scale's upper half), and
+Krippendorff's α (nominal, ordinal, interval). Labels on different scales are refused.
 
 ``--grade-map 4:3,5:3`` (or ``--grade-map @FILE``, the same FROM:TO items, one or more per
 line) relabels both files, then ``--clip LO:HI`` clips every grade to LO..HI (as published
 LLM-judge studies do with grades outside the scale); the output counts what each changed.
+
+``--runs R1 R2 … -m ndcg@10``: Kendall τ-b, Spearman ρ, τ_AP (τ_AP-b with ties), top-k
+overlap, the largest rank change, bootstrap intervals over queries.
+``--save-calibration cal.json``: the judge's calibration record, for ``check --calibration``.
+The work is :mod:`ragmeter.workflows.agreement`; this module parses and prints.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import Output, fail
+from ragmeter.commands.options import Output, Seed, fail
 from ragmeter.errors import RagmeterError
 from ragmeter.report.render import format_cell as fmt
+
+if TYPE_CHECKING:
+    from ragmeter.analysis.leaderboard import LeaderboardAgreement
+    from ragmeter.workflows.agreement import AgreementOutcome
 
 
 class AgreementFormat(StrEnum):
     table = "table"
     json = "json"
-
-
-def _grades(path: Path) -> dict[tuple[str, str], int]:
-    from ragmeter.io.readers import read_qrels
-
-    qrels = read_qrels(path)
-    return {
-        (q, d): int(g) for q, docs in qrels.to_dict().items() for d, g in docs.items() if g >= 0
-    }
-
-
-def agreement_report(
-    a: dict[tuple[str, str], int],
-    b: dict[tuple[str, str], int],
-    *,
-    threshold: int = 4,
-    a_name: str = "A",
-    b_name: str = "B",
-    grade_map: dict[int, int] | None = None,
-    clip: tuple[int, int] | None = None,
-) -> dict[str, Any]:
-    """The agreement of ``b`` against ``a`` as a JSON-ready dict (NaN → None)."""
-    from ragmeter.stats.agreement import label_agreement
-
-    r = label_agreement(
-        a, b, a_name=a_name, b_name=b_name, threshold=threshold, grade_map=grade_map, clip=clip
-    )
-    per_binary = r.binary_per_class
-
-    def clean(v: float) -> float | None:
-        return None if isinstance(v, float) and math.isnan(v) else v
-
-    return {
-        "a": a_name,
-        "b": b_name,
-        "n_common": r.n,
-        "only_a": len(set(a) - set(b)),
-        "only_b": len(set(b) - set(a)),
-        "scale": list(r.scale),
-        "grade_map": {str(k): v for k, v in r.grade_map.items()},
-        "clip": list(r.clip) if r.clip is not None else None,
-        "relabelled": {
-            "a": r.changed("a"),
-            "b": r.changed("b"),
-            "changes": [c.to_dict() for c in r.relabelled],
-        },
-        "kappa": {k: clean(v) for k, v in r.kappa.items()},
-        "krippendorff_alpha": {k: clean(v) for k, v in r.alpha.items()},
-        "accuracy": clean(r.accuracy),
-        "confusion": r.matrix,
-        "per_grade": {str(g): v for g, v in r.per_grade.items()},
-        "binary": {
-            "threshold": threshold,
-            "kappa": clean(r.binary_kappa),
-            "accuracy": clean(r.binary_accuracy),
-            "confusion": r.binary_matrix,
-            "relevant": per_binary[True],
-            "not_relevant": per_binary[False],
-        },
-    }
 
 
 def _print_table(report: dict[str, Any], file: Any) -> None:
@@ -127,7 +75,8 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
     binary = report["binary"]
     rel = binary["relevant"]
     console.print(
-        f"binary (relevant ⇔ grade ≥ {binary['threshold']}): κ {fmt(binary['kappa'])}, "
+        f"binary (relevant ⇔ grade ≥ {binary['threshold']}, from {binary['threshold_from']}): "
+        f"κ {fmt(binary['kappa'])}, "
         f"accuracy {fmt(binary['accuracy'])}, precision {fmt(rel['precision'])}, "
         f"recall {fmt(rel['recall'])}, confusion {binary['confusion']}"
     )
@@ -153,14 +102,104 @@ def _print_relabelled(report: dict[str, Any], console: Any) -> None:
         )
 
 
+def _print_leaderboard(board: LeaderboardAgreement, a: str, b: str, console: Any) -> None:
+    """Per measure: the coefficients with their intervals, the rankings, overlap, changes;
+    short lines (80 columns)."""
+    console.print(
+        f"\nleaderboard: the runs ranked under {a} (reference) and {b};\n"
+        f"{board.level:.0%} intervals: {board.resamples:,} bootstrap resamples of the "
+        f"queries, seed {board.seed}",
+        highlight=False,
+    )
+    for m in board.measures:
+        ci = m.ci
+        variant = "τ_AP" if m.tau_ap.variant == "tau_ap" else "τ_AP-b (ties)"
+        rows = (
+            ("Kendall τ-b", m.kendall_tau.statistic, ci["kendall_tau"]),
+            ("Spearman ρ", m.spearman.statistic, ci["spearman"]),
+            (variant, m.tau_ap.value, ci["tau_ap"]),
+        )
+        console.print(f"{m.measure} ({len(m.ranking_a)} runs):", highlight=False)
+        for name, value, interval in rows:
+            console.print(
+                f"  {name:<14} {fmt(value):>7} {_interval(interval.to_list())}", highlight=False
+            )
+        console.print(f"  ranking under {a}: {', '.join(m.ranking_a)}", highlight=False)
+        console.print(f"  ranking under {b}: {', '.join(m.ranking_b)}", highlight=False)
+        overlap = ", ".join(f"top {k} {fmt(v)}" for k, v in m.top_overlap.items())
+        big = m.largest_change
+        moved = f"{big.name} {big.rank_a} → {big.rank_b}" if big.shift else "none"
+        console.print(f"  overlap: {overlap}", highlight=False)
+        console.print(f"  largest rank change: {moved}", highlight=False)
+
+
+def _interval(bounds: list[float | None]) -> str:
+    return f"[{fmt(bounds[0])}, {fmt(bounds[1])}]"
+
+
+def _render(outcome: AgreementOutcome, fmt_: AgreementFormat) -> str:
+    if fmt_ is AgreementFormat.json:
+        return json.dumps(outcome.to_dict(), indent=2) + "\n"
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    _print_table(outcome.pairs, buffer)
+    if outcome.leaderboard is not None:
+        console = Console(file=buffer, width=120)
+        _print_leaderboard(outcome.leaderboard, outcome.pairs["a"], outcome.pairs["b"], console)
+    return buffer.getvalue()
+
+
+Runs = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--runs",
+        help="Run files to rank under both label sets: --runs R1 R2 … (or --runs "
+        "repeated); needs -m.",
+    ),
+]
+Measures = Annotated[
+    list[str] | None,
+    typer.Option("--measure", "-m", help="Measure of the leaderboard (repeatable)."),
+]
+Resamples = Annotated[
+    int,
+    typer.Option("--resamples", min=1, help="Bootstrap resamples of the queries."),
+]
+SaveCalibration = Annotated[
+    Path | None,
+    typer.Option(
+        "--save-calibration",
+        help="Write the judge's calibration record (QRELS_B's judge against QRELS_A) "
+        "for `ragmeter check --calibration`.",
+    ),
+]
+JudgeId = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-id",
+        help="Name the judge of --save-calibration when QRELS_B has no provenance "
+        "sidecar (labels not made by `ragmeter judge`).",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(context_settings={"allow_extra_args": True})
     def agreement(
+        ctx: typer.Context,
         qrels_a: Annotated[Path, typer.Argument(help="Reference labels (e.g. human qrels).")],
         qrels_b: Annotated[Path, typer.Argument(help="Compared labels (e.g. LLM qrels).")],
         threshold: Annotated[
-            int, typer.Option("--threshold", "-t", help="Binary: relevant ⇔ grade ≥ T.")
-        ] = 4,
+            int | None,
+            typer.Option(
+                "--threshold",
+                "-t",
+                help="Binary: relevant ⇔ grade ≥ T [default: the scale's upper half, 2 on 0–3].",
+            ),
+        ] = None,
         grade_map: Annotated[
             str | None,
             typer.Option(
@@ -177,39 +216,54 @@ def register(app: typer.Typer) -> None:
                 "counts what was clipped.",
             ),
         ] = None,
+        runs: Runs = None,
+        measure: Measures = None,
+        resamples: Resamples = 1000,
+        seed: Seed = 0,
+        save_calibration: SaveCalibration = None,
+        judge_id: JudgeId = None,
         fmt: Annotated[AgreementFormat, typer.Option("--format", "-f")] = AgreementFormat.table,
         output: Output = None,
     ) -> None:
-        """Agreement of two qrels files (e.g. LLM vs human).
+        """Agreement of two qrels files (e.g. LLM vs human): pairs and leaderboards.
 
         Cohen's κ (unweighted, linear, quadratic), Krippendorff's α (nominal, ordinal,
         interval), the confusion matrix, per-grade precision and recall, and the same at a
-        binary threshold; optionally after a grade map and clipping."""
-        from ragmeter.stats.agreement import parse_clip, read_label_map
+        binary threshold; optionally after a grade map and clipping. With --runs and -m:
+        Kendall τ-b, Spearman ρ and τ_AP of the runs' rankings under both label sets, with
+        bootstrap intervals over queries. --save-calibration records the judge's figures
+        for `ragmeter check --calibration`."""
+        from ragmeter import __version__
+        from ragmeter.workflows.agreement import AgreementRequest, run_agreement
 
+        extra = [Path(arg) for arg in ctx.args]
+        if extra and not runs:
+            fail(RagmeterError(f"unexpected argument {ctx.args[0]!r}"))
+        request = AgreementRequest(
+            qrels_a=qrels_a,
+            qrels_b=qrels_b,
+            threshold=threshold,
+            grade_map=grade_map,
+            clip=clip,
+            runs=[*(runs or []), *extra],
+            measures=measure or [],
+            resamples=resamples,
+            seed=seed,
+            save_calibration=save_calibration,
+            judge_id=judge_id,
+        )
         try:
-            report = agreement_report(
-                _grades(qrels_a),
-                _grades(qrels_b),
-                threshold=threshold,
-                a_name=qrels_a.name,
-                b_name=qrels_b.name,
-                grade_map=read_label_map(grade_map) if grade_map is not None else None,
-                clip=parse_clip(clip) if clip is not None else None,
-            )
+            outcome = run_agreement(request, version=__version__)
         except (RagmeterError, ValueError) as exc:
             fail(exc)
-        if fmt is AgreementFormat.json:
-            text = json.dumps(report, indent=2) + "\n"
-        else:
-            import io
-
-            buffer = io.StringIO()
-            _print_table(report, buffer)
-            text = buffer.getvalue()
+        text = _render(outcome, fmt)
         if output is not None:
             from ragmeter.io._common import atomic_write_text
 
             atomic_write_text(output, text)
         else:
             sys.stdout.write(text)
+        for note in outcome.notes:
+            typer.echo(f"warning: {note}", err=True)
+        if save_calibration is not None:
+            typer.echo(f"calibration written to {save_calibration}", err=True)

@@ -5,18 +5,22 @@
 
 A rule reads ``MEASURE drop|rise >|>= AMOUNT[%] [significant]`` (see
 :mod:`ragmeter.analysis.gate`); the status is 0 when no rule is broken and 3 when one is
-(2 for bad input, as every command). The work is :func:`ragmeter.workflows.check.check_files`;
-the table is :mod:`ragmeter.report.gate`.
+(2 for bad input, as every command). ``--calibration cal.json [--min-kappa X] [--min-tau Y]``
+gates the labels first: status 5 and a one-line reason when the qrels' LLM labels were made
+by another judge or prompt than the calibration's, the calibration is below a threshold, or
+it cannot be used (edited by hand, from a newer ragmeter). The work is
+:func:`ragmeter.workflows.check.check_files`; the table is :mod:`ragmeter.report.gate`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragmeter.commands.labels import label_lines, tell
 from ragmeter.commands.options import (
     DefaultK,
     Depth,
@@ -34,8 +38,13 @@ from ragmeter.commands.options import (
 )
 from ragmeter.errors import RagmeterError
 
+if TYPE_CHECKING:
+    from ragmeter.workflows.check import CheckRequest
+
 #: the exit status of a gate with a broken rule (docs/errors.md)
 BROKEN = 3
+#: the exit status of a calibration gate that refuses the labels (docs/errors.md)
+UNCALIBRATED = 5
 
 
 class GateFormat(StrEnum):
@@ -48,21 +57,21 @@ def check_command(
     run: Annotated[Path, typer.Argument(help="The run to gate (any format `evaluate` reads).")],
     qrels: Annotated[Path, typer.Option("--qrels", "-q", help="Relevance judgments.")],
     baseline: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--baseline",
             "-b",
             help="A run file, or a saved evaluation of the store: an id, #id, a name, or REF:RUN.",
         ),
-    ],
+    ] = None,
     fail_if: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--fail-if",
             help='A rule, "MEASURE drop|rise >|>= AMOUNT[%] \\[significant]" (repeatable), '
             'e.g. "ndcg@10 drop > 0.01 significant" or "recall@100 drop >= 5%".',
         ),
-    ],
+    ] = None,
     test: PairedTest = TestChoice.randomization,
     alpha: Annotated[
         float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
@@ -76,17 +85,40 @@ def check_command(
     store: StoreUrl = None,
     fmt: Annotated[GateFormat, typer.Option("--format", "-f")] = GateFormat.table,
     output: Output = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration",
+            help="A judge's calibration (agreement --save-calibration); status 5 when it "
+            "does not vouch for the qrels' labels.",
+        ),
+    ] = None,
+    min_kappa: Annotated[
+        float | None,
+        typer.Option("--min-kappa", help="Least unweighted Cohen's κ of the calibration."),
+    ] = None,
+    min_tau: Annotated[
+        float | None,
+        typer.Option(
+            "--min-tau", help="Least leaderboard Kendall τ-b of the calibration (each measure)."
+        ),
+    ] = None,
 ) -> None:
     """Fail (status 3) when a run regressed against a baseline by a --fail-if rule: a CI gate
-    on retrieval measures, with a paired test and Holm's correction for significant rules."""
+    on retrieval measures, with a paired test and Holm's correction for significant rules.
+
+    With --calibration, fail (status 5) first when the labels are not vouched for by the
+    judge's calibration; --baseline and --fail-if may then be left out."""
     from ragmeter.commands.output import emit_gate
     from ragmeter.workflows.check import CheckRequest, check_files
 
+    if (baseline is None) != (not fail_if) or (baseline is None and calibration is None):
+        fail(RagmeterError("give --baseline with --fail-if rules, or --calibration (or all)"))
     request = CheckRequest(
         run=run,
         qrels=qrels,
-        baseline=baseline,
-        rules=fail_if,
+        baseline=baseline or "",
+        rules=fail_if or [],
         settings=evaluation_settings(
             missing=missing,
             rel_level=rel_level,
@@ -101,14 +133,42 @@ def check_command(
         alpha=alpha,
         permutations=permutations,
         seed=seed,
+        calibration=calibration,
+        min_kappa=min_kappa,
+        min_tau=min_tau,
     )
+    _calibration_gate(request)
+    if baseline is None:
+        return
+    labels = label_lines(qrels, calibration)
     try:
         result = check_files(request)
     except (RagmeterError, KeyError) as exc:
         fail(exc)
     emit_gate(result, fmt.value, output)
+    tell(labels)
     if result.failed:
         raise typer.Exit(code=BROKEN)
+
+
+def _calibration_gate(request: CheckRequest) -> None:
+    """The calibration's verdict on stderr; status 5 when it refuses the labels."""
+    from ragmeter.analysis.calibration import CalibrationError
+    from ragmeter.workflows.check import check_calibration
+
+    try:
+        verdict = check_calibration(request)
+    except CalibrationError as exc:
+        typer.echo(f"ragmeter: calibration refused: {exc}", err=True)
+        raise typer.Exit(code=UNCALIBRATED) from None
+    except RagmeterError as exc:
+        fail(exc)
+    if verdict is None:
+        return
+    if not verdict.passed:
+        typer.echo(f"ragmeter: calibration refused: {verdict.reason}", err=True)
+        raise typer.Exit(code=UNCALIBRATED)
+    typer.echo(verdict.reason, err=True)
 
 
 def register(app: typer.Typer) -> None:

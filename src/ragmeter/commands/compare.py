@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
@@ -168,6 +169,7 @@ def compare_command(
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
+    calibration: CalibrationFile = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
@@ -210,6 +212,7 @@ def compare_command(
         group_by=group_by,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
+    labels = label_lines(qrels, calibration)
     try:
         outcome = compare_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
@@ -218,6 +221,7 @@ def compare_command(
         emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
     elif outcome.comparison is not None:
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
+    tell(labels)
     if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
@@ -120,6 +121,15 @@ def report_command(
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
+    compare_qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare-qrels",
+            help="Other labels of the same pairs (e.g. an LLM judge's): adds each run's "
+            "score under --qrels against these, with τ, ρ and τ_AP.",
+        ),
+    ] = None,
+    calibration: CalibrationFile = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
@@ -152,12 +162,15 @@ def report_command(
         ),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        compare_qrels=compare_qrels,
+        calibration=calibration,
     )
     try:
         evaluation = write_report_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
     warn(evaluation.warnings)
+    tell(label_lines(qrels, calibration))
     typer.echo(f"wrote {output}", err=True)
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ragmeter.analysis.diagnosis import Diagnosis
+    from ragmeter.analysis.leaderboard import LeaderboardAgreement
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), one per run
 RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -257,6 +258,45 @@ def _quadrant_panel(ax: Axes, d: Diagnosis) -> None:
     ax.set_xlabel(f"PROC@{d.k} (what the pool allows)")
     ax.set_ylabel(f"%PROC@{d.k} (share realized)")
     ax.set_title(d.run)
+
+
+def label_agreement_figure(
+    board: LeaderboardAgreement,
+    a: str,
+    b: str,
+    *,
+    key: str = "labels",
+) -> str:
+    """Each run's score under label set ``a`` (x) against ``b`` (y), one panel per measure,
+    with the diagonal y = x: points off it are runs the two label sets score differently,
+    points that swap order across it are runs they rank differently."""
+    measures = board.measures
+    with _style():
+        fig = _figure(len(measures), height=3.1)
+        axes = _grid(fig, len(measures))
+        for ax, m in zip(axes, measures, strict=True):
+            names = m.ranking_a
+            x = np.array([m.scores_a[n] for n in names])
+            y = np.array([m.scores_b[n] for n in names])
+            lo = float(min(x.min(), y.min()))
+            hi = float(max(x.max(), y.max()))
+            pad = max(0.02, 0.05 * (hi - lo))
+            ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="#888888", linewidth=0.8)
+            for i, name in enumerate(names):
+                ax.scatter([x[i]], [y[i]], s=30, zorder=3, **_point_style(i), label=name)
+                ax.annotate(_short(name, 14), (x[i], y[i]), xytext=(4, 3), fontsize=7.5,
+                            textcoords="offset points")  # fmt: skip
+            ax.set_xlim(lo - pad, hi + pad)
+            ax.set_ylim(lo - pad, hi + pad)
+            ax.set_xlabel(f"{m.measure} under {_short(a)}")
+            ax.set_ylabel(f"under {_short(b)}")
+            ax.set_title(m.measure)
+        return to_svg(fig, key, f"each run's score under {a} against {b}, per measure")
+
+
+def _point_style(i: int) -> dict[str, Any]:
+    style = _run_style(i)
+    return {"color": style["color"], "marker": style["marker"]}
 
 
 def distribution_figure(

@@ -43,6 +43,7 @@ from ragmeter.stats.bootstrap import min_bootstrap_n
 
 if TYPE_CHECKING:
     from ragmeter.analysis.diagnosis import Diagnosis
+    from ragmeter.analysis.leaderboard import LeaderboardAgreement
     from ragmeter.analysis.queries import SubquestionCoverage, WorstQuery
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
@@ -123,6 +124,7 @@ def render_html_report(
     permutations: int = 10_000,
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
+    labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
 ) -> str:
     """The report as one HTML document (see :func:`write_html_report` for the arguments):
     the model of :func:`ragmeter.analysis.report.build_report`, rendered."""
@@ -153,16 +155,23 @@ def render_html_report(
         bootstrap=bootstrap,
         permutations=permutations,
     )
-    return render_report(model, title=title, inputs=inputs)
+    extra = [] if labels_against is None else [label_agreement_section(*labels_against)]
+    return render_report(model, title=title, inputs=inputs, extra=extra)
 
 
 def render_report(
-    model: ReportModel, *, title: str = "ragmeter report", inputs: Sequence[tuple[str, str]] = ()
+    model: ReportModel,
+    *,
+    title: str = "ragmeter report",
+    inputs: Sequence[tuple[str, str]] = (),
+    extra: Sequence[_Section] = (),
 ) -> str:
-    """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document."""
+    """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document;
+    ``extra`` sections (e.g. :func:`label_agreement_section`) go after the summary."""
     evaluation, comparison = model.evaluation, model.comparison
     sections = [
-        _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed)
+        _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed),
+        *extra,
     ]
     if model.all_pairs is not None:
         from ragmeter.report.allpairs import html_table
@@ -215,6 +224,7 @@ def write_html_report(
     permutations: int = 10_000,
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
+    labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
 ) -> Path:
     """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
 
@@ -243,6 +253,9 @@ def write_html_report(
         worst: how many worst queries per run (0: no such section).
         title: the page title; inputs: ``(label, value)`` lines describing the inputs
             (file names…) shown under the title.
+        labels_against: the leaderboard agreement of the runs under two label sets and the
+            sets' names (:func:`ragmeter.analysis.leaderboard.leaderboard_agreement`): a
+            section with each run's score under one against the other.
 
     Example (``ragmeter demo`` writes its report this way)::
 
@@ -281,6 +294,7 @@ def write_html_report(
         permutations=permutations,
         title=title,
         inputs=inputs,
+        labels_against=labels_against,
     )
     atomic_write_text(path, text)
     return Path(path)
@@ -522,6 +536,44 @@ def _quadrant_section(diagnoses: Sequence[Diagnosis]) -> _Section:
         + "".join(f'<p class="warning">{_e(w)}</p>' for w in warnings)
     )
     return _Section("quadrant", "PROC vs %PROC: retrieval or selection?", body)
+
+
+def label_agreement_section(board: LeaderboardAgreement, a: str, b: str) -> _Section:
+    """The runs' scores under two label sets, the rank correlations and their intervals."""
+    from ragmeter.report import figures
+
+    svg = figures.label_agreement_figure(board, a, b)
+    rows = []
+    for m in board.measures:
+        cells = []
+        for name, value in (
+            ("kendall_tau", m.kendall_tau.statistic),
+            ("spearman", m.spearman.statistic),
+            ("tau_ap", m.tau_ap.value),
+        ):
+            low, high = m.ci[name].to_list()
+            cells.append(f'<td class="num">{_num(value, 3)} [{_num(low, 3)}, {_num(high, 3)}]</td>')
+        big = m.largest_change
+        moved = f"{_e(big.name)} {big.rank_a} → {big.rank_b}" if big.shift else "none"
+        rows.append(
+            f'<tr><th scope="row">{_e(m.measure)}</th>{"".join(cells)}'
+            f'<td class="num">{_e(m.tau_ap.variant)}</td><td>{moved}</td></tr>'
+        )
+    notes = board.coverage.notes(a, b)
+    body = (
+        f'<p class="lead">Do the runs rank alike under {_e(a)} (the reference) and {_e(b)}? '
+        "Each point is a run; on the diagonal both label sets give it the same score. "
+        f"Intervals: {board.level:.0%} percentile bootstrap over queries ({board.resamples:,} "
+        f"resamples, seed {board.seed}), the same draws for both label sets. τ_AP weighs "
+        "swaps near the top more; with tied scores it is τ_AP-b.</p>"
+        f"<figure>{svg}</figure>"
+        '<div class="scroll"><table class="compact"><thead><tr><th scope="col">measure</th>'
+        '<th scope="col" class="num">Kendall τ-b</th><th scope="col" class="num">Spearman ρ'
+        '</th><th scope="col" class="num">τ_AP</th><th scope="col" class="num">variant</th>'
+        f'<th scope="col">largest rank change</th></tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table></div>" + "".join(f'<p class="warning">{_e(n)}</p>' for n in notes)
+    )
+    return _Section("labels", "Labels: do the runs rank alike?", body)
 
 
 def _distribution_section(evaluation: Evaluation, chosen: Sequence[str] | None) -> _Section:

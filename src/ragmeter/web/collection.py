@@ -30,13 +30,19 @@ class QrelsSource:
 
     name: str
     grades: dict[tuple[str, str], int]
+    #: what :func:`ragmeter.analysis.calibration.describe_labels` says of the file's labels
+    #: (their provenance when a judge made some, a calibration's figures), shown beside
+    #: numbers computed on them
+    label_notes: tuple[str, ...] = ()
 
     @classmethod
-    def from_qrels(cls, qrels: Qrels, *, name: str) -> QrelsSource:
-        return cls(
-            name,
-            {(q, d): g for q, docs in qrels.to_dict().items() for d, g in docs.items()},
-        )
+    def from_qrels(cls, qrels: Qrels, *, name: str, path: Path | None = None) -> QrelsSource:
+        from ragmeter.analysis.calibration import describe_labels
+
+        grades = {(q, d): g for q, docs in qrels.to_dict().items() for d, g in docs.items()}
+        judged = [pair for pair, g in grades.items() if g >= 0]
+        notes = describe_labels(path, pairs=judged) if path is not None else []
+        return cls(name, grades, tuple(notes))
 
 
 @dataclass
@@ -198,7 +204,7 @@ def load_collection(
         *((p, read_qrels(p)) for p in compare_qrels),
     ]:
         name = unique_name(Path(path).name, sources)
-        sources[name] = QrelsSource.from_qrels(obj, name=name)
+        sources[name] = QrelsSource.from_qrels(obj, name=name, path=Path(path))
     questions = read_questions(subquestions) if subquestions is not None else {}
     rated: dict[str, dict[tuple[str, str, int], int]] = {}
     for path in compare_judgments:

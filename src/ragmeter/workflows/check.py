@@ -5,6 +5,10 @@ way, on the same qrels) or a saved evaluation of the store (``REF`` or ``REF:RUN
 ``ragmeter history``: an id, ``#12``, or the latest evaluation saved under a name), whose
 per-query values are read back, not recomputed. The rules are checked by
 :func:`ragmeter.analysis.gate.check_evaluation`.
+
+With a calibration (``--calibration cal.json``), :func:`check_calibration` first checks that
+the qrels' LLM labels were made by the calibrated judge and that the calibration reaches
+``--min-kappa`` / ``--min-tau`` (:func:`ragmeter.analysis.calibration.gate`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragmeter.analysis.calibration import GateVerdict
 from ragmeter.analysis.gate import GateResult, check_evaluation, parse_rules
 from ragmeter.errors import RagmeterError, StoreError
 from ragmeter.workflows.evaluate import EvaluationSettings
@@ -39,6 +44,34 @@ class CheckRequest:
     alpha: float = 0.05
     permutations: int = 10_000
     seed: int = 0
+    calibration: Path | None = None
+    min_kappa: float | None = None
+    min_tau: float | None = None
+
+
+def check_calibration(request: CheckRequest) -> GateVerdict | None:
+    """The calibration gate of ``request`` (None without ``--calibration``); raises
+    :class:`~ragmeter.analysis.calibration.CalibrationError` for a calibration that cannot
+    be used (edited by hand, from a newer ragmeter)."""
+    from ragmeter.analysis.calibration import gate, read_calibration
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.readers import read_qrels
+
+    if request.calibration is None:
+        if request.min_kappa is not None or request.min_tau is not None:
+            raise RagmeterError("--min-kappa and --min-tau need --calibration")
+        return None
+    calibration = read_calibration(request.calibration)
+    qrels = read_qrels(request.qrels)
+    pairs = [(q, d) for q, docs in qrels.to_dict().items() for d, g in docs.items() if g >= 0]
+    return gate(
+        calibration,
+        read_provenance(request.qrels),
+        pairs,
+        qrels_name=request.qrels.name,
+        min_kappa=request.min_kappa,
+        min_tau=request.min_tau,
+    )
 
 
 def check_files(request: CheckRequest) -> GateResult:

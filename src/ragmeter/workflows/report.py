@@ -15,6 +15,7 @@ from ragmeter.workflows.compare import CompareSettings
 from ragmeter.workflows.evaluate import EvaluationSettings, NuggetInputs
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.leaderboard import LeaderboardAgreement
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
 
@@ -50,6 +51,10 @@ class ReportRequest:
     compare: CompareSettings = field(default_factory=CompareSettings)
     view: ReportView = field(default_factory=ReportView)
     nuggets: NuggetInputs | None = None
+    #: other labels of the same pairs (e.g. an LLM judge's): the runs ranked under both
+    compare_qrels: Path | None = None
+    #: a calibration of the LLM judge whose figures are shown beside the labels' line
+    calibration: Path | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
@@ -71,6 +76,7 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     from ragmeter.workflows.evaluate import coverage_options, read_runs
 
     request.check()
+    labels = _label_lines(request)
     qrels_obj = read_qrels(request.qrels) if request.qrels is not None else None
     coverage: dict[str, Any] = {}
     if request.judgments is not None:
@@ -95,11 +101,63 @@ def write_report_files(request: ReportRequest) -> Evaluation:
         from ragmeter.stats.comparison import compare
 
         comparison = compare(evaluation, baseline=base, **request.compare.options())
+    against = _labels_against(request, evaluation, run_objs, names, options, coverage)
     try:
-        _write(request, evaluation, run_objs, qrels_obj, coverage, comparison, base, options)
+        _write(
+            request,
+            evaluation,
+            run_objs,
+            qrels_obj,
+            (coverage, options),
+            comparison,
+            base,
+            (labels, against),
+        )
     except OSError as exc:
         raise RagmeterError(f"cannot write {request.output}: {exc.strerror or exc}") from None
     return evaluation
+
+
+def _label_lines(request: ReportRequest) -> list[tuple[str, str]]:
+    """What :func:`ragmeter.analysis.calibration.describe_labels` says of each label file,
+    as lines under the page's title."""
+    from ragmeter.analysis.calibration import describe_labels
+
+    if request.qrels is None:
+        if request.calibration is not None or request.compare_qrels is not None:
+            raise RagmeterError("--calibration and --compare-qrels need --qrels")
+        return []
+    lines = [
+        ("labels", line) for line in describe_labels(request.qrels, calibration=request.calibration)
+    ]
+    if request.compare_qrels is not None:
+        lines.append(("compared labels", str(request.compare_qrels)))
+        lines += [("compared labels", line) for line in describe_labels(request.compare_qrels)]
+    return lines
+
+
+def _labels_against(
+    request: ReportRequest,
+    evaluation: Evaluation,
+    runs: list[Run],
+    names: list[str],
+    options: dict[str, Any],
+    coverage: dict[str, Any],
+) -> tuple[LeaderboardAgreement, str, str] | None:
+    """The runs evaluated the same way under ``--compare-qrels``, ranked against ``--qrels``."""
+    if request.compare_qrels is None or request.qrels is None:
+        return None
+    from ragmeter.analysis.leaderboard import leaderboard_agreement, rankable
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels
+
+    if len(runs) < 2:
+        raise RagmeterError("--compare-qrels ranks the runs under both labels: give two runs")
+    other = evaluate(runs, read_qrels(request.compare_qrels), names, **options, **coverage)
+    board = leaderboard_agreement(
+        evaluation, other, seed=request.compare.seed, measures=rankable(evaluation, other)
+    )
+    return board, request.qrels.name, request.compare_qrels.name
 
 
 def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, Any]) -> list[str]:
@@ -147,14 +205,16 @@ def _write(
     evaluation: Evaluation,
     runs: list[Run],
     qrels: Qrels | None,
-    coverage: dict[str, Any],
+    coverage_and_options: tuple[dict[str, Any], dict[str, Any]],
     comparison: Any,
     base: int,
-    options: dict[str, Any],
+    labels: tuple[list[tuple[str, str]], tuple[LeaderboardAgreement, str, str] | None],
 ) -> None:
     from ragmeter.report.html import write_html_report
 
     view, compared = request.view, request.compare
+    coverage, options = coverage_and_options
+    label_lines, against = labels
     write_html_report(
         request.output,
         evaluation,
@@ -176,5 +236,6 @@ def _write(
         bootstrap=compared.bootstrap,
         permutations=compared.permutations,
         title=view.title,
-        inputs=_inputs(request),
+        inputs=[*_inputs(request), *label_lines],
+        labels_against=against,
     )

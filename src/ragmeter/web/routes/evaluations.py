@@ -37,6 +37,9 @@ def evaluate_page(
         raise BadInput(f"unknown label source {source!r}")
     grades = source_labels(source, web.db, coll, uploads)
     measures = list(measure or EVALUATION_MEASURES)
+    family, _, file_name = source.partition(":")
+    held = coll.qrels_sources.get(file_name) if family == "qrels" else None
+    label_notes = list(held.label_notes) if held is not None else []
     table: list[dict[str, Any]] = []
     error = None
     if coll.runs and grades:
@@ -61,6 +64,7 @@ def evaluate_page(
         source=source,
         measures=measures,
         table=table,
+        label_notes=label_notes,
         n_labels=len(grades),
         n_queries=len({key[0] for key in grades}),
         error=error,

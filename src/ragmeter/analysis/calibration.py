@@ -1,0 +1,351 @@
+"""A judge's calibration record, the gate that requires it, and the one line every view prints.
+
+A **calibration** (``ragmeter agreement HUMAN LLM --save-calibration cal.json``) records how
+well one LLM judge agreed with human labels: the judge's identity (from the LLM labels'
+provenance sidecar, :class:`ragmeter.core.provenance.LabelSource`), the number of pairs both
+label, each grade's base rate in both label sets, Cohen's κ (unweighted, linear, quadratic),
+Krippendorff's ordinal α, and — when runs were given — each measure's leaderboard τ and
+τ_AP with their intervals; with ragmeter's version, the date, and the SHA-256 of its own
+canonical content (the JSON without the ``sha256`` key, keys sorted, no spaces, UTF-8), so
+that a file edited by hand is refused when read.
+
+**The gate** (:func:`gate`, ``ragmeter check --calibration``) passes when every LLM label of
+the gated qrels was made by the calibrated judge (:meth:`LabelSource.same_judge`: same model,
+prompt id, version and hash, samples, temperature, ensemble — not the server's host) and the
+calibration reaches the thresholds asked (unweighted κ; the smallest leaderboard τ-b).
+
+**Describing labels** (:func:`describe_labels`): every view that prints numbers computed on
+a label file calls this one function for the line(s) to print beside them — the labels'
+provenance when any label comes from a judge, and the calibration's figures when a
+calibration is given or lies beside the qrels as ``<qrels>.calibration.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmeter.core.provenance import LabelProvenance, LabelSource, Pair
+from ragmeter.errors import InputError, RagmeterError
+
+FORMAT_KEY = "ragmeter_calibration"
+FORMAT_VERSION = 1
+#: a calibration found beside a qrels file ``Q`` is ``Q`` + this suffix
+SUFFIX = ".calibration.json"
+
+
+class CalibrationError(RagmeterError):
+    """A calibration file that cannot be used: edited by hand, from a newer ragmeter, bad."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibration record (see the module docstring); ``content`` is its JSON."""
+
+    content: Mapping[str, Any]
+    path: str | None = None
+
+    @property
+    def judge(self) -> LabelSource:
+        return LabelSource.from_json(self.content["judge"])
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.content["labels"]["n_pairs"])
+
+    @property
+    def kappa(self) -> float | None:
+        """Unweighted Cohen's κ."""
+        value = self.content["kappa"]["unweighted"]
+        return None if value is None else float(value)
+
+    @property
+    def tau(self) -> float | None:
+        """The smallest leaderboard Kendall τ-b over the measures (None without runs)."""
+        taus = [m["kendall_tau"] for m in self.content.get("leaderboard") or []]
+        defined = [float(t) for t in taus if t is not None]
+        return min(defined) if defined else None
+
+    def summary(self) -> str:
+        """``LLM labels (umbrela, model M): κ 0.41, τ 0.87 against 4,423 human labels``."""
+        figures = [f"κ {_fmt(self.kappa)}"]
+        alpha = self.content.get("alpha", {}).get("ordinal")
+        figures.append(f"ordinal α {_fmt(alpha)}")
+        if self.tau is not None:
+            figures.append(f"τ {_fmt(self.tau)}")
+        tau_aps = [m["tau_ap"] for m in self.content.get("leaderboard") or []]
+        if any(t is not None for t in tau_aps):
+            figures.append(f"τ_AP {_fmt(min(t for t in tau_aps if t is not None))}")
+        return (
+            f"LLM labels ({self.judge.describe()}): {', '.join(figures)} against "
+            f"{self.n_pairs:,} human labels"
+        )
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def canonical_sha256(content: Mapping[str, Any]) -> str:
+    """SHA-256 of the content without ``sha256``: JSON, keys sorted, no spaces, UTF-8."""
+    body = {k: v for k, v in content.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def calibration_judge(provenance: LabelProvenance | None, pairs: Iterable[Pair]) -> LabelSource:
+    """The one judge that made the LLM labels on ``pairs``; a one-line error when there is
+    no sidecar, no judge, or several judges (a calibration is of one judge)."""
+    if provenance is None:
+        raise CalibrationError(
+            "the LLM labels have no provenance sidecar, so the judge that made them is "
+            "unknown: label them with `ragmeter judge` (which writes it), or name the judge "
+            "with --judge-id"
+        )
+    used = {sid for sid in provenance.counts(pairs) if sid is not None}
+    judges = {sid: provenance.sources[sid] for sid in used if provenance.sources[sid].is_llm}
+    if not judges:
+        raise CalibrationError("the compared labels were made by no judge (their sidecar says)")
+    distinct = {json.dumps(j.identity(), sort_keys=True) for j in judges.values()}
+    if len(distinct) > 1:
+        raise CalibrationError(
+            f"the compared labels come from {len(distinct)} judges; a calibration is of one "
+            "judge (split the labels by judge first)"
+        )
+    return next(iter(judges.values()))
+
+
+def declared_judge(judge_id: str) -> LabelSource:
+    """The judge named with ``--judge-id`` when the LLM labels carry no sidecar."""
+    if not judge_id.strip():
+        raise CalibrationError("--judge-id must not be empty")
+    return LabelSource(kind="judge", model=judge_id, note="declared with --judge-id")
+
+
+def build_calibration(
+    *,
+    judge: LabelSource,
+    pairs: Mapping[str, Any],
+    leaderboard: list[dict[str, Any]] | None,
+    version: str,
+    reference_origin: str = "unknown (no provenance sidecar)",
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """The calibration's JSON content, hashed. ``pairs`` is the pair-level agreement (the
+    ``agreement`` report: n_common, scale, confusion, kappa, krippendorff_alpha …);
+    ``reference_origin`` what the reference labels' sidecar says of them."""
+    matrix = pairs["confusion"]
+    scale = pairs["scale"]
+    n = int(pairs["n_common"])
+    rows = [sum(r) for r in matrix]
+    cols = [sum(c) for c in zip(*matrix, strict=True)] if matrix else []
+    content: dict[str, Any] = {
+        FORMAT_KEY: FORMAT_VERSION,
+        "ragmeter_version": version,
+        "created": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "judge": judge.to_json(),
+        "labels": {
+            "reference": pairs["a"],
+            "reference_origin": reference_origin,
+            "compared": pairs["b"],
+            "n_pairs": n,
+            "scale": scale,
+            "base_rates": {
+                "reference": {
+                    str(g): (r / n if n else None) for g, r in zip(scale, rows, strict=True)
+                },
+                "compared": {
+                    str(g): (c / n if n else None) for g, c in zip(scale, cols, strict=True)
+                },
+            },
+            "grade_map": pairs.get("grade_map", {}),
+            "clip": pairs.get("clip"),
+        },
+        "kappa": dict(pairs["kappa"]),
+        "alpha": {"ordinal": pairs["krippendorff_alpha"].get("ordinal")},
+        "leaderboard": [
+            {
+                key: m[key]
+                for key in ("measure", "n_runs", "kendall_tau", "tau_ap", "tau_ap_variant", "ci")
+            }
+            for m in leaderboard
+        ]
+        if leaderboard
+        else None,
+    }
+    content["sha256"] = canonical_sha256(content)
+    return content
+
+
+def write_calibration(path: Path, content: Mapping[str, Any]) -> None:
+    from ragmeter.io._common import atomic_write_text
+
+    atomic_write_text(path, json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_calibration(path: Path) -> Calibration:
+    """Read and verify a calibration: a newer format or a hash that no longer matches its
+    content (edited by hand) is refused with :class:`CalibrationError`."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such calibration file", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the calibration: {exc}", source=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+    if not isinstance(content, dict) or FORMAT_KEY not in content:
+        raise CalibrationError(f"{path}: not a ragmeter calibration (no {FORMAT_KEY!r} field)")
+    version = content[FORMAT_KEY]
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CalibrationError(
+            f"{path}: calibration format {version!r} comes from a newer ragmeter "
+            f"({content.get('ragmeter_version', '?')}); this one reads format {FORMAT_VERSION}"
+        )
+    if content.get("sha256") != canonical_sha256(content):
+        raise CalibrationError(
+            f"{path}: its SHA-256 no longer matches its content (edited by hand?); "
+            "make it again with `ragmeter agreement … --save-calibration`"
+        )
+    try:
+        LabelSource.from_json(content["judge"])
+        int(content["labels"]["n_pairs"])
+        content["kappa"]["unweighted"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CalibrationError(f"{path}: field {exc} is missing or malformed") from None
+    return Calibration(content, str(path))
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """``passed`` or not, and the one-line ``reason``."""
+
+    passed: bool
+    reason: str
+
+
+def gate(
+    calibration: Calibration,
+    provenance: LabelProvenance | None,
+    pairs: Iterable[Pair],
+    *,
+    qrels_name: str,
+    min_kappa: float | None = None,
+    min_tau: float | None = None,
+) -> GateVerdict:
+    """Whether the qrels' LLM labels (their ``provenance`` on ``pairs``) are vouched for by
+    ``calibration``, at least ``min_kappa`` (unweighted κ) and ``min_tau`` (the smallest
+    leaderboard τ-b over the calibration's measures)."""
+    judge = calibration.judge
+    if provenance is None:
+        return GateVerdict(
+            False,
+            f"{qrels_name} has no provenance sidecar: which judge made its labels is unknown, "
+            f"so the calibration of {judge.describe()} cannot vouch for them",
+        )
+    counts = provenance.counts(pairs)
+    for sid in counts:
+        source = None if sid is None else provenance.sources[sid]
+        if source is None:
+            return GateVerdict(False, f"{qrels_name}: {counts[sid]:,} labels of unknown origin")
+        if source.is_llm and not source.same_judge(judge):
+            return GateVerdict(
+                False,
+                f"{qrels_name}: {counts[sid]:,} labels were made by another judge or prompt "
+                f"({_identity(source)}) than the calibration's ({_identity(judge)})",
+            )
+    failures = _below(calibration, min_kappa, min_tau)
+    if failures:
+        return GateVerdict(False, "calibration below the threshold: " + "; ".join(failures))
+    return GateVerdict(True, f"calibration holds: {calibration.summary()}")
+
+
+def _identity(source: LabelSource) -> str:
+    sha = f", prompt sha256 {source.prompt_sha256[:12]}" if source.prompt_sha256 else ""
+    return f"{source.describe()}{sha}"
+
+
+def _below(calibration: Calibration, min_kappa: float | None, min_tau: float | None) -> list[str]:
+    out = []
+    if min_kappa is not None:
+        kappa = calibration.kappa
+        if kappa is None or kappa < min_kappa:
+            out.append(f"κ {_fmt(kappa)} < --min-kappa {min_kappa:g}")
+    if min_tau is not None:
+        tau = calibration.tau
+        if tau is None:
+            out.append("no leaderboard τ (the calibration was made without --runs)")
+        elif tau < min_tau:
+            out.append(f"τ {_fmt(tau)} < --min-tau {min_tau:g}")
+    return out
+
+
+def calibration_beside(qrels: Path) -> Path:
+    """Where a calibration of the qrels ``qrels`` is looked for: ``<qrels>.calibration.json``."""
+    return qrels.with_name(qrels.name + SUFFIX)
+
+
+def describe_labels(
+    qrels: Path,
+    *,
+    calibration: Path | None = None,
+    pairs: Iterable[Pair] | None = None,
+) -> list[str]:
+    """The line(s) every view prints beside numbers computed on the labels of ``qrels``.
+
+    The labels' provenance (:meth:`LabelProvenance.describe` on the qrels' judged pairs) when
+    any of them comes from a judge; and the calibration's figures when ``calibration`` is
+    given or ``<qrels>.calibration.json`` exists — or, when the calibration is of another
+    judge, a line saying that its figures do not apply. Nothing for labels without a sidecar
+    and without a calibration, or made only by people.
+    """
+    from ragmeter.io.provenance import read_provenance
+
+    provenance = read_provenance(qrels)
+    if calibration is None and calibration_beside(qrels).is_file():
+        calibration = calibration_beside(qrels)
+    if (provenance is None or not provenance.has_llm) and calibration is None:
+        return []
+    judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
+    lines = []
+    if provenance is not None and provenance.has_llm:
+        lines.append(provenance.describe(judged))
+    if calibration is not None:
+        cal = read_calibration(calibration)
+        verdict = gate(cal, provenance, judged, qrels_name=qrels.name)
+        if verdict.passed:
+            lines.append(f"calibration: {cal.summary()}")
+        else:
+            lines.append(f"calibration {calibration.name} does not apply: {verdict.reason}")
+    return lines
+
+
+def _judged_pairs(qrels: Path) -> list[Pair]:
+    from ragmeter.io.readers import read_qrels
+
+    return [
+        (q, d) for q, docs in read_qrels(qrels).to_dict().items() for d, g in docs.items() if g >= 0
+    ]
+
+
+__all__ = [
+    "SUFFIX",
+    "Calibration",
+    "CalibrationError",
+    "GateVerdict",
+    "build_calibration",
+    "calibration_beside",
+    "calibration_judge",
+    "canonical_sha256",
+    "declared_judge",
+    "describe_labels",
+    "gate",
+    "read_calibration",
+    "write_calibration",
+]

@@ -1,0 +1,45 @@
+"""The labels' line beside the numbers: ``evaluate``, ``compare``, ``report`` and ``check``
+print on stderr what :func:`ragmeter.analysis.calibration.describe_labels` says of the qrels
+(their provenance when a judge made any label; a calibration's figures with
+``--calibration`` or ``<qrels>.calibration.json``), so that stdout keeps the results and the
+tables stay as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.commands.options import fail
+from ragmeter.errors import RagmeterError
+
+CalibrationFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration",
+        help="The LLM judge's calibration (agreement --save-calibration): its figures "
+        "are printed beside the numbers [default: QRELS.calibration.json if present].",
+    ),
+]
+
+
+def label_lines(qrels: Path | None, calibration: Path | None) -> list[str]:
+    """The line(s) to print for the labels of ``qrels``; a bad calibration is an error
+    (status 2) before any work."""
+    if qrels is None:
+        if calibration is not None:
+            fail(RagmeterError("--calibration describes the labels of --qrels: give --qrels"))
+        return []
+    from ragmeter.analysis.calibration import describe_labels
+
+    try:
+        return describe_labels(qrels, calibration=calibration)
+    except RagmeterError as exc:
+        fail(exc)
+
+
+def tell(lines: list[str]) -> None:
+    """Each line on stderr, after the numbers."""
+    for line in lines:
+        typer.echo(f"labels: {line}", err=True)
