@@ -252,11 +252,11 @@ def _classical(values: FloatArray, w: FloatArray | None = None) -> tuple[float, 
 
 
 def _effective_n(y: FloatArray, w: FloatArray | None, se: float) -> float | None:
-    n = y.shape[0]
+    n = int(y.shape[0])
     _, human_se = _classical(y, w)
     if not se > 0.0:
         return None
-    return human_se * human_se * n / (se * se)
+    return float(human_se * human_se * n / (se * se))
 
 
 def _interval(centre: float, se: float, z: float) -> tuple[float, float]:
