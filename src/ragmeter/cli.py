@@ -46,6 +46,7 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -116,9 +117,15 @@ def evaluate(
     name: SaveName = None,
     engine: EngineChoice = "local",
     workers: Workers = None,
+    ppi: PPIFlag = False,
+    human_qrels: HumanQrels = None,
+    alpha: PPIAlpha = None,
+    ppi_lambda: PPILambda = None,
+    labelled_queries: LabelledQueries = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
+    from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
 
     settings = evaluation_settings(
@@ -142,6 +149,10 @@ def evaluate(
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
+    saving = save or store is not None or name is not None
+    estimate = ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving)
+    if estimate is not None:
+        return emit_evaluate_ppi(request, estimate, fmt, output)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")

@@ -121,6 +121,18 @@ def normal_quantile(alpha: float) -> float:
     return NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
 
+def clt_interval(
+    values: npt.ArrayLike, alpha: float = 0.1
+) -> tuple[float, tuple[float, float] | None]:
+    """The mean of ``values`` and its CLT interval ``mean ± z_{1−α/2}·std/√n`` (std with
+    divisor n, as ppi-python's ``classical_mean_ci``); no interval below 2 values."""
+    arr = _as_values(values, "values")
+    if arr.shape[0] == 0:
+        raise PPIError("no value to average")
+    mean, se = _classical(arr)
+    return mean, _interval(mean, se, normal_quantile(alpha)) if arr.shape[0] >= 2 else None
+
+
 def ppi_mean(
     y_labelled: npt.ArrayLike,
     yhat_labelled: npt.ArrayLike,
