@@ -87,6 +87,13 @@ def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
     return Qrels.from_dict(merged, name=f"{human.name} over {llm.name}")
 
 
+def method_name(lam: float | None, weighted: bool) -> str:
+    """``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or ``PPI, λ = x``; weighted when the
+    labelled queries came with inclusion probabilities."""
+    name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
+    return name + (", inverse-probability weighted" if weighted else "")
+
+
 @dataclass(frozen=True)
 class MeasurePPI:
     """The estimate of one measure of one run, or why there is none (``reason``)."""
@@ -141,12 +148,8 @@ class PPIEvaluation:
 
     @property
     def method(self) -> str:
-        """``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or ``PPI, λ = x``; weighted when the
-        labelled queries came with inclusion probabilities."""
-        name = (
-            "PPI++" if self.lam is None else "PPI" if self.lam == 1.0 else f"PPI, λ = {self.lam:g}"
-        )
-        return name + (", inverse-probability weighted" if self.labelled.inclusion else "")
+        """The method's name, as :func:`method_name`."""
+        return method_name(self.lam, self.labelled.inclusion is not None)
 
     def to_dict(self) -> dict[str, Any]:
         """``{run: {measure: ppi object}}`` with the method and labels."""
@@ -369,8 +372,8 @@ def ppi_comparison(
             replace(d, pvalue_adjusted=None if np.isnan(p) else float(p))
             for d, p in zip(row, adjusted, strict=True)
         )
-    estimates = ppi_evaluation(llm, human, labelled, alpha=alpha, lam=lam, human_kinds=human_kinds)
-    return PPIComparison(tuple(out), correction, alpha, lam, labels, estimates.method)
+    method = method_name(lam, labelled.inclusion is not None)
+    return PPIComparison(tuple(out), correction, alpha, lam, labels, method)
 
 
 def _difference(
