@@ -47,6 +47,7 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -118,9 +119,15 @@ def evaluate(
     engine: EngineChoice = "local",
     workers: Workers = None,
     calibration: CalibrationFile = None,
+    ppi: PPIFlag = False,
+    human_qrels: HumanQrels = None,
+    alpha: PPIAlpha = None,
+    ppi_lambda: PPILambda = None,
+    labelled_queries: LabelledQueries = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
+    from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
 
     settings = evaluation_settings(
@@ -145,6 +152,11 @@ def evaluate(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
     labels = label_lines(qrels, calibration)
+    saving = save or store is not None or name is not None
+    estimate = ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving)
+    if estimate is not None:
+        emit_evaluate_ppi(request, estimate, fmt, output)
+        return tell(labels)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")
@@ -158,7 +170,7 @@ def evaluate(
     else:
         emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output)
     tell(labels)
-    if save or store is not None or name is not None:
+    if saving:
         save_and_tell(
             outcome.evaluation,
             store=store,

@@ -15,7 +15,7 @@ The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,6 +51,7 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import CompareFormat
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
 CompareCorrection = Annotated[
@@ -170,10 +171,14 @@ def compare_command(
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
     calibration: CalibrationFile = None,
+    ppi: PPIFlag = False,
+    human_qrels: HumanQrels = None,
+    ppi_lambda: PPILambda = None,
+    labelled_queries: LabelledQueries = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
-    with every other (--all-pairs)."""
+    with every other (--all-pairs); with --ppi, human-label estimates of the differences."""
     from ragmeter.commands.output import emit_all_pairs, emit_comparison, save_and_tell
     from ragmeter.workflows.compare import CompareRequest, compare_files
 
@@ -181,22 +186,30 @@ def compare_command(
         groups = parse_groups(group)
     except RagmeterError as exc:
         fail(exc)
+    settings = evaluation_settings(
+        missing=missing,
+        rel_level=rel_level,
+        depth=depth,
+        default_k=default_k,
+        pool=pool,
+        pool_depth=pool_depth,
+        grade_map=grade_map,
+        engine=engine,
+        workers=workers,
+    )
+    nugget = nugget_inputs(nuggets, assignments, citation_support)
+    saving = save or store is not None or name is not None
+    ppi_args = (ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, saving)
+    pairs = (baseline, all_pairs, correction, bool(group or group_by))
+    labels = label_lines(qrels, calibration)
+    if _compare_ppi(ppi_args, (runs, qrels, measure, settings, nugget), fmt, output, pairs):
+        return tell(labels)
     request = CompareRequest(
         runs=runs,
         qrels=qrels,
         measures=measure,
         baseline=baseline,
-        settings=evaluation_settings(
-            missing=missing,
-            rel_level=rel_level,
-            depth=depth,
-            default_k=default_k,
-            pool=pool,
-            pool_depth=pool_depth,
-            grade_map=grade_map,
-            engine=engine,
-            workers=workers,
-        ),
+        settings=settings,
         compare=compare_settings(
             test=test,
             correction=correction,
@@ -210,9 +223,8 @@ def compare_command(
         all_pairs=all_pairs,
         groups=groups,
         group_by=group_by,
-        nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        nuggets=nugget,
     )
-    labels = label_lines(qrels, calibration)
     try:
         outcome = compare_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
@@ -222,16 +234,48 @@ def compare_command(
     elif outcome.comparison is not None:
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
     tell(labels)
-    if save or store is not None or name is not None:
+    if saving:
         save_and_tell(
-            outcome.evaluation,
-            store=store,
-            name=name,
-            command="compare",
-            parameters=outcome.parameters,
-            qrels=qrels,
-            runs=runs,
-        )
+            outcome.evaluation, store=store, name=name, command="compare",
+            parameters=outcome.parameters, qrels=qrels, runs=runs,
+        )  # fmt: skip
+
+
+def _compare_ppi(
+    ppi_args: tuple[Any, ...],
+    inputs: tuple[Any, ...],
+    fmt: CompareFormat,
+    output: Path | None,
+    pairs: tuple[Any, ...],
+) -> bool:
+    """``compare --ppi`` when asked (``False`` else): the PPI options ``(ppi, human_qrels,
+    alpha, lambda, labelled, saving)``, the evaluation inputs ``(runs, qrels, measures,
+    settings, nuggets)`` and the pairs ``(baseline, all_pairs, correction, grouped)``."""
+    from ragmeter.commands.ppi import emit_compare_ppi, ppi_request
+    from ragmeter.workflows.evaluate import EvaluateRequest
+
+    ppi = ppi_request(*ppi_args)
+    if ppi is None:
+        return False
+    baseline, all_pairs, correction, grouped = pairs
+    if grouped:
+        fail(RagmeterError("--ppi compares runs, not groups: drop --group/--group-by"))
+    if correction.value == "tukey":
+        fail(RagmeterError("--ppi corrects over the pairs with holm, bonferroni, bh or none"))
+    runs, qrels, measures, settings, nuggets = inputs
+    request = EvaluateRequest(
+        runs=runs, qrels=qrels, measures=measures, settings=settings, nuggets=nuggets
+    )
+    emit_compare_ppi(
+        request,
+        ppi,
+        fmt,
+        output,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        correction=correction.value,
+    )
+    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -48,6 +48,9 @@ _LAZY = {
     "holm": "correction",
     "bonferroni": "correction",
     "benjamini_hochberg": "correction",
+    "ppi_mean": "ppi",
+    "ppi_paired_difference": "ppi",
+    "PPIEstimate": "ppi",
 }
 
 __all__ = [

@@ -276,8 +276,10 @@ class EvaluateOutcome:
         return self.describe()
 
 
-def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
-    """Read the files of ``request``, evaluate (or sweep) and describe the parameters."""
+def evaluate_files(request: EvaluateRequest, labels: Qrels | None = None) -> EvaluateOutcome:
+    """Read the files of ``request``, evaluate (or sweep) and describe the parameters;
+    ``labels``: qrels to evaluate with instead of reading ``request.qrels`` (the merged
+    human and LLM labels of a prediction-powered estimate)."""
     from ragmeter.evaluation.sweep import Sweep, expand
 
     requested = request.default_measures()
@@ -299,13 +301,19 @@ def evaluate_files(request: EvaluateRequest) -> EvaluateOutcome:
     if request.nuggets is not None:
         options.update(request.nuggets.options(request.runs))
     own_queries = coverage is not None or request.nuggets is not None
-    evaluation = _evaluate(request.runs, request.qrels, names, options, own_queries)
+    evaluation = _evaluate(
+        request.runs, labels if labels is not None else request.qrels, names, options, own_queries
+    )
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
     return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
 
 
 def _evaluate(
-    runs: Sequence[Path], qrels: Path | None, names: list[Any], options: dict[str, Any], crux: bool
+    runs: Sequence[Path],
+    qrels: Path | Qrels | None,
+    names: list[Any],
+    options: dict[str, Any],
+    crux: bool,
 ) -> Evaluation:
     from ragmeter.evaluation import evaluate
     from ragmeter.evaluation.results import Evaluation
@@ -318,7 +326,8 @@ def _evaluate(
     if qrels is not None:
         # the paths go to the library: TREC run files are streamed in blocks of queries,
         # partitioned runs evaluated one partition at a time
-        return evaluate(list(runs), read_qrels(qrels), names, **options)
+        labels = read_qrels(qrels) if isinstance(qrels, Path) else qrels
+        return evaluate(list(runs), labels, names, **options)
     # Samples files carry their own judgments (expected_output).
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
 

@@ -1,0 +1,424 @@
+"""Prediction-powered estimates of every per-query measure: what the human labels would give,
+from a few human-labelled queries and LLM labels everywhere.
+
+The runs are evaluated twice by the one evaluation path (:func:`ragmeter.evaluate`): under
+the LLM labels on every query (``Ŷ``), and under the *merged* labels on the labelled queries
+(``Y``). The merged labels of a labelled query are the human label where the human labelled
+the pair and the LLM label elsewhere: a query with human labels on only some of its pairs is
+labelled, and its unlabelled pairs keep the judge's grade (a human who labels a query's top
+passages leaves the rest to the judge, and its ``Y`` is the measure under that mix). The
+estimate per measure is :func:`ragmeter.stats.ppi.ppi_mean`; a paired difference between two
+runs is :func:`ragmeter.stats.ppi.ppi_paired_difference`, corrected over the pairs by
+:func:`ragmeter.stats.correction.adjust`.
+
+A query where a measure is NA (undefined) under either labels is left out of that measure's
+estimate, and counted (``n_na``): NA never enters a mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Qrels
+    from ragmeter.evaluation.results import Evaluation, RunResult
+    from ragmeter.measures import Measure
+    from ragmeter.stats.correction import Correction
+
+#: the labels a family reads (its ``needs``) → what the human labels of that kind are called
+LABEL_KINDS: dict[str, str] = {
+    "qrels": "human qrels",
+    "judgments": "human sub-question ratings",
+    "nuggets": "human nugget assignments",
+    "citations": "human citation support",
+}
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """The human-labelled queries, and their inclusion probabilities ``π`` when they were
+    drawn by a design (stratified or active sampling; ``None``: a uniform sample)."""
+
+    query_ids: tuple[str, ...]
+    inclusion: Mapping[str, float] | None = None
+
+    def weights(self, query_ids: Sequence[str]) -> np.ndarray | None:
+        """``1/π`` of ``query_ids`` (``None`` for a uniform sample)."""
+        if self.inclusion is None:
+            return None
+        return np.array([1.0 / self.inclusion[q] for q in query_ids], dtype=np.float64)
+
+
+def labelled_from_qrels(
+    human: Qrels, listed: Sequence[str] | None = None, inclusion: Mapping[str, float] | None = None
+) -> Labelled:
+    """The labelled queries: those of ``listed`` (each must have human labels), else every
+    query of the human qrels."""
+    have = {str(q) for q in human.query_ids}
+    if listed is None:
+        return Labelled(tuple(sorted(have)), inclusion)
+    unlabelled = [q for q in listed if q not in have]
+    if unlabelled:
+        raise PPIError(
+            f"query {unlabelled[0]!r} is listed as labelled but has no human label in "
+            f"{human.name} ({len(unlabelled)} such queries)"
+        )
+    return Labelled(tuple(listed), inclusion)
+
+
+def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
+    """The merged labels of ``queries``: the human grade where the human labelled the pair,
+    the LLM grade elsewhere (pairs only the human labelled are added). Other queries are
+    left out: only the labelled queries are evaluated under these labels."""
+    from ragmeter.core.data import Qrels
+
+    wanted = set(queries)
+    llm_rows = {q: g for q, g in llm.to_dict().items() if q in wanted}
+    merged: dict[str, dict[str, int]] = {}
+    for q, grades in human.to_dict().items():
+        if q in wanted:
+            merged[q] = {**llm_rows.get(q, {}), **grades}
+    return Qrels.from_dict(merged, name=f"{human.name} over {llm.name}")
+
+
+def method_name(lam: float | None, weighted: bool) -> str:
+    """``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or ``PPI, λ = x``; weighted when the
+    labelled queries came with inclusion probabilities."""
+    name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
+    return name + (", inverse-probability weighted" if weighted else "")
+
+
+@dataclass(frozen=True)
+class MeasurePPI:
+    """The estimate of one measure of one run, or why there is none (``reason``)."""
+
+    measure: str
+    estimate: PPIEstimate | None
+    reason: str | None = None
+    #: labelled (unlabelled) queries left out because the measure is NA there
+    n_na: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.estimate is None:
+            return {"estimate": None, "reason": self.reason}
+        return {**self.estimate.to_dict(), "n_na": self.n_na}
+
+
+@dataclass(frozen=True)
+class RunPPI:
+    """The estimates of one run, one per measure."""
+
+    name: str
+    measures: tuple[MeasurePPI, ...]
+
+    def __getitem__(self, measure: str) -> MeasurePPI:
+        for m in self.measures:
+            if m.measure == measure:
+                return m
+        raise KeyError(
+            f"measure '{measure}' has no estimate; have {[m.measure for m in self.measures]}"
+        )
+
+
+@dataclass(frozen=True)
+class PPIEvaluation:
+    """Prediction-powered estimates of every run and measure, with how they were made.
+
+    ``labels`` says which labels the numbers rest on (the LLM labels, and the human ones).
+    """
+
+    runs: tuple[RunPPI, ...]
+    labelled: Labelled
+    alpha: float
+    lam: float | None
+    labels: str
+    warnings: tuple[str, ...] = field(default=())
+
+    def __getitem__(self, run: str) -> RunPPI:
+        for r in self.runs:
+            if r.name == run:
+                return r
+        raise KeyError(f"no run named '{run}'; have {[r.name for r in self.runs]}")
+
+    @property
+    def method(self) -> str:
+        """The method's name, as :func:`method_name`."""
+        return method_name(self.lam, self.labelled.inclusion is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{run: {measure: ppi object}}`` with the method and labels."""
+        return {
+            "method": self.method,
+            "alpha": self.alpha,
+            "labels": self.labels,
+            "labelled_queries": len(self.labelled.query_ids),
+            "runs": {r.name: {m.measure: m.to_dict() for m in r.measures} for r in self.runs},
+            "warnings": list(self.warnings),
+        }
+
+
+def ppi_evaluation(
+    llm: Evaluation,
+    human: Evaluation,
+    labelled: Labelled,
+    *,
+    alpha: float = 0.1,
+    lam: float | None = None,
+    human_kinds: Collection[str] = ("qrels",),
+    labels: str = "LLM labels, corrected by human labels",
+) -> PPIEvaluation:
+    """The PPI estimate of every measure of every run of ``llm`` (evaluated under the LLM
+    labels on every query), with ``human`` the same runs evaluated under the merged labels
+    on the labelled queries; ``human_kinds``: the kinds of labels the human gave (a measure
+    reading another kind gets no estimate, and says why)."""
+    runs = []
+    for run in llm.runs:
+        human_run = human[run.name]
+        shared = [q for q in labelled.query_ids if q in _positions(run)]
+        if not shared:
+            raise PPIError(f"the human labels share no query with run {run.name!r}")
+        runs.append(
+            RunPPI(
+                run.name,
+                tuple(
+                    _measure_ppi(run, human_run, m, shared, labelled, alpha, lam, human_kinds)
+                    for m in run.measures
+                ),
+            )
+        )
+    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, llm.warnings)
+
+
+def _positions(run: RunResult) -> dict[str, int]:
+    return {str(q): i for i, q in enumerate(run.query_ids)}
+
+
+def _why_not(measure: Measure, human_kinds: Collection[str]) -> str | None:
+    if measure.spec.aggregate != "mean":
+        return f"aggregated as a {measure.spec.aggregate}, not a mean"
+    kinds = [k for k in LABEL_KINDS if k in measure.needs]
+    if not kinds:
+        return "reads no labels"
+    missing = [LABEL_KINDS[k] for k in kinds if k not in human_kinds]
+    if missing:
+        return f"needs {' and '.join(missing)}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """One measure's values: ``y``/``yhat`` on the labelled queries, ``yhat_u`` elsewhere."""
+
+    y: np.ndarray
+    yhat: np.ndarray
+    yhat_u: np.ndarray
+    labelled: list[str]
+    n_na: int
+
+
+def _columns(
+    llm_ids: Iterable[Any],
+    llm_values: np.ndarray,
+    human_ids: Iterable[Any],
+    human_values: np.ndarray,
+    shared: Sequence[str],
+) -> _Columns:
+    at = {str(q): i for i, q in enumerate(llm_ids)}
+    human_at = {str(q): i for i, q in enumerate(human_ids)}
+    y = np.array([human_values[human_at[q]] if q in human_at else np.nan for q in shared])
+    yhat = np.array([llm_values[at[q]] for q in shared])
+    rest = np.ones(len(llm_values), dtype=bool)
+    rest[[at[q] for q in shared]] = False
+    yhat_u = llm_values[rest]
+    keep = ~(np.isnan(y) | np.isnan(yhat))
+    n_na = int((~keep).sum() + np.isnan(yhat_u).sum())
+    return _Columns(
+        y[keep],
+        yhat[keep],
+        yhat_u[~np.isnan(yhat_u)],
+        [q for q, k in zip(shared, keep, strict=True) if k],
+        n_na,
+    )
+
+
+def _measure_ppi(
+    run: RunResult,
+    human_run: RunResult,
+    measure: Measure,
+    shared: Sequence[str],
+    labelled: Labelled,
+    alpha: float,
+    lam: float | None,
+    human_kinds: Collection[str],
+) -> MeasurePPI:
+    why = _why_not(measure, human_kinds)
+    if why is not None:
+        return MeasurePPI(str(measure), None, why)
+    cols = _columns(
+        run.query_ids, run.column(measure), human_run.query_ids, human_run.column(measure), shared
+    )
+    if cols.y.shape[0] == 0:
+        return MeasurePPI(str(measure), None, "NA on every labelled query", cols.n_na)
+    estimate = ppi_mean(
+        cols.y,
+        cols.yhat,
+        cols.yhat_u,
+        alpha=alpha,
+        lam=lam,
+        weights=labelled.weights(cols.labelled),
+    )
+    return MeasurePPI(
+        str(measure), _with_llm_aggregate(estimate, run, measure, alpha), None, cols.n_na
+    )
+
+
+def _with_llm_aggregate(
+    estimate: PPIEstimate, run: RunResult, measure: Measure, alpha: float
+) -> PPIEstimate:
+    """The LLM-only mean is the evaluation's own aggregate (one name, one number), over every
+    query where the measure is defined."""
+    values = run.column(measure)
+    values = values[~np.isnan(values)]
+    _, interval = clt_interval(values, alpha)
+    mean = run.aggregate(measure).mean
+    if mean is None or interval is None:
+        return estimate
+    half = (interval[1] - interval[0]) / 2.0
+    return replace(estimate, llm_mean=mean, llm_ci=(mean - half, mean + half))
+
+
+# -- paired differences --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PPIDifference:
+    """The PPI estimate of ``run − baseline`` on one measure, with its corrected p-value."""
+
+    run: str
+    baseline: str
+    measure: str
+    estimate: PPIEstimate | None
+    pvalue_adjusted: float | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"run": self.run, "baseline": self.baseline, "measure": self.measure}
+        if self.estimate is None:
+            return out | {"estimate": None, "reason": self.reason}
+        return out | {
+            **self.estimate.to_dict(),
+            "pvalue": self.estimate.pvalue,
+            "pvalue_adjusted": self.pvalue_adjusted,
+        }
+
+
+@dataclass(frozen=True)
+class PPIComparison:
+    """Paired differences of runs, estimated by PPI, p-values corrected over the pairs of
+    each measure."""
+
+    differences: tuple[PPIDifference, ...]
+    correction: str
+    alpha: float
+    lam: float | None
+    labels: str
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "labels": self.labels,
+            "differences": [d.to_dict() for d in self.differences],
+        }
+
+
+def ppi_comparison(
+    llm: Evaluation,
+    human: Evaluation,
+    labelled: Labelled,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    alpha: float = 0.1,
+    lam: float | None = None,
+    correction: Correction = "holm",
+    human_kinds: Collection[str] = ("qrels",),
+    labels: str = "LLM labels, corrected by human labels",
+) -> PPIComparison:
+    """PPI estimates of the paired differences ``run − baseline`` for each ``(run,
+    baseline)`` of ``pairs`` and each measure; the p-values of a measure's pairs corrected
+    together by ``correction``."""
+    from ragmeter.stats.correction import adjust
+
+    out: list[PPIDifference] = []
+    for measure in llm.measures:
+        row = [
+            _difference(llm, human, labelled, a, b, measure, alpha, lam, human_kinds)
+            for a, b in pairs
+        ]
+        pvalues = [
+            d.estimate.pvalue if d.estimate and d.estimate.pvalue is not None else np.nan
+            for d in row
+        ]
+        adjusted = adjust(pvalues, correction)
+        out.extend(
+            replace(d, pvalue_adjusted=None if np.isnan(p) else float(p))
+            for d, p in zip(row, adjusted, strict=True)
+        )
+    method = method_name(lam, labelled.inclusion is not None)
+    return PPIComparison(tuple(out), correction, alpha, lam, labels, method)
+
+
+def _difference(
+    llm: Evaluation,
+    human: Evaluation,
+    labelled: Labelled,
+    run: str,
+    baseline: str,
+    measure: Measure,
+    alpha: float,
+    lam: float | None,
+    human_kinds: Collection[str],
+) -> PPIDifference:
+    why = _why_not(measure, human_kinds)
+    if why is not None:
+        return PPIDifference(run, baseline, str(measure), None, reason=why)
+    a, b = llm[run], llm[baseline]
+    if list(a.query_ids) != list(b.query_ids):
+        return PPIDifference(
+            run, baseline, str(measure), None, reason="the runs differ in their queries"
+        )
+    at = _positions(a)
+    shared = [q for q in labelled.query_ids if q in at]
+    if not shared:
+        raise PPIError(f"the human labels share no query with run {run!r}")
+    human_a, human_b = human[run], human[baseline]
+    if list(human_a.query_ids) != list(human_b.query_ids):
+        return PPIDifference(
+            run, baseline, str(measure), None, reason="the runs differ in their queries"
+        )
+    cols = _columns(
+        a.query_ids,
+        a.column(measure) - b.column(measure),
+        human_a.query_ids,
+        human_a.column(measure) - human_b.column(measure),
+        shared,
+    )
+    if not cols.labelled:
+        return PPIDifference(run, baseline, str(measure), None, reason="NA on every labelled query")
+    estimate = ppi_mean(
+        cols.y,
+        cols.yhat,
+        cols.yhat_u,
+        alpha=alpha,
+        lam=lam,
+        weights=labelled.weights(cols.labelled),
+    )
+    return PPIDifference(run, baseline, str(measure), estimate)

@@ -1,0 +1,143 @@
+"""The ``--ppi`` options of ``evaluate`` and ``compare``: human labels on a few queries
+correct the LLM labels' means (prediction-powered inference). The options are parsed here;
+the estimates are :mod:`ragmeter.workflows.ppi`, printed by :mod:`ragmeter.report.ppi`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ragmeter.commands.options import fail
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.commands.output import CompareFormat, OutputFormat
+    from ragmeter.stats.correction import Correction
+    from ragmeter.workflows.evaluate import EvaluateRequest
+    from ragmeter.workflows.ppi import PPIRequest
+
+HumanQrels = Annotated[
+    Path | None,
+    typer.Option(
+        "--human-qrels",
+        help="Human relevance labels of some queries (with --ppi; --qrels then holds the "
+        "LLM labels of every query). A pair the human did not label keeps its LLM grade.",
+    ),
+]
+PPIFlag = Annotated[
+    bool,
+    typer.Option(
+        "--ppi",
+        help="Estimate each measure's mean under human labels by prediction-powered "
+        "inference (PPI++), beside the LLM-only and human-only means.",
+    ),
+]
+PPIAlpha = Annotated[
+    float | None,
+    typer.Option(
+        "--alpha",
+        help="With --ppi: error level of the intervals (default 0.1: 90 % intervals).",
+    ),
+]
+PPILambda = Annotated[
+    float | None,
+    typer.Option(
+        "--ppi-lambda",
+        help="With --ppi: fixed λ in [0, 1] (1: classic PPI; default: power-tuned).",
+    ),
+]
+LabelledQueries = Annotated[
+    Path | None,
+    typer.Option(
+        "--labelled-queries",
+        help="With --ppi: the human-labelled queries, one per line, each optionally with "
+        "its inclusion probability (stratified or active sampling). Default: every query "
+        "of --human-qrels.",
+    ),
+]
+
+
+def ppi_request(
+    ppi: bool,
+    human_qrels: Path | None,
+    alpha: float | None,
+    lam: float | None,
+    labelled_queries: Path | None,
+    saving: bool = False,
+) -> PPIRequest | None:
+    """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
+    then an error rather than silently ignored)."""
+    from ragmeter.workflows.ppi import PPIRequest
+
+    if not ppi:
+        given = [
+            name
+            for name, value in (
+                ("--human-qrels", human_qrels),
+                ("--alpha", alpha),
+                ("--ppi-lambda", lam),
+                ("--labelled-queries", labelled_queries),
+            )
+            if value is not None
+        ]
+        if given:
+            fail(RagmeterError(f"{', '.join(given)} needs --ppi"))
+        return None
+    if human_qrels is None:
+        fail(RagmeterError("--ppi needs the human labels: give them with --human-qrels FILE"))
+    if saving:
+        fail(RagmeterError("--ppi estimates are printed, not saved: drop --save/--store/--name"))
+    return PPIRequest(human_qrels, labelled_queries, 0.1 if alpha is None else alpha, lam)
+
+
+def emit_evaluate_ppi(
+    request: EvaluateRequest, ppi: PPIRequest, fmt: OutputFormat, output: Path | None
+) -> None:
+    """``evaluate --ppi``: the three intervals per measure (table), or the evaluation's
+    JSON with a ``ppi`` object per measure."""
+    from ragmeter.commands.output import _table, _text, warn
+    from ragmeter.report import ppi as render
+    from ragmeter.workflows.ppi import evaluate_ppi
+
+    if fmt.value not in ("table", "json"):
+        fail(RagmeterError(f"--ppi prints a table or json, not {fmt.value}"))
+    try:
+        outcome = evaluate_ppi(request, ppi)
+    except RagmeterError as exc:
+        fail(exc)
+    if fmt.value == "table":
+        _table(lambda **kw: render.print_table(outcome.estimates, **kw), output)
+        return
+    _text(render.to_json(outcome.evaluation, outcome.estimates), output)
+    warn(outcome.evaluation.warnings)
+
+
+def emit_compare_ppi(
+    request: EvaluateRequest,
+    ppi: PPIRequest,
+    fmt: CompareFormat,
+    output: Path | None,
+    *,
+    baseline: str | None,
+    all_pairs: bool,
+    correction: Correction,
+) -> None:
+    """``compare --ppi``: the PPI estimate of each paired difference (table or json)."""
+    from ragmeter.commands.output import _table, _text
+    from ragmeter.report import ppi as render
+    from ragmeter.workflows.ppi import compare_ppi
+
+    if fmt.value not in ("table", "json"):
+        fail(RagmeterError(f"--ppi prints a table or json, not {fmt.value}"))
+    try:
+        result = compare_ppi(
+            request, ppi, baseline=baseline, all_pairs=all_pairs, correction=correction
+        )
+    except RagmeterError as exc:
+        fail(exc)
+    if fmt.value == "table":
+        _table(lambda **kw: render.print_comparison(result, **kw), output)
+        return
+    _text(render.comparison_json(result), output)

@@ -1,0 +1,70 @@
+"""The human-labelled queries of a prediction-powered estimate, from a text file.
+
+One query per line: its id, and optionally its inclusion probability ``π`` in (0, 1] (the
+chance the sampling design had of choosing it, for stratified or active sampling); either
+every line has a probability or none. Blank lines and lines starting with ``#`` are skipped.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "labelled.txt"
+>>> _ = path.write_text("# chosen by active sampling\\nq1 0.5\\nq7 0.125\\n")
+>>> read_labelled_queries(path)
+(('q1', 'q7'), {'q1': 0.5, 'q7': 0.125})
+"""
+
+from __future__ import annotations
+
+import math
+
+from ragmeter.errors import InputError
+from ragmeter.io._common import PathLike, check_text, decode, read_bytes
+
+
+def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, float] | None]:
+    """The query ids of ``path`` in file order, and their inclusion probabilities (``None``
+    when the file gives none)."""
+    source = str(path)
+    data = read_bytes(path)
+    check_text(data, source, what="query ids, one per line")
+    ids: list[str] = []
+    probabilities: dict[str, float] = {}
+    for number, line in enumerate(decode(data, source).splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) > 2:
+            raise InputError(
+                f"{len(fields)} fields; expected a query id and an optional inclusion probability",
+                source=source,
+                line=number,
+            )
+        qid = fields[0]
+        if qid in ids:
+            raise InputError(f"query {qid!r} is listed twice", source=source, line=number)
+        if ids and (len(fields) == 2) != bool(probabilities):
+            raise InputError(
+                "some lines give an inclusion probability and some do not; give it on every "
+                "line or on none",
+                source=source,
+                line=number,
+            )
+        ids.append(qid)
+        if len(fields) == 2:
+            probabilities[qid] = _probability(fields[1], source, number)
+    if not ids:
+        raise InputError("no query ids; expected one per line", source=source)
+    return tuple(ids), probabilities or None
+
+
+def _probability(text: str, source: str, line: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 < value <= 1.0):
+        raise InputError(
+            f"inclusion probability {text!r} is not in (0, 1]",
+            source=source,
+            line=line,
+            field="inclusion probability",
+        )
+    return value

@@ -1,0 +1,338 @@
+"""Prediction-powered inference: the mean a measure would have under human labels, from a
+few human-labelled queries and many LLM-labelled ones, with a valid confidence interval.
+
+Notation: ``n`` labelled queries carry the measure under human labels ``Y_i`` and under LLM
+labels ``Ŷ_i``; ``N`` unlabelled queries carry ``Ŷ_j`` only. The estimand is the mean of
+``Y`` over the population the queries are drawn from.
+
+Unweighted (labelled queries a uniform sample; Angelopoulos et al. 2023, "Prediction-powered
+inference", Science 382; PPI++: Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453)::
+
+    θ̂_λ = λ·mean_j(Ŷ_j) + mean_i(Y_i − λ·Ŷ_i)
+    se²  = λ²·var(Ŷ_unlabelled)/N + var(Y − λ·Ŷ)/n          (var: divisor n, not n − 1)
+    λ*   = clip( cov(Y, Ŷ) / ((1 + n/N)·var₁(Ŷ_labelled ∪ Ŷ_unlabelled)), 0, 1 )
+
+``cov`` has divisor ``n`` and ``var₁`` divisor ``n + N − 1``; the interval is
+``θ̂ ± z_{1−α/2}·se`` with the normal quantile. These are the conventions of ``ppi-python``
+(``ppi_mean_pointestimate``, ``ppi_mean_ci``), which the tests match to 1e-9. The labelled
+queries' ``Ŷ`` do not enter the unlabelled mean. ``λ = 1`` is classic PPI, ``λ = 0`` the
+human-only mean.
+
+Weighted (labelled queries drawn with known inclusion probabilities ``π_i``, as in
+stratified or active sampling; Zrnic & Candès 2024, "Active statistical inference", ICML),
+with ``w_i = 1/π_i`` and ``η_k = w_k`` for a labelled query, ``0`` otherwise, over all
+``M = n + N`` queries::
+
+    Z_k(λ) = λ·Ŷ_k + η_k·(Y_k − λ·Ŷ_k)
+    θ̂_λ = mean_k Z_k(λ)          se² = var(Z(λ))/M          (var: divisor M)
+    λ*   = clip( −cov(η·Y, (1 − η)·Ŷ) / var((1 − η)·Ŷ), 0, 1 )
+
+θ̂ is unbiased whatever the ``π_i`` (each query labelled independently with probability
+``π_i``); λ* minimises ``var(Z(λ))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.errors import RagmeterError
+from ragmeter.stats._common import FloatArray, normal_two_sided
+
+
+class PPIError(RagmeterError, ValueError):
+    """Inputs a prediction-powered estimate cannot be computed from."""
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """A prediction-powered estimate of a human-label mean (or of a paired difference).
+
+    Attributes:
+        estimate: θ̂_λ, the estimate of the mean under human labels.
+        ci: its ``1 − alpha`` interval; ``None`` with fewer than 2 labelled queries.
+        se: the standard error of ``estimate`` (``None`` without an interval).
+        lam: the λ used (power-tuned unless given).
+        alpha: the error level of the intervals.
+        n_labelled, n_unlabelled: queries with human labels, and those with LLM labels only.
+        llm_mean, llm_ci: the LLM-label mean over all ``n + N`` queries and its interval.
+        human_mean, human_ci: the human-label mean over the labelled queries (weighted by
+            ``w`` when weights are given) and its interval (``None`` below 2 labels).
+        effective_n: the number of human labels a human-only interval would need to be as
+            narrow as the PPI one, ``var(Y) / se²`` (``None`` when undefined).
+        pvalue: two-sided p-value of "the human-label mean is 0" (meaningful for a paired
+            difference), ``2·Φ(−|θ̂/se|)``; ``None`` without an interval.
+        weighted: whether inverse-probability weights were used.
+    """
+
+    estimate: float
+    ci: tuple[float, float] | None
+    se: float | None
+    lam: float
+    alpha: float
+    n_labelled: int
+    n_unlabelled: int
+    llm_mean: float
+    llm_ci: tuple[float, float] | None
+    human_mean: float
+    human_ci: tuple[float, float] | None
+    effective_n: float | None
+    pvalue: float | None
+    weighted: bool = False
+
+    @property
+    def note(self) -> str | None:
+        """Why the interval is missing, or ``None`` when there is one."""
+        if self.ci is None:
+            queries = "query" if self.n_labelled == 1 else "queries"
+            return f"{self.n_labelled} labelled {queries}: no interval (needs 2)"
+        return None
+
+    @property
+    def gained(self) -> float | None:
+        """Effective labels gained over the human labels alone: ``effective_n − n``."""
+        return None if self.effective_n is None else self.effective_n - self.n_labelled
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON object ``evaluate --ppi -f json`` prints for a measure."""
+        return {
+            "estimate": self.estimate,
+            "ci": list(self.ci) if self.ci is not None else None,
+            "lambda": self.lam,
+            "n_labelled": self.n_labelled,
+            "n_unlabelled": self.n_unlabelled,
+            "llm_mean": self.llm_mean,
+            "llm_ci": list(self.llm_ci) if self.llm_ci is not None else None,
+            "human_mean": self.human_mean,
+            "human_ci": list(self.human_ci) if self.human_ci is not None else None,
+            "effective_n": self.effective_n,
+            "alpha": self.alpha,
+            "weighted": self.weighted,
+            "note": self.note,
+        }
+
+
+def normal_quantile(alpha: float) -> float:
+    """z_{1−α/2}, the two-sided normal quantile (standard library, no scipy)."""
+    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
+
+
+def clt_interval(
+    values: npt.ArrayLike, alpha: float = 0.1
+) -> tuple[float, tuple[float, float] | None]:
+    """The mean of ``values`` and its CLT interval ``mean ± z_{1−α/2}·std/√n`` (std with
+    divisor n, as ppi-python's ``classical_mean_ci``); no interval below 2 values."""
+    arr = _as_values(values, "values")
+    if arr.shape[0] == 0:
+        raise PPIError("no value to average")
+    mean, se = _classical(arr)
+    return mean, _interval(mean, se, normal_quantile(alpha)) if arr.shape[0] >= 2 else None
+
+
+def ppi_mean(
+    y_labelled: npt.ArrayLike,
+    yhat_labelled: npt.ArrayLike,
+    yhat_unlabelled: npt.ArrayLike,
+    *,
+    alpha: float = 0.1,
+    lam: float | None = None,
+    weights: npt.ArrayLike | None = None,
+) -> PPIEstimate:
+    """The PPI++ estimate of the mean of ``Y`` with its ``1 − alpha`` interval.
+
+    ``lam=None`` power-tunes λ (PPI++), ``lam=1`` is classic PPI; ``weights`` (one per
+    labelled query, ``1/π_i ≥ 1``) switch to the inverse-probability estimator of active
+    inference. See the module docstring for the formulas and references.
+    """
+    y, yhat, yhat_u = _checked(y_labelled, yhat_labelled, yhat_unlabelled, alpha, lam)
+    w = _checked_weights(weights, y.shape[0])
+    z = normal_quantile(alpha)
+    if w is None:
+        lam_used, estimate, se = _unweighted(y, yhat, yhat_u, lam)
+        human_mean, human_se = _classical(y)
+    else:
+        lam_used, estimate, se = _weighted(y, yhat, yhat_u, w, lam)
+        human_mean, human_se = _classical(y, w)
+    everything = np.concatenate([yhat, yhat_u])
+    llm_mean, llm_se = _classical(everything)
+    n = y.shape[0]
+    has_ci = n >= 2
+    return PPIEstimate(
+        estimate=estimate,
+        ci=_interval(estimate, se, z) if has_ci else None,
+        se=se if has_ci else None,
+        lam=lam_used,
+        alpha=alpha,
+        n_labelled=n,
+        n_unlabelled=yhat_u.shape[0],
+        llm_mean=llm_mean,
+        llm_ci=_interval(llm_mean, llm_se, z) if everything.shape[0] >= 2 else None,
+        human_mean=human_mean,
+        human_ci=_interval(human_mean, human_se, z) if has_ci else None,
+        effective_n=_effective_n(y, w, se) if has_ci else None,
+        pvalue=_pvalue(estimate, se) if has_ci else None,
+        weighted=w is not None,
+    )
+
+
+def ppi_paired_difference(
+    y_a: npt.ArrayLike,
+    yhat_a: npt.ArrayLike,
+    yhat_unlabelled_a: npt.ArrayLike,
+    y_b: npt.ArrayLike,
+    yhat_b: npt.ArrayLike,
+    yhat_unlabelled_b: npt.ArrayLike,
+    *,
+    alpha: float = 0.1,
+    lam: float | None = None,
+    weights: npt.ArrayLike | None = None,
+) -> PPIEstimate:
+    """The PPI++ estimate of the mean paired difference ``A − B`` under human labels.
+
+    The per-query differences ``D = Y_a − Y_b`` and ``D̂ = Ŷ_a − Ŷ_b`` (same queries, same
+    order) go through :func:`ppi_mean`; its ``pvalue`` tests "no difference",
+    ``p = 2·Φ(−|θ̂/se|)`` (the rectified z-test of ``ppi_mean_pval``).
+    """
+    d = _difference(y_a, y_b, "labelled Y")
+    d_hat = _difference(yhat_a, yhat_b, "labelled Ŷ")
+    d_hat_u = _difference(yhat_unlabelled_a, yhat_unlabelled_b, "unlabelled Ŷ")
+    return ppi_mean(d, d_hat, d_hat_u, alpha=alpha, lam=lam, weights=weights)
+
+
+def ppi_lambda(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray) -> float:
+    """Power-tuned λ* of the unweighted estimator (formula in the module docstring).
+
+    Undefined cases (no unlabelled query, constant Ŷ, fewer than 2 labels) give λ = 0: the
+    human-only mean, which needs no predictions.
+    """
+    n, big_n = y.shape[0], yhat_u.shape[0]
+    if big_n == 0 or n < 2:
+        return 0.0
+    cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+    var_all = float(np.var(np.concatenate([yhat, yhat_u]), ddof=1))
+    if not var_all > 0.0:
+        return 0.0
+    return float(np.clip(cov / ((1.0 + n / big_n) * var_all), 0.0, 1.0))
+
+
+def _unweighted(
+    y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, lam: float | None
+) -> tuple[float, float, float]:
+    n, big_n = y.shape[0], yhat_u.shape[0]
+    if big_n == 0:
+        lam = 0.0  # every query labelled: the human mean is the estimate
+    elif lam is None:
+        lam = ppi_lambda(y, yhat, yhat_u)
+    rectifier = y - lam * yhat
+    imputed = float(np.mean(lam * yhat_u)) if big_n else 0.0
+    estimate = imputed + float(np.mean(rectifier))
+    imputed_var = float(np.var(lam * yhat_u)) / big_n if big_n else 0.0
+    se = math.sqrt(imputed_var + float(np.var(rectifier)) / n)
+    return lam, estimate, se
+
+
+def _weighted(
+    y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, w: FloatArray, lam: float | None
+) -> tuple[float, float, float]:
+    eta = np.concatenate([w, np.zeros(yhat_u.shape[0])])
+    y_all = np.concatenate([y, np.zeros(yhat_u.shape[0])])  # η = 0 there: Y never enters
+    yhat_all = np.concatenate([yhat, yhat_u])
+    labelled_part = eta * y_all
+    predicted_part = (1.0 - eta) * yhat_all
+    if lam is None:
+        var_pred = float(np.var(predicted_part))
+        cov = float(
+            np.mean(
+                (labelled_part - labelled_part.mean()) * (predicted_part - predicted_part.mean())
+            )
+        )
+        lam = float(np.clip(-cov / var_pred, 0.0, 1.0)) if var_pred > 0.0 else 0.0
+    z = labelled_part + lam * predicted_part
+    return lam, float(np.mean(z)), math.sqrt(float(np.var(z)) / z.shape[0])
+
+
+def _classical(values: FloatArray, w: FloatArray | None = None) -> tuple[float, float]:
+    """Mean and CLT standard error, weights normalised to sum n (ppi-python's
+    ``classical_mean_ci``): mean(w·Y), std(w·Y)/√n with divisor n."""
+    n = values.shape[0]
+    weighted = values if w is None else values * (w / w.sum() * n)
+    return float(np.mean(weighted)), float(np.std(weighted)) / math.sqrt(n)
+
+
+def _effective_n(y: FloatArray, w: FloatArray | None, se: float) -> float | None:
+    n = int(y.shape[0])
+    _, human_se = _classical(y, w)
+    if not se > 0.0:
+        return None
+    return float(human_se * human_se * n / (se * se))
+
+
+def _interval(centre: float, se: float, z: float) -> tuple[float, float]:
+    return centre - z * se, centre + z * se
+
+
+def _pvalue(estimate: float, se: float) -> float:
+    if se > 0.0:
+        return normal_two_sided(estimate / se)
+    return 1.0 if estimate == 0.0 else 0.0
+
+
+def _as_values(values: npt.ArrayLike, what: str) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if np.isnan(arr).any():
+        i = int(np.flatnonzero(np.isnan(arr))[0])
+        raise PPIError(f"{what}: value {i} is NA (undefined); drop the query or define it")
+    if not np.isfinite(arr).all():
+        raise PPIError(f"{what}: values must be finite")
+    return arr
+
+
+def _checked(
+    y: npt.ArrayLike,
+    yhat: npt.ArrayLike,
+    yhat_u: npt.ArrayLike,
+    alpha: float,
+    lam: float | None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    if not 0.0 < alpha < 1.0:
+        raise PPIError(f"alpha {alpha}: expected a level in (0, 1)")
+    if lam is not None and not (math.isfinite(lam) and 0.0 <= lam <= 1.0):
+        raise PPIError(f"lambda {lam}: expected a value in [0, 1]")
+    y_arr = _as_values(y, "human-label values Y")
+    yhat_arr = _as_values(yhat, "LLM-label values Ŷ of the labelled queries")
+    yhat_u_arr = _as_values(yhat_u, "LLM-label values Ŷ of the unlabelled queries")
+    if y_arr.shape != yhat_arr.shape:
+        raise PPIError(
+            f"{y_arr.shape[0]} human-label values for {yhat_arr.shape[0]} LLM-label values "
+            "of the labelled queries; expected one of each per labelled query"
+        )
+    if y_arr.shape[0] == 0:
+        raise PPIError("no labelled query: a prediction-powered estimate needs human labels")
+    return y_arr, yhat_arr, yhat_u_arr
+
+
+def _checked_weights(weights: npt.ArrayLike | None, n: int) -> FloatArray | None:
+    if weights is None:
+        return None
+    w = _as_values(weights, "weights (inverse inclusion probabilities)")
+    if w.shape[0] != n:
+        raise PPIError(f"{w.shape[0]} weights for {n} labelled queries; expected one each")
+    if (w < 1.0).any():
+        i = int(np.flatnonzero(w < 1.0)[0])
+        raise PPIError(
+            f"weight {w[i]!r} of labelled query {i} is below 1: weights are inverse "
+            "inclusion probabilities 1/π, π in (0, 1]"
+        )
+    return w
+
+
+def _difference(a: npt.ArrayLike, b: npt.ArrayLike, what: str) -> FloatArray:
+    a_arr = _as_values(a, f"{what} of A")
+    b_arr = _as_values(b, f"{what} of B")
+    if a_arr.shape != b_arr.shape:
+        raise PPIError(f"{what}: {a_arr.shape[0]} values of A and {b_arr.shape[0]} of B")
+    return a_arr - b_arr

@@ -1,0 +1,149 @@
+"""Prediction-powered estimates from files: what ``evaluate --ppi`` and ``compare --ppi`` do
+between parsing their options and printing.
+
+The runs are evaluated by :func:`ragmeter.workflows.evaluate.evaluate_files` twice: under
+the LLM qrels (``--qrels``), and under the merged labels of the labelled queries (human
+grade where present, LLM grade elsewhere; :func:`ragmeter.analysis.ppi.merge_qrels`). The
+estimates are :func:`ragmeter.analysis.ppi.ppi_evaluation` and
+:func:`ragmeter.analysis.ppi.ppi_comparison`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.analysis.ppi import Labelled, PPIComparison, PPIEvaluation
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.stats.correction import Correction
+    from ragmeter.workflows.evaluate import EvaluateRequest
+
+
+@dataclass(frozen=True)
+class PPIRequest:
+    """The human labels and the estimate's options: ``human_qrels`` (the queries they cover
+    are the labelled ones, unless ``labelled_queries`` lists them, optionally with their
+    inclusion probabilities), the error level ``alpha`` and ``lam`` (``None``: power-tuned,
+    PPI++; ``1``: classic PPI)."""
+
+    human_qrels: Path
+    labelled_queries: Path | None = None
+    alpha: float = 0.1
+    lam: float | None = None
+
+
+@dataclass(frozen=True)
+class PPIOutcome:
+    """The evaluation under the LLM labels (what ``evaluate`` prints without ``--ppi``),
+    under the merged labels on the labelled queries, and the estimates."""
+
+    evaluation: Evaluation
+    human: Evaluation
+    estimates: PPIEvaluation
+
+
+def _checked(request: EvaluateRequest, ppi: PPIRequest) -> None:
+    if request.qrels is None:
+        raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
+    if request.sweep_ks() is not None:
+        raise RagmeterError("--ppi estimates one evaluation: give one --k, not a sweep")
+    if not 0.0 < ppi.alpha < 1.0:
+        raise RagmeterError(f"--alpha {ppi.alpha}: expected a level in (0, 1)")
+    if ppi.lam is not None and not 0.0 <= ppi.lam <= 1.0:
+        raise RagmeterError(f"--ppi-lambda {ppi.lam}: expected a value in [0, 1]")
+
+
+def labels_description(llm_qrels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
+    """Which labels the numbers rest on, as every view prints it."""
+    return (
+        f"computed on LLM labels ({llm_qrels.name}), corrected by human labels "
+        f"({ppi.human_qrels.name}) on {len(labelled.query_ids)} queries"
+    )
+
+
+def _evaluate_both(
+    request: EvaluateRequest, ppi: PPIRequest
+) -> tuple[Evaluation, Evaluation, Labelled]:
+    from ragmeter.analysis.ppi import labelled_from_qrels, merge_qrels
+    from ragmeter.io.labelled import read_labelled_queries
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.workflows.evaluate import evaluate_files
+
+    _checked(request, ppi)
+    assert request.qrels is not None
+    llm_qrels = read_qrels(request.qrels)
+    human_qrels = read_qrels(ppi.human_qrels)
+    listed, inclusion = (
+        read_labelled_queries(ppi.labelled_queries)
+        if ppi.labelled_queries is not None
+        else (None, None)
+    )
+    labelled = labelled_from_qrels(human_qrels, listed, inclusion)
+    evaluation = evaluate_files(request).evaluation
+    evaluated = {str(q) for run in evaluation.runs for q in run.query_ids}
+    if not any(q in evaluated for q in labelled.query_ids):
+        raise RagmeterError(
+            f"{ppi.human_qrels}: the human labels share no query with the evaluated queries "
+            "of the runs (check that both use the same query ids)"
+        )
+    merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
+    human = evaluate_files(request, labels=merged).evaluation
+    return evaluation, human, labelled
+
+
+def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
+    """Evaluate the runs of ``request`` under the LLM and the merged labels, and estimate
+    every measure's human-label mean."""
+    from ragmeter.analysis.ppi import ppi_evaluation
+
+    evaluation, human, labelled = _evaluate_both(request, ppi)
+    assert request.qrels is not None
+    estimates = ppi_evaluation(
+        evaluation,
+        human,
+        labelled,
+        alpha=ppi.alpha,
+        lam=ppi.lam,
+        labels=labels_description(request.qrels, ppi, labelled),
+    )
+    return PPIOutcome(evaluation, human, estimates)
+
+
+def compare_ppi(
+    request: EvaluateRequest,
+    ppi: PPIRequest,
+    *,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    correction: Correction = "holm",
+) -> PPIComparison:
+    """The PPI estimates of the paired differences of the runs of ``request``: each run
+    against the baseline (a path, file name or run name; default the first), or every pair
+    with ``all_pairs``; p-values corrected over the pairs of each measure."""
+    from ragmeter.analysis.ppi import ppi_comparison
+    from ragmeter.workflows.compare import baseline_index
+
+    if len(request.runs) < 2:
+        raise RagmeterError("compare needs at least two runs")
+    evaluation, human, labelled = _evaluate_both(request, ppi)
+    names = [r.name for r in evaluation.runs]
+    if all_pairs:
+        pairs = [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    else:
+        base = names[baseline_index(baseline, names, list(request.runs))]
+        pairs = [(n, base) for n in names if n != base]
+    assert request.qrels is not None
+    return ppi_comparison(
+        evaluation,
+        human,
+        labelled,
+        pairs,
+        alpha=ppi.alpha,
+        lam=ppi.lam,
+        correction=correction,
+        labels=labels_description(request.qrels, ppi, labelled),
+    )

@@ -1,0 +1,239 @@
+"""``evaluate --ppi`` and ``compare --ppi`` on a collection small enough to work out by hand.
+
+Six queries, three ranked passages each; P@3 under the LLM labels (Ŷ) and under the merged
+labels (Y: human grade where the human labelled the pair, LLM grade elsewhere) are written
+out below from the qrels, and the estimates compared with ppi-python run on those numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.analysis.ppi import merge_qrels
+from ragmeter.cli import app
+from ragmeter.core.data import Qrels
+from ragmeter.io.labelled import read_labelled_queries
+
+ppi_py = pytest.importorskip("ppi_py")
+
+RUN = {q: ["d1", "d2", "d3"] for q in ("q1", "q2", "q3", "q4", "q5", "q6")}
+LLM = {
+    "q1": {"d1": 1, "d2": 1, "d3": 0},  # P@3 = 2/3
+    "q2": {"d1": 1, "d2": 1, "d3": 1},  # 1
+    "q3": {"d1": 1, "d2": 0, "d3": 0},  # 1/3
+    "q4": {"d1": 1, "d2": 1, "d3": 0},  # 2/3
+    "q5": {"d1": 0, "d2": 0, "d3": 1},  # 1/3
+    "q6": {"d1": 1, "d2": 0, "d3": 0},  # 1/3
+}
+HUMAN = {
+    "q1": {"d1": 1, "d2": 0, "d3": 0},  # 1/3
+    "q2": {"d1": 1, "d2": 1, "d3": 0},  # 2/3
+    # partially labelled: the human labelled d2 only; d1 keeps the LLM's 1 → 2/3 (with the
+    # human labels alone, d1 would be unjudged and P@3 = 1/3)
+    "q3": {"d2": 1},
+}
+Y = [1 / 3, 2 / 3, 2 / 3]
+YHAT = [2 / 3, 1.0, 1 / 3]
+YHAT_U = [2 / 3, 1 / 3, 1 / 3]
+
+runner = CliRunner()
+
+
+def _write_run(path: Path, ranking: dict[str, list[str]], name: str) -> Path:
+    lines = [
+        f"{q} Q0 {d} {r + 1} {10 - r} {name}"
+        for q, docs in ranking.items()
+        for r, d in enumerate(docs)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _write_qrels(path: Path, qrels: dict[str, dict[str, int]]) -> Path:
+    path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    )
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "run": _write_run(tmp_path / "a.txt", RUN, "a"),
+        "llm": _write_qrels(tmp_path / "llm.txt", LLM),
+        "human": _write_qrels(tmp_path / "human.txt", HUMAN),
+    }
+
+
+def _evaluate(files: dict[str, Path], *extra: str) -> dict:
+    result = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(files["run"]),
+            "--qrels",
+            str(files["llm"]),
+            "--human-qrels",
+            str(files["human"]),
+            "--ppi",
+            "-m",
+            "P@3",
+            "-f",
+            "json",
+            *extra,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _point_ci(y, yhat, yhat_u, **kw) -> tuple[float, list[float]]:
+    y, yhat, yhat_u = (np.array(v) for v in (y, yhat, yhat_u))
+    point = float(
+        np.asarray(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=kw.get("lam"))).item()
+    )
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, **kw)
+    return point, [float(np.asarray(low).item()), float(np.asarray(high).item())]
+
+
+@pytest.mark.parametrize("lam", [None, 1.0])
+def test_evaluate_ppi_json_matches_ppi_python_on_hand_values(files, lam) -> None:
+    extra = ["--ppi-lambda", "1"] if lam == 1.0 else []
+    out = _evaluate(files, *extra)
+    ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
+    point, ci = _point_ci(Y, YHAT, YHAT_U, alpha=0.1, lam=lam)
+    assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
+    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    assert ppi["n_labelled"] == 3 and ppi["n_unlabelled"] == 3
+    assert ppi["human_mean"] == pytest.approx(np.mean(Y))
+    assert set(ppi) >= {
+        "estimate",
+        "ci",
+        "lambda",
+        "n_labelled",
+        "n_unlabelled",
+        "llm_mean",
+        "human_mean",
+        "human_ci",
+    }
+    assert "LLM labels" in out["ppi"]["labels"]
+    assert out["ppi"]["method"] == ("PPI" if lam == 1.0 else "PPI++")
+
+
+def test_llm_mean_is_the_plain_evaluation_mean(files) -> None:
+    out = _evaluate(files)
+    plain = runner.invoke(
+        app,
+        ["evaluate", str(files["run"]), "--qrels", str(files["llm"]), "-m", "P@3", "-f", "json"],
+    )
+    mean = json.loads(plain.stdout)["runs"][0]["metrics"]["precision@3"]["mean"]
+    assert out["runs"][0]["metrics"]["precision@3"]["mean"] == mean
+    assert out["runs"][0]["metrics"]["precision@3"]["ppi"]["llm_mean"] == mean
+    assert mean == pytest.approx(np.mean(YHAT + YHAT_U))
+
+
+def test_partially_labelled_query_keeps_the_llm_grade_elsewhere() -> None:
+    merged = merge_qrels(Qrels.from_dict(LLM), Qrels.from_dict(HUMAN), ["q1", "q3"]).to_dict()
+    assert merged == {"q1": HUMAN["q1"], "q3": {"d1": 1, "d2": 1, "d3": 0}}
+
+
+def test_one_labelled_query_gives_the_estimate_without_interval(files, tmp_path) -> None:
+    listed = tmp_path / "labelled.txt"
+    listed.write_text("q1\n")
+    out = _evaluate(files, "--labelled-queries", str(listed))
+    ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
+    assert ppi["ci"] is None and ppi["human_ci"] is None
+    assert "no interval" in ppi["note"]
+    # λ = 0 with one label (no covariance to tune on): the human value of q1
+    assert ppi["estimate"] == pytest.approx(1 / 3)
+    args = ["--qrels", str(files["llm"]), "--human-qrels", str(files["human"]), "--ppi"]
+    table = runner.invoke(
+        app, ["evaluate", str(files["run"]), *args, "-m", "P@3", "--labelled-queries", str(listed)]
+    )
+    assert "no interval" in table.stdout and "computed on LLM labels" in table.stdout
+
+
+def test_inclusion_probabilities_weight_the_estimate(files, tmp_path) -> None:
+    listed = tmp_path / "labelled.txt"
+    listed.write_text("q1 0.5\nq2 0.5\nq3 0.25\n")
+    ppi = _evaluate(files, "--labelled-queries", str(listed))["runs"][0]["metrics"]["precision@3"][
+        "ppi"
+    ]
+    assert ppi["weighted"] is True
+    # Zrnic & Candès: θ̂ = (1/M)·Σ[λŶ + (Y − λŶ)/π·ξ] at the λ reported
+    lam = ppi["lambda"]
+    w = [2.0, 2.0, 4.0]
+    terms = [lam * h + (y - lam * h) * wi for y, h, wi in zip(Y, YHAT, w, strict=True)]
+    terms += [lam * h for h in YHAT_U]
+    assert ppi["estimate"] == pytest.approx(sum(terms) / 6)
+
+
+def test_compare_ppi_differences_match_ppi_python(files, tmp_path) -> None:
+    other = {q: ["d3", "d2", "d1"] for q in RUN}  # same set of three: P@3 equal to a's
+    other["q1"] = ["d1", "d4", "d5"]  # LLM: 1/3, human 1/3
+    other["q4"] = ["d4", "d5", "d6"]  # LLM: 0
+    b = _write_run(tmp_path / "b.txt", other, "b")
+    result = runner.invoke(
+        app,
+        ["compare", str(files["run"]), str(b), "--qrels", str(files["llm"]), "--human-qrels",
+         str(files["human"]), "--ppi", "-m", "P@3", "--alpha", "0.1", "-f", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (diff,) = json.loads(result.stdout)["differences"]
+    assert (diff["run"], diff["baseline"]) == ("b.txt", "a.txt")
+    d = [1 / 3 - 1 / 3, 0.0, 0.0]  # human: q1 1/3 vs 1/3, q2 and q3 equal
+    d_hat = [1 / 3 - 2 / 3, 0.0, 0.0]
+    d_u = [0 - 2 / 3, 0.0, 0.0]
+    point, ci = _point_ci(d, d_hat, d_u, alpha=0.1)
+    assert diff["estimate"] == pytest.approx(point, abs=1e-12)
+    assert diff["ci"] == pytest.approx(ci, abs=1e-12)
+    assert diff["pvalue_adjusted"] == pytest.approx(
+        diff["pvalue"]
+    )  # one pair: holm changes nothing
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ppi"], "--ppi needs the human labels"),
+        (["--human-qrels", "HUMAN"], "--human-qrels needs --ppi"),
+        (["--alpha", "0.2"], "--alpha needs --ppi"),
+        (["--ppi", "--human-qrels", "NONE"], "share no query"),
+        (["--ppi", "--human-qrels", "HUMAN", "--ppi-lambda", "2"], "--ppi-lambda 2"),
+        (["--ppi", "--human-qrels", "HUMAN", "--labelled-queries", "LISTED"], "'q5' is listed"),
+        (["--ppi", "--human-qrels", "HUMAN", "-f", "csv"], "table or json"),
+        (["--ppi", "--human-qrels", "HUMAN", "--save"], "not saved"),
+    ],
+)
+def test_bad_input_is_one_line(files, tmp_path, args, message) -> None:
+    none = _write_qrels(tmp_path / "none.txt", {"q99": {"d1": 1}})
+    listed = tmp_path / "listed.txt"
+    listed.write_text("q1\nq5\n")
+    paths = {"HUMAN": str(files["human"]), "NONE": str(none), "LISTED": str(listed)}
+    args = [paths.get(a, a) for a in args]
+    result = runner.invoke(
+        app, ["evaluate", str(files["run"]), "--qrels", str(files["llm"]), "-m", "P@3", *args]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("ragmeter: error:")
+    assert message in result.stderr
+
+
+def test_labelled_queries_file_errors(tmp_path) -> None:
+    from ragmeter.errors import InputError
+
+    path = tmp_path / "l.txt"
+    path.write_text("q1 0.5\nq2\n")
+    with pytest.raises(InputError, match="line 2"):
+        read_labelled_queries(path)
+    path.write_text("q1 1.5\n")
+    with pytest.raises(InputError, match=r"not in \(0, 1\]"):
+        read_labelled_queries(path)
+    path.write_text("q1\nq1\n")
+    with pytest.raises(InputError, match="twice"):
+        read_labelled_queries(path)
