@@ -142,6 +142,47 @@ JudgeEngine = Annotated[
 SummaryJson = Annotated[
     Path | None, typer.Option("--summary-json", help="Also write the run summary here (JSON).")
 ]
+Temperature = Annotated[
+    float | None,
+    typer.Option(
+        "--temperature",
+        help="Sampling temperature sent with every request (default 0; config "
+        "'temperature'). Must be > 0 with --samples.",
+    ),
+]
+PromptId = Annotated[
+    str,
+    typer.Option(
+        "--prompt",
+        help="relevance (ragmeter's grades 1-5), umbrela (UMBRELA's zero-shot prompt of the "
+        "TREC RAG track, grades 0-3) or umbrela-fewshot (its few-shot prompt).",
+    ),
+]
+Samples = Annotated[
+    int,
+    typer.Option(
+        "--samples",
+        help="Ask each pair N times (needs --temperature > 0); the label is the mode of "
+        "the grades read, ties to the lower grade.",
+    ),
+]
+JudgeSpecs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        help="One judge of an ensemble, url=URL,model=NAME[,api_key_env=VAR]; repeat "
+        "for each. Labels combined by majority (ties to the lower grade); each judge's "
+        "own labels go to OUT with .judge-N before the suffix.",
+    ),
+]
+JudgesFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--judges",
+        help="The ensemble's judges in a file: TOML [[judges]] tables or a JSON list, "
+        "each {url, model, api_key_env?}.",
+    ),
+]
 
 
 @dataclass
@@ -166,24 +207,27 @@ class Settings:
     quiet: Quiet = False
     summary_json: SummaryJson = None
     engine: JudgeEngine = "local"
+    temperature: Temperature = None
     offline: Offline = False
 
-    def judge(self, task: str) -> tuple[Any, Any]:
-        """The judge (LLM, or offline) and the price to report."""
+    def judge(self, task: str, spec: Any = None) -> tuple[Any, Any]:
+        """The judge (LLM, or offline) and the price to report; ``spec``: one member of an
+        ensemble (its server, model and key replace the command's)."""
         from ragmeter.judges.api import build_judge
 
         return build_judge(
             task,
             offline=self.offline,
             price=self.price,
-            base_urls=self.base_url,
-            model=self.model,
-            api_key_env=self.api_key_env,
+            base_urls=[spec.base_url] if spec is not None else self.base_url,
+            model=spec.model if spec is not None else self.model,
+            api_key_env=(spec.api_key_env if spec is not None else None) or self.api_key_env,
             concurrency=self.concurrency,
             rpm=self.rpm,
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            temperature=self.temperature,
             config_file=self.config_file,
         )
 
@@ -291,7 +335,7 @@ def _report(
     finish: Callable[[Any, Path], None] | None = None,
 ) -> None:
     summary = result.summary
-    for line in summary.lines():
+    for line in [*summary.lines(), *result.notes]:
         typer.echo(line, err=True)
     if getattr(judge, "note", None):  # e.g. the offline judge: a weak proxy, said every time
         typer.echo(str(judge.note), err=True)
@@ -479,16 +523,25 @@ def relevance(
     overlap: Overlap = 0,
     seed: Seed = 0,
     grade_map: HoleGradeMap = None,
+    prompt: PromptId = "relevance",
+    samples: Samples = 1,
+    judge: JudgeSpecs = None,
+    judges: JudgesFile = None,
 ) -> None:
-    """Grade 1–5 (query, passage) pairs → TREC qrels.
+    """Grade (query, passage) pairs → TREC qrels.
 
-    Each pair in the top --depth of the run(s) gets a utility grade (5 decisive … 1 junk);
-    the output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw
-    text in the cache), are counted, and make the exit status 1 (--retry-unparsed asks
-    them again). With --qrels HUMAN --holes only the pairs HUMAN lacks are judged and
-    --out gets HUMAN with the holes filled, and its provenance sidecar."""
+    Each pair in the top --depth of the run(s) gets a grade: ragmeter's utility grade
+    (5 decisive … 1 junk), or with --prompt umbrela / umbrela-fewshot UMBRELA's 0-3; the
+    output is 'qid 0 docid grade'. Unparseable grades stay unjudged (−1 and the raw text
+    in the cache), are counted, and make the exit status 1 (--retry-unparsed asks them
+    again). --samples N asks each pair N times and keeps the mode; --judge (repeated) or
+    --judges asks several judges and keeps their majority, and prints their agreement.
+    With --qrels HUMAN --holes only the pairs HUMAN lacks are judged and --out gets HUMAN
+    with the holes filled, and its provenance sidecar (one judge: not with --judge/--judges)."""
     from ragmeter.judges.api import relevance_job, write_qrels
 
+    if samples < 1:
+        fail(ValueError(f"--samples must be ≥ 1, got {samples}"))
     filling = _HoleOptions.parse(qrels, holes, overlap, seed, grade_map, depth)
 
     def build() -> Any:
@@ -502,12 +555,115 @@ def relevance(
             depth=None if filling is not None else depth,
             max_tokens=max_tokens,
             grade_logprobs=grade_logprobs,
+            prompt=prompt,
+            samples=samples,
         )
         if filling is not None:
             filling.check(job)
         return job
 
+    if judge or judges is not None:
+        if filling is not None:
+            fail(RagmeterError("--holes fills holes with one judge: drop --judge/--judges"))
+        _execute_ensemble(settings, build, out, write_qrels, judge or [], judges)
+        return
     _execute(settings, build, out, write_qrels, None if filling is None else filling.finish)
+
+
+def _member_specs(settings: Settings, specs: list[str], path: Path | None) -> list[Any]:
+    """The ensemble's judges from --judge and --judges (input errors exit 2)."""
+    from ragmeter.judges.config import parse_judge_spec, read_judges_file
+
+    if settings.base_url or settings.model:
+        raise RagmeterError("give the judges with --judge/--judges or --base-url/--model, not both")
+    if settings.offline:
+        raise RagmeterError("--offline is one judge: it cannot be a member of --judge/--judges")
+    members = [parse_judge_spec(s) for s in specs]
+    if path is not None:
+        members += read_judges_file(path)
+    if len(members) < 2:
+        raise RagmeterError(f"an ensemble needs at least 2 judges, got {len(members)}")
+    return members
+
+
+def _execute_ensemble(
+    settings: Settings,
+    build: Callable[[], Any],
+    out: Path,
+    write: Any,
+    specs: list[str],
+    path: Path | None,
+) -> None:
+    """:func:`_execute` for several judges: each judge's run and summary, then the combined
+    labels, the judges' agreement, and the files (combined, and one per judge)."""
+    from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.config import configured_cache
+    from ragmeter.judges.ensemble import estimate_ensemble, run_ensemble
+    from ragmeter.judges.progress import RichProgress
+
+    try:
+        members = _member_specs(settings, specs, path)
+        job = build()
+        built = [settings.judge(job.task.name, spec) for spec in members]
+        cache_path = configured_cache(settings.cache, settings.config_file)
+    except RagmeterError as exc:
+        fail(exc)
+    judges, prices = [j for j, _ in built], [p for _, p in built]
+    typer.echo(f"judgment cache: {cache_path}", err=True)
+    with JudgmentCache(cache_path) as cache:
+        try:
+            if settings.dry_run:
+                for i, estimate in enumerate(
+                    estimate_ensemble(
+                        job,
+                        judges,
+                        cache=cache,
+                        prices=prices,
+                        refresh=settings.refresh,
+                        retry_unparsed=settings.retry_unparsed,
+                    ),
+                    start=1,
+                ):
+                    typer.echo(f"judge {i}: {estimate.line()}")
+                return
+            result = run_ensemble(
+                job,
+                judges,
+                cache=cache,
+                prices=prices,
+                refresh=settings.refresh,
+                retry_unparsed=settings.retry_unparsed,
+                progress=lambda i, j: RichProgress(
+                    f"judge {i} ({j.model})", enabled=not settings.quiet
+                ),
+                engine=settings.engine,
+            )
+        except RagmeterError as exc:
+            fail(exc)
+    _report_ensemble(settings, result, out, write)
+
+
+def _report_ensemble(settings: Settings, result: Any, out: Path, write: Any) -> None:
+    from ragmeter.judges.ensemble import write_ensemble
+
+    for i, member in enumerate(result.members, start=1):
+        typer.echo(f"judge {i}:", err=True)
+        for line in [*member.summary.lines(), *member.notes]:
+            typer.echo(f"  {line}", err=True)
+    if settings.summary_json is not None:
+        _write_json(settings.summary_json, result.to_dict())
+    if result.stopped is not None:
+        raise typer.Exit(code=130 if result.stopped.summary.interrupted else 1)
+    for line in result.lines():
+        typer.echo(line, err=True)
+    written = write_ensemble(result, out, write)
+    typer.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+    if not result.complete:
+        typer.echo(
+            f"{out}: INCOMPLETE, {len(result.missing)} pair(s) without a label (exit 1)",
+            err=True,
+        )
+        raise typer.Exit(code=1)
 
 
 def udcg(

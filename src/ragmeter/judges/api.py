@@ -16,7 +16,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +51,11 @@ class TaskResult:
     run: JudgeRun
     #: who made the labels (judge model, server host, prompt id and hash), for the sidecar
     source: LabelSource | None = None
+    #: with several samples per pair: the pairs without a label (``run.missing`` lists the
+    #: samples without one)
+    pair_missing: list[Missing] | None = None
+    #: lines for the report besides the summary (e.g. the samples' vote)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def summary(self) -> Any:
@@ -58,11 +63,11 @@ class TaskResult:
 
     @property
     def missing(self) -> list[Missing]:
-        return self.run.missing
+        return self.run.missing if self.pair_missing is None else self.pair_missing
 
     @property
     def complete(self) -> bool:
-        return self.run.complete
+        return not self.missing
 
 
 def as_judge(judge: Judge | JudgeConfig) -> Judge:
@@ -196,6 +201,34 @@ class Job:
     task: Task
     items: list[JudgeItem]
     shape: Callable[[Sequence[JudgeItem], Sequence[Judgment | None]], Any]
+    #: answers asked per labelled item (``--samples``; each sample's ident ends with its
+    #: index, and ``shape`` votes)
+    samples: int = 1
+
+    def check_judge(self, judge: Judge) -> None:
+        """Several samples need a judge that samples: temperature > 0 (else every sample
+        would be the same answer). Raises :class:`JudgeConfigError`."""
+        from ragmeter.judges.errors import JudgeConfigError
+
+        if self.samples <= 1:
+            return
+        temperature = dict(getattr(judge, "request_params", {}) or {}).get("temperature")
+        if temperature is None:
+            raise JudgeConfigError(
+                f"--samples {self.samples} needs a judge that samples (an LLM judge at "
+                f"--temperature > 0); {judge.model} gives one answer per pair"
+            )
+        if float(temperature) <= 0:
+            raise JudgeConfigError(
+                f"--samples {self.samples} needs --temperature > 0 (at temperature "
+                f"{temperature} the {self.samples} samples would all be the same answer)"
+            )
+
+    def label_idents(self) -> list[tuple[Any, ...]]:
+        """The idents of the labels, in item order (a sample's index dropped)."""
+        if self.samples == 1:
+            return [item.ident for item in self.items]
+        return list(dict.fromkeys(item.ident[:-1] for item in self.items))
 
     def execute(
         self,
@@ -212,12 +245,31 @@ class Job:
         unparsed items again. ``engine="ray"`` (``"ray=ADDRESS"``, ``"ray://host:port"``)
         makes the requests in Ray tasks, each talking to one of the judge's servers
         (:mod:`ragmeter.judges.fanout`)."""
+        the_judge = as_judge(judge)
+        self.check_judge(the_judge)
         run = _run(
             self.task, self.items, judge, cache, refresh, price, progress, retry_unparsed, engine
         )
-        return TaskResult(
-            self.shape(self.items, run.results), run, label_source(self.task, as_judge(judge))
-        )
+        source = label_source(self.task, the_judge)
+        result = TaskResult(self.shape(self.items, run.results), run, source)
+        if self.samples > 1:
+            self._account_for_samples(result)
+        return result
+
+    def _account_for_samples(self, result: TaskResult) -> None:
+        from ragmeter.judges import votes
+
+        run = result.run
+        result.pair_missing = votes.pair_missing(run.missing, self.samples)
+        if result.source is not None:
+            result.source = replace(result.source, samples=self.samples, aggregation=votes.MODE)
+        pairs = len(self.items) // self.samples
+        unparsed = votes.unparsed_samples(run.missing)
+        result.notes += [
+            f"samples: {self.samples} per pair, the label their mode (ties to the lowest grade)",
+            f"{pairs - len(result.pair_missing)} of {pairs} pairs labelled; "
+            f"{unparsed} unparsed sample(s) left out of the votes",
+        ]
 
     def estimate(
         self,
@@ -230,6 +282,7 @@ class Job:
     ) -> Estimate:
         """A dry run: the calls a run would make (cache hits left out), estimated tokens and
         cost; nothing is sent."""
+        self.check_judge(judge)
         plan = make_plan(
             self.task,
             self.items,
@@ -293,15 +346,27 @@ def judge_relevance(
     retry_unparsed: bool = False,
     max_tokens: int | None = None,
     grade_logprobs: int | None = None,
+    prompt: str = "relevance",
+    samples: int = 1,
 ) -> TaskResult:
-    """Grade 1..5 (seed 000's utility rubric) of each (query, passage) in the top ``depth``
-    of the run(s). ``labels``: ``{qid: {docid: grade}}``; unparsed (−1 in the cache) and
-    failed pairs are left out — they stay unjudged, ``missing`` lists them and the summary
-    counts them; ``retry_unparsed`` asks the cached unparsed pairs again.
+    """Grade 1..5 (seed 000's utility rubric; ``prompt="umbrela"`` or ``"umbrela-fewshot"``:
+    UMBRELA's grade 0..3, :mod:`ragmeter.judges.umbrela`) of each (query, passage) in the top
+    ``depth`` of the run(s). ``labels``: ``{qid: {docid: grade}}``; unparsed (−1 in the
+    cache) and failed pairs are left out — they stay unjudged, ``missing`` lists them and the
+    summary counts them; ``retry_unparsed`` asks the cached unparsed pairs again.
     ``grade_logprobs``: ask for the first token's top alternatives, the fallback grade of a
-    reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`)."""
+    reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`).
+    ``samples``: ask each pair that many times (the judge's temperature must be > 0) and
+    keep the mode of the grades read, ties to the lowest (:mod:`ragmeter.judges.votes`)."""
     job = relevance_job(
-        runs, queries, corpus, depth=depth, max_tokens=max_tokens, grade_logprobs=grade_logprobs
+        runs,
+        queries,
+        corpus,
+        depth=depth,
+        max_tokens=max_tokens,
+        grade_logprobs=grade_logprobs,
+        prompt=prompt,
+        samples=samples,
     )
     return job.execute(
         judge,
@@ -321,8 +386,16 @@ def relevance_job(
     depth: int | None = 20,
     max_tokens: int | None = None,
     grade_logprobs: int | None = None,
+    prompt: str = "relevance",
+    samples: int = 1,
 ) -> Job:
     """The relevance task's items and shaping (see :func:`judge_relevance`)."""
+    from ragmeter.judges import votes
+
+    if prompt not in RELEVANCE_PROMPTS:
+        raise ValueError(
+            f"unknown prompt {prompt!r}; expected one of {', '.join(RELEVANCE_PROMPTS)}"
+        )
 
     def shape(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
         labels: dict[str, dict[str, int]] = {}
@@ -331,8 +404,21 @@ def relevance_job(
                 labels.setdefault(item.ident[0], {})[item.ident[1]] = int(j.value)
         return labels
 
-    task = make_task("relevance", max_tokens=max_tokens, grade_logprobs=grade_logprobs)
-    return Job(task, pair_items(runs, queries, corpus, depth=depth), shape)
+    def shape_votes(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
+        labels: dict[str, dict[str, int]] = {}
+        for (q, d), grade in votes.vote_samples(items, results).items():
+            labels.setdefault(q, {})[d] = grade
+        return labels
+
+    task = make_task(prompt, max_tokens=max_tokens, grade_logprobs=grade_logprobs)
+    items = pair_items(runs, queries, corpus, depth=depth)
+    if samples == 1:
+        return Job(task, items, shape)
+    return Job(task, votes.sampled_items(items, samples), shape_votes, samples=samples)
+
+
+#: the prompts ``judge relevance`` can ask with (``--prompt``)
+RELEVANCE_PROMPTS = ("relevance", "umbrela", "umbrela-fewshot")
 
 
 def judge_udcg(
@@ -678,6 +764,7 @@ def write_json(value: Any, path: str | os.PathLike[str]) -> None:
 
 
 __all__ = [
+    "RELEVANCE_PROMPTS",
     "Job",
     "Missing",
     "TaskResult",

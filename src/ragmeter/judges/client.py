@@ -273,15 +273,21 @@ class ChatClient:
         *,
         max_tokens: int,
         top_logprobs: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        seed_offset: int = 0,
     ) -> dict[str, Any]:
+        """The request: ``options`` are further fields sent as they are (a task's own, e.g.
+        ``top_p``); ``seed_offset`` is added to the configured seed (sample i of a repeated
+        prompt asks with seed + i, so that the samples differ and stay reproducible)."""
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": list(messages),
             "temperature": self.config.temperature,
             "max_tokens": max_tokens,
+            **dict(options or {}),
         }
         if self.config.seed is not None:
-            body["seed"] = self.config.seed
+            body["seed"] = self.config.seed + seed_offset
         if top_logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = top_logprobs
@@ -293,6 +299,8 @@ class ChatClient:
         *,
         max_tokens: int = 16,
         top_logprobs: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        seed_offset: int = 0,
     ) -> ChatResult:
         """One completion, retried as the module docstring says. Raises :class:`RequestFailed`
         after the last retry, :class:`FatalJudgeError` on 401/403/404."""
@@ -300,7 +308,13 @@ class ChatClient:
         if slots is None or session is None:
             raise RuntimeError("use ChatClient inside 'async with'")
         payload = json.dumps(
-            self.request_body(messages, max_tokens=max_tokens, top_logprobs=top_logprobs)
+            self.request_body(
+                messages,
+                max_tokens=max_tokens,
+                top_logprobs=top_logprobs,
+                options=options,
+                seed_offset=seed_offset,
+            )
         ).encode("utf-8")
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
         reserve = math.ceil(prompt_chars / 4) + max_tokens

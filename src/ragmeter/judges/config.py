@@ -16,11 +16,25 @@ Config file (``ragmeter.toml`` in the working directory, or ``--config``)::
     tpm = 400000         # tokens per minute
     timeout = 60         # seconds per request
     max_retries = 6
+    temperature = 0.0    # > 0 to draw several samples per pair (--samples)
     cache = "judgments.sqlite"
     price = [0.15, 0.60] # USD per 1M input / output tokens
 
     [judge.prices]       # a price table by model name
     "gpt-4o-mini" = [0.15, 0.60]
+
+Several judges (an ensemble, ``--judge url=…,model=…`` repeated or ``--judges FILE``): a
+TOML file of ``[[judges]]`` tables, or a JSON list of objects, each with ``url`` and
+``model`` (and optionally ``api_key_env``); every other setting is shared::
+
+    [[judges]]
+    url = "http://gpu1:8000/v1"
+    model = "qwen2.5-72b-instruct"
+
+    [[judges]]
+    url = "https://api.openai.com/v1"
+    model = "gpt-4o"
+    api_key_env = "OPENAI_API_KEY"
 """
 
 from __future__ import annotations
@@ -117,6 +131,8 @@ class JudgeConfig:
             raise JudgeConfigError(f"max retries must be ≥ 0, got {self.max_retries}")
         if self.timeout <= 0:
             raise JudgeConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise JudgeConfigError(f"temperature must be in 0..2, got {self.temperature}")
         for name in ("rpm", "tpm"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -149,7 +165,7 @@ def load_config_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         raise JudgeConfigError(f"{p}: [judge] must be a table")
     known = {
         "base_url", "model", "api_key_env", "concurrency", "rpm", "tpm", "timeout",
-        "max_retries", "cache", "price", "prices", "seed",
+        "max_retries", "cache", "price", "prices", "seed", "temperature",
     }  # fmt: skip
     unknown = sorted(set(table) - known)
     if unknown:
@@ -184,6 +200,7 @@ def resolve_config(
     max_retries: int | None = None,
     price: str | None = None,
     seed: int | None = None,
+    temperature: float | None = None,
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> JudgeConfig:
@@ -222,8 +239,94 @@ def resolve_config(
         timeout=float(pick(timeout, "timeout", 60.0)),
         max_retries=int(pick(max_retries, "max_retries", 6)),
         seed=pick(seed, "seed", 0),
+        temperature=_number(pick(temperature, "temperature", 0.0), "temperature", where),
         price=chosen_price,
     )
+
+
+def _number(value: Any, name: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise JudgeConfigError(f"{where}: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+# -- several judges (an ensemble) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One member of an ensemble: its server, model and (optionally) the environment
+    variable of its API key; every other setting is the command's."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+
+_SPEC_KEYS = {
+    "url": "base_url",
+    "base_url": "base_url",
+    "model": "model",
+    "api_key_env": "api_key_env",
+}
+
+
+def _spec(values: Mapping[str, Any], where: str) -> JudgeSpec:
+    fields: dict[str, str] = {}
+    for key, value in values.items():
+        name = _SPEC_KEYS.get(str(key).strip().lower())
+        if name is None:
+            raise JudgeConfigError(
+                f"{where}: unknown field {key!r}; expected url, model and optionally api_key_env"
+            )
+        if not isinstance(value, str) or not value.strip():
+            raise JudgeConfigError(f"{where}: {key} must be a non-empty string")
+        fields[name] = value.strip()
+    for needed in ("base_url", "model"):
+        if needed not in fields:
+            shown = "url" if needed == "base_url" else needed
+            raise JudgeConfigError(f"{where}: no {shown}= (expected url=…,model=…)")
+    return JudgeSpec(fields["base_url"].rstrip("/"), fields["model"], fields.get("api_key_env"))
+
+
+def parse_judge_spec(text: str) -> JudgeSpec:
+    """``url=http://host:8000/v1,model=NAME[,api_key_env=VAR]`` (keys in any case)."""
+    values: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise JudgeConfigError(f"--judge {text!r}: expected url=…,model=… (got {part!r})")
+        values[key] = value
+    return _spec(values, f"--judge {text!r}")
+
+
+def read_judges_file(path: str | os.PathLike[str]) -> list[JudgeSpec]:
+    """The judges of a TOML file (``[[judges]]`` tables) or a JSON file (a list of objects,
+    or ``{"judges": [...]}``), each ``{url, model, api_key_env?}``. Errors name the file and
+    the entry (1-based)."""
+    import json
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JudgeConfigError(f"{p}: cannot read the judges file: {exc}") from None
+    try:
+        data: Any = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+        raise JudgeConfigError(f"{p}: invalid {kind}: {exc}") from None
+    entries = data.get("judges") if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not entries:
+        raise JudgeConfigError(
+            f"{p}: expected a non-empty list of judges ([[judges]] tables, or a JSON list)"
+        )
+    specs = []
+    for n, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise JudgeConfigError(f"{p}: judge {n}: expected a table {{url, model}}")
+        specs.append(_spec(entry, f"{p}: judge {n}"))
+    return specs
 
 
 def configured_cache(cache: str | os.PathLike[str] | None, config_file: Any = None) -> Path:
@@ -246,8 +349,11 @@ __all__ = [
     "DEFAULT_CACHE",
     "LEGACY_CACHE",
     "JudgeConfig",
+    "JudgeSpec",
     "Price",
     "configured_cache",
     "load_config_file",
+    "parse_judge_spec",
+    "read_judges_file",
     "resolve_config",
 ]

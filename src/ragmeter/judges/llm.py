@@ -12,7 +12,7 @@ from ragmeter.judges.client import ChatClient, ClientStats
 from ragmeter.judges.config import JudgeConfig
 from ragmeter.judges.errors import RequestFailed
 from ragmeter.judges.tasks import Task
-from ragmeter.judges.types import Judgment
+from ragmeter.judges.types import Judgment, sample_index
 
 
 class LLMJudge:
@@ -55,7 +55,11 @@ class LLMJudge:
             raise RuntimeError("use LLMJudge inside 'async with'")
         try:
             result = await self._client.chat(
-                task.messages(inputs), max_tokens=task.max_tokens, top_logprobs=task.top_logprobs
+                task.messages(inputs),
+                max_tokens=task.max_tokens,
+                top_logprobs=task.top_logprobs,
+                options=task.request_options,
+                seed_offset=sample_index(inputs),
             )
         except RequestFailed as exc:
             return Judgment(None, "error", model=self.model, retries=exc.retries, error=str(exc))

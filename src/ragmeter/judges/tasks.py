@@ -12,6 +12,7 @@
 | ``nugget_support`` | query, text, nugget          | ``support``, ``partial_support``,      |
 |                 |                                 | ``not_support``                        |
 | ``citation_support`` | query, sentence, passage   | the same three labels                  |
+| ``umbrela``, ``umbrela-fewshot`` | query, passage | grade 0..3 (UMBRELA, TREC RAG's prompts) |
 
 Every parser tries the **strict** form the prompt asks for first (a bare digit; numbered
 questions; ``CORRECT``/``INCORRECT`` then a reason; the first token's log-probabilities), then
@@ -23,7 +24,8 @@ sub-questions, nuggets and labels), never 0, and the raw text is kept.
 
 A prompt file starts with ``# task:`` and ``# version:`` lines; its identity in the cache key
 is ``<version>-<first 8 hex of sha256(file)>``, so editing a prompt without bumping its
-version still starts fresh judgments.
+version still starts fresh judgments. The UMBRELA prompts are umbrela's own YAML templates
+(:mod:`ragmeter.judges.umbrela`); their identity is ``<umbrela commit>-<sha256(file)>``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ TASKS = (
     "nugget_importance",
     "nugget_support",
     "citation_support",
+    "umbrela",
+    "umbrela-fewshot",
 )
 
 #: the reply the udcg prompt asks for when the passage holds no answer
@@ -67,6 +71,7 @@ class Prompt:
     version: str
     system: str
     user: str
+    #: the hash in the cache key: sha256's first 8 hex digits (the full hash for UMBRELA's)
     digest: str
     #: SHA-256 of the whole template file (``digest`` is its first 8 hex digits)
     sha256: str = ""
@@ -104,6 +109,11 @@ def parse_prompt(text: str, name: str) -> Prompt:
 @cache
 def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task``."""
+    from ragmeter.judges import umbrela
+
+    if task in umbrela.UMBRELA_TEMPLATES:
+        user, system, sha = umbrela.template_parts(task)
+        return Prompt(task, umbrela.UMBRELA_COMMIT, system, user, sha, sha)
     text = resources.files("ragmeter.judges").joinpath(f"prompts/{task}.txt").read_text("utf-8")
     return parse_prompt(text, task)
 
@@ -368,6 +378,8 @@ class Task:
     parser: Callable[[str, TopLogprobs, Mapping[str, Any]], Parsed]
     params: Mapping[str, Any] = field(default_factory=dict)
     top_logprobs: int | None = None
+    #: further request fields sent as they are (UMBRELA's ``top_p``, ``frequency_penalty``…)
+    request_options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def prompt(self) -> Prompt:
@@ -389,11 +401,14 @@ class Task:
         return self.parser(text, top, self.params)
 
     def cache_params(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "params": dict(self.params),
             "max_tokens": self.max_tokens,
             "top_logprobs": self.top_logprobs,
         }
+        if self.request_options:  # only then: the keys of the other tasks stay as they were
+            out["request"] = dict(self.request_options)
+        return out
 
 
 def make_task(
@@ -455,10 +470,29 @@ def make_task(
             lambda t, top, _: parse_no_answer(t, top),
             top_logprobs=top_logprobs,
         )
+    if name in ("umbrela", "umbrela-fewshot"):
+        return _umbrela_task(name, max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     nugget_task = _nugget_task(name, n=n, max_tokens=max_tokens)
     if nugget_task is not None:
         return nugget_task
     raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
+
+
+def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | None) -> Task:
+    """UMBRELA's prompt ``name``: grade 0..3 read by umbrela's own parser, sent with
+    umbrela's request parameters (see :mod:`ragmeter.judges.umbrela`)."""
+    from ragmeter.judges import umbrela
+
+    if grade_logprobs:
+        raise ValueError(f"{name}: umbrela's parser reads the reply text only (no --logprobs)")
+    return Task(
+        name,
+        ("query", "passage"),
+        max_tokens or umbrela.UMBRELA_MAX_TOKENS,
+        8,
+        lambda t, _, __: umbrela.parse_umbrela(t),
+        request_options=umbrela.request_options(),
+    )
 
 
 def _nugget_task(name: str, *, n: int, max_tokens: int | None) -> Task | None:

@@ -18,6 +18,17 @@ ParseStatus = Literal["ok", "lenient", "unparsed", "error"]
 #: the value an unparseable grade or rating is stored as (never 0, which is a real rating)
 UNPARSED = -1
 
+#: the input that tells the repeated samples of one prompt apart (``--samples N``): absent
+#: for sample 0 (so its cache key is the plain request's), ``"i"`` for sample i ≥ 1. It
+#: fills no placeholder; it makes each sample its own cached request, and an LLM judge adds
+#: it to its seed.
+SAMPLE_INPUT = "__sample__"
+
+
+def sample_index(inputs: Mapping[str, str]) -> int:
+    """The sample index of a judgment's inputs (0 when not sampled)."""
+    return int(inputs.get(SAMPLE_INPUT, 0))
+
 
 @dataclass(frozen=True)
 class Judgment:
@@ -87,4 +98,13 @@ def judge_many_default(
     return [judge.judge(task, i) for i in inputs]
 
 
-__all__ = ["UNPARSED", "Judge", "JudgeItem", "Judgment", "ParseStatus", "judge_many_default"]
+__all__ = [
+    "SAMPLE_INPUT",
+    "UNPARSED",
+    "Judge",
+    "JudgeItem",
+    "Judgment",
+    "ParseStatus",
+    "judge_many_default",
+    "sample_index",
+]

@@ -1,0 +1,148 @@
+"""Several answers per pair: N samples of one judge (``--samples N``), and several judges
+(an ensemble), each reduced to one grade by a vote.
+
+**The vote** (:func:`vote`): the most frequent grade; a tie goes to the **lowest** of the tied
+grades. For the samples of one judge this is the mode of the N grades, ties to the lower
+grade (umbrela's own ``--num-sample`` takes ``statistics.mode``, whose tie goes to the grade
+sampled first: ragmeter's rule does not depend on the order the answers arrived in). For
+several judges it is umbrela's ``EnsembleJudge`` rule exactly: ``Counter(votes)
+.most_common()``, then the smallest grade among those with the top count.
+
+**What votes**: only grades that were read. An unparsed sample (or an unparsed member's
+label) is counted and left out of the vote — umbrela counts it as a vote for 0. A pair with no
+grade read at all is *unparsed*. A pair one of whose requests failed or was never made has
+no label (reason ``failed`` / ``not judged``): its vote would change when a rerun asks the
+missing request, so it waits for it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ragmeter.judges.runner import Missing
+from ragmeter.judges.types import SAMPLE_INPUT, JudgeItem, Judgment
+
+#: ``LabelSource.aggregation`` of N samples of one judge
+MODE = "mode, ties to the lowest grade"
+#: ``LabelSource.aggregation`` of several judges
+MAJORITY = "majority, ties to the lowest grade"
+
+G = TypeVar("G", bound=Hashable)
+
+
+def vote(grades: Iterable[int]) -> int:
+    """The most frequent of ``grades``; a tie goes to the lowest tied grade.
+
+    vote(g) = min{ x : count(x) = max_y count(y) }. Raises ``ValueError`` when empty."""
+    counts = Counter(grades)
+    if not counts:
+        raise ValueError("no grade to vote on")
+    top = max(counts.values())
+    return min(g for g, c in counts.items() if c == top)
+
+
+def sampled_items(items: Sequence[JudgeItem], samples: int) -> list[JudgeItem]:
+    """Each item ``samples`` times, as items ``ident + (s,)``: sample 0 with the item's own
+    inputs (its cache key is the plain request's), sample s ≥ 1 with
+    :data:`~ragmeter.judges.types.SAMPLE_INPUT` = s (its own cache key and seed)."""
+    if samples < 1:
+        raise ValueError(f"samples must be ≥ 1, got {samples}")
+    return [
+        JudgeItem(
+            (*item.ident, s),
+            item.inputs if s == 0 else {**item.inputs, SAMPLE_INPUT: str(s)},
+            item.extra,
+        )
+        for item in items
+        for s in range(samples)
+    ]
+
+
+def _read(j: Judgment | None) -> bool:
+    return j is not None and j.status in ("ok", "lenient")
+
+
+def vote_samples(
+    items: Sequence[JudgeItem], results: Sequence[Judgment | None]
+) -> dict[tuple[Any, ...], int]:
+    """``{pair ident: grade}`` from the judgments of :func:`sampled_items`' items (the
+    sample index last in each ident): the vote of the samples read, for every pair whose
+    samples were all answered (read or unparsed) and at least one read."""
+    by_pair: dict[tuple[Any, ...], list[Judgment | None]] = defaultdict(list)
+    for item, j in zip(items, results, strict=True):
+        by_pair[item.ident[:-1]].append(j)
+    return {
+        pair: vote(int(j.value) for j in answers if j is not None and _read(j))
+        for pair, answers in by_pair.items()
+        if all(j is not None for j in answers) and any(_read(j) for j in answers)
+    }
+
+
+def pair_missing(missing: Sequence[Missing], samples: int) -> list[Missing]:
+    """The pairs without a label, from the samples without one (``missing`` of the run): a
+    pair with a failed (or never asked) sample is ``failed`` (``not judged``); a pair all of
+    whose ``samples`` are unparsed is ``unparsed``; a pair with some samples read is
+    labelled (its unparsed samples are left out of the vote)."""
+    by_pair: dict[tuple[Any, ...], list[Missing]] = {}
+    for m in missing:
+        by_pair.setdefault(m.ident[:-1], []).append(m)
+    out = []
+    for pair, ms in by_pair.items():
+        reasons = {m.reason for m in ms}
+        for reason in ("failed", "not judged"):
+            if reason in reasons:
+                detail = next(m.detail for m in ms if m.reason == reason)
+                out.append(Missing(pair, reason, detail))  # type: ignore[arg-type]
+                break
+        else:
+            if len(ms) >= samples:
+                out.append(Missing(pair, "unparsed", ms[0].detail))
+    return out
+
+
+def unparsed_samples(missing: Sequence[Missing]) -> int:
+    """How many samples were unparsed (left out of the votes)."""
+    return sum(m.reason == "unparsed" for m in missing)
+
+
+def combine(
+    members: Sequence[Mapping[str, Mapping[str, int]]],
+    member_missing: Sequence[Sequence[Missing]],
+    pairs: Sequence[tuple[str, str]],
+) -> tuple[dict[str, dict[str, int]], list[Missing]]:
+    """The ensemble's labels (``{qid: {docid: grade}}``, in ``pairs`` order) from its
+    members' labels: each pair's :func:`vote` over the members that labelled it. A pair some
+    member failed on (or never asked) has no label yet (reason of that member's missing
+    entry); a pair no member labelled is ``unparsed``."""
+    blocking: dict[tuple[str, str], Missing] = {}
+    for missing in member_missing:
+        for m in missing:
+            if m.reason != "unparsed":
+                blocking.setdefault((m.ident[0], m.ident[1]), m)
+    labels: dict[str, dict[str, int]] = {}
+    out: list[Missing] = []
+    for q, d in pairs:
+        if (q, d) in blocking:
+            m = blocking[(q, d)]
+            out.append(Missing((q, d), m.reason, m.detail))
+            continue
+        grades = [m[q][d] for m in members if d in m.get(q, {})]
+        if not grades:
+            out.append(Missing((q, d), "unparsed", "no judge's reply could be read"))
+            continue
+        labels.setdefault(q, {})[d] = vote(grades)
+    return labels, out
+
+
+__all__ = [
+    "MAJORITY",
+    "MODE",
+    "combine",
+    "pair_missing",
+    "sampled_items",
+    "unparsed_samples",
+    "vote",
+    "vote_samples",
+]
