@@ -168,7 +168,7 @@ def test_spelling_is_kept_and_mapped_in_json() -> None:
     [
         ("Rprec@10", "takes no parameter cutoff"),
         ("P(foo=1)@10", "takes no parameter foo"),
-        ("AP(judged_only=True)", "judged_only=True is not supported"),
+        ("ERR_IA(judged_only=True)@5", "judged_only=True is not supported"),
         ("IPrec(rel=2)", "needs a recall level"),
         ("nDCG(dcg='log10')@5", "dcg must be"),
         ("P(rel=x)@10", "not a literal"),
