@@ -4,13 +4,17 @@ random sub-question judgments; and hand cases from their formulas."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+from pathlib import Path
 
 import pytest
 
 from ragmeter import Run, evaluate
 from ragmeter.core.judgments import Judgments
+from ragmeter.io.judgments import read_judgments
+from ragmeter.io.trec import read_trec_run
 
 #: ir_measures' spelling → ours, each evaluated by both tools
 NAMES = (
@@ -103,3 +107,57 @@ def test_hand_cases() -> None:
     assert _one(["c", "a"], ratings, "ap_ia") == pytest.approx((0.5 / 2 + 0.5) / 2)
     # no answerable sub-question: NA
     assert math.isnan(_one(run, {"a": [0], "b": [1]}, "err_ia@5"))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("seed", range(4))
+def test_diversity_qrels_file_as_ir_measures_reads_it(seed: int, tmp_path: Path) -> None:
+    """One TREC diversity qrels file (``qid subtopic doc judgment``, subtopics from 0 as
+    ir_measures writes the iteration column, judgments −1…2) read by ragmeter's reader and by
+    ir_measures (pyndeval): the same values."""
+    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (dev extra) is needed")
+    pytest.importorskip("pyndeval", reason="pyndeval (dev extra) is needed")
+    data, runs = _random_judgments(seed)
+    rng = random.Random(seed)
+    lines = [
+        f"{q} {i} {d} {rng.choice((-1, 0, 1, 2)) if r >= 3 else 0}"
+        for q, docs in data.items()
+        for d, rs in docs.items()
+        for i, r in enumerate(rs)
+    ]
+    qrels_path = tmp_path / "diversity.qrels"
+    qrels_path.write_text("\n".join(lines) + "\n")
+    run_path = tmp_path / "run.txt"
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 {d} {rank + 1} {len(ranked) - rank} r\n"
+            for q, ranked in runs.items()
+            for rank, d in enumerate(ranked)
+        )
+    )
+    names = ("ERR_IA@20", "nERR_IA@10", "alpha_nDCG@20", "NRBP", "P_IA@5", "StRecall@10", "AP_IA")
+    judgments = read_judgments(qrels_path, format="diversity")
+    ours = evaluate(read_trec_run(run_path), None, list(names), judgments=judgments).run
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    for name in names:
+        measure = ir_measures.parse_measure(name)
+        theirs = {
+            m.query_id: m.value for m in ir_measures.pyndeval.iter_calc([measure], qrels, run)
+        }
+        for q, value in zip(ours.query_ids, ours.column(name), strict=True):
+            if math.isnan(value):  # no relevant subtopic: ndeval writes 0 (or nothing)
+                assert theirs.get(q, 0.0) == 0.0 or math.isnan(theirs[q]), (name, q)
+            else:
+                assert value == pytest.approx(theirs[q], abs=1e-9), (name, q)
+
+
+def test_diversity_subtopics_from_zero_are_shifted(tmp_path: Path) -> None:
+    path = tmp_path / "div.qrels"
+    path.write_text("q 0 a 1\nq 1 b 2\nq 1 a 0\nr 3 c 1\nr 1 d 0\n")
+    judgments = read_judgments(path, format="diversity")
+    offsets = judgments.rating_offsets.tolist()
+    ratings = [judgments.ratings[s:e].tolist() for s, e in itertools.pairwise(offsets)]
+    rows = dict(zip(judgments.doc_ids.to_pylist(), ratings, strict=True))
+    # q: subtopics 0, 1 → sub-questions 1, 2; r: subtopics 1, 3 kept as numbered (3 of them)
+    assert rows == {"a": [5, 0], "b": [0, 5], "c": [0, 0, 5], "d": [0, 0, 0]}

@@ -86,3 +86,34 @@ def test_binary_rbp_by_hand() -> None:
     assert _value(run, qrels, "rbp(p=0.5,rel_level=2)") == pytest.approx(0.5 * (0.5 + 0.25))
     with pytest.raises(MeasureError, match="not both"):
         _value(run, qrels, "rbp(gains='1=2',rel_level=2)")
+
+
+def test_accuracy_by_hand() -> None:
+    # [n, r, n, r, n]: 1 and 2 non-relevant items above the two relevant → 1 − 3/(3·2)
+    run = _ranked("n1", "r1", "n2", "r2", "n3")
+    qrels = {"r1": 1, "r2": 2, "n1": 0}
+    assert _value(run, qrels, "Accuracy") == pytest.approx(0.5)
+    assert _value(run, qrels, "accuracy@2") == pytest.approx(0.0)  # [n, r]: 1 − 1/1
+    # rel=2: [n, n, n, r, n] → 3 of the 4 non-relevant items above the relevant one
+    assert _value(run, qrels, "Accuracy(rel=2)") == pytest.approx(1 - 3 / 4)
+    # no pair: NA
+    assert math.isnan(_value(_ranked("r1", "r2"), qrels, "Accuracy"))
+    assert math.isnan(_value(_ranked("n1"), qrels, "Accuracy"))
+
+
+def test_bpm_and_nerr_by_hand() -> None:
+    # gains (max_rel 1) [0, 1, 1]; C/W/L: W_i = reach_i / Σ reach, value Σ W_i g_i
+    run = _ranked("a", "b", "c")
+    qrels = {"a": 0, "b": 1, "c": 1}
+    # BPM T=1, K=10: C = (1, 0, 0…) → reach (1, 1, 0…) → (0 + 1) / 2
+    assert _value(run, qrels, "BPM(T=1,max_rel=1)@10") == pytest.approx(0.5)
+    # NERR8@10: C_i = 1 − g_i → C = (1, 0, …) → the same 1/2
+    assert _value(run, qrels, "NERR8(max_rel=1)@10") == pytest.approx(0.5)
+    # NERR9@10: C_1 = 1/2 · 1 → reach (1, 1/2) → (1/2) / (3/2)
+    assert _value(run, qrels, "NERR9(max_rel=1)@10") == pytest.approx(1 / 3)
+    # NERR10(p=0.5): C_1 = 0.5 → reach (1, 0.5) → 1/3
+    assert _value(run, qrels, "NERR10(p=0.5,max_rel=1)") == pytest.approx(1 / 3)
+    # NERR11(T=1): C_1 = (2/3)² → reach (1, 4/9) → (4/9) / (13/9)
+    assert _value(run, qrels, "NERR11(T=1,max_rel=1)") == pytest.approx(4 / 13)
+    # BPM's K: at K = 1 the user reads one item only
+    assert _value(run, qrels, "BPM(T=5,max_rel=1)@1") == pytest.approx(0.0)

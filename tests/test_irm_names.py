@@ -69,6 +69,20 @@ MORE = (
     "Judged@3",
     "nDCG(gains={0:0,1:1,2:5,3:10})@10",
     "Rprec(rel=2)",
+    # judged_only=True: trec_eval's -J inside pytrec_eval
+    "P(judged_only=True)@5",
+    "R(judged_only=True)@10",
+    "AP(judged_only=True)",
+    "AP(rel=2,judged_only=True)@5",
+    "RR(judged_only=True)",
+    "Rprec(judged_only=True)",
+    "nDCG(judged_only=True)@10",
+    "nDCG(judged_only=True)",
+    "Success(judged_only=True)@3",
+    "SetP(judged_only=True)",
+    "SetAP(judged_only=True)",
+    "SetF(judged_only=True)",
+    "IPrec(judged_only=True)@0.5",
 )
 
 DOCS = tuple(f"d{i}" for i in range(14))
@@ -118,7 +132,40 @@ def _ours(name: str, qrels: dict, run: dict) -> float:
 @pytest.mark.parametrize("name", COMMON + MORE)
 def test_ir_measures_value(name: str, seed: int) -> None:
     qrels, run = _collection(seed)
+    if name.startswith("IPrec(judged_only=True)"):
+        qrels, run = _iprec_defined(qrels, run)
     assert _ours(name, qrels, run) == pytest.approx(_theirs(name, qrels, run), abs=1e-12)
+
+
+def _iprec_defined(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """The queries where pytrec_eval's IPrec(judged_only=True) is a number: trec_eval 9
+    divides 0 by 0 where no relevant item exists and no judged one was retrieved (NaN, which
+    ragmeter scores 0, as every measure with R = 0; test_iprec_judged_only_nan below)."""
+    keep = [
+        q
+        for q in qrels
+        if any(g > 0 for g in qrels[q].values()) or _judged_retrieved(qrels, run, q)
+    ]
+    return {q: qrels[q] for q in keep}, {q: run[q] for q in keep}
+
+
+def _judged_retrieved(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], q: str
+) -> bool:
+    return any(qrels[q].get(d, -1) >= 0 for d in run[q])
+
+
+def test_iprec_judged_only_nan() -> None:
+    """Where pytrec_eval gives NaN, no relevant item exists and nothing judged was
+    retrieved: ragmeter's 0 (R = 0 → 0)."""
+    qrels = {"q": {"a": -1, "b": -1}}
+    run = {"q": {"x": 2.0, "a": 1.0}}
+    measure = ir_measures.parse_measure("IPrec(judged_only=True)@0.5")
+    theirs = next(iter(ir_measures.pytrec_eval.iter_calc([measure], qrels, run))).value
+    assert theirs != theirs  # NaN
+    assert _ours("IPrec(judged_only=True)@0.5", qrels, run) == 0.0
 
 
 def test_common_table_is_twenty_names_all_new_or_ours() -> None:
@@ -168,7 +215,7 @@ def test_spelling_is_kept_and_mapped_in_json() -> None:
     [
         ("Rprec@10", "takes no parameter cutoff"),
         ("P(foo=1)@10", "takes no parameter foo"),
-        ("AP(judged_only=True)", "judged_only=True is not supported"),
+        ("ERR_IA(judged_only=True)@5", "judged_only=True is not supported"),
         ("IPrec(rel=2)", "needs a recall level"),
         ("nDCG(dcg='log10')@5", "dcg must be"),
         ("P(rel=x)@10", "not a literal"),
@@ -192,6 +239,17 @@ CWL = (
     "INST(T=2,max_rel=3)",
     "INSQ(max_rel=3)",
     "INSQ(T=3,max_rel=2)",
+    "BPM(T=1,max_rel=1)@10",
+    "BPM(T=2,max_rel=3)@5",
+    "BPM(T=0.5,min_rel=1,max_rel=2)@20",
+    "NERR8(max_rel=3)@10",
+    "NERR8(max_rel=1)@3",
+    "NERR9(max_rel=3)@10",
+    "NERR9(min_rel=1,max_rel=2)@5",
+    "NERR10(max_rel=3)",
+    "NERR10(p=0.5,max_rel=2)",
+    "NERR11(max_rel=3)",
+    "NERR11(T=2,max_rel=1)",
 )
 
 
@@ -223,3 +281,28 @@ def test_cwl_eval_value(name: str, seed: int) -> None:
 def test_which_spelling_is_shown(name: str, shown: str, canonical: str) -> None:
     m = parse_measure(name)
     assert (str(m), m.canonical) == (shown, canonical)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", ["Accuracy", "Accuracy(rel=2)", "Accuracy@5", "Accuracy(rel=2)@3"])
+def test_accuracy_against_ir_measures(name: str, seed: int) -> None:
+    """ir_measures' accuracy provider divides by zero where every retrieved item is relevant,
+    so each ranking here ends with an unjudged item; its per-query values are compared
+    (ragmeter's NA where it reports none) and so is the mean."""
+    qrels, run = _collection(seed)
+    run = {q: {**docs, "zz": -1.0} for q, docs in run.items()}
+    untied = _untied(run)
+    measure = ir_measures.parse_measure(name)
+    theirs = {m.query_id: m.value for m in ir_measures.accuracy.iter_calc([measure], qrels, untied)}
+    result = evaluate(Run.from_dict(run), Qrels.from_dict(qrels), [name]).run
+    for q, value in zip(result.query_ids, result.column(name), strict=True):
+        if q in theirs:
+            assert value == pytest.approx(theirs[q], abs=1e-12), q
+        else:
+            assert value != value, q  # NA
+    aggregate = evaluate(Run.from_dict(run), Qrels.from_dict(qrels), [name]).run.aggregate(name)
+    if not theirs:  # no query with a pair: ir_measures' mean is NaN, ragmeter's NA
+        assert aggregate.value is None
+        return
+    mean = ir_measures.accuracy.calc_aggregate([measure], qrels, untied)[measure]
+    assert aggregate.value == pytest.approx(float(mean), abs=1e-12)

@@ -248,7 +248,9 @@ def test_bad_cutoffs_and_params(name: str, fragment: str) -> None:
 
 
 def test_unknown_parameter_suggests_valid_ones() -> None:
-    with pytest.raises(MeasureError, match=r"valid: rel_level \(did you mean rel_level\?\)"):
+    with pytest.raises(
+        MeasureError, match=r"valid: judged_only, rel_level \(did you mean rel_level\?\)"
+    ):
         parse_measure("mrr(rel_levl=2)")
 
 

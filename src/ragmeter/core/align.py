@@ -8,7 +8,7 @@ function of these arrays, so ten metrics cost one alignment.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
@@ -153,6 +153,36 @@ class Aligned:
         if key not in self._cache:
             self._cache[key] = compute()
         return self._cache[key]  # type: ignore[return-value]
+
+
+def judged_only(al: Aligned) -> Aligned:
+    """``al`` with only its judged items, the ranks closing up: trec_eval's ``-J`` (and so
+    ir_measures' ``judged_only=True``), which drops a negatively judged item too (trec_eval
+    reads a grade below 0 as "not in the pool")."""
+    keep = al.grades >= 0
+    if keep.all():
+        return al
+    n_items = len(keep)
+    lengths = np.bincount(al.query_of_item[keep], minlength=al.n_queries)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(al.offsets.dtype)
+    side = {
+        key: value[keep] if _per_item(key, value, n_items) else value
+        for key, value in al.side.items()
+    }
+    item_label = al.item_label[keep] if len(al.item_label) == n_items else al.item_label
+    return replace(
+        al,
+        offsets=offsets,
+        grades=al.grades[keep],
+        run_rows=al.run_rows[keep],
+        item_label=item_label,
+        side=side,
+    )
+
+
+def _per_item(key: str, value: object, n_items: int) -> bool:
+    """Whether a side array holds one value per retrieved item (``item_tokens``…)."""
+    return key.startswith("item_") and isinstance(value, np.ndarray) and len(value) == n_items
 
 
 def _index_dtype(size: int) -> type[np.signedinteger[Any]]:

@@ -9,7 +9,9 @@ Judgments, three formats (chosen by ``format=`` or the file extension):
   the 1-based sub-question number; a cell not listed rates 0.
 * ``diversity`` (any other extension: ``.txt``, ``.qrels``): TREC diversity qrels
   ``qid subtopic docid judgment``; a positive judgment rates 5 (answerable at any τ ≤ 5), any
-  other 0.
+  other 0. Subtopic ``s`` is sub-question ``s``; a query whose subtopics start at 0 or below
+  (ir_measures writes the qrels' iteration column, which ndeval reads as the subtopic, and
+  it is 0 in most qrels) has them shifted so that its smallest is sub-question 1.
 
 Ratings are integers in −1..5 (−1 = unparseable judge output, never answerable). A ratings
 vector whose length differs from the query's other lines (or from its sub-questions), a rating
@@ -356,6 +358,7 @@ def _read_long(
     cells: dict[tuple[str, str], dict[int, tuple[int, int]]] = {}
     first_line: dict[tuple[str, str], int] = {}
     width: dict[str, int] = {}
+    lowest: dict[str, int] = {}  # a query's smallest subtopic (diversity qrels may start at 0)
     what = "subtopic" if diversity else "qnum"
     for number, raw in enumerate(text.split("\n"), start=1):
         fields = raw.split()
@@ -375,7 +378,7 @@ def _read_long(
             raise InputError(
                 f"{num_text!r} is not an integer", source=source, line=number, field=what
             ) from None
-        if num < 1:
+        if num < 1 and not diversity:
             raise InputError(
                 f"{what} {num} < 1; sub-questions are numbered from 1",
                 source=source,
@@ -417,16 +420,20 @@ def _read_long(
                 field="rating",
             )
         row.setdefault(num, (value, number))
-        width[q] = max(width.get(q, 0), num)
+        width[q] = max(width.get(q, num), num)
+        lowest[q] = min(lowest.get(q, 1), num)
     qids: list[str] = []
     docs: list[str] = []
     ratings: list[list[int]] = []
     lines: list[int] = []
     for (q, d), row in cells.items():
-        n = width[q]
+        # subtopics numbered from 0 (ir_measures' iteration column, which ndeval reads as
+        # the subtopic) or below are shifted so that the query's smallest is sub-question 1
+        shift = 1 - lowest[q]
+        n = width[q] + shift
         if questions is not None and q in questions:
             n_q = len(questions[q])
-            if width[q] > n_q:
+            if n > n_q:
                 bad = max(row.items(), key=lambda kv: kv[0])
                 raise InputError(
                     f"{what} {bad[0]} but query '{q}' has {n_q} sub-questions",
@@ -437,7 +444,7 @@ def _read_long(
             n = n_q
         vec = [0] * n
         for num, (value, _) in row.items():
-            vec[num - 1] = value
+            vec[num + shift - 1] = value
         qids.append(q)
         docs.append(d)
         ratings.append(vec)

@@ -18,7 +18,9 @@ ir_measures' parameters and ragmeter's:
 ``gains``             a dict ``{grade: gain}`` → ``gains='grade=gain,…'``
 ``p``, ``beta``,      the parameters of the same name
 ``alpha``, ``T``
-``judged_only``       ``False`` only: ragmeter scores unjudged items as non-relevant
+``judged_only``       ``True`` → the family's ``judged_only=true`` (trec_eval's -J:
+                      unjudged and negatively judged items dropped); refused by the
+                      diversity measures
 ====================  ==========================================================
 
 This module is part of the spec layer: it knows the names of families, not their code.
@@ -67,6 +69,12 @@ def _no_judged_only(name: str, args: Args) -> None:
         )
 
 
+def _judged_only(args: Args, params: dict[str, Any]) -> None:
+    """``judged_only=True`` → the family's ``judged_only`` (trec_eval's -J)."""
+    if args.pop("judged_only", False):
+        params["judged_only"] = True
+
+
 def _rel(args: Args, params: dict[str, Any], key: str = "rel_level") -> None:
     rel = args.pop("rel", None)
     if rel is not None:
@@ -77,8 +85,8 @@ def _binary(family: str, *, cutoff: bool = True) -> Translate:
     """A binary measure: ``rel`` → ``rel_level``, ``cutoff`` → ``@k``."""
 
     def translate(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
-        _no_judged_only(name, args)
         params: dict[str, Any] = {}
+        _judged_only(args, params)
         _rel(args, params)
         k = args.pop("cutoff", None) if cutoff else None
         return family, k, params
@@ -87,10 +95,10 @@ def _binary(family: str, *, cutoff: bool = True) -> Translate:
 
 
 def _ndcg(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
-    _no_judged_only(name, args)
     dcg = args.pop("dcg", "log2")
     gains = args.pop("gains", None)
     params: dict[str, Any] = {}
+    _judged_only(args, params)
     if dcg == "log2":
         family = "ndcg"
     elif dcg == "exp-log2":
@@ -116,16 +124,16 @@ def _num_rel_ret(name: str, args: Args) -> tuple[str, int | float | None, dict[s
 
 
 def _set_p(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
-    _no_judged_only(name, args)
     params: dict[str, Any] = {}
+    _judged_only(args, params)
     _rel(args, params)
     relative = bool(args.pop("relative", name == "SetRelP"))
     return ("set_relative_precision" if relative else "set_precision"), None, params
 
 
 def _set_f(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
-    _no_judged_only(name, args)
     params: dict[str, Any] = {}
+    _judged_only(args, params)
     _rel(args, params)
     if "beta" in args:
         params["beta"] = args.pop("beta")
@@ -158,7 +166,7 @@ def _cwl(family: str, *, cutoff: bool = False) -> Translate:
     def translate(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
         if args.pop("dcg", "log2") != "log2":
             raise MeasureError(f"{name}: dcg must be 'log2'")
-        keys = ("T", "min_rel", "max_rel")
+        keys = ("T", "p", "min_rel", "max_rel")
         params: dict[str, Any] = {key: args.pop(key) for key in keys if key in args}
         return family, args.pop("cutoff", None) if cutoff else None, params
 
@@ -166,8 +174,8 @@ def _cwl(family: str, *, cutoff: bool = False) -> Translate:
 
 
 def _iprec(name: str, args: Args) -> tuple[str, int | float | None, dict[str, Any]]:
-    _no_judged_only(name, args)
     params: dict[str, Any] = {}
+    _judged_only(args, params)
     _rel(args, params)
     if "recall" not in args:
         raise MeasureError(f"{name}: needs a recall level, e.g. IPrec@0.2")
@@ -231,10 +239,16 @@ IRM_NAMES: dict[str, IrmName] = {
         IrmName("IPrec", _iprec, ("recall", "rel", "judged_only"), at="recall"),
         IrmName("Compat", _passthrough("compat", {"p": "p", "normalize": "normalize"}), _COMPAT),
         IrmName("ERR", _passthrough("err", {}, cutoff=True), ("cutoff",)),
+        IrmName("Accuracy", _binary("accuracy"), ("cutoff", "rel")),
         IrmName("RBP", _rbp, ("cutoff", "p", "rel"), shadows=True),
         IrmName("SDCG", _cwl("sdcg", cutoff=True), ("cutoff", "dcg", "min_rel", "max_rel")),
         IrmName("INST", _cwl("inst"), ("T", "min_rel", "max_rel")),
         IrmName("INSQ", _cwl("insq"), ("T", "min_rel", "max_rel")),
+        IrmName("BPM", _cwl("bpm", cutoff=True), ("cutoff", "T", "min_rel", "max_rel")),
+        IrmName("NERR8", _cwl("nerr8", cutoff=True), ("cutoff", "min_rel", "max_rel")),
+        IrmName("NERR9", _cwl("nerr9", cutoff=True), ("cutoff", "min_rel", "max_rel")),
+        IrmName("NERR10", _cwl("nerr10"), ("p", "min_rel", "max_rel")),
+        IrmName("NERR11", _cwl("nerr11"), ("T", "min_rel", "max_rel")),
         IrmName("ERR_IA", _diversity("err_ia", ()), _DIV),
         IrmName("nERR_IA", _diversity("nerr_ia", ()), _DIV),
         IrmName("alpha_DCG", _diversity("alpha_dcg", ("alpha",)), (*_DIV, "alpha")),

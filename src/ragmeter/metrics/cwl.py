@@ -13,6 +13,13 @@ unjudged items counting as 0 first.
 * ``inst(T)``: ``C_i = ((i + T + T_i − 1) / (i + T + T_i))²``, ``T_i = T − Σ_{j≤i} g_j``
   (Moffat et al. 2015: the user stops sooner once the T units of gain they wanted arrive).
 * ``insq(T)``: ``C_i = ((i + 2T − 1) / (i + 2T))²`` (Moffat et al. 2012).
+* ``bpm(T)@K``: ``C_i = 1`` while ``Σ_{j≤i} g_j < T`` and ``i < K``, else 0 (the static
+  Bejewelled Player Model, Zhang et al. 2017: the user stops at the T-th unit of gain or the
+  K-th item, whichever comes first).
+* ``nerr8@K``: ``C_i = 1 − g_i`` for i < K, else 0; ``nerr9@K``: ``C_i = i/(i+1) · (1 − g_i)``
+  for i < K, else 0; ``nerr10(p)``: ``C_i = p · (1 − g_i)``; ``nerr11(T)``: ``C_i = ((i + 2T −
+  1) / (i + 2T))² · (1 − g_i)`` — the four "not (but nearly) ERR" measures of Azzopardi, Mackenzie
+  & Moffat (ICTIR 2021, equations 8–11): ERR's stop-when-satisfied as a C/W/L continuation.
 """
 
 from __future__ import annotations
@@ -108,3 +115,67 @@ def insq(al: Aligned, m: Measure) -> FloatArray:
     ranks = np.arange(1, DEPTH + 1, dtype=np.float64)
     cont = ((ranks + 2.0 * t - 1.0) / (ranks + 2.0 * t)) ** 2
     return _expected_rate(al, m, lambda g: cont)
+
+
+def _persistence(value: float) -> str | None:
+    return None if 0.0 < value < 1.0 else "must be in (0, 1)"
+
+
+NERR_P = Param("p", float, 0.9, "the persistence p of NERR10 (cwl_eval's 0.9)", _persistence)
+#: ranks 1..DEPTH
+_RANKS = np.arange(1, DEPTH + 1, dtype=np.float64)
+
+
+def _cwl_cutoff(m: Measure) -> int:
+    k = int(m.k if m.k is not None else 0)
+    if k > DEPTH:
+        raise MeasureError(f"{m}: cutoff above cwl_eval's depth {DEPTH}")
+    return k
+
+
+@register("bpm", cutoff="required", params=(TARGET, MIN_REL, MAX_REL))
+def bpm(al: Aligned, m: Measure) -> FloatArray:
+    """BPM(T)@K = Σ_i W_i g_i with C_i = [Σ_{j≤i} g_j < T and i < K] (static BPM).
+
+    Example: T = 1, K = 10, gains [0, 1, 1]: C = (1, 0, …), W = (1/2, 1/2) → BPM = 0.5.
+    """
+    t, k = float(m.param("T")), _cwl_cutoff(m)
+
+    def cont(g: FloatArray) -> FloatArray:
+        out: FloatArray = ((np.cumsum(g) < t) & (k > _RANKS)).astype(np.float64)
+        return out
+
+    return _expected_rate(al, m, cont)
+
+
+@register("nerr8", cutoff="required", params=(MIN_REL, MAX_REL))
+def nerr8(al: Aligned, m: Measure) -> FloatArray:
+    """NERR8@K = Σ_i W_i g_i with C_i = 1 − g_i for i < K, else 0 (NERR eq. 8).
+
+    Example: K = 10, gains [0.5, 1]: C = (0.5, 0), W = (1/1.5, 0.5/1.5) → 2/3 · 0.5 + 1/3 = 2/3.
+    """
+    k = _cwl_cutoff(m)
+    return _expected_rate(al, m, lambda g: np.where(k > _RANKS, 1.0 - g, 0.0))
+
+
+@register("nerr9", cutoff="required", params=(MIN_REL, MAX_REL))
+def nerr9(al: Aligned, m: Measure) -> FloatArray:
+    """NERR9@K = Σ_i W_i g_i with C_i = i/(i+1) · (1 − g_i) for i < K, else 0 (NERR eq. 9)."""
+    k = _cwl_cutoff(m)
+    scale = _RANKS / (_RANKS + 1.0)
+    return _expected_rate(al, m, lambda g: np.where(k > _RANKS, scale * (1.0 - g), 0.0))
+
+
+@register("nerr10", params=(NERR_P, MIN_REL, MAX_REL))
+def nerr10(al: Aligned, m: Measure) -> FloatArray:
+    """NERR10(p) = Σ_i W_i g_i with C_i = p · (1 − g_i) over the whole ranking (NERR eq. 10)."""
+    p = float(m.param("p"))
+    return _expected_rate(al, m, lambda g: p * (1.0 - g))
+
+
+@register("nerr11", params=(TARGET, MIN_REL, MAX_REL))
+def nerr11(al: Aligned, m: Measure) -> FloatArray:
+    """NERR11(T) = Σ_i W_i g_i with C_i = ((i + 2T − 1) / (i + 2T))² · (1 − g_i) (NERR eq. 11)."""
+    t = float(m.param("T"))
+    insq_cont = ((_RANKS + 2.0 * t - 1.0) / (_RANKS + 2.0 * t)) ** 2
+    return _expected_rate(al, m, lambda g: insq_cont * (1.0 - g))

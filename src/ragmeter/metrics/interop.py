@@ -1,5 +1,6 @@
 """Measures with ir_measures' definitions that trec_eval lacks: ERR, nERR, Compat, Judged,
-NumQ (SPEC §2 notation: ``g_i`` the grade at rank ``i``, unjudged and negative grades 0).
+NumQ, Accuracy (SPEC §2 notation: ``g_i`` the grade at rank ``i``, unjudged and negative
+grades 0).
 
 Each family gives the number ir_measures' provider gives for the spelling it is read from
 (:mod:`ragmeter.measures.irm`), with one convention of ragmeter's: tied scores are ordered
@@ -14,6 +15,7 @@ from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import count_within, cutoff_per_query, safe_divide
+from ragmeter.metrics.ranking import REL_LEVEL, rel_level
 
 
 def _positive_int(value: int) -> str | None:
@@ -52,6 +54,33 @@ def judged_rate(al: Aligned, m: Measure) -> FloatArray:
 def num_queries(al: Aligned, m: Measure) -> FloatArray:
     """NumQ = 1 per evaluated query; summed over queries it is their number."""
     return np.ones(al.n_queries, dtype=np.float64)
+
+
+@register("accuracy", cutoff="optional", params=(REL_LEVEL,))
+def accuracy(al: Aligned, m: Measure) -> FloatArray:
+    """Accuracy as ir_measures: the share of (relevant, non-relevant) pairs of retrieved items
+    in which the relevant item ranks above, over the top k (the whole ranking without @k).
+
+    With R' the relevant items retrieved (g ≥ rel_level, an unjudged item grade 0), N the
+    non-relevant ones and n_r the non-relevant items above relevant item r:
+    Accuracy = 1 − Σ_r n_r / (N · R'). NA when R' = 0 or N = 0 (no pair; ir_measures leaves
+    such a query out, or divides by zero). Example: [n, r, n, r, n] → n_r = 1, 2; N = 3,
+    R' = 2 → 1 − 3/6 = 0.5.
+    """
+    k = cutoff_per_query(al, m)
+    grades = np.where(al.grades == NOT_JUDGED, 0, al.grades)
+    relevant = grades >= rel_level(al, m)
+    out = np.full(al.n_queries, np.nan)
+    for q in range(al.n_queries):
+        start, end = int(al.offsets[q]), int(al.offsets[q + 1])
+        if k is not None:
+            end = min(end, start + int(k[q]))
+        flags = relevant[start:end]
+        n_rel, n_nonrel = int(flags.sum()), int((~flags).sum())
+        if n_rel and n_nonrel:
+            above = np.cumsum(~flags)[flags]  # non-relevant items above each relevant one
+            out[q] = 1.0 - float(above.sum()) / (n_nonrel * n_rel)
+    return out
 
 
 def _stop_probability(grades: np.ndarray, max_grade: int, where: str) -> FloatArray:

@@ -9,12 +9,13 @@ evaluated query.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from ragmeter.core import sums
-from ragmeter.core.align import NOT_JUDGED, Aligned
+from ragmeter.core.align import NOT_JUDGED, Aligned, judged_only
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
@@ -49,6 +50,31 @@ REL_LEVEL = Param(
     "relevant ⇔ grade ≥ rel_level (default: the evaluation's, 1 unless set)",
     _not_negative,
 )
+
+
+JUDGED_ONLY = Param(
+    "judged_only",
+    bool,
+    False,
+    "score only judged items: unjudged and negatively judged ones are dropped and the ranks"
+    " close up (trec_eval -J; ir_measures' judged_only=True)",
+)
+
+_Compute = Callable[[Aligned, Measure], FloatArray]
+
+
+def honours_judged_only(fn: _Compute) -> _Compute:
+    """A compute function that reads the ranking without its unjudged items when the
+    measure says ``judged_only=true`` (the family must list :data:`JUDGED_ONLY`)."""
+
+    @functools.wraps(fn)
+    def compute(al: Aligned, m: Measure) -> FloatArray:
+        # read from the stored parameters: other families (gm_map) call these functions
+        # with their own measures, which have no such parameter
+        wanted = dict(m.params).get("judged_only", False)
+        return fn(judged_only(al) if wanted else al, m)
+
+    return compute
 
 
 def _check_gains(text: str) -> str | None:
@@ -104,13 +130,15 @@ def hit(al: Aligned, m: Measure) -> FloatArray:
     return (count > 0).astype(np.float64)
 
 
-@register("success", cutoff="required", params=(REL_LEVEL,))
+@register("success", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY))
+@honours_judged_only
 def success(al: Aligned, m: Measure) -> FloatArray:
     """success@k = 1 if a relevant item is in the top k else 0 (trec_eval ``success_k``)."""
     return hit(al, m)
 
 
-@register("precision", cutoff="required", params=(REL_LEVEL,), aliases=("P", "prec"))
+@register("precision", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY), aliases=("P", "prec"))
+@honours_judged_only
 def precision(al: Aligned, m: Measure) -> FloatArray:
     """precision@k = |D_k ∩ Rel| / k (k stays k when fewer than k items were retrieved).
 
@@ -120,7 +148,8 @@ def precision(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(count, cutoff_denominator(al, k))
 
 
-@register("recall", cutoff="optional", params=(REL_LEVEL,), aliases=("rec",))
+@register("recall", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rec",))
+@honours_judged_only
 def recall(al: Aligned, m: Measure) -> FloatArray:
     """recall@k = |D_k ∩ Rel| / R (R = 0 → 0, as trec_eval).
 
@@ -141,7 +170,8 @@ def f1(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(2.0 * count, den)
 
 
-@register("mrr", cutoff="optional", params=(REL_LEVEL,), aliases=("rr",))
+@register("mrr", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rr",))
+@honours_judged_only
 def mrr(al: Aligned, m: Measure) -> FloatArray:
     """RR = 1 / rank of the first relevant item (within k if given), else 0.
 
@@ -154,7 +184,8 @@ def mrr(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(np.ones(al.n_queries), first)
 
 
-@register("map", cutoff="optional", params=(REL_LEVEL,), aliases=("ap",))
+@register("map", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("ap",))
+@honours_judged_only
 def average_precision(al: Aligned, m: Measure) -> FloatArray:
     """AP = Σ_{i≤n} P@i · rel_i / R, n = k or the whole ranking; R = 0 → 0.
 
@@ -176,7 +207,8 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
     return average_precision(al, m)
 
 
-@register("rprec", params=(REL_LEVEL,), aliases=("Rprec", "r_precision", "R-prec"))
+@register("rprec", params=(REL_LEVEL, JUDGED_ONLY), aliases=("Rprec", "r_precision", "R-prec"))
+@honours_judged_only
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
     level = rel_level(al, m)
@@ -246,7 +278,13 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     return _dcg(al, m, _linear_gain)
 
 
-@register("ndcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL), aliases=("nDCG", "NDCG"))
+@register(
+    "ndcg",
+    cutoff="optional",
+    params=(GAINS, GRADED_REL_LEVEL, JUDGED_ONLY),
+    aliases=("nDCG", "NDCG"),
+)
+@honours_judged_only
 def ndcg(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k = DCG@k / IDCG@k; the ideal ranks all judged gains descending, cut at k.
 
@@ -262,7 +300,8 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
 
 
-@register("ndcg_exp", cutoff="optional", params=(GRADED_REL_LEVEL,))
+@register("ndcg_exp", cutoff="optional", params=(GRADED_REL_LEVEL, JUDGED_ONLY))
+@honours_judged_only
 def ndcg_exp(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k with exponential gain 2^g − 1 (Burges et al.); IDCG = 0 → 0."""
     return safe_divide(_dcg(al, m, _exp_gain), _ideal_dcg(al, m, _exp_gain))
@@ -347,9 +386,10 @@ def iprec_at_recall(al: Aligned, m: Measure) -> FloatArray:
     cutoff="required",
     cutoff_type=float,
     cutoff_max=1.0,
-    params=(REL_LEVEL,),
+    params=(REL_LEVEL, JUDGED_ONLY),
     summary="Interpolated precision at a recall level as trec_eval 9 (ir_measures' IPrec@x)",
 )
+@honours_judged_only
 def iprec(al: Aligned, m: Measure) -> FloatArray:
     """Interpolated precision at recall level x, trec_eval 9's rule: max_{j ≥ i_c} P@j.
 

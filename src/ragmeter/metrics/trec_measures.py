@@ -42,7 +42,15 @@ from ragmeter.metrics.gains import (
     per_query_sum_ideal,
     trec_levels,
 )
-from ragmeter.metrics.ranking import GAINS, REL_LEVEL, bpref, iprec_at_recall, rel_level
+from ragmeter.metrics.ranking import (
+    GAINS,
+    JUDGED_ONLY,
+    REL_LEVEL,
+    bpref,
+    honours_judged_only,
+    iprec_at_recall,
+    rel_level,
+)
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -412,13 +420,15 @@ def relative_precision(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(hits, np.minimum(k, al.num_relevant(level)))
 
 
-@register("set_precision", params=(REL_LEVEL,), aliases=("set_P",))
+@register("set_precision", params=(REL_LEVEL, JUDGED_ONLY), aliases=("set_P",))
+@honours_judged_only
 def set_precision(al: Aligned, m: Measure) -> FloatArray:
     """set_P = A / ret over the whole retrieved set; ret = 0 → 0."""
     return safe_divide(_num_rel_ret(al, m), al.lengths)
 
 
-@register("set_relative_precision", params=(REL_LEVEL,), aliases=("set_relative_P",))
+@register("set_relative_precision", params=(REL_LEVEL, JUDGED_ONLY), aliases=("set_relative_P",))
+@honours_judged_only
 def set_relative_precision(al: Aligned, m: Measure) -> FloatArray:
     """set_relative_P = A / min(ret, R); 0 when ret = 0 or R = 0."""
     den = np.minimum(al.lengths, al.num_relevant(rel_level(al, m)))
@@ -431,7 +441,8 @@ def set_recall(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(_num_rel_ret(al, m), al.num_relevant(rel_level(al, m)))
 
 
-@register("set_map", params=(REL_LEVEL,))
+@register("set_map", params=(REL_LEVEL, JUDGED_ONLY))
+@honours_judged_only
 def set_map(al: Aligned, m: Measure) -> FloatArray:
     """set_map = A² / (ret · R) (set precision × set recall); 0 when ret = 0 or R = 0."""
     hits = _num_rel_ret(al, m)
@@ -444,9 +455,11 @@ def set_map(al: Aligned, m: Measure) -> FloatArray:
     params=(
         Param("beta", float, 1.0, "relative importance x of recall to precision", _finite),
         REL_LEVEL,
+        JUDGED_ONLY,
     ),
     aliases=("set_F",),
 )
+@honours_judged_only
 def set_f(al: Aligned, m: Measure) -> FloatArray:
     """set_F = (x + 1)·P·R / (x·P + R) with set precision P and set recall R; A = 0 → 0."""
     hits = _num_rel_ret(al, m)
