@@ -432,7 +432,7 @@ def test_example_collection_judged_then_evaluated(server: FakeServer, tmp_path: 
     assert len(qrels.read_text().splitlines()) == 30 * 5
     result = invoke(["evaluate", str(run), "--qrels", str(qrels), "-m", "ra_nwg@5", "-f", "json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["runs"][0]["metrics"]["ra_nwg@5"]["n"] == 30
+    assert json.loads(result.stdout)["runs"][0]["metrics"]["ra_nwg@5"]["n"] == 30
     result = invoke(["agreement", str(example_path("qrels.txt")), str(qrels), "-f", "json"])
     assert result.exit_code == 0 and json.loads(result.output)["n_common"] == 150
 
