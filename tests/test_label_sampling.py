@@ -56,8 +56,10 @@ def test_allocation_and_strata_by_hand() -> None:
     assert proportional_allocation([8, 8, 7, 7], 8) == [2, 2, 2, 2]
     # 3·(10, 5, 5)/20 = (1.5, .75, .75): floors (1, 0, 0), remainders (.5, .75, .75)
     assert proportional_allocation([10, 5, 5], 3) == [1, 1, 1]
-    # 2·(1, 1, 1, 1)/4 = .5 each: floors 0, ties to the lower strata
-    assert proportional_allocation([1, 1, 1, 1], 2) == [1, 1, 0, 0]
+    # 2·(1, 1, 1, 1)/4 = .5 each: floors 0, ties to the lower strata, (1, 1, 0, 0): strata 2
+    # and 3 could never be drawn, refused
+    with pytest.raises(ValueError, match="stratum 2 would get no draw"):
+        proportional_allocation([1, 1, 1, 1], 2)
     # ranks: 0.1, 0.3, 0.5, NaN → strata (rank·2)//4 = 0, 0, 1, 1
     assert quantile_strata([0.5, 0.1, math.nan, 0.3], 2) == [1, 0, 1, 0]
 

@@ -418,80 +418,38 @@ HoleGradeMap = Annotated[
 ]
 
 
-@dataclass
-class _HoleOptions:
-    """The hole-filling options of ``judge relevance``, checked; the logic is
-    :mod:`ragmeter.judges.holes`."""
+def _hole_job(
+    qrels: Path | None,
+    holes: bool,
+    overlap: int,
+    seed: int,
+    grade_map: str | None,
+    depth: int,
+) -> Any:
+    """The hole filling asked for (:class:`ragmeter.judges.holes.HoleJob`), or ``None``;
+    options that go with --holes without it exit 2."""
+    if not holes:
+        if qrels is not None or overlap or grade_map is not None:
+            fail(ValueError("--qrels, --overlap and --grade-map go with --holes"))
+        return None
+    if qrels is None:
+        fail(ValueError("--holes needs --qrels HUMAN, the qrels whose holes are filled"))
+    from ragmeter.judges.holes import HoleJob
+    from ragmeter.stats.agreement import read_label_map
 
-    qrels: Path
-    overlap: int
-    seed: int
-    grade_map: dict[int, int] | None
-    depth: int
-    human: Any = None
-    made: Any = None
-    scale: Any = None
+    try:
+        gmap = read_label_map(grade_map) if grade_map is not None else None
+    except ValueError as exc:
+        fail(exc)
+    return HoleJob(qrels, depth=depth, overlap=overlap, seed=seed, grade_map=gmap)
 
-    @classmethod
-    def parse(
-        cls,
-        qrels: Path | None,
-        holes: bool,
-        overlap: int,
-        seed: int,
-        grade_map: str | None,
-        depth: int,
-    ) -> _HoleOptions | None:
-        if not holes:
-            if qrels is not None or overlap or grade_map is not None:
-                fail(ValueError("--qrels, --overlap and --grade-map go with --holes"))
-            return None
-        if qrels is None:
-            fail(ValueError("--holes needs --qrels HUMAN, the qrels whose holes are filled"))
-        from ragmeter.stats.agreement import read_label_map
 
-        try:
-            gmap = read_label_map(grade_map) if grade_map is not None else None
-        except ValueError as exc:
-            fail(exc)
-        return cls(qrels, overlap, seed, gmap, depth)
-
-    def plan(self, runs: Any) -> dict[str, list[str]]:
-        """Read the human qrels, plan the holes, print what will be asked; the pairs."""
-        from ragmeter.io.readers import read_qrels
-        from ragmeter.judges.holes import plan_holes
-
-        self.human = read_qrels(self.qrels).to_dict()
-        self.made = plan_holes(
-            runs, self.human, depth=self.depth, overlap=self.overlap, seed=self.seed
-        )
-        typer.echo(self.made.line(), err=True)
-        pairs: dict[str, list[str]] = self.made.rankings()
-        return pairs
-
-    def check(self, job: Any) -> None:
-        from ragmeter.judges.holes import check_scales, judge_scale
-
-        self.scale = check_scales(
-            self.human, judge_scale(job.task), grade_map=self.grade_map, human_name=str(self.qrels)
-        )
-
-    def finish(self, result: Any, out: Path) -> None:
-        from ragmeter.io.provenance import read_provenance
-        from ragmeter.judges.holes import human_provenance, merge_holes, write_hole_filling
-
-        filling = merge_holes(
-            self.made,
-            result.labels,
-            self.human,
-            human_source=human_provenance(read_provenance(self.qrels), self.qrels.name),
-            judge_source=result.source,
-            grade_map=self.grade_map,
-            scale=self.scale,
-        )
-        write_hole_filling(filling, out)
-        for line in filling.lines():
+def _finish_holes(job: Any) -> Callable[[Any, Path], None]:
+    def finish(result: Any, out: Path) -> None:
+        for line in job.finish(result, out).lines():
             typer.echo(line, err=True)
+
+    return finish
 
 
 def register(app: typer.Typer) -> None:
@@ -542,12 +500,13 @@ def relevance(
 
     if samples < 1:
         fail(ValueError(f"--samples must be ≥ 1, got {samples}"))
-    filling = _HoleOptions.parse(qrels, holes, overlap, seed, grade_map, depth)
+    filling = _hole_job(qrels, holes, overlap, seed, grade_map, depth)
 
     def build() -> Any:
         runs: Any = _read_runs(run)
         if filling is not None:
             runs = filling.plan(runs)
+            typer.echo(filling.planned.line(), err=True)
         job = relevance_job(
             runs,
             _read_texts(queries, "queries"),
@@ -559,7 +518,7 @@ def relevance(
             samples=samples,
         )
         if filling is not None:
-            filling.check(job)
+            filling.check(job.task)
         return job
 
     if judge or judges is not None:
@@ -567,7 +526,8 @@ def relevance(
             fail(RagmeterError("--holes fills holes with one judge: drop --judge/--judges"))
         _execute_ensemble(settings, build, out, write_qrels, judge or [], judges)
         return
-    _execute(settings, build, out, write_qrels, None if filling is None else filling.finish)
+    finish = None if filling is None else _finish_holes(filling)
+    _execute(settings, build, out, write_qrels, finish)
 
 
 def _member_specs(settings: Settings, specs: list[str], path: Path | None) -> list[Any]:

@@ -311,6 +311,65 @@ def fill_holes(
     )
 
 
+class HoleJob:
+    """Hole filling in three steps around a relevance job built by the caller (so that any
+    prompt or judge option of ``ragmeter judge relevance`` applies): :meth:`plan` reads the
+    human qrels and gives the pairs to ask; :meth:`check` refuses different scales before
+    anything is asked; :meth:`finish` merges the judge's labels and writes the merged qrels
+    with their provenance."""
+
+    def __init__(
+        self,
+        qrels: str | os.PathLike[str],
+        *,
+        depth: int,
+        overlap: int = 0,
+        seed: int = 0,
+        grade_map: Mapping[int, int] | None = None,
+    ) -> None:
+        self.qrels = qrels
+        self.depth, self.overlap, self.seed = depth, overlap, seed
+        self.grade_map = dict(grade_map) if grade_map else None
+        self.human: dict[str, dict[str, int]] = {}
+        self.planned = HolePlan(depth, {})
+        self.scale: tuple[int, int] | None = None
+
+    def plan(self, runs: Sequence[Any] | Any) -> dict[str, list[str]]:
+        """Read the human qrels and plan the holes of ``runs``; the pairs to ask."""
+        from ragmeter.io.readers import read_qrels
+
+        self.human = read_qrels(self.qrels).to_dict()
+        self.planned = plan_holes(
+            runs, self.human, depth=self.depth, overlap=self.overlap, seed=self.seed
+        )
+        return self.planned.rankings()
+
+    def check(self, task: Any) -> None:
+        """Refuse grades on different scales (:func:`check_scales`)."""
+        self.scale = check_scales(
+            self.human, judge_scale(task), grade_map=self.grade_map, human_name=str(self.qrels)
+        )
+
+    def finish(self, result: Any, out: str | os.PathLike[str]) -> HoleFilling:
+        """Merge ``result`` (the relevance job's :class:`~ragmeter.judges.api.TaskResult`)
+        and write the merged qrels and their sidecar to ``out``."""
+        from pathlib import Path
+
+        from ragmeter.io.provenance import read_provenance
+
+        filling = merge_holes(
+            self.planned,
+            result.labels,
+            self.human,
+            human_source=human_provenance(read_provenance(self.qrels), Path(self.qrels).name),
+            judge_source=result.source,
+            grade_map=self.grade_map,
+            scale=self.scale,
+        )
+        write_hole_filling(filling, out)
+        return filling
+
+
 def pooled_rankings(runs: Sequence[Any] | Any, depth: int) -> dict[str, list[str]]:
     """``{query: docs}``: the top ``depth`` of each run, several runs pooled (each pair once,
     queries and docs in first-seen order, as the judge pools them); a run is a
@@ -327,6 +386,7 @@ def pooled_rankings(runs: Sequence[Any] | Any, depth: int) -> dict[str, list[str
 __all__ = [
     "PROMPT_SCALES",
     "HoleFilling",
+    "HoleJob",
     "HolePlan",
     "check_scales",
     "fill_holes",

@@ -6,11 +6,13 @@ statistical inference").
 Every design draws exactly ``n`` of the ``N`` units without replacement, so Σ_i π_i = n:
 
 * **random** — simple random sampling: π_i = n / N.
-* **stratified** — the units are cut into ``K`` strata of (nearly) equal size by the rank of
-  a value (e.g. a query's ndcg@10 under LLM labels: stratum h holds the ranks
-  ⌊h·N/K⌋ … ⌊(h+1)·N/K⌋ − 1, ties ordered by unit order); proportional allocation
+* **stratified** — the units are cut into ``K`` (at most n) strata of (nearly) equal size by
+  the rank r = 0 … N−1 of a value (e.g. a query's ndcg@10 under LLM labels): stratum
+  ⌊r·K/N⌋, ties ranked in unit order, NaN last; proportional allocation
   n_h = n·N_h/N, rounded by largest remainder (ties to the lower stratum) so that Σ n_h = n;
-  a simple random sample of n_h in each: π_i = n_h / N_h.
+  a simple random sample of n_h in each: π_i = n_h / N_h. With at most n strata of nearly
+  equal size every stratum gets n_h ≥ 1 (a stratum that would get none is refused: its
+  queries could never be drawn).
 * **active** — π_i ∝ an uncertainty score u_i ≥ 0, mixed with the uniform design so that no
   probability is degenerate: π_i = n·((1 − τ)·u_i/Σu + τ/N), every π_i ≥ τ·n/N (the floor);
   probabilities above 1 are set to 1 and the excess is spread over the others in proportion
@@ -79,6 +81,11 @@ def proportional_allocation(sizes: Sequence[int], n: int) -> list[int]:
     by_remainder = sorted(range(len(sizes)), key=lambda h: (-(exact[h] - alloc[h]), h))
     for h in by_remainder[: n - sum(alloc)]:
         alloc[h] += 1
+    if 0 in alloc:
+        raise ValueError(
+            f"stratum {alloc.index(0)} would get no draw (its units could never be drawn); "
+            "use fewer strata"
+        )
     return alloc
 
 
@@ -139,7 +146,7 @@ def draw(
     if strategy == "stratified":
         if values is None or len(values) != size:
             raise ValueError("the stratified design needs one value per unit")
-        of = quantile_strata(values, min(strata, size))
+        of = quantile_strata(values, min(strata, n))
         return _stratified(of, n, rng)
     if strategy == "active":
         if uncertainty is None or len(uncertainty) != size:
