@@ -383,6 +383,13 @@ def demo_excerpt(printed: str) -> str:
     return "\n".join(lines[:end]).strip("\n")
 
 
+def test_the_demo_excerpt_is_the_first_lines_up_to_the_set_based_table() -> None:
+    printed = (
+        "\nragmeter demo: 2 questions   \nclassical (K = 10)  \n| a |\nset-based (K = 10)\n| b |\n"
+    )
+    assert demo_excerpt(printed) == "ragmeter demo: 2 questions\nclassical (K = 10)\n| a |"
+
+
 def test_the_readme_demo_excerpt_is_what_the_demo_prints(
     readme_run: dict[str, tuple[str, str]],
 ) -> None:
