@@ -454,4 +454,5 @@ def _named_outputs() -> set[str]:
             expanded |= {name.replace("*", r) for r in ("bm25", "dense", "mmr")}
         else:
             expanded.add(name)
-    return expanded
+    # a label file ragmeter writes has its provenance beside it (who made each label)
+    return expanded | {f"{name}.provenance.jsonl" for name in expanded}
