@@ -42,7 +42,6 @@ from ragmeter.commands.options import (
 from ragmeter.commands.output import warn
 from ragmeter.errors import RagmeterError
 
-
 Worst = Annotated[
     int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
 ]
