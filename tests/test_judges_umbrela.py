@@ -379,3 +379,61 @@ def test_ensemble_input_errors(server: FakeServer, tmp_path: Path) -> None:
     missing = invoke([*args, "--judges", str(judges)])
     assert missing.exit_code == 2 and "judges.json: judge 2: no model=" in missing.output
     assert not server.state.requests
+
+
+# -- bias probes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (3, 10), (0, 50), (17, 40), (49, 50)])
+def test_wilson_interval_matches_scipy(k: int, n: int) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    from ragmeter.judges.probes import wilson_interval
+
+    reference = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    low, high = wilson_interval(k, n)
+    assert low == pytest.approx(reference.low, abs=1e-12)
+    assert high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_wilson_interval_by_hand() -> None:
+    from ragmeter.judges.probes import wilson_interval
+
+    # k = 5, n = 10, z = 1.959963985: centre 0.5; half = z·√(0.025 + z²/400)/(1 + z²/10)
+    z = 1.959963984540054
+    half = z * (0.025 + z * z / 400) ** 0.5 / (1 + z * z / 10)
+    assert wilson_interval(5, 10) == pytest.approx((0.5 - half, 0.5 + half))
+    assert all(x != x for x in wilson_interval(0, 0))  # NaN, NaN
+
+
+def test_probe_length_and_self_consistency(tmp_path: Path) -> None:
+    from ragmeter.judges.probes import FILLER
+
+    files = collection(tmp_path)
+    out = tmp_path / "probe.json"
+
+    def respond(request: dict[str, Any]) -> str:
+        prompt, seed = prompt_of(request), int(request["seed"])
+        if FILLER in prompt:  # padded: the long passage of d1 goes up to 3
+            return "##final score: 3" if "Line one" in prompt else "##final score: 1"
+        if "café" in prompt and "Ünïcödé" in prompt:  # (q2, d2) wavers between samples
+            return f"##final score: {seed % 2}"
+        return "##final score: 1"
+
+    with FakeServer(respond) as s:
+        args = ["judge", "probe", "--run", str(files["run"]), "--queries", str(files["queries"])]
+        args += ["--corpus", str(files["corpus"]), "--out", str(out), "--prompt", "umbrela"]
+        args += ["--base-url", s.url, "--model", "m", "--cache", str(tmp_path / "c.sqlite")]
+        args += ["--quiet", "--pairs", "4", "--samples", "3", "--temperature", "0.8"]
+        result = invoke(args)
+        assert result.exit_code == 0, result.output
+        assert len(s.state.requests) == 4 * 3 * 2  # pairs × samples × (plain, padded)
+        assert invoke(args).exit_code == 0 and len(s.state.requests) == 24  # cached
+    report = json.loads(out.read_text())
+    # plain votes: d1 1, (q1,d2) 1, (q2,d2) seeds 0,1,2 → 0,1,0 → 0, (q2,d3) 1;
+    # padded: d1 3, the others 1 → flips: (q1,d1) up, (q2,d2) up (0 → 1)
+    assert (report["length"]["flips"], report["length"]["n"]) == (2, 4)
+    assert (report["length"]["up"], report["length"]["down"]) == (2, 0)
+    # self-consistency: only (q2, d2) disagrees with itself
+    assert (report["self_consistency"]["flips"], report["self_consistency"]["n"]) == (1, 4)
+    assert report["position"]["applicable"] is False
+    assert "length (+200 neutral words): flip rate 50.0% (2 of 4 pairs" in result.output
