@@ -437,3 +437,30 @@ def test_probe_length_and_self_consistency(tmp_path: Path) -> None:
     assert (report["self_consistency"]["flips"], report["self_consistency"]["n"]) == (1, 4)
     assert report["position"]["applicable"] is False
     assert "length (+200 neutral words): flip rate 50.0% (2 of 4 pairs" in result.output
+
+
+def test_option_errors_exit_2_and_ask_nothing(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    args = [*relevance_args(files, tmp_path / "o.txt", tmp_path / "c.sqlite")]
+    args += ["--base-url", server.url, "--model", "m"]
+    bogus = invoke([*args, "--prompt", "umbrella"])
+    assert bogus.exit_code == 2 and "unknown prompt 'umbrella'" in bogus.output
+    logprobs = invoke([*args, "--prompt", "umbrela", "--logprobs", "5"])
+    assert logprobs.exit_code == 2 and "reads the reply text only" in logprobs.output
+    hot = invoke([*args, "--temperature", "3"])
+    assert hot.exit_code == 2 and "temperature must be in 0..2" in hot.output
+    assert not server.state.requests
+
+
+def test_ensemble_dry_run_counts_each_judges_calls(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    args = [*relevance_args(files, tmp_path / "o.txt", tmp_path / "c.sqlite"), "--dry-run"]
+    args += ["--judge", f"url={server.url},model=a", "--judge", f"url={server.url},model=b"]
+    args += ["--samples", "2", "--temperature", "0.5"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    assert "judge 1: dry run: relevance with a: 8 items, 8 unique, 0 cached, 8 calls" in (
+        result.output
+    )
+    assert "judge 2: dry run: relevance with b:" in result.output
+    assert not server.state.requests

@@ -723,7 +723,7 @@ def probe(
         )
         judge, price = settings.judge(job.plain.task.name)
         cache_path = configured_cache(settings.cache, settings.config_file)
-    except (RagmeterError, ValueError) as exc:
+    except RagmeterError as exc:
         fail(exc)
     typer.echo(f"judgment cache: {cache_path}", err=True)
     with JudgmentCache(cache_path) as cache:

@@ -31,6 +31,7 @@ from typing import Any
 from ragmeter.judges.api import Job, TaskResult, pair_items
 from ragmeter.judges.cache import JudgmentCache
 from ragmeter.judges.config import JudgeConfig, Price
+from ragmeter.judges.errors import JudgeConfigError
 from ragmeter.judges.runner import Progress
 from ragmeter.judges.tasks import make_task
 from ragmeter.judges.types import Judge, JudgeItem, Judgment
@@ -129,11 +130,13 @@ def probe_job(
     from ragmeter.judges.api import RELEVANCE_PROMPTS
 
     if prompt not in RELEVANCE_PROMPTS:
-        raise ValueError(
+        raise JudgeConfigError(
             f"unknown prompt {prompt!r}; expected one of {', '.join(RELEVANCE_PROMPTS)}"
         )
-    if pairs < 1 or pad_words < 1 or samples < 1:
-        raise ValueError("pairs, pad words and samples must each be ≥ 1")
+    if min(pairs, pad_words, samples) < 1:
+        raise JudgeConfigError(
+            f"--pairs, --pad-words and --samples must be ≥ 1, got {pairs}, {pad_words}, {samples}"
+        )
     items = pair_items(runs, queries, corpus, depth=depth)
     chosen = sorted(random.Random(seed).sample(range(len(items)), min(pairs, len(items))))
     plain = [items[i] for i in chosen]

@@ -484,7 +484,11 @@ def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | No
     from ragmeter.judges import umbrela
 
     if grade_logprobs:
-        raise ValueError(f"{name}: umbrela's parser reads the reply text only (no --logprobs)")
+        from ragmeter.judges.errors import JudgeConfigError
+
+        raise JudgeConfigError(
+            f"--prompt {name}: umbrela's parser reads the reply text only (no --logprobs)"
+        )
     return Task(
         name,
         ("query", "passage"),
