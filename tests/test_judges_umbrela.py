@@ -47,7 +47,8 @@ def template_file(name: str) -> bytes:
 def umbrela_render(name: str, query: str, passage: str) -> str:
     """umbrela's rendering: safe_load, then PromptTemplate.render (str.format with the
     examples string too; the bing templates have no {examples})."""
-    yaml = pytest.importorskip("yaml")
+    import yaml  # the dev extra's PyYAML, as umbrela loads its templates (never skipped)
+
     data = yaml.safe_load(template_file(name).decode("utf-8"))
     return str(data["prefix_user"]).format(examples="", query=query, passage=passage)
 
