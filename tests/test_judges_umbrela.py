@@ -465,3 +465,41 @@ def test_ensemble_dry_run_counts_each_judges_calls(server: FakeServer, tmp_path:
     )
     assert "judge 2: dry run: relevance with b:" in result.output
     assert not server.state.requests
+
+
+class ScriptedJudge:
+    """A plain judge answering from a table ``{(query, passage): reply}``; a missing entry
+    is a failed request (status error, never cached)."""
+
+    def __init__(self, model: str, replies: dict[tuple[str, str], str]) -> None:
+        self.model = model
+        self.replies = replies
+
+    def judge(self, task: Any, inputs: Any) -> Any:
+        from ragmeter.judges.types import Judgment
+
+        reply = self.replies.get((inputs["query"], inputs["passage"]))
+        if reply is None:
+            return Judgment(None, "error", error="boom")
+        value, status = task.parse(reply)
+        return Judgment(value, status, raw=reply, model=self.model)
+
+
+def test_a_pair_a_judge_failed_on_waits_for_a_rerun() -> None:
+    from ragmeter.judges.api import relevance_job
+    from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.ensemble import run_ensemble
+
+    queries, corpus = {"q": "query"}, {"d1": "one", "d2": "two"}
+    job = relevance_job({"q": ["d1", "d2"]}, queries, corpus, prompt="umbrela")
+    a = ScriptedJudge("a", {("query", "one"): "##final score: 3", ("query", "two"): "2"})
+    b = ScriptedJudge("b", {("query", "one"): "##final score: 1"})  # fails on d2
+    with JudgmentCache(":memory:") as cache:
+        result = run_ensemble(job, [a, b], cache=cache)
+        assert result.labels == {"q": {"d1": 1}}  # 3 vs 1: a tie, the lower grade
+        assert [(m.ident, m.reason) for m in result.missing] == [(("q", "d2"), "failed")]
+        assert not result.complete
+        b.replies[("query", "two")] = "##final score: 2"
+        again = run_ensemble(job, [a, b], cache=cache)
+        assert again.labels == {"q": {"d1": 1, "d2": 2}} and again.complete
+        assert [m.summary.calls for m in again.members] == [0, 1]  # only the failed one
