@@ -503,3 +503,43 @@ def test_a_pair_a_judge_failed_on_waits_for_a_rerun() -> None:
         again = run_ensemble(job, [a, b], cache=cache)
         assert again.labels == {"q": {"d1": 1, "d2": 2}} and again.complete
         assert [m.summary.calls for m in again.members] == [0, 1]  # only the failed one
+
+
+def test_reversed_examples_keep_everything_but_the_order() -> None:
+    from ragmeter.judges.umbrela import REVERSED_EXAMPLES, prompt_parts
+
+    original, _, _ = prompt_parts("umbrela-fewshot")
+    variant, system, sha = prompt_parts(REVERSED_EXAMPLES)
+    cut = "\n\n###\n\n"
+    a, b = original.split(cut), variant.split(cut)
+    assert len(a) == len(b) == 6 and a[0] == b[0] and a[-1] == b[-1]
+    assert b[1:5] == a[4:0:-1]
+    finals = [part.rsplit("##final score: ", 1)[1] for part in b[1:5]]
+    assert finals == ["3", "2", "1", "0"]
+    assert system == "You are a helpful assistant."
+    assert sha == hashlib.sha256(variant.encode("utf-8")).hexdigest()
+
+
+def test_probe_position_on_the_few_shot_prompt(tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    out = tmp_path / "probe.json"
+
+    def respond(request: dict[str, Any]) -> str:
+        prompt = prompt_of(request)
+        reversed_order = prompt.index("##final score: 3") < prompt.index("##final score: 0")
+        if reversed_order and "café" in prompt:  # q2's pairs go down when reordered
+            return "##final score: 0"
+        return "##final score: 2"
+
+    with FakeServer(respond) as s:
+        args = ["judge", "probe", "--run", str(files["run"]), "--queries", str(files["queries"])]
+        args += ["--corpus", str(files["corpus"]), "--out", str(out)]
+        args += ["--prompt", "umbrela-fewshot", "--pairs", "10", "--quiet"]
+        args += ["--base-url", s.url, "--model", "m", "--cache", str(tmp_path / "c.sqlite")]
+        result = invoke(args)
+        assert result.exit_code == 0, result.output
+        assert len(s.state.requests) == 4 * 3  # plain, padded, reordered
+    position = json.loads(out.read_text())["position"]
+    assert position["applicable"] is True
+    assert (position["flips"], position["n"], position["up"], position["down"]) == (2, 4, 0, 2)
+    assert "position (examples reversed): flip rate 50.0% (2 of 4 pairs" in result.output

@@ -700,9 +700,9 @@ def probe(
     """Bias probes of a relevance judge on a sample of pairs.
 
     Length: the same passage padded with neutral text; self-consistency: N samples of
-    the same prompt; position: reported as not applicable (the relevance prompts hold
-    one passage). Each flip rate comes with its 95% Wilson interval. Every request is
-    cached: a rerun asks nothing."""
+    the same prompt; position (umbrela-fewshot, the one prompt holding several
+    passages): its worked examples in reverse order. Each flip rate comes with its 95%
+    Wilson interval. Every request is cached: a rerun asks nothing."""
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.config import configured_cache
     from ragmeter.judges.probes import probe_job, run_probes
@@ -729,7 +729,9 @@ def probe(
     with JudgmentCache(cache_path) as cache:
         try:
             if settings.dry_run:
-                for what, part in (("plain", job.plain), ("padded", job.padded)):
+                parts = [("plain", job.plain), ("padded", job.padded)]
+                parts += [("reordered", job.reordered)] if job.reordered else []
+                for what, part in parts:
                     estimate = part.estimate(
                         judge,
                         cache=cache,
@@ -751,9 +753,10 @@ def probe(
             )
         except RagmeterError as exc:
             fail(exc)
-    for line in [*report.plain.summary.lines(), *report.padded.summary.lines()]:
-        typer.echo(line, err=True)
-    if report.plain.summary.interrupted or report.padded.summary.interrupted:
+    for result in report.results:
+        for line in result.summary.lines():
+            typer.echo(line, err=True)
+    if any(r.summary.interrupted for r in report.results):
         raise typer.Exit(code=130)
     for line in report.lines():
         typer.echo(line)

@@ -9,9 +9,12 @@
   two grades read are left out and counted). With samples, the length probe compares the
   mode of the samples (ties to the lowest grade) of the plain and the padded passage — read
   its flip rate against the self-consistency rate, the noise floor.
-* **position** (the order of the passages where a prompt holds several): the relevance
-  prompts (``relevance``, ``umbrela``, ``umbrela-fewshot``) hold one passage each, so there
-  is no order to change; the report says so instead of a number.
+* **position** (the order of the passages where a prompt holds several): of the relevance
+  prompts only ``umbrela-fewshot`` holds several — its four worked examples, graded 0, 1, 2,
+  3 in that order. The probe asks each pair again with the examples in reverse order
+  (:data:`~ragmeter.judges.umbrela.REVERSED_EXAMPLES`; nothing else changes); a *flip* is a
+  pair whose grade changes (up and down counted). ``relevance`` and ``umbrela`` hold one
+  passage each: there is no order to change, and the report says so instead of a number.
 
 Each flip rate k/n comes with its 95% **Wilson score interval** (:func:`wilson_interval`).
 Every request is an ordinary cached judgment (the plain passages share the cache with
@@ -33,14 +36,15 @@ from ragmeter.judges.cache import JudgmentCache
 from ragmeter.judges.config import JudgeConfig, Price
 from ragmeter.judges.errors import JudgeConfigError
 from ragmeter.judges.runner import Progress
-from ragmeter.judges.tasks import make_task
+from ragmeter.judges.tasks import Task, make_task
 from ragmeter.judges.types import Judge, JudgeItem, Judgment
+from ragmeter.judges.umbrela import REVERSED_EXAMPLES
 
 #: the neutral sentence a padded passage is extended with
 FILLER = "This sentence is neutral filler text and says nothing about any topic."
 
-#: why the position probe has no number for the relevance prompts
-POSITION_NA = "not applicable: the relevance prompts hold one passage each (no order to change)"
+#: why the position probe has no number for a one-passage prompt
+POSITION_NA = "not applicable: the prompt holds one passage (no order to change)"
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -109,6 +113,8 @@ class ProbeJob:
     samples: int
     pad_words: int
     pairs: list[tuple[str, str]]
+    #: the pairs with the prompt's examples reordered (None: the prompt holds one passage)
+    reordered: Job | None = None
 
 
 def probe_job(
@@ -146,12 +152,14 @@ def probe_job(
     ]
     task = make_task(prompt, max_tokens=max_tokens)
 
-    def jobs(its: list[JudgeItem]) -> Job:
-        return Job(task, votes.sampled_items(its, samples), _grades_by_item, samples=samples)
+    def jobs(its: list[JudgeItem], on: Task = task) -> Job:
+        return Job(on, votes.sampled_items(its, samples), _grades_by_item, samples=samples)
 
-    return ProbeJob(
-        jobs(plain), jobs(padded), samples, pad_words, [(i.ident[0], i.ident[1]) for i in plain]
-    )
+    reordered = None
+    if prompt == "umbrela-fewshot":
+        reordered = jobs(plain, make_task(REVERSED_EXAMPLES, max_tokens=max_tokens))
+    pair_ids = [(i.ident[0], i.ident[1]) for i in plain]
+    return ProbeJob(jobs(plain), jobs(padded), samples, pad_words, pair_ids, reordered)
 
 
 def _grades_by_item(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> Any:
@@ -176,12 +184,21 @@ class ProbeReport:
     consistency: FlipRate | None
     plain: TaskResult
     padded: TaskResult
-    position: str = POSITION_NA
+    #: the position probe (None: not applicable, :data:`POSITION_NA`), flips up and down
+    position: FlipRate | None = None
+    position_up: int = 0
+    position_down: int = 0
+    reordered: TaskResult | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
+    def results(self) -> list[TaskResult]:
+        """The runs behind the probes: plain, padded, and reordered where there is one."""
+        return [self.plain, self.padded, *([self.reordered] if self.reordered else [])]
+
+    @property
     def complete(self) -> bool:
-        return self.plain.complete and self.padded.complete
+        return all(r.complete for r in self.results)
 
     def lines(self) -> list[str]:
         out = [
@@ -194,7 +211,13 @@ class ProbeReport:
                        f"{self.consistency.text()}")  # fmt: skip
         else:
             out.append("self-consistency: not measured (--samples N ≥ 2 at --temperature > 0)")
-        out.append(f"position: {self.position}")
+        if self.position is None:
+            out.append(f"position: {POSITION_NA}")
+        else:
+            out.append(
+                f"position (examples reversed): flip rate {self.position.text()}; "
+                f"{self.position_up} up, {self.position_down} down"
+            )
         return out + self.notes
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,12 +233,21 @@ class ProbeReport:
             "self_consistency": (
                 self.consistency.to_dict() if self.consistency is not None else None
             ),
-            "position": {"applicable": False, "why": self.position},
+            "position": (
+                {"applicable": False, "why": POSITION_NA}
+                if self.position is None
+                else {
+                    "applicable": True,
+                    **self.position.to_dict(),
+                    "up": self.position_up,
+                    "down": self.position_down,
+                }
+            ),
             "interval": "Wilson score, 95%",
             "complete": self.complete,
             "judged": {
-                "plain": self.plain.summary.to_dict(),
-                "padded": self.padded.summary.to_dict(),
+                name: r.summary.to_dict()
+                for name, r in zip(("plain", "padded", "reordered"), self.results, strict=False)
             },
         }
 
@@ -244,16 +276,23 @@ def run_probes(
     try:
         plain = job.plain.execute(judge, progress=progress, **options)
         padded = job.padded.execute(judge, **options)
+        reordered = job.reordered.execute(judge, **options) if job.reordered else None
     finally:
         if opened is not cache:
             opened.close()
-    length, up, down = _length_flips(plain.labels, padded.labels, job.pairs, job.samples)
+    length, up, down = _flips(plain.labels, padded.labels, job.pairs, job.samples)
     consistency = (
         _consistency_flips(plain.labels, job.pairs, job.samples) if job.samples > 1 else None
     )
-    return ProbeReport(
+    report = ProbeReport(
         len(job.pairs), job.samples, job.pad_words, length, up, down, consistency, plain, padded
     )
+    if reordered is not None:
+        report.reordered = reordered
+        report.position, report.position_up, report.position_down = _flips(
+            plain.labels, reordered.labels, job.pairs, job.samples
+        )
+    return report
 
 
 def _votes(
@@ -269,13 +308,15 @@ def _votes(
     return out
 
 
-def _length_flips(
+def _flips(
     plain: Mapping[tuple[Any, ...], int],
-    padded: Mapping[tuple[Any, ...], int],
+    changed: Mapping[tuple[Any, ...], int],
     pairs: Sequence[tuple[str, str]],
     samples: int,
 ) -> tuple[FlipRate, int, int]:
-    a, b = _votes(plain, pairs, samples), _votes(padded, pairs, samples)
+    """The pairs whose grade (the vote of the samples) differs between ``plain`` and
+    ``changed``, of those both graded; and how many went up, and down."""
+    a, b = _votes(plain, pairs, samples), _votes(changed, pairs, samples)
     both = [p for p in pairs if p in a and p in b]
     up = sum(b[p] > a[p] for p in both)
     down = sum(b[p] < a[p] for p in both)
