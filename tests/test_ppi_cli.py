@@ -237,3 +237,21 @@ def test_labelled_queries_file_errors(tmp_path) -> None:
     path.write_text("q1\nq1\n")
     with pytest.raises(InputError, match="twice"):
         read_labelled_queries(path)
+
+
+def test_report_ppi_section_shows_the_numbers_of_evaluate(files, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    ppi = _evaluate(files)["runs"][0]["metrics"]["precision@3"]["ppi"]
+    page = tmp_path / "report.html"
+    args = ["--qrels", str(files["llm"]), "--human-qrels", str(files["human"]), "--ppi"]
+    result = runner.invoke(
+        app,
+        ["report", str(files["run"]), *args, "-m", "P@3", "-o", str(page), "--bootstrap", "200"],
+    )
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    section = text[text.index('<section id="ppi">') :]
+    low, high = ppi["ci"]
+    assert f"{ppi['estimate']:.4f} [{low:.4f}, {high:.4f}]" in section
+    assert f"{ppi['llm_mean']:.4f}" in section and f"{ppi['human_mean']:.4f}" in section
+    assert "computed on LLM labels" in section and "qrels (LLM labels)" in text

@@ -11,7 +11,7 @@ The work is :func:`ragmeter.workflows.report.write_report_files`: the runs evalu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -39,7 +39,11 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import warn
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.workflows.report import ReportRequest
 
 
 def report_command(
@@ -120,10 +124,16 @@ def report_command(
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
+    ppi: PPIFlag = False,
+    human_qrels: HumanQrels = None,
+    alpha: PPIAlpha = None,
+    ppi_lambda: PPILambda = None,
+    labelled_queries: LabelledQueries = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
-    from ragmeter.workflows.report import ReportRequest, ReportView, write_report_files
+    from ragmeter.commands.ppi import ppi_request
+    from ragmeter.workflows.report import ReportRequest, ReportView
 
     request = ReportRequest(
         runs=runs,
@@ -152,13 +162,21 @@ def report_command(
         ),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries),
     )
+    _write(request)
+
+
+def _write(request: ReportRequest) -> None:
+    """Write the report; errors as one line, warnings on stderr."""
+    from ragmeter.workflows.report import write_report_files
+
     try:
         evaluation = write_report_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
     warn(evaluation.warnings)
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {request.output}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -43,6 +43,7 @@ from ragmeter.stats.bootstrap import min_bootstrap_n
 
 if TYPE_CHECKING:
     from ragmeter.analysis.diagnosis import Diagnosis
+    from ragmeter.analysis.ppi import PPIEvaluation
     from ragmeter.analysis.queries import SubquestionCoverage, WorstQuery
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
@@ -123,6 +124,7 @@ def render_html_report(
     permutations: int = 10_000,
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
+    ppi: PPIEvaluation | None = None,
 ) -> str:
     """The report as one HTML document (see :func:`write_html_report` for the arguments):
     the model of :func:`ragmeter.analysis.report.build_report`, rendered."""
@@ -153,13 +155,18 @@ def render_html_report(
         bootstrap=bootstrap,
         permutations=permutations,
     )
-    return render_report(model, title=title, inputs=inputs)
+    return render_report(model, title=title, inputs=inputs, ppi=ppi)
 
 
 def render_report(
-    model: ReportModel, *, title: str = "ragmeter report", inputs: Sequence[tuple[str, str]] = ()
+    model: ReportModel,
+    *,
+    title: str = "ragmeter report",
+    inputs: Sequence[tuple[str, str]] = (),
+    ppi: PPIEvaluation | None = None,
 ) -> str:
-    """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document."""
+    """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document; ``ppi``:
+    prediction-powered estimates of the runs' measures (a section of their own)."""
     evaluation, comparison = model.evaluation, model.comparison
     sections = [
         _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed)
@@ -176,6 +183,10 @@ def render_report(
                 f'<div class="scroll">{html_table(model.all_pairs)}</div>',
             )
         )
+    if ppi is not None:
+        from ragmeter.report.ppi import html_section
+
+        sections.append(_Section("ppi", "Human-label estimates (PPI)", html_section(ppi)))
     if model.sweep is not None:
         sections.append(_sweep_section(model.sweep, model.k))
     if model.diagnoses:
@@ -215,6 +226,7 @@ def write_html_report(
     permutations: int = 10_000,
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
+    ppi: PPIEvaluation | None = None,
 ) -> Path:
     """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
 
@@ -281,6 +293,7 @@ def write_html_report(
         permutations=permutations,
         title=title,
         inputs=inputs,
+        ppi=ppi,
     )
     atomic_write_text(path, text)
     return Path(path)
