@@ -255,3 +255,50 @@ def test_report_ppi_section_shows_the_numbers_of_evaluate(files, tmp_path) -> No
     assert f"{ppi['estimate']:.4f} [{low:.4f}, {high:.4f}]" in section
     assert f"{ppi['llm_mean']:.4f}" in section and f"{ppi['human_mean']:.4f}" in section
     assert "computed on LLM labels" in section and "qrels (LLM labels)" in text
+
+
+def _write_judgments(path: Path, rows: dict[str, dict[str, list[int]]]) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"query_id": q, "doc_id": d, "ratings": r}) + "\n"
+            for q, docs in rows.items()
+            for d, r in docs.items()
+        )
+    )
+    return path
+
+
+def test_coverage_corrected_by_human_subquestion_ratings(tmp_path) -> None:
+    # coverage@2 = answerable sub-questions (some rating ≥ 3) rated ≥ 3 by the top 2 / answerable
+    llm = {
+        "q1": {"d1": [5, 0], "d2": [0, 0], "d3": [0, 4]},  # {1} of {1, 2}: 1/2
+        "q2": {"d1": [4, 4], "d2": [0, 0], "d3": [0, 0]},  # 1
+        "q3": {"d1": [0, 0], "d2": [3, 0], "d3": [0, 5]},  # 1/2
+        "q4": {"d1": [0, 0], "d2": [0, 0], "d3": [5, 5]},  # 0
+    }
+    human = {
+        "q1": {"d1": [5, 0], "d2": [0, 4]},  # d3 keeps the LLM's [0, 4]: {1, 2} of {1, 2}: 1
+        "q2": {"d1": [4, 1]},  # d2, d3 keep [0, 0]: {1} of {1}: 1
+    }
+    run = _write_run(tmp_path / "a.txt", {q: ["d1", "d2", "d3"] for q in llm}, "a")
+    result = runner.invoke(
+        app,
+        ["evaluate", str(run), "--judgments", str(_write_judgments(tmp_path / "llm.jsonl", llm)),
+         "--human-judgments", str(_write_judgments(tmp_path / "human.jsonl", human)), "--ppi",
+         "-m", "coverage@2", "-f", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ppi = json.loads(result.stdout)["runs"][0]["metrics"]["coverage@2"]["ppi"]
+    point, ci = _point_ci([1.0, 1.0], [0.5, 1.0], [0.5, 0.0], alpha=0.1)
+    assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
+    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    assert ppi["human_mean"] == 1.0 and ppi["llm_mean"] == pytest.approx(0.5)
+
+
+def test_a_measure_on_other_labels_gets_no_estimate_and_says_why(files, tmp_path) -> None:
+    ratings = {q: {"d1": [5], "d2": [0], "d3": [0]} for q in RUN}
+    judgments = _write_judgments(tmp_path / "j.jsonl", ratings)
+    out = _evaluate(files, "--judgments", str(judgments), "-m", "coverage@2")
+    ppi = out["runs"][0]["metrics"]["coverage@2"]["ppi"]
+    assert ppi["estimate"] is None and "human sub-question ratings" in ppi["reason"]
+    assert out["runs"][0]["metrics"]["precision@3"]["ppi"]["estimate"] is not None

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands import ppi as ppi_options
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
@@ -46,7 +47,6 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import OutputFormat
-from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -117,11 +117,12 @@ def evaluate(
     name: SaveName = None,
     engine: EngineChoice = "local",
     workers: Workers = None,
-    ppi: PPIFlag = False,
-    human_qrels: HumanQrels = None,
-    alpha: PPIAlpha = None,
-    ppi_lambda: PPILambda = None,
-    labelled_queries: LabelledQueries = None,
+    ppi: ppi_options.PPIFlag = False,
+    human_qrels: ppi_options.HumanQrels = None,
+    human_judgments: ppi_options.HumanJudgments = None,
+    alpha: ppi_options.PPIAlpha = None,
+    ppi_lambda: ppi_options.PPILambda = None,
+    labelled_queries: ppi_options.LabelledQueries = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -150,7 +151,9 @@ def evaluate(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
     saving = save or store is not None or name is not None
-    estimate = ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving)
+    estimate = ppi_request(
+        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving, human_judgments
+    )
     if estimate is not None:
         return emit_evaluate_ppi(request, estimate, fmt, output)
     try:

@@ -27,6 +27,7 @@ from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels
+    from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.measures import Measure
     from ragmeter.stats.correction import Correction
@@ -56,10 +57,12 @@ class Labelled:
 
 
 def labelled_from_qrels(
-    human: Qrels, listed: Sequence[str] | None = None, inclusion: Mapping[str, float] | None = None
+    human: Qrels | Judgments,
+    listed: Sequence[str] | None = None,
+    inclusion: Mapping[str, float] | None = None,
 ) -> Labelled:
     """The labelled queries: those of ``listed`` (each must have human labels), else every
-    query of the human qrels."""
+    query of the human labels (qrels or sub-question ratings)."""
     have = {str(q) for q in human.query_ids}
     if listed is None:
         return Labelled(tuple(sorted(have)), inclusion)
@@ -92,6 +95,58 @@ def method_name(lam: float | None, weighted: bool) -> str:
     labelled queries came with inclusion probabilities."""
     name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
     return name + (", inverse-probability weighted" if weighted else "")
+
+
+def judgments_rows(judgments: Judgments) -> dict[str, dict[str, list[int]]]:
+    """``{qid: {doc_id: [rating per sub-question]}}`` of ``judgments``."""
+    docs = judgments.doc_ids.to_pylist()
+    ratings = judgments.ratings.tolist()
+    bounds = judgments.rating_offsets.tolist()
+    out: dict[str, dict[str, list[int]]] = {}
+    for i, q in enumerate(judgments.query_ids):
+        rows = range(int(judgments.offsets[i]), int(judgments.offsets[i + 1]))
+        out[str(q)] = {docs[r]: ratings[bounds[r] : bounds[r + 1]] for r in rows}
+    return out
+
+
+def merge_judgments(llm: Judgments, human: Judgments, queries: Collection[str]) -> Judgments:
+    """The sub-question ratings of the labelled ``queries`` merged as :func:`merge_qrels`
+    merges grades: the human's ratings of a passage where the human rated it, the LLM's
+    elsewhere; the other queries keep the LLM's ratings. A labelled query must have the same
+    number of sub-questions in both."""
+    from ragmeter.core.judgments import Judgments
+
+    wanted = set(queries)
+    merged = judgments_rows(llm)
+    widths = {str(q): int(w) for q, w in zip(llm.query_ids, llm.widths, strict=True)}
+    for q, rows in judgments_rows(human).items():
+        if q not in wanted:
+            continue
+        for doc, ratings in rows.items():
+            if q in widths and len(ratings) != widths[q]:
+                raise PPIError(
+                    f"{human.name}: query {q!r} has {len(ratings)} sub-questions, "
+                    f"{widths[q]} in {llm.name}; the human and LLM ratings must be on the same "
+                    "sub-questions"
+                )
+            merged.setdefault(q, {})[doc] = ratings
+    questions = None
+    if llm.questions is not None:
+        texts = {str(q): t for q, t in zip(llm.query_ids, llm.questions, strict=True)}
+        questions = {q: t for q, t in texts.items() if t is not None}
+    return _judgments_from(merged, questions, f"{human.name} over {llm.name}", Judgments)
+
+
+def _judgments_from(
+    rows: dict[str, dict[str, list[int]]],
+    questions: Mapping[str, Sequence[str]] | None,
+    name: str,
+    cls: type[Judgments],
+) -> Judgments:
+    qids = [q for q, inner in rows.items() for _ in inner]
+    docs = [d for inner in rows.values() for d in inner]
+    ratings = [r for inner in rows.values() for r in inner.values()]
+    return cls.from_rows(qids, docs, ratings, questions=questions or None, name=name)
 
 
 @dataclass(frozen=True)

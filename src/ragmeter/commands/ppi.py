@@ -26,6 +26,14 @@ HumanQrels = Annotated[
         "LLM labels of every query). A pair the human did not label keeps its LLM grade.",
     ),
 ]
+HumanJudgments = Annotated[
+    Path | None,
+    typer.Option(
+        "--human-judgments",
+        help="Human sub-question ratings of some queries (with --ppi; --judgments then "
+        "holds the LLM ratings): corrects the coverage measures.",
+    ),
+]
 PPIFlag = Annotated[
     bool,
     typer.Option(
@@ -66,6 +74,7 @@ def ppi_request(
     lam: float | None,
     labelled_queries: Path | None,
     saving: bool = False,
+    human_judgments: Path | None = None,
 ) -> PPIRequest | None:
     """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
     then an error rather than silently ignored)."""
@@ -76,6 +85,7 @@ def ppi_request(
             name
             for name, value in (
                 ("--human-qrels", human_qrels),
+                ("--human-judgments", human_judgments),
                 ("--alpha", alpha),
                 ("--ppi-lambda", lam),
                 ("--labelled-queries", labelled_queries),
@@ -85,11 +95,17 @@ def ppi_request(
         if given:
             fail(RagmeterError(f"{', '.join(given)} needs --ppi"))
         return None
-    if human_qrels is None:
-        fail(RagmeterError("--ppi needs the human labels: give them with --human-qrels FILE"))
+    if human_qrels is None and human_judgments is None:
+        fail(
+            RagmeterError(
+                "--ppi needs the human labels: give them with --human-qrels FILE "
+                "(or --human-judgments FILE for the coverage measures)"
+            )
+        )
     if saving:
         fail(RagmeterError("--ppi estimates are printed, not saved: drop --save/--store/--name"))
-    return PPIRequest(human_qrels, labelled_queries, 0.1 if alpha is None else alpha, lam)
+    level = 0.1 if alpha is None else alpha
+    return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments)
 
 
 def emit_evaluate_ppi(

@@ -24,6 +24,7 @@ from ragmeter.metrics.defaults import (
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
+    from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
     from ragmeter.measures import Measure
@@ -263,10 +264,15 @@ class EvaluateOutcome:
         return self.describe()
 
 
-def evaluate_files(request: EvaluateRequest, labels: Qrels | None = None) -> EvaluateOutcome:
+def evaluate_files(
+    request: EvaluateRequest,
+    labels: Qrels | None = None,
+    judgments: Judgments | None = None,
+) -> EvaluateOutcome:
     """Read the files of ``request``, evaluate (or sweep) and describe the parameters;
-    ``labels``: qrels to evaluate with instead of reading ``request.qrels`` (the merged
-    human and LLM labels of a prediction-powered estimate)."""
+    ``labels`` and ``judgments``: qrels and sub-question ratings to evaluate with instead of
+    reading them from the request's files (the merged human and LLM labels of a
+    prediction-powered estimate)."""
     from ragmeter.evaluation.sweep import Sweep, expand
 
     requested = request.default_measures()
@@ -285,6 +291,8 @@ def evaluate_files(request: EvaluateRequest, labels: Qrels | None = None) -> Eva
         if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
             coverage = replace(coverage, context_k="oracle")
         options.update(coverage.options(len(request.runs)))
+        if judgments is not None:
+            options["judgments"] = judgments
     if request.nuggets is not None:
         options.update(request.nuggets.options())
     own_queries = coverage is not None or request.nuggets is not None

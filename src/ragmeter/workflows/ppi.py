@@ -18,6 +18,8 @@ from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
     from ragmeter.analysis.ppi import Labelled, PPIComparison, PPIEvaluation
+    from ragmeter.core.data import Qrels
+    from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.correction import Correction
     from ragmeter.workflows.evaluate import EvaluateRequest
@@ -25,15 +27,30 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PPIRequest:
-    """The human labels and the estimate's options: ``human_qrels`` (the queries they cover
-    are the labelled ones, unless ``labelled_queries`` lists them, optionally with their
-    inclusion probabilities), the error level ``alpha`` and ``lam`` (``None``: power-tuned,
-    PPI++; ``1``: classic PPI)."""
+    """The human labels and the estimate's options: ``human_qrels`` (relevance grades) or
+    ``human_judgments`` (sub-question ratings, for the coverage measures) — the queries they
+    cover are the labelled ones, unless ``labelled_queries`` lists them, optionally with
+    their inclusion probabilities —, the error level ``alpha`` and ``lam`` (``None``:
+    power-tuned, PPI++; ``1``: classic PPI)."""
 
-    human_qrels: Path
+    human_qrels: Path | None = None
     labelled_queries: Path | None = None
     alpha: float = 0.1
     lam: float | None = None
+    human_judgments: Path | None = None
+
+    @property
+    def human_file(self) -> Path:
+        """The file of the human labels."""
+        path = self.human_qrels or self.human_judgments
+        if path is None:
+            raise RagmeterError("--ppi needs human labels: --human-qrels or --human-judgments")
+        return path
+
+    @property
+    def kind(self) -> str:
+        """The kind of labels the human gave: ``qrels`` or ``judgments``."""
+        return "qrels" if self.human_qrels is not None else "judgments"
 
 
 @dataclass(frozen=True)
@@ -46,53 +63,88 @@ class PPIOutcome:
     estimates: PPIEvaluation
 
 
-def _checked(request: EvaluateRequest, ppi: PPIRequest) -> None:
-    if request.qrels is None:
+def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
+    """The LLM labels' file, after refusing what cannot be estimated."""
+    if ppi.human_qrels is not None and ppi.human_judgments is not None:
+        raise RagmeterError(
+            "--ppi takes one kind of human labels: --human-qrels or --human-judgments, not both"
+        )
+    ppi.human_file  # noqa: B018 - raises without human labels
+    if ppi.kind == "qrels" and request.qrels is None:
         raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
+    if ppi.kind == "judgments" and request.coverage is None:
+        raise RagmeterError(
+            "--human-judgments corrects the LLM sub-question ratings: give them with "
+            "--judgments LLM_JUDGMENTS"
+        )
     if request.sweep_ks() is not None:
         raise RagmeterError("--ppi estimates one evaluation: give one --k, not a sweep")
     if not 0.0 < ppi.alpha < 1.0:
         raise RagmeterError(f"--alpha {ppi.alpha}: expected a level in (0, 1)")
     if ppi.lam is not None and not 0.0 <= ppi.lam <= 1.0:
         raise RagmeterError(f"--ppi-lambda {ppi.lam}: expected a value in [0, 1]")
+    if ppi.kind == "qrels":
+        assert request.qrels is not None
+        return request.qrels
+    assert request.coverage is not None
+    return request.coverage.judgments
 
 
-def labels_description(llm_qrels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
+def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
     """Which labels the numbers rest on, as every view prints it."""
     return (
-        f"computed on LLM labels ({llm_qrels.name}), corrected by human labels "
-        f"({ppi.human_qrels.name}) on {len(labelled.query_ids)} queries"
+        f"computed on LLM labels ({llm_labels.name}), corrected by human labels "
+        f"({ppi.human_file.name}) on {len(labelled.query_ids)} queries"
     )
 
 
-def _evaluate_both(
-    request: EvaluateRequest, ppi: PPIRequest
-) -> tuple[Evaluation, Evaluation, Labelled]:
-    from ragmeter.analysis.ppi import labelled_from_qrels, merge_qrels
+def _labelled(ppi: PPIRequest, human: Qrels | Judgments) -> Labelled:
+    from ragmeter.analysis.ppi import labelled_from_qrels
     from ragmeter.io.labelled import read_labelled_queries
-    from ragmeter.io.readers import read_qrels
-    from ragmeter.workflows.evaluate import evaluate_files
 
-    _checked(request, ppi)
-    assert request.qrels is not None
-    llm_qrels = read_qrels(request.qrels)
-    human_qrels = read_qrels(ppi.human_qrels)
     listed, inclusion = (
         read_labelled_queries(ppi.labelled_queries)
         if ppi.labelled_queries is not None
         else (None, None)
     )
-    labelled = labelled_from_qrels(human_qrels, listed, inclusion)
+    return labelled_from_qrels(human, listed, inclusion)
+
+
+def _evaluate_both(
+    request: EvaluateRequest, ppi: PPIRequest
+) -> tuple[Evaluation, Evaluation, Labelled, Path]:
+    from ragmeter.analysis.ppi import merge_judgments, merge_qrels
+    from ragmeter.io.judgments import read_judgments
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.workflows.evaluate import evaluate_files
+
+    llm_file = _checked(request, ppi)
     evaluation = evaluate_files(request).evaluation
     evaluated = {str(q) for run in evaluation.runs for q in run.query_ids}
+    if ppi.kind == "qrels":
+        llm_qrels, human_qrels = read_qrels(llm_file), read_qrels(ppi.human_file)
+        labelled = _labelled(ppi, human_qrels)
+        _share(labelled, evaluated, ppi.human_file)
+        merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
+        human = evaluate_files(request, labels=merged).evaluation
+    else:
+        assert request.coverage is not None
+        questions = request.coverage.questions
+        llm_ratings = read_judgments(llm_file, questions=questions)
+        human_ratings = read_judgments(ppi.human_file, questions=questions)
+        labelled = _labelled(ppi, human_ratings)
+        _share(labelled, evaluated, ppi.human_file)
+        ratings = merge_judgments(llm_ratings, human_ratings, labelled.query_ids)
+        human = evaluate_files(request, judgments=ratings).evaluation
+    return evaluation, human, labelled, llm_file
+
+
+def _share(labelled: Labelled, evaluated: set[str], human_file: Path) -> None:
     if not any(q in evaluated for q in labelled.query_ids):
         raise RagmeterError(
-            f"{ppi.human_qrels}: the human labels share no query with the evaluated queries "
+            f"{human_file}: the human labels share no query with the evaluated queries "
             "of the runs (check that both use the same query ids)"
         )
-    merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
-    human = evaluate_files(request, labels=merged).evaluation
-    return evaluation, human, labelled
 
 
 def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
@@ -100,15 +152,15 @@ def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
     every measure's human-label mean."""
     from ragmeter.analysis.ppi import ppi_evaluation
 
-    evaluation, human, labelled = _evaluate_both(request, ppi)
-    assert request.qrels is not None
+    evaluation, human, labelled, llm_file = _evaluate_both(request, ppi)
     estimates = ppi_evaluation(
         evaluation,
         human,
         labelled,
         alpha=ppi.alpha,
         lam=ppi.lam,
-        labels=labels_description(request.qrels, ppi, labelled),
+        human_kinds=(ppi.kind,),
+        labels=labels_description(llm_file, ppi, labelled),
     )
     return PPIOutcome(evaluation, human, estimates)
 
@@ -129,14 +181,13 @@ def compare_ppi(
 
     if len(request.runs) < 2:
         raise RagmeterError("compare needs at least two runs")
-    evaluation, human, labelled = _evaluate_both(request, ppi)
+    evaluation, human, labelled, llm_file = _evaluate_both(request, ppi)
     names = [r.name for r in evaluation.runs]
     if all_pairs:
         pairs = [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
     else:
         base = names[baseline_index(baseline, names, list(request.runs))]
         pairs = [(n, base) for n in names if n != base]
-    assert request.qrels is not None
     return ppi_comparison(
         evaluation,
         human,
@@ -145,5 +196,6 @@ def compare_ppi(
         alpha=ppi.alpha,
         lam=ppi.lam,
         correction=correction,
-        labels=labels_description(request.qrels, ppi, labelled),
+        human_kinds=(ppi.kind,),
+        labels=labels_description(llm_file, ppi, labelled),
     )

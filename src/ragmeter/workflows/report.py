@@ -132,6 +132,8 @@ def _ppi(
     from ragmeter.workflows.ppi import labels_description
 
     runs, names, options, coverage = inputs
+    if ppi.human_qrels is None:
+        raise RagmeterError("report --ppi takes the human labels as --human-qrels")
     human_qrels = read_qrels(ppi.human_qrels)
     listed, inclusion = (
         read_labelled_queries(ppi.labelled_queries)
@@ -178,7 +180,7 @@ def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
     if request.ppi is not None and inputs:
         # the summary's numbers are on these labels: the page says they are an LLM's
         inputs = [("qrels (LLM labels)", str(request.qrels))]
-        inputs.append(("human labels", str(request.ppi.human_qrels)))
+        inputs.append(("human labels", str(request.ppi.human_file)))
     if request.judgments is not None:
         inputs.append(("judgments", str(request.judgments)))
     nuggets = request.nuggets
