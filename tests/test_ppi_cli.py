@@ -302,3 +302,35 @@ def test_a_measure_on_other_labels_gets_no_estimate_and_says_why(files, tmp_path
     ppi = out["runs"][0]["metrics"]["coverage@2"]["ppi"]
     assert ppi["estimate"] is None and "human sub-question ratings" in ppi["reason"]
     assert out["runs"][0]["metrics"]["precision@3"]["ppi"]["estimate"] is not None
+
+
+def test_nuggets_corrected_by_human_assignments(tmp_path) -> None:
+    from ragmeter.data import example_path
+
+    # LLM nugget_all of the example's answers: q01 S S S S N = 0.8, q02 0.8,
+    # q03 S N S N P N = 2.5/6, q06 S S S S P = 0.9
+    human = []
+    for line in example_path("nugget_assignments.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if "run_id" in record and record["qid"] == "q01":
+            # the human assigns one nugget only: P; the others keep the LLM's → 0.7
+            record["nuggets"] = [dict(record["nuggets"][0], assignment="partial_support")]
+            human.append(record)
+        if "run_id" in record and record["qid"] == "q02":
+            record["nuggets"][4]["assignment"] = "support"  # S S S S S → 1.0
+            human.append(record)
+    path = tmp_path / "human.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in human))
+    result = runner.invoke(
+        app,
+        ["evaluate", str(example_path("rag_answers.jsonl")), "--nuggets",
+         str(example_path("nuggets.jsonl")), "--assignments",
+         str(example_path("nugget_assignments.jsonl")), "--human-assignments", str(path),
+         "--ppi", "-m", "nugget_all", "--ppi-lambda", "1", "-f", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ppi = json.loads(result.stdout)["runs"][0]["metrics"]["nugget_all"]["ppi"]
+    point, ci = _point_ci([0.7, 1.0], [0.8, 0.8], [2.5 / 6, 0.9], alpha=0.1, lam=1.0)
+    assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
+    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    assert ppi["human_mean"] == pytest.approx(0.85)

@@ -120,6 +120,7 @@ def evaluate(
     ppi: ppi_options.PPIFlag = False,
     human_qrels: ppi_options.HumanQrels = None,
     human_judgments: ppi_options.HumanJudgments = None,
+    human_assignments: ppi_options.HumanAssignments = None,
     alpha: ppi_options.PPIAlpha = None,
     ppi_lambda: ppi_options.PPILambda = None,
     labelled_queries: ppi_options.LabelledQueries = None,
@@ -152,8 +153,9 @@ def evaluate(
     )
     saving = save or store is not None or name is not None
     estimate = ppi_request(
-        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving, human_judgments
-    )
+        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving, human_judgments,
+        human_assignments,
+    )  # fmt: skip
     if estimate is not None:
         return emit_evaluate_ppi(request, estimate, fmt, output)
     try:

@@ -28,6 +28,7 @@ from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels
     from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
     from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.measures import Measure
     from ragmeter.stats.correction import Correction
@@ -57,20 +58,27 @@ class Labelled:
 
 
 def labelled_from_qrels(
-    human: Qrels | Judgments,
+    human: Qrels | Judgments | NuggetAssignments,
     listed: Sequence[str] | None = None,
     inclusion: Mapping[str, float] | None = None,
 ) -> Labelled:
     """The labelled queries: those of ``listed`` (each must have human labels), else every
-    query of the human labels (qrels or sub-question ratings)."""
-    have = {str(q) for q in human.query_ids}
+    query of the human labels (qrels, sub-question ratings or nugget assignments)."""
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    if isinstance(human, NuggetAssignments):
+        have = set(assignment_queries(human))
+        name = human.source
+    else:
+        have = {str(q) for q in human.query_ids}
+        name = human.name
     if listed is None:
         return Labelled(tuple(sorted(have)), inclusion)
     unlabelled = [q for q in listed if q not in have]
     if unlabelled:
         raise PPIError(
             f"query {unlabelled[0]!r} is listed as labelled but has no human label in "
-            f"{human.name} ({len(unlabelled)} such queries)"
+            f"{name} ({len(unlabelled)} such queries)"
         )
     return Labelled(tuple(listed), inclusion)
 
@@ -135,6 +143,31 @@ def merge_judgments(llm: Judgments, human: Judgments, queries: Collection[str]) 
         texts = {str(q): t for q, t in zip(llm.query_ids, llm.questions, strict=True)}
         questions = {q: t for q, t in texts.items() if t is not None}
     return _judgments_from(merged, questions, f"{human.name} over {llm.name}", Judgments)
+
+
+def merge_assignments(
+    llm: NuggetAssignments, human: NuggetAssignments, queries: Collection[str]
+) -> NuggetAssignments:
+    """The nugget assignments of the labelled ``queries`` merged as :func:`merge_qrels`
+    merges grades: the human's code of a (text, nugget) where the human assigned it, the
+    LLM's elsewhere (to answers and to passages alike); other queries keep the LLM's."""
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    wanted = set(queries)
+    answers = {key: dict(codes) for key, codes in llm.answers.items()}
+    passages = {key: dict(codes) for key, codes in llm.passages.items()}
+    for key, codes in human.answers.items():
+        if key[1] in wanted:
+            answers.setdefault(key, {}).update(codes)
+    for key, codes in human.passages.items():
+        if key[0] in wanted:
+            passages.setdefault(key, {}).update(codes)
+    return NuggetAssignments(answers, passages, f"{human.source} over {llm.source}")
+
+
+def assignment_queries(assignments: NuggetAssignments) -> list[str]:
+    """The queries with at least one assignment (to an answer or a passage), sorted."""
+    return sorted({q for _, q in assignments.answers} | {q for q, _ in assignments.passages})
 
 
 def _judgments_from(

@@ -34,6 +34,14 @@ HumanJudgments = Annotated[
         "holds the LLM ratings): corrects the coverage measures.",
     ),
 ]
+HumanAssignments = Annotated[
+    Path | None,
+    typer.Option(
+        "--human-assignments",
+        help="Human nugget assignments of some queries (with --ppi; --assignments then "
+        "holds the LLM's): corrects the nugget measures.",
+    ),
+]
 PPIFlag = Annotated[
     bool,
     typer.Option(
@@ -75,6 +83,7 @@ def ppi_request(
     labelled_queries: Path | None,
     saving: bool = False,
     human_judgments: Path | None = None,
+    human_assignments: Path | None = None,
 ) -> PPIRequest | None:
     """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
     then an error rather than silently ignored)."""
@@ -86,6 +95,7 @@ def ppi_request(
             for name, value in (
                 ("--human-qrels", human_qrels),
                 ("--human-judgments", human_judgments),
+                ("--human-assignments", human_assignments),
                 ("--alpha", alpha),
                 ("--ppi-lambda", lam),
                 ("--labelled-queries", labelled_queries),
@@ -95,17 +105,17 @@ def ppi_request(
         if given:
             fail(RagmeterError(f"{', '.join(given)} needs --ppi"))
         return None
-    if human_qrels is None and human_judgments is None:
+    if human_qrels is None and human_judgments is None and human_assignments is None:
         fail(
             RagmeterError(
                 "--ppi needs the human labels: give them with --human-qrels FILE "
-                "(or --human-judgments FILE for the coverage measures)"
+                "(--human-judgments or --human-assignments for coverage or nuggets)"
             )
         )
     if saving:
         fail(RagmeterError("--ppi estimates are printed, not saved: drop --save/--store/--name"))
     level = 0.1 if alpha is None else alpha
-    return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments)
+    return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments, human_assignments)
 
 
 def emit_evaluate_ppi(

@@ -8,7 +8,7 @@ returns the result with the parameters a saved evaluation records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +24,6 @@ from ragmeter.metrics.defaults import (
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
-    from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
     from ragmeter.measures import Measure
@@ -267,12 +266,13 @@ class EvaluateOutcome:
 def evaluate_files(
     request: EvaluateRequest,
     labels: Qrels | None = None,
-    judgments: Judgments | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> EvaluateOutcome:
     """Read the files of ``request``, evaluate (or sweep) and describe the parameters;
-    ``labels`` and ``judgments``: qrels and sub-question ratings to evaluate with instead of
-    reading them from the request's files (the merged human and LLM labels of a
-    prediction-powered estimate)."""
+    ``labels``: qrels to evaluate with instead of reading ``request.qrels``, ``overrides``:
+    keyword arguments of :func:`ragmeter.evaluate` replacing those read from the request's
+    files (the merged human and LLM labels of a prediction-powered estimate:
+    ``judgments``, ``nugget_assignments``)."""
     from ragmeter.evaluation.sweep import Sweep, expand
 
     requested = request.default_measures()
@@ -291,10 +291,9 @@ def evaluate_files(
         if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
             coverage = replace(coverage, context_k="oracle")
         options.update(coverage.options(len(request.runs)))
-        if judgments is not None:
-            options["judgments"] = judgments
     if request.nuggets is not None:
         options.update(request.nuggets.options())
+    options.update(overrides or {})
     own_queries = coverage is not None or request.nuggets is not None
     evaluation = _evaluate(
         request.runs, labels if labels is not None else request.qrels, names, options, own_queries

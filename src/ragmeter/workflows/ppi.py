@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ragmeter.analysis.ppi import Labelled, PPIComparison, PPIEvaluation
     from ragmeter.core.data import Qrels
     from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.correction import Correction
     from ragmeter.workflows.evaluate import EvaluateRequest
@@ -38,19 +39,33 @@ class PPIRequest:
     alpha: float = 0.1
     lam: float | None = None
     human_judgments: Path | None = None
+    human_assignments: Path | None = None
+
+    def _given(self) -> dict[str, Path]:
+        kinds = {
+            "qrels": self.human_qrels,
+            "judgments": self.human_judgments,
+            "nuggets": self.human_assignments,
+        }
+        return {kind: path for kind, path in kinds.items() if path is not None}
 
     @property
     def human_file(self) -> Path:
         """The file of the human labels."""
-        path = self.human_qrels or self.human_judgments
-        if path is None:
-            raise RagmeterError("--ppi needs human labels: --human-qrels or --human-judgments")
-        return path
+        given = self._given()
+        if len(given) != 1:
+            raise RagmeterError(
+                "--ppi takes one kind of human labels: --human-qrels, --human-judgments or "
+                f"--human-assignments ({len(given)} given)"
+            )
+        return next(iter(given.values()))
 
     @property
     def kind(self) -> str:
-        """The kind of labels the human gave: ``qrels`` or ``judgments``."""
-        return "qrels" if self.human_qrels is not None else "judgments"
+        """The kind of labels the human gave: ``qrels``, ``judgments`` (sub-question
+        ratings) or ``nuggets`` (nugget assignments)."""
+        self.human_file  # noqa: B018 - refuses none or several kinds
+        return next(iter(self._given()))
 
 
 @dataclass(frozen=True)
@@ -65,17 +80,17 @@ class PPIOutcome:
 
 def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
     """The LLM labels' file, after refusing what cannot be estimated."""
-    if ppi.human_qrels is not None and ppi.human_judgments is not None:
-        raise RagmeterError(
-            "--ppi takes one kind of human labels: --human-qrels or --human-judgments, not both"
-        )
-    ppi.human_file  # noqa: B018 - raises without human labels
     if ppi.kind == "qrels" and request.qrels is None:
         raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
     if ppi.kind == "judgments" and request.coverage is None:
         raise RagmeterError(
             "--human-judgments corrects the LLM sub-question ratings: give them with "
             "--judgments LLM_JUDGMENTS"
+        )
+    if ppi.kind == "nuggets" and (request.nuggets is None or not request.nuggets.assignments):
+        raise RagmeterError(
+            "--human-assignments corrects the LLM nugget assignments: give them with "
+            "--nuggets NUGGETS --assignments LLM_ASSIGNMENTS"
         )
     if request.sweep_ks() is not None:
         raise RagmeterError("--ppi estimates one evaluation: give one --k, not a sweep")
@@ -86,6 +101,9 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
     if ppi.kind == "qrels":
         assert request.qrels is not None
         return request.qrels
+    if ppi.kind == "nuggets":
+        assert request.nuggets is not None
+        return request.nuggets.assignments[0]
     assert request.coverage is not None
     return request.coverage.judgments
 
@@ -98,7 +116,7 @@ def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) ->
     )
 
 
-def _labelled(ppi: PPIRequest, human: Qrels | Judgments) -> Labelled:
+def _labelled(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> Labelled:
     from ragmeter.analysis.ppi import labelled_from_qrels
     from ragmeter.io.labelled import read_labelled_queries
 
@@ -113,8 +131,9 @@ def _labelled(ppi: PPIRequest, human: Qrels | Judgments) -> Labelled:
 def _evaluate_both(
     request: EvaluateRequest, ppi: PPIRequest
 ) -> tuple[Evaluation, Evaluation, Labelled, Path]:
-    from ragmeter.analysis.ppi import merge_judgments, merge_qrels
+    from ragmeter.analysis.ppi import merge_assignments, merge_judgments, merge_qrels
     from ragmeter.io.judgments import read_judgments
+    from ragmeter.io.nuggets import read_assignments
     from ragmeter.io.readers import read_qrels
     from ragmeter.workflows.evaluate import evaluate_files
 
@@ -127,7 +146,7 @@ def _evaluate_both(
         _share(labelled, evaluated, ppi.human_file)
         merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
         human = evaluate_files(request, labels=merged).evaluation
-    else:
+    elif ppi.kind == "judgments":
         assert request.coverage is not None
         questions = request.coverage.questions
         llm_ratings = read_judgments(llm_file, questions=questions)
@@ -135,7 +154,15 @@ def _evaluate_both(
         labelled = _labelled(ppi, human_ratings)
         _share(labelled, evaluated, ppi.human_file)
         ratings = merge_judgments(llm_ratings, human_ratings, labelled.query_ids)
-        human = evaluate_files(request, judgments=ratings).evaluation
+        human = evaluate_files(request, overrides={"judgments": ratings}).evaluation
+    else:
+        assert request.nuggets is not None
+        read = request.nuggets.options()  # the nuggets, and the LLM's assignments to them
+        human_assigned = read_assignments(ppi.human_file, read["nuggets"])
+        labelled = _labelled(ppi, human_assigned)
+        _share(labelled, evaluated, ppi.human_file)
+        assigned = merge_assignments(read["nugget_assignments"], human_assigned, labelled.query_ids)
+        human = evaluate_files(request, overrides={"nugget_assignments": assigned}).evaluation
     return evaluation, human, labelled, llm_file
 
 
