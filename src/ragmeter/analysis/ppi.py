@@ -266,11 +266,17 @@ def ppi_evaluation(
     on the labelled queries; ``human_kinds``: the kinds of labels the human gave (a measure
     reading another kind gets no estimate, and says why)."""
     runs = []
+    warnings = list(llm.warnings)
     for run in llm.runs:
         human_run = human[run.name]
         shared = [q for q in labelled.query_ids if q in _positions(run)]
         if not shared:
             raise PPIError(f"the human labels share no query with run {run.name!r}")
+        if len(shared) < len(labelled.query_ids):
+            warnings.append(
+                f"{len(labelled.query_ids) - len(shared)} of the {len(labelled.query_ids)} "
+                f"labelled queries are not evaluated for run {run.name!r}: left out"
+            )
         runs.append(
             RunPPI(
                 run.name,
@@ -280,7 +286,7 @@ def ppi_evaluation(
                 ),
             )
         )
-    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, llm.warnings)
+    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings))
 
 
 def _positions(run: RunResult) -> dict[str, int]:

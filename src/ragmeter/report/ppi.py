@@ -47,10 +47,11 @@ def to_json(evaluation: Evaluation, estimates: PPIEvaluation) -> str:
 
 
 def _gained(m: MeasurePPI) -> str:
+    """``12.6 (+4.6)``: the effective number of labels and the labels gained."""
     e = m.estimate
-    if e is None or e.effective_n is None:
+    if e is None or e.effective_n is None or e.gained is None:
         return "–"
-    return f"{e.effective_n:.1f}"
+    return f"{e.effective_n:.1f} ({e.gained:+.1f})"
 
 
 def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
