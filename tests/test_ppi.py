@@ -208,3 +208,27 @@ def test_the_interval_covers_the_true_mean_about_as_often_as_it_says(weighted: b
         assert est.ci is not None
         hits += est.ci[0] <= 0.4 <= est.ci[1]
     assert 0.84 <= hits / 400 <= 0.96
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(0, 1), min_size=3, max_size=25),
+    st.lists(st.floats(0, 1), min_size=3, max_size=25),
+    st.floats(0.1, 5),
+    st.floats(-2, 2),
+)
+def test_estimate_follows_an_affine_change_of_scale(
+    y: list[float], yhat_u: list[float], scale: float, shift: float
+) -> None:
+    # θ̂(a·Y + b, a·Ŷ + b) = a·θ̂(Y, Ŷ) + b at the same λ (λ* is scale-free), and the
+    # interval scales with it: a measure in other units gives the same answer
+    rng = np.random.default_rng(len(y) * 31 + len(yhat_u))
+    arr = np.array(y)
+    yhat = np.clip(arr + rng.normal(0, 0.2, arr.shape[0]), 0, 1)
+    u = np.array(yhat_u)
+    base = ppi_mean(arr, yhat, u)
+    moved = ppi_mean(scale * arr + shift, scale * yhat + shift, scale * u + shift)
+    assert moved.lam == pytest.approx(base.lam, abs=1e-9)
+    assert moved.estimate == pytest.approx(scale * base.estimate + shift, abs=1e-9)
+    assert base.ci is not None and moved.ci is not None
+    assert moved.ci[1] - moved.ci[0] == pytest.approx(scale * (base.ci[1] - base.ci[0]), abs=1e-9)

@@ -334,3 +334,23 @@ def test_nuggets_corrected_by_human_assignments(tmp_path) -> None:
     assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
     assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
     assert ppi["human_mean"] == pytest.approx(0.85)
+
+
+def test_merged_ratings_and_assignments_keep_the_llm_elsewhere() -> None:
+    from ragmeter.analysis.ppi import judgments_rows, merge_assignments, merge_judgments
+    from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    llm = Judgments.from_dict({"q1": {"d1": [1, 2], "d2": [3, 4]}, "q2": {"d1": [5, 5]}})
+    human = Judgments.from_dict({"q1": {"d2": [0, 0], "d3": [5, 1]}, "q2": {"d1": [0, 0]}})
+    merged = judgments_rows(merge_judgments(llm, human, ["q1"]))
+    assert merged == {"q1": {"d1": [1, 2], "d2": [0, 0], "d3": [5, 1]}, "q2": {"d1": [5, 5]}}
+    with pytest.raises(ValueError, match="sub-questions"):
+        merge_judgments(llm, Judgments.from_dict({"q1": {"d1": [1]}}), ["q1"])
+    a = NuggetAssignments({("r", "q1"): {"n1": 2, "n2": 0}}, {("q1", "d1"): {"n1": 1}})
+    h = NuggetAssignments(
+        {("r", "q1"): {"n2": 2}, ("r", "q9"): {"n1": 0}}, {("q1", "d1"): {"n1": 0}}
+    )
+    both = merge_assignments(a, h, ["q1"])
+    assert both.answers == {("r", "q1"): {"n1": 2, "n2": 2}}
+    assert both.passages == {("q1", "d1"): {"n1": 0}}
