@@ -287,7 +287,10 @@ def _report(settings: Settings, judge: Any, result: Any, out: Path, write: Any) 
         raise typer.Exit(code=130)
     if summary.fatal:
         raise typer.Exit(code=1)
+    from ragmeter.judges.api import write_label_provenance
+
     write(result.labels, out)
+    write_label_provenance(result, out)
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return

@@ -19,7 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from ragmeter.core.provenance import LabelSource
 from ragmeter.errors import InputError
 from ragmeter.io._common import atomic_write_text
 from ragmeter.judges.cache import JudgmentCache
@@ -47,6 +49,8 @@ class TaskResult:
 
     labels: Any
     run: JudgeRun
+    #: who made the labels (judge model, server host, prompt id and hash), for the sidecar
+    source: LabelSource | None = None
 
     @property
     def summary(self) -> Any:
@@ -211,7 +215,9 @@ class Job:
         run = _run(
             self.task, self.items, judge, cache, refresh, price, progress, retry_unparsed, engine
         )
-        return TaskResult(self.shape(self.items, run.results), run)
+        return TaskResult(
+            self.shape(self.items, run.results), run, label_source(self.task, as_judge(judge))
+        )
 
     def estimate(
         self,
@@ -234,6 +240,39 @@ class Job:
             retry_unparsed=retry_unparsed,
         )
         return plan.estimate(price)
+
+
+def label_source(task: Task, judge: Judge) -> LabelSource:
+    """The provenance of the labels ``judge`` gives on ``task``: its model, its servers'
+    hosts (``host:port``, no path or credentials), the prompt's id, version and SHA-256, and
+    the sampling temperature. A judge may describe itself instead (``judge.label_source``,
+    e.g. an ensemble of judges)."""
+    own = getattr(judge, "label_source", None)
+    if isinstance(own, LabelSource):
+        return own
+    config = getattr(judge, "config", None)
+    hosts = [urlsplit(u).netloc.rpartition("@")[2] for u in getattr(config, "base_urls", ())]
+    prompt = task.prompt
+    return LabelSource(
+        kind="judge",
+        model=judge.model,
+        host=",".join(hosts) or None,
+        prompt_id=prompt.task,
+        prompt_version=prompt.version,
+        prompt_sha256=prompt.sha256 or None,
+        temperature=getattr(config, "temperature", None),
+    )
+
+
+def write_label_provenance(result: TaskResult, path: str | os.PathLike[str]) -> Path | None:
+    """Write the provenance sidecar of the label file ``path`` written from ``result``
+    (every label by the one judge); returns the sidecar's path (``None`` without a source)."""
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io.provenance import write_provenance
+
+    if result.source is None:
+        return None
+    return write_provenance(path, LabelProvenance.single(result.source))
 
 
 def _ok(j: Judgment | None) -> bool:
@@ -651,12 +690,14 @@ __all__ = [
     "judge_relevance",
     "judge_subquestions",
     "judge_udcg",
+    "label_source",
     "pair_items",
     "relevance_job",
     "subquestions_job",
     "udcg_job",
     "write_json",
     "write_judgments",
+    "write_label_provenance",
     "write_qrels",
     "write_questions",
     "write_utilities",

@@ -68,6 +68,8 @@ class Prompt:
     system: str
     user: str
     digest: str
+    #: SHA-256 of the whole template file (``digest`` is its first 8 hex digits)
+    sha256: str = ""
 
     @property
     def identity(self) -> str:
@@ -88,12 +90,14 @@ def parse_prompt(text: str, name: str) -> Prompt:
             current.append(line)
     if "version" not in header or "user" not in sections:
         raise ValueError(f"prompt {name}: needs a '# version:' line and a '=== user' section")
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Prompt(
         task=header.get("task", name),
         version=header["version"],
         system="\n".join(sections.get("system", [])).strip(),
         user="\n".join(sections["user"]).strip(),
-        digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:8],
+        digest=sha[:8],
+        sha256=sha,
     )
 
 

@@ -1,0 +1,225 @@
+"""Who made each label: a person, or a judge (model, server, prompt id and hash, samples).
+
+Every label file ragmeter writes (qrels from ``ragmeter judge``, merged qrels of hole filling,
+labels exported from the web app) has a provenance sidecar read and written by
+:mod:`ragmeter.io.provenance`. The data model here is plain and immutable:
+
+- :class:`LabelSource` — one maker of labels. ``kind`` is ``"human"`` or ``"judge"``; a judge
+  names its ``model``, the ``host`` of its server (no path, no credentials), the ``prompt_id``
+  (``relevance``, ``umbrela`` …) with the prompt's version and the SHA-256 of its template,
+  how many ``samples`` were drawn per pair and at which ``temperature``, and, for an ensemble,
+  its member ``judges`` and how they were combined (``aggregation``).
+- :class:`LabelProvenance` — the sources by id, and for each (query, doc) pair the id of the
+  source that labelled it; pairs not listed take ``default`` (``None``: unknown).
+
+A number computed on labels any of which come from a judge is "computed on LLM labels";
+:meth:`LabelProvenance.describe` says so in one line, for every view that prints numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Literal
+
+SourceKind = Literal["human", "judge"]
+KINDS: tuple[SourceKind, ...] = ("human", "judge")
+HUMAN = "human"
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class LabelSource:
+    """One maker of labels: a person (``kind="human"``) or a judge (``kind="judge"``).
+
+    ``identity()`` is what two sources must share to count as "the same judge" (a calibration
+    made with one judge says nothing of another): kind, model, prompt id, version and hash,
+    samples, temperature, aggregation and the member judges — not the server's host, which
+    may change while the model stays the same, nor the free-text ``note``.
+    """
+
+    kind: SourceKind
+    model: str | None = None
+    host: str | None = None
+    prompt_id: str | None = None
+    prompt_version: str | None = None
+    prompt_sha256: str | None = None
+    samples: int = 1
+    temperature: float | None = None
+    aggregation: str | None = None
+    judges: tuple[LabelSource, ...] = ()
+    annotator: str | None = None
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"label source kind {self.kind!r}: expected one of {KINDS}")
+        if self.kind == "judge" and not (self.model or self.judges):
+            raise ValueError("a judge label source needs a model (or member judges)")
+        if self.samples < 1:
+            raise ValueError(f"label source samples must be ≥ 1, got {self.samples}")
+
+    @property
+    def is_llm(self) -> bool:
+        return self.kind == "judge"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that identify the judge (see the class docstring), JSON-ready."""
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "prompt_id": self.prompt_id,
+            "prompt_version": self.prompt_version,
+            "prompt_sha256": self.prompt_sha256,
+            "samples": self.samples,
+            "temperature": self.temperature,
+            "aggregation": self.aggregation,
+            "judges": [j.identity() for j in self.judges],
+        }
+
+    def same_judge(self, other: LabelSource) -> bool:
+        return self.identity() == other.identity()
+
+    def describe(self) -> str:
+        """``umbrela, model M`` / ``3 judges (majority): a, b, c`` / ``human (alice)``."""
+        if self.kind == "human":
+            return f"human ({self.annotator})" if self.annotator else "human"
+        if self.judges:
+            names = ", ".join(j.model or "?" for j in self.judges)
+            how = f" ({self.aggregation})" if self.aggregation else ""
+            head = f"{self.prompt_id}, " if self.prompt_id else ""
+            return f"{head}{len(self.judges)} judges{how}: {names}"
+        parts = [p for p in (self.prompt_id, f"model {self.model}") if p]
+        if self.samples > 1:
+            parts.append(f"{self.samples} samples")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """Non-default fields only, member judges nested."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "kind" or value == f.default:
+                continue
+            out[f.name] = [j.to_json() for j in value] if f.name == "judges" else value
+        return out
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> LabelSource:
+        """Inverse of :meth:`to_json`; raises ``ValueError``/``TypeError`` on a bad field."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}")
+        kwargs = dict(value)
+        kwargs["judges"] = tuple(cls.from_json(j) for j in kwargs.get("judges", ()))
+        return cls(**kwargs)
+
+
+def human_source(annotator: str | None = None) -> LabelSource:
+    return LabelSource(kind="human", annotator=annotator)
+
+
+@dataclass(frozen=True)
+class LabelProvenance:
+    """The sources of a label file's labels: ``sources`` by id, ``pairs`` maps a (query, doc)
+    pair to its source id, the pairs not listed take ``default`` (``None`` = unknown)."""
+
+    sources: Mapping[str, LabelSource]
+    pairs: Mapping[Pair, str] = field(default_factory=dict)
+    default: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        object.__setattr__(self, "pairs", MappingProxyType(dict(self.pairs)))
+        if self.default is not None and self.default not in self.sources:
+            raise ValueError(f"default source {self.default!r} is not among the sources")
+        for pair, source in self.pairs.items():
+            if source not in self.sources:
+                raise ValueError(f"pair {pair}: source {source!r} is not among the sources")
+
+    @classmethod
+    def single(cls, source: LabelSource, source_id: str | None = None) -> LabelProvenance:
+        """Every label made by ``source``."""
+        sid = source_id or ("human" if source.kind == "human" else "judge")
+        return cls(sources={sid: source}, default=sid)
+
+    def source_of(self, query_id: str, doc_id: str) -> LabelSource | None:
+        sid = self.pairs.get((query_id, doc_id), self.default)
+        return None if sid is None else self.sources[sid]
+
+    def counts(self, pairs: Iterable[Pair]) -> Counter[str | None]:
+        """How many of ``pairs`` each source id made (``None``: unknown)."""
+        return Counter(self.pairs.get(p) or self.default for p in pairs)
+
+    @property
+    def has_llm(self) -> bool:
+        """Whether any label may come from a judge."""
+        used = set(self.pairs.values()) | ({self.default} if self.default else set())
+        return any(self.sources[s].is_llm for s in used)
+
+    def judges(self) -> dict[str, LabelSource]:
+        """The judge sources, by id."""
+        return {sid: s for sid, s in self.sources.items() if s.is_llm}
+
+    def describe(self, pairs: Iterable[Pair] | None = None) -> str:
+        """One line for the views: ``LLM labels (umbrela, model M): 460 of 500 pairs; human:
+        40``; without ``pairs``, the listed pairs (or, when none is listed, the default source)."""
+        if pairs is None:
+            if not self.pairs:
+                only = None if self.default is None else self.sources[self.default]
+                return _line(only, None, None)
+            pairs = self.pairs.keys()
+        counts = self.counts(pairs)
+        total = sum(counts.values())
+        parts = []
+        for sid, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+            src = None if sid is None else self.sources[sid]
+            parts.append(_line(src, n, total))
+        return "; ".join(parts)
+
+    def merged_with(self, other: LabelProvenance, pairs: Iterable[Pair]) -> LabelProvenance:
+        """This provenance, with ``pairs`` taken from ``other`` (hole filling: human labels
+        kept, the holes' labels from the judge). Source ids of ``other`` that collide with
+        different sources here are renamed ``<id>-2``, ``<id>-3`` …"""
+        sources = dict(self.sources)
+        rename: dict[str, str] = {}
+        for sid, src in other.sources.items():
+            new, k = sid, 2
+            while new in sources and sources[new] != src:
+                new, k = f"{sid}-{k}", k + 1
+            sources[new] = src
+            rename[sid] = new
+        merged = dict(self.pairs)
+        for pair in pairs:
+            made_by = other.pairs.get(pair) or other.default
+            if made_by is None:
+                raise ValueError(f"pair {pair}: no source in the provenance merged in")
+            merged[pair] = rename[made_by]
+        return LabelProvenance(sources=sources, pairs=merged, default=self.default)
+
+
+def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
+    if source is None:
+        head = "labels of unknown origin"
+    elif source.is_llm:
+        head = f"LLM labels ({source.describe()})"
+    else:
+        head = f"{source.describe()} labels"
+    if n is None or total is None:
+        return head
+    return f"{head}: {n:,} of {total:,} pairs"
+
+
+__all__ = [
+    "HUMAN",
+    "KINDS",
+    "LabelProvenance",
+    "LabelSource",
+    "Pair",
+    "SourceKind",
+    "human_source",
+]
