@@ -354,3 +354,14 @@ def test_merged_ratings_and_assignments_keep_the_llm_elsewhere() -> None:
     both = merge_assignments(a, h, ["q1"])
     assert both.answers == {("r", "q1"): {"n1": 2, "n2": 2}}
     assert both.passages == {("q1", "d1"): {"n1": 0}}
+
+
+def test_the_labels_line_names_the_judge_from_the_provenance_sidecar(files) -> None:
+    from ragmeter.core.provenance import LabelProvenance, LabelSource
+    from ragmeter.io.provenance import write_provenance
+
+    judge = LabelSource(kind="judge", model="judge-model-7b", prompt_id="relevance")
+    write_provenance(files["llm"], LabelProvenance.single(judge))
+    labels = _evaluate(files)["ppi"]["labels"]
+    assert labels.startswith("computed on LLM labels (llm.txt)")
+    assert "llm.txt: LLM labels (" in labels and "judge-model-7b" in labels

@@ -109,11 +109,20 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
 
 
 def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
-    """Which labels the numbers rest on, as every view prints it."""
-    return (
+    """Which labels the numbers rest on, as every view prints it; who made them where the
+    label files have a provenance sidecar (:mod:`ragmeter.io.provenance`)."""
+    from ragmeter.io.provenance import read_provenance
+
+    text = (
         f"computed on LLM labels ({llm_labels.name}), corrected by human labels "
         f"({ppi.human_file.name}) on {len(labelled.query_ids)} queries"
     )
+    made = [
+        f"{path.name}: {provenance.describe()}"
+        for path in (llm_labels, ppi.human_file)
+        if (provenance := read_provenance(path)) is not None
+    ]
+    return "; ".join([text, *made])
 
 
 def _labelled(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> Labelled:
