@@ -157,7 +157,7 @@ def evaluate(
         human_assignments,
     )  # fmt: skip
     if estimate is not None:
-        return emit_evaluate_ppi(request, estimate, fmt, output)
+        return emit_evaluate_ppi(request, estimate, fmt, output, per_query=per_query)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")

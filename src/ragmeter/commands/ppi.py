@@ -119,16 +119,24 @@ def ppi_request(
 
 
 def emit_evaluate_ppi(
-    request: EvaluateRequest, ppi: PPIRequest, fmt: OutputFormat, output: Path | None
+    request: EvaluateRequest,
+    ppi: PPIRequest,
+    fmt: OutputFormat,
+    output: Path | None,
+    *,
+    per_query: bool = False,
 ) -> None:
     """``evaluate --ppi``: the three intervals per measure (table), or the evaluation's
-    JSON with a ``ppi`` object per measure."""
+    JSON with a ``ppi`` object per measure (and the per-query values under the LLM labels
+    with ``per_query``)."""
     from ragmeter.commands.output import _table, _text, warn
     from ragmeter.report import ppi as render
     from ragmeter.workflows.ppi import evaluate_ppi
 
     if fmt.value not in ("table", "json"):
         fail(RagmeterError(f"--ppi prints a table or json, not {fmt.value}"))
+    if per_query and fmt.value == "table":
+        fail(RagmeterError("--ppi prints per-query values with -f json"))
     try:
         outcome = evaluate_ppi(request, ppi)
     except RagmeterError as exc:
@@ -136,7 +144,7 @@ def emit_evaluate_ppi(
     if fmt.value == "table":
         _table(lambda **kw: render.print_table(outcome.estimates, **kw), output)
         return
-    _text(render.to_json(outcome.evaluation, outcome.estimates), output)
+    _text(render.to_json(outcome.evaluation, outcome.estimates, per_query=per_query), output)
     warn(outcome.evaluation.warnings)
 
 

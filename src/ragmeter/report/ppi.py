@@ -34,10 +34,10 @@ def headline(measure: str, estimate: PPIEstimate, method: str) -> str:
     )
 
 
-def to_json(evaluation: Evaluation, estimates: PPIEvaluation) -> str:
+def to_json(evaluation: Evaluation, estimates: PPIEvaluation, *, per_query: bool = False) -> str:
     """The evaluation's JSON (under the LLM labels) with, per run and measure, a ``"ppi"``
     object beside the mean, and the method and labels at the top level."""
-    out = evaluation.to_dict()
+    out = evaluation.to_dict(per_query=per_query)
     for run in out["runs"]:
         for name, metric in run["metrics"].items():
             metric["ppi"] = estimates[run["name"]][name].to_dict()
