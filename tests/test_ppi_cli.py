@@ -207,7 +207,7 @@ def test_compare_ppi_differences_match_ppi_python(files, tmp_path) -> None:
         (["--ppi", "--human-qrels", "HUMAN", "--ppi-lambda", "2"], "--ppi-lambda 2"),
         (["--ppi", "--human-qrels", "HUMAN", "--labelled-queries", "LISTED"], "'q5' is listed"),
         (["--ppi", "--human-qrels", "HUMAN", "-f", "csv"], "table or json"),
-        (["--ppi", "--human-qrels", "HUMAN", "--save"], "not saved"),
+        (["--ppi", "--human-qrels", "HUMAN", "--save"], "--ppi does not take --save"),
     ],
 )
 def test_bad_input_is_one_line(files, tmp_path, args, message) -> None:

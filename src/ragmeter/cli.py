@@ -151,9 +151,9 @@ def evaluate(
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
-    saving = save or store is not None or name is not None
+    others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
-        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving, human_judgments,
+        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,
         human_assignments,
     )  # fmt: skip
     if estimate is not None:

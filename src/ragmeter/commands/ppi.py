@@ -4,6 +4,7 @@ the estimates are :mod:`ragmeter.workflows.ppi`, printed by :mod:`ragmeter.repor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -81,7 +82,7 @@ def ppi_request(
     alpha: float | None,
     lam: float | None,
     labelled_queries: Path | None,
-    saving: bool = False,
+    others: Mapping[str, object] | None = None,
     human_judgments: Path | None = None,
     human_assignments: Path | None = None,
 ) -> PPIRequest | None:
@@ -112,8 +113,10 @@ def ppi_request(
                 "(--human-judgments or --human-assignments for coverage or nuggets)"
             )
         )
-    if saving:
-        fail(RagmeterError("--ppi estimates are printed, not saved: drop --save/--store/--name"))
+    given = [option for option, value in (others or {}).items() if value]
+    if given:
+        # printed estimates only: saving them, curves and groups are not (yet) views of PPI
+        fail(RagmeterError(f"--ppi does not take {', '.join(given)}"))
     level = 0.1 if alpha is None else alpha
     return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments, human_assignments)
 
