@@ -8,8 +8,10 @@ the pair and the LLM label elsewhere: a query with human labels on only some of 
 labelled, and its unlabelled pairs keep the judge's grade (a human who labels a query's top
 passages leaves the rest to the judge, and its ``Y`` is the measure under that mix). The
 estimate per measure is :func:`ragmeter.stats.ppi.ppi_mean`; a paired difference between two
-runs is :func:`ragmeter.stats.ppi.ppi_paired_difference`, corrected over the pairs by
-:func:`ragmeter.stats.correction.adjust`.
+runs is the same estimate on the per-query differences (as
+:func:`ragmeter.stats.ppi.ppi_paired_difference`), its p-values corrected over the pairs by
+:func:`ragmeter.stats.correction.adjust`. Sub-question ratings and nugget assignments are
+merged as grades are (:func:`merge_judgments`, :func:`merge_assignments`).
 
 A query where a measure is NA (undefined) under either labels is left out of that measure's
 estimate, and counted (``n_na``): NA never enters a mean.
@@ -57,7 +59,7 @@ class Labelled:
         return np.array([1.0 / self.inclusion[q] for q in query_ids], dtype=np.float64)
 
 
-def labelled_from_qrels(
+def labelled_queries(
     human: Qrels | Judgments | NuggetAssignments,
     listed: Sequence[str] | None = None,
     inclusion: Mapping[str, float] | None = None,

@@ -125,8 +125,10 @@ def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) ->
     return "; ".join([text, *made])
 
 
-def _labelled(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> Labelled:
-    from ragmeter.analysis.ppi import labelled_from_qrels
+def labelled_of(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> Labelled:
+    """The labelled queries of ``ppi``: its ``--labelled-queries`` file's (with their
+    inclusion probabilities), else those of the human labels."""
+    from ragmeter.analysis.ppi import labelled_queries
     from ragmeter.io.labelled import read_labelled_queries
 
     listed, inclusion = (
@@ -134,7 +136,7 @@ def _labelled(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> 
         if ppi.labelled_queries is not None
         else (None, None)
     )
-    return labelled_from_qrels(human, listed, inclusion)
+    return labelled_queries(human, listed, inclusion)
 
 
 def _evaluate_both(
@@ -151,7 +153,7 @@ def _evaluate_both(
     evaluated = {str(q) for run in evaluation.runs for q in run.query_ids}
     if ppi.kind == "qrels":
         llm_qrels, human_qrels = read_qrels(llm_file), read_qrels(ppi.human_file)
-        labelled = _labelled(ppi, human_qrels)
+        labelled = labelled_of(ppi, human_qrels)
         _share(labelled, evaluated, ppi.human_file)
         merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
         human = evaluate_files(request, labels=merged).evaluation
@@ -160,7 +162,7 @@ def _evaluate_both(
         questions = request.coverage.questions
         llm_ratings = read_judgments(llm_file, questions=questions)
         human_ratings = read_judgments(ppi.human_file, questions=questions)
-        labelled = _labelled(ppi, human_ratings)
+        labelled = labelled_of(ppi, human_ratings)
         _share(labelled, evaluated, ppi.human_file)
         ratings = merge_judgments(llm_ratings, human_ratings, labelled.query_ids)
         human = evaluate_files(request, overrides={"judgments": ratings}).evaluation
@@ -168,7 +170,7 @@ def _evaluate_both(
         assert request.nuggets is not None
         read = request.nuggets.options()  # the nuggets, and the LLM's assignments to them
         human_assigned = read_assignments(ppi.human_file, read["nuggets"])
-        labelled = _labelled(ppi, human_assigned)
+        labelled = labelled_of(ppi, human_assigned)
         _share(labelled, evaluated, ppi.human_file)
         assigned = merge_assignments(read["nugget_assignments"], human_assigned, labelled.query_ids)
         human = evaluate_files(request, overrides={"nugget_assignments": assigned}).evaluation

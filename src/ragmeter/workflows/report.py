@@ -125,22 +125,16 @@ def _ppi(
 ) -> PPIEvaluation:
     """The report's runs evaluated again, by the same path, under the merged labels of the
     labelled queries, and the PPI estimates of every measure."""
-    from ragmeter.analysis.ppi import labelled_from_qrels, merge_qrels, ppi_evaluation
+    from ragmeter.analysis.ppi import merge_qrels, ppi_evaluation
     from ragmeter.evaluation import evaluate
-    from ragmeter.io.labelled import read_labelled_queries
     from ragmeter.io.readers import read_qrels
-    from ragmeter.workflows.ppi import labels_description
+    from ragmeter.workflows.ppi import labelled_of, labels_description
 
     runs, names, options, coverage = inputs
     if ppi.human_qrels is None:
         raise RagmeterError("report --ppi takes the human labels as --human-qrels")
     human_qrels = read_qrels(ppi.human_qrels)
-    listed, inclusion = (
-        read_labelled_queries(ppi.labelled_queries)
-        if ppi.labelled_queries is not None
-        else (None, None)
-    )
-    labelled = labelled_from_qrels(human_qrels, listed, inclusion)
+    labelled = labelled_of(ppi, human_qrels)
     merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
     human = evaluate(runs, merged, names, **options, **coverage)
     assert request.qrels is not None
