@@ -71,7 +71,7 @@ LabelledQueries = Annotated[
         "--labelled-queries",
         help="With --ppi: the human-labelled queries, one per line, each optionally with "
         "its inclusion probability (stratified or active sampling). Default: every query "
-        "of --human-qrels.",
+        "of the human labels.",
     ),
 ]
 
