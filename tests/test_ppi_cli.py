@@ -207,7 +207,7 @@ def test_compare_ppi_differences_match_ppi_python(files, tmp_path) -> None:
         (["--ppi", "--human-qrels", "HUMAN", "--ppi-lambda", "2"], "--ppi-lambda 2"),
         (["--ppi", "--human-qrels", "HUMAN", "--labelled-queries", "LISTED"], "'q5' is listed"),
         (["--ppi", "--human-qrels", "HUMAN", "-f", "csv"], "table or json"),
-        (["--ppi", "--human-qrels", "HUMAN", "--save"], "not saved"),
+        (["--ppi", "--human-qrels", "HUMAN", "--save"], "--ppi does not take --save"),
     ],
 )
 def test_bad_input_is_one_line(files, tmp_path, args, message) -> None:
@@ -237,3 +237,131 @@ def test_labelled_queries_file_errors(tmp_path) -> None:
     path.write_text("q1\nq1\n")
     with pytest.raises(InputError, match="twice"):
         read_labelled_queries(path)
+
+
+def test_report_ppi_section_shows_the_numbers_of_evaluate(files, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    ppi = _evaluate(files)["runs"][0]["metrics"]["precision@3"]["ppi"]
+    page = tmp_path / "report.html"
+    args = ["--qrels", str(files["llm"]), "--human-qrels", str(files["human"]), "--ppi"]
+    result = runner.invoke(
+        app,
+        ["report", str(files["run"]), *args, "-m", "P@3", "-o", str(page), "--bootstrap", "200"],
+    )
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    section = text[text.index('<section id="ppi">') :]
+    low, high = ppi["ci"]
+    assert f"{ppi['estimate']:.4f} [{low:.4f}, {high:.4f}]" in section
+    assert f"{ppi['llm_mean']:.4f}" in section and f"{ppi['human_mean']:.4f}" in section
+    assert "computed on LLM labels" in section and "qrels (LLM labels)" in text
+
+
+def _write_judgments(path: Path, rows: dict[str, dict[str, list[int]]]) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"query_id": q, "doc_id": d, "ratings": r}) + "\n"
+            for q, docs in rows.items()
+            for d, r in docs.items()
+        )
+    )
+    return path
+
+
+def test_coverage_corrected_by_human_subquestion_ratings(tmp_path) -> None:
+    # coverage@2 = answerable sub-questions (some rating ≥ 3) rated ≥ 3 by the top 2 / answerable
+    llm = {
+        "q1": {"d1": [5, 0], "d2": [0, 0], "d3": [0, 4]},  # {1} of {1, 2}: 1/2
+        "q2": {"d1": [4, 4], "d2": [0, 0], "d3": [0, 0]},  # 1
+        "q3": {"d1": [0, 0], "d2": [3, 0], "d3": [0, 5]},  # 1/2
+        "q4": {"d1": [0, 0], "d2": [0, 0], "d3": [5, 5]},  # 0
+    }
+    human = {
+        "q1": {"d1": [5, 0], "d2": [0, 4]},  # d3 keeps the LLM's [0, 4]: {1, 2} of {1, 2}: 1
+        "q2": {"d1": [4, 1]},  # d2, d3 keep [0, 0]: {1} of {1}: 1
+    }
+    run = _write_run(tmp_path / "a.txt", {q: ["d1", "d2", "d3"] for q in llm}, "a")
+    result = runner.invoke(
+        app,
+        ["evaluate", str(run), "--judgments", str(_write_judgments(tmp_path / "llm.jsonl", llm)),
+         "--human-judgments", str(_write_judgments(tmp_path / "human.jsonl", human)), "--ppi",
+         "-m", "coverage@2", "-f", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ppi = json.loads(result.stdout)["runs"][0]["metrics"]["coverage@2"]["ppi"]
+    point, ci = _point_ci([1.0, 1.0], [0.5, 1.0], [0.5, 0.0], alpha=0.1)
+    assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
+    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    assert ppi["human_mean"] == 1.0 and ppi["llm_mean"] == pytest.approx(0.5)
+
+
+def test_a_measure_on_other_labels_gets_no_estimate_and_says_why(files, tmp_path) -> None:
+    ratings = {q: {"d1": [5], "d2": [0], "d3": [0]} for q in RUN}
+    judgments = _write_judgments(tmp_path / "j.jsonl", ratings)
+    out = _evaluate(files, "--judgments", str(judgments), "-m", "coverage@2")
+    ppi = out["runs"][0]["metrics"]["coverage@2"]["ppi"]
+    assert ppi["estimate"] is None and "human sub-question ratings" in ppi["reason"]
+    assert out["runs"][0]["metrics"]["precision@3"]["ppi"]["estimate"] is not None
+
+
+def test_nuggets_corrected_by_human_assignments(tmp_path) -> None:
+    from ragmeter.data import example_path
+
+    # LLM nugget_all of the example's answers: q01 S S S S N = 0.8, q02 0.8,
+    # q03 S N S N P N = 2.5/6, q06 S S S S P = 0.9
+    human = []
+    for line in example_path("nugget_assignments.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if "run_id" in record and record["qid"] == "q01":
+            # the human assigns one nugget only: P; the others keep the LLM's → 0.7
+            record["nuggets"] = [dict(record["nuggets"][0], assignment="partial_support")]
+            human.append(record)
+        if "run_id" in record and record["qid"] == "q02":
+            record["nuggets"][4]["assignment"] = "support"  # S S S S S → 1.0
+            human.append(record)
+    path = tmp_path / "human.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in human))
+    result = runner.invoke(
+        app,
+        ["evaluate", str(example_path("rag_answers.jsonl")), "--nuggets",
+         str(example_path("nuggets.jsonl")), "--assignments",
+         str(example_path("nugget_assignments.jsonl")), "--human-assignments", str(path),
+         "--ppi", "-m", "nugget_all", "--ppi-lambda", "1", "-f", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ppi = json.loads(result.stdout)["runs"][0]["metrics"]["nugget_all"]["ppi"]
+    point, ci = _point_ci([0.7, 1.0], [0.8, 0.8], [2.5 / 6, 0.9], alpha=0.1, lam=1.0)
+    assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
+    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    assert ppi["human_mean"] == pytest.approx(0.85)
+
+
+def test_merged_ratings_and_assignments_keep_the_llm_elsewhere() -> None:
+    from ragmeter.analysis.ppi import judgments_rows, merge_assignments, merge_judgments
+    from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    llm = Judgments.from_dict({"q1": {"d1": [1, 2], "d2": [3, 4]}, "q2": {"d1": [5, 5]}})
+    human = Judgments.from_dict({"q1": {"d2": [0, 0], "d3": [5, 1]}, "q2": {"d1": [0, 0]}})
+    merged = judgments_rows(merge_judgments(llm, human, ["q1"]))
+    assert merged == {"q1": {"d1": [1, 2], "d2": [0, 0], "d3": [5, 1]}, "q2": {"d1": [5, 5]}}
+    with pytest.raises(ValueError, match="sub-questions"):
+        merge_judgments(llm, Judgments.from_dict({"q1": {"d1": [1]}}), ["q1"])
+    a = NuggetAssignments({("r", "q1"): {"n1": 2, "n2": 0}}, {("q1", "d1"): {"n1": 1}})
+    h = NuggetAssignments(
+        {("r", "q1"): {"n2": 2}, ("r", "q9"): {"n1": 0}}, {("q1", "d1"): {"n1": 0}}
+    )
+    both = merge_assignments(a, h, ["q1"])
+    assert both.answers == {("r", "q1"): {"n1": 2, "n2": 2}}
+    assert both.passages == {("q1", "d1"): {"n1": 0}}
+
+
+def test_the_labels_line_names_the_judge_from_the_provenance_sidecar(files) -> None:
+    from ragmeter.core.provenance import LabelProvenance, LabelSource
+    from ragmeter.io.provenance import write_provenance
+
+    judge = LabelSource(kind="judge", model="judge-model-7b", prompt_id="relevance")
+    write_provenance(files["llm"], LabelProvenance.single(judge))
+    labels = _evaluate(files)["ppi"]["labels"]
+    assert labels.startswith("computed on LLM labels (llm.txt)")
+    assert "llm.txt: LLM labels (" in labels and "judge-model-7b" in labels

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands import ppi as ppi_options
 from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AnswerFiles,
@@ -47,7 +48,6 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import OutputFormat
-from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -119,11 +119,13 @@ def evaluate(
     engine: EngineChoice = "local",
     workers: Workers = None,
     calibration: CalibrationFile = None,
-    ppi: PPIFlag = False,
-    human_qrels: HumanQrels = None,
-    alpha: PPIAlpha = None,
-    ppi_lambda: PPILambda = None,
-    labelled_queries: LabelledQueries = None,
+    ppi: ppi_options.PPIFlag = False,
+    human_qrels: ppi_options.HumanQrels = None,
+    human_judgments: ppi_options.HumanJudgments = None,
+    human_assignments: ppi_options.HumanAssignments = None,
+    alpha: ppi_options.PPIAlpha = None,
+    ppi_lambda: ppi_options.PPILambda = None,
+    labelled_queries: ppi_options.LabelledQueries = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -151,12 +153,14 @@ def evaluate(
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
     )
-    labels = label_lines(qrels, calibration)
-    saving = save or store is not None or name is not None
-    estimate = ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving)
+    others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
+    estimate = ppi_request(
+        ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,
+        human_assignments,
+    )  # fmt: skip
     if estimate is not None:
-        emit_evaluate_ppi(request, estimate, fmt, output)
-        return tell(labels)
+        return emit_evaluate_ppi(request, estimate, fmt, output, per_query=per_query)
+    labels = label_lines(qrels, calibration)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")
@@ -170,7 +174,7 @@ def evaluate(
     else:
         emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output)
     tell(labels)
-    if saving:
+    if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,
             store=store,

@@ -8,8 +8,10 @@ the pair and the LLM label elsewhere: a query with human labels on only some of 
 labelled, and its unlabelled pairs keep the judge's grade (a human who labels a query's top
 passages leaves the rest to the judge, and its ``Y`` is the measure under that mix). The
 estimate per measure is :func:`ragmeter.stats.ppi.ppi_mean`; a paired difference between two
-runs is :func:`ragmeter.stats.ppi.ppi_paired_difference`, corrected over the pairs by
-:func:`ragmeter.stats.correction.adjust`.
+runs is the same estimate on the per-query differences (as
+:func:`ragmeter.stats.ppi.ppi_paired_difference`), its p-values corrected over the pairs by
+:func:`ragmeter.stats.correction.adjust`. Sub-question ratings and nugget assignments are
+merged as grades are (:func:`merge_judgments`, :func:`merge_assignments`).
 
 A query where a measure is NA (undefined) under either labels is left out of that measure's
 estimate, and counted (``n_na``): NA never enters a mean.
@@ -27,6 +29,8 @@ from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels
+    from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
     from ragmeter.evaluation.results import Evaluation, RunResult
     from ragmeter.measures import Measure
     from ragmeter.stats.correction import Correction
@@ -55,19 +59,28 @@ class Labelled:
         return np.array([1.0 / self.inclusion[q] for q in query_ids], dtype=np.float64)
 
 
-def labelled_from_qrels(
-    human: Qrels, listed: Sequence[str] | None = None, inclusion: Mapping[str, float] | None = None
+def labelled_queries(
+    human: Qrels | Judgments | NuggetAssignments,
+    listed: Sequence[str] | None = None,
+    inclusion: Mapping[str, float] | None = None,
 ) -> Labelled:
     """The labelled queries: those of ``listed`` (each must have human labels), else every
-    query of the human qrels."""
-    have = {str(q) for q in human.query_ids}
+    query of the human labels (qrels, sub-question ratings or nugget assignments)."""
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    if isinstance(human, NuggetAssignments):
+        have = set(assignment_queries(human))
+        name = human.source
+    else:
+        have = {str(q) for q in human.query_ids}
+        name = human.name
     if listed is None:
         return Labelled(tuple(sorted(have)), inclusion)
     unlabelled = [q for q in listed if q not in have]
     if unlabelled:
         raise PPIError(
             f"query {unlabelled[0]!r} is listed as labelled but has no human label in "
-            f"{human.name} ({len(unlabelled)} such queries)"
+            f"{name} ({len(unlabelled)} such queries)"
         )
     return Labelled(tuple(listed), inclusion)
 
@@ -92,6 +105,83 @@ def method_name(lam: float | None, weighted: bool) -> str:
     labelled queries came with inclusion probabilities."""
     name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
     return name + (", inverse-probability weighted" if weighted else "")
+
+
+def judgments_rows(judgments: Judgments) -> dict[str, dict[str, list[int]]]:
+    """``{qid: {doc_id: [rating per sub-question]}}`` of ``judgments``."""
+    docs = judgments.doc_ids.to_pylist()
+    ratings = judgments.ratings.tolist()
+    bounds = judgments.rating_offsets.tolist()
+    out: dict[str, dict[str, list[int]]] = {}
+    for i, q in enumerate(judgments.query_ids):
+        rows = range(int(judgments.offsets[i]), int(judgments.offsets[i + 1]))
+        out[str(q)] = {docs[r]: ratings[bounds[r] : bounds[r + 1]] for r in rows}
+    return out
+
+
+def merge_judgments(llm: Judgments, human: Judgments, queries: Collection[str]) -> Judgments:
+    """The sub-question ratings of the labelled ``queries`` merged as :func:`merge_qrels`
+    merges grades: the human's ratings of a passage where the human rated it, the LLM's
+    elsewhere; the other queries keep the LLM's ratings. A labelled query must have the same
+    number of sub-questions in both."""
+    from ragmeter.core.judgments import Judgments
+
+    wanted = set(queries)
+    merged = judgments_rows(llm)
+    widths = {str(q): int(w) for q, w in zip(llm.query_ids, llm.widths, strict=True)}
+    for q, rows in judgments_rows(human).items():
+        if q not in wanted:
+            continue
+        for doc, ratings in rows.items():
+            if q in widths and len(ratings) != widths[q]:
+                raise PPIError(
+                    f"{human.name}: query {q!r} has {len(ratings)} sub-questions, "
+                    f"{widths[q]} in {llm.name}; the human and LLM ratings must be on the same "
+                    "sub-questions"
+                )
+            merged.setdefault(q, {})[doc] = ratings
+    questions = None
+    if llm.questions is not None:
+        texts = {str(q): t for q, t in zip(llm.query_ids, llm.questions, strict=True)}
+        questions = {q: t for q, t in texts.items() if t is not None}
+    return _judgments_from(merged, questions, f"{human.name} over {llm.name}", Judgments)
+
+
+def merge_assignments(
+    llm: NuggetAssignments, human: NuggetAssignments, queries: Collection[str]
+) -> NuggetAssignments:
+    """The nugget assignments of the labelled ``queries`` merged as :func:`merge_qrels`
+    merges grades: the human's code of a (text, nugget) where the human assigned it, the
+    LLM's elsewhere (to answers and to passages alike); other queries keep the LLM's."""
+    from ragmeter.core.nuggets import NuggetAssignments
+
+    wanted = set(queries)
+    answers = {key: dict(codes) for key, codes in llm.answers.items()}
+    passages = {key: dict(codes) for key, codes in llm.passages.items()}
+    for key, codes in human.answers.items():
+        if key[1] in wanted:
+            answers.setdefault(key, {}).update(codes)
+    for key, codes in human.passages.items():
+        if key[0] in wanted:
+            passages.setdefault(key, {}).update(codes)
+    return NuggetAssignments(answers, passages, f"{human.source} over {llm.source}")
+
+
+def assignment_queries(assignments: NuggetAssignments) -> list[str]:
+    """The queries with at least one assignment (to an answer or a passage), sorted."""
+    return sorted({q for _, q in assignments.answers} | {q for q, _ in assignments.passages})
+
+
+def _judgments_from(
+    rows: dict[str, dict[str, list[int]]],
+    questions: Mapping[str, Sequence[str]] | None,
+    name: str,
+    cls: type[Judgments],
+) -> Judgments:
+    qids = [q for q, inner in rows.items() for _ in inner]
+    docs = [d for inner in rows.values() for d in inner]
+    ratings = [r for inner in rows.values() for r in inner.values()]
+    return cls.from_rows(qids, docs, ratings, questions=questions or None, name=name)
 
 
 @dataclass(frozen=True)
@@ -178,11 +268,17 @@ def ppi_evaluation(
     on the labelled queries; ``human_kinds``: the kinds of labels the human gave (a measure
     reading another kind gets no estimate, and says why)."""
     runs = []
+    warnings = list(llm.warnings)
     for run in llm.runs:
         human_run = human[run.name]
         shared = [q for q in labelled.query_ids if q in _positions(run)]
         if not shared:
             raise PPIError(f"the human labels share no query with run {run.name!r}")
+        if len(shared) < len(labelled.query_ids):
+            warnings.append(
+                f"{len(labelled.query_ids) - len(shared)} of the {len(labelled.query_ids)} "
+                f"labelled queries are not evaluated for run {run.name!r}: left out"
+            )
         runs.append(
             RunPPI(
                 run.name,
@@ -192,7 +288,7 @@ def ppi_evaluation(
                 ),
             )
         )
-    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, llm.warnings)
+    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings))
 
 
 def _positions(run: RunResult) -> dict[str, int]:

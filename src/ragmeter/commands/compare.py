@@ -198,12 +198,11 @@ def compare_command(
         workers=workers,
     )
     nugget = nugget_inputs(nuggets, assignments, citation_support)
-    saving = save or store is not None or name is not None
-    ppi_args = (ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, saving)
-    pairs = (baseline, all_pairs, correction, bool(group or group_by))
-    labels = label_lines(qrels, calibration)
-    if _compare_ppi(ppi_args, (runs, qrels, measure, settings, nugget), fmt, output, pairs):
-        return tell(labels)
+    others = {"--save": save or bool(store or name), "--group": group or group_by}
+    ppi_args = (ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others)
+    inputs = (runs, qrels, measure, settings, nugget)
+    if _compare_ppi(ppi_args, inputs, fmt, output, (baseline, all_pairs, correction)):
+        return
     request = CompareRequest(
         runs=runs,
         qrels=qrels,
@@ -233,8 +232,8 @@ def compare_command(
         emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
     elif outcome.comparison is not None:
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
-    tell(labels)
-    if saving:
+    tell(label_lines(qrels, calibration))
+    if others["--save"]:
         save_and_tell(
             outcome.evaluation, store=store, name=name, command="compare",
             parameters=outcome.parameters, qrels=qrels, runs=runs,
@@ -249,17 +248,15 @@ def _compare_ppi(
     pairs: tuple[Any, ...],
 ) -> bool:
     """``compare --ppi`` when asked (``False`` else): the PPI options ``(ppi, human_qrels,
-    alpha, lambda, labelled, saving)``, the evaluation inputs ``(runs, qrels, measures,
-    settings, nuggets)`` and the pairs ``(baseline, all_pairs, correction, grouped)``."""
+    alpha, lambda, labelled, other options)``, the evaluation inputs ``(runs, qrels, measures,
+    settings, nuggets)`` and the pairs ``(baseline, all_pairs, correction)``."""
     from ragmeter.commands.ppi import emit_compare_ppi, ppi_request
     from ragmeter.workflows.evaluate import EvaluateRequest
 
     ppi = ppi_request(*ppi_args)
     if ppi is None:
         return False
-    baseline, all_pairs, correction, grouped = pairs
-    if grouped:
-        fail(RagmeterError("--ppi compares runs, not groups: drop --group/--group-by"))
+    baseline, all_pairs, correction = pairs
     if correction.value == "tukey":
         fail(RagmeterError("--ppi corrects over the pairs with holm, bonferroni, bh or none"))
     runs, qrels, measures, settings, nuggets = inputs

@@ -4,6 +4,7 @@ the estimates are :mod:`ragmeter.workflows.ppi`, printed by :mod:`ragmeter.repor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,6 +25,22 @@ HumanQrels = Annotated[
         "--human-qrels",
         help="Human relevance labels of some queries (with --ppi; --qrels then holds the "
         "LLM labels of every query). A pair the human did not label keeps its LLM grade.",
+    ),
+]
+HumanJudgments = Annotated[
+    Path | None,
+    typer.Option(
+        "--human-judgments",
+        help="Human sub-question ratings of some queries (with --ppi; --judgments then "
+        "holds the LLM ratings): corrects the coverage measures.",
+    ),
+]
+HumanAssignments = Annotated[
+    Path | None,
+    typer.Option(
+        "--human-assignments",
+        help="Human nugget assignments of some queries (with --ppi; --assignments then "
+        "holds the LLM's): corrects the nugget measures.",
     ),
 ]
 PPIFlag = Annotated[
@@ -54,7 +71,7 @@ LabelledQueries = Annotated[
         "--labelled-queries",
         help="With --ppi: the human-labelled queries, one per line, each optionally with "
         "its inclusion probability (stratified or active sampling). Default: every query "
-        "of --human-qrels.",
+        "of the human labels.",
     ),
 ]
 
@@ -65,7 +82,9 @@ def ppi_request(
     alpha: float | None,
     lam: float | None,
     labelled_queries: Path | None,
-    saving: bool = False,
+    others: Mapping[str, object] | None = None,
+    human_judgments: Path | None = None,
+    human_assignments: Path | None = None,
 ) -> PPIRequest | None:
     """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
     then an error rather than silently ignored)."""
@@ -76,6 +95,8 @@ def ppi_request(
             name
             for name, value in (
                 ("--human-qrels", human_qrels),
+                ("--human-judgments", human_judgments),
+                ("--human-assignments", human_assignments),
                 ("--alpha", alpha),
                 ("--ppi-lambda", lam),
                 ("--labelled-queries", labelled_queries),
@@ -85,24 +106,40 @@ def ppi_request(
         if given:
             fail(RagmeterError(f"{', '.join(given)} needs --ppi"))
         return None
-    if human_qrels is None:
-        fail(RagmeterError("--ppi needs the human labels: give them with --human-qrels FILE"))
-    if saving:
-        fail(RagmeterError("--ppi estimates are printed, not saved: drop --save/--store/--name"))
-    return PPIRequest(human_qrels, labelled_queries, 0.1 if alpha is None else alpha, lam)
+    if human_qrels is None and human_judgments is None and human_assignments is None:
+        fail(
+            RagmeterError(
+                "--ppi needs the human labels: give them with --human-qrels FILE "
+                "(--human-judgments or --human-assignments for coverage or nuggets)"
+            )
+        )
+    given = [option for option, value in (others or {}).items() if value]
+    if given:
+        # printed estimates only: saving them, curves and groups are not (yet) views of PPI
+        fail(RagmeterError(f"--ppi does not take {', '.join(given)}"))
+    level = 0.1 if alpha is None else alpha
+    return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments, human_assignments)
 
 
 def emit_evaluate_ppi(
-    request: EvaluateRequest, ppi: PPIRequest, fmt: OutputFormat, output: Path | None
+    request: EvaluateRequest,
+    ppi: PPIRequest,
+    fmt: OutputFormat,
+    output: Path | None,
+    *,
+    per_query: bool = False,
 ) -> None:
     """``evaluate --ppi``: the three intervals per measure (table), or the evaluation's
-    JSON with a ``ppi`` object per measure."""
+    JSON with a ``ppi`` object per measure (and the per-query values under the LLM labels
+    with ``per_query``)."""
     from ragmeter.commands.output import _table, _text, warn
     from ragmeter.report import ppi as render
     from ragmeter.workflows.ppi import evaluate_ppi
 
     if fmt.value not in ("table", "json"):
         fail(RagmeterError(f"--ppi prints a table or json, not {fmt.value}"))
+    if per_query and fmt.value == "table":
+        fail(RagmeterError("--ppi prints per-query values with -f json"))
     try:
         outcome = evaluate_ppi(request, ppi)
     except RagmeterError as exc:
@@ -110,7 +147,7 @@ def emit_evaluate_ppi(
     if fmt.value == "table":
         _table(lambda **kw: render.print_table(outcome.estimates, **kw), output)
         return
-    _text(render.to_json(outcome.evaluation, outcome.estimates), output)
+    _text(render.to_json(outcome.evaluation, outcome.estimates, per_query=per_query), output)
     warn(outcome.evaluation.warnings)
 
 

@@ -11,7 +11,7 @@ The work is :func:`ragmeter.workflows.report.write_report_files`: the runs evalu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -40,6 +40,7 @@ from ragmeter.commands.options import (
     nugget_inputs,
 )
 from ragmeter.commands.output import warn
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
 Worst = Annotated[
@@ -54,6 +55,9 @@ CompareQrels = Annotated[
         "score under --qrels against these, with τ, ρ and τ_AP.",
     ),
 ]
+
+if TYPE_CHECKING:
+    from ragmeter.workflows.report import ReportRequest
 
 
 def report_command(
@@ -134,10 +138,16 @@ def report_command(
     citation_support: CitationSupportFile = None,
     compare_qrels: CompareQrels = None,
     calibration: CalibrationFile = None,
+    ppi: PPIFlag = False,
+    human_qrels: HumanQrels = None,
+    alpha: PPIAlpha = None,
+    ppi_lambda: PPILambda = None,
+    labelled_queries: LabelledQueries = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
-    from ragmeter.workflows.report import ReportRequest, ReportView, write_report_files
+    from ragmeter.commands.ppi import ppi_request
+    from ragmeter.workflows.report import ReportRequest, ReportView
 
     request = ReportRequest(
         runs=runs,
@@ -168,14 +178,22 @@ def report_command(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         compare_qrels=compare_qrels,
         calibration=calibration,
+        ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries),
     )
+    _write(request)
+
+
+def _write(request: ReportRequest) -> None:
+    """Write the report; errors as one line, warnings on stderr."""
+    from ragmeter.workflows.report import write_report_files
+
     try:
         evaluation = write_report_files(request)
     except (RagmeterError, ValueError, KeyError) as exc:
         fail(exc)
     warn(evaluation.warnings)
-    tell(label_lines(qrels, calibration))
-    typer.echo(f"wrote {output}", err=True)
+    tell(label_lines(request.qrels, request.calibration))
+    typer.echo(f"wrote {request.output}", err=True)
 
 
 def register(app: typer.Typer) -> None:

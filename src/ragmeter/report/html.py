@@ -44,6 +44,7 @@ from ragmeter.stats.bootstrap import min_bootstrap_n
 if TYPE_CHECKING:
     from ragmeter.analysis.diagnosis import Diagnosis
     from ragmeter.analysis.leaderboard import LeaderboardAgreement
+    from ragmeter.analysis.ppi import PPIEvaluation
     from ragmeter.analysis.queries import SubquestionCoverage, WorstQuery
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
@@ -125,6 +126,7 @@ def render_html_report(
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
     labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
+    ppi: PPIEvaluation | None = None,
 ) -> str:
     """The report as one HTML document (see :func:`write_html_report` for the arguments):
     the model of :func:`ragmeter.analysis.report.build_report`, rendered."""
@@ -156,7 +158,7 @@ def render_html_report(
         permutations=permutations,
     )
     extra = [] if labels_against is None else [label_agreement_section(*labels_against)]
-    return render_report(model, title=title, inputs=inputs, extra=extra)
+    return render_report(model, title=title, inputs=inputs, extra=extra, ppi=ppi)
 
 
 def render_report(
@@ -165,9 +167,11 @@ def render_report(
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
     extra: Sequence[_Section] = (),
+    ppi: PPIEvaluation | None = None,
 ) -> str:
     """Render a report model (:mod:`ragmeter.analysis.report`) as one HTML document;
-    ``extra`` sections (e.g. :func:`label_agreement_section`) go after the summary."""
+    ``extra`` sections (e.g. :func:`label_agreement_section`) go after the summary; ``ppi``:
+    prediction-powered estimates of the runs' measures (a section of their own)."""
     evaluation, comparison = model.evaluation, model.comparison
     sections = [
         _summary_section(evaluation, comparison, bootstrap=model.bootstrap, seed=model.seed),
@@ -185,6 +189,10 @@ def render_report(
                 f'<div class="scroll">{html_table(model.all_pairs)}</div>',
             )
         )
+    if ppi is not None:
+        from ragmeter.report.ppi import html_section
+
+        sections.append(_Section("ppi", "Human-label estimates (PPI)", html_section(ppi)))
     if model.sweep is not None:
         sections.append(_sweep_section(model.sweep, model.k))
     if model.diagnoses:
@@ -225,6 +233,7 @@ def write_html_report(
     title: str = "ragmeter report",
     inputs: Sequence[tuple[str, str]] = (),
     labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
+    ppi: PPIEvaluation | None = None,
 ) -> Path:
     """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
 
@@ -295,6 +304,7 @@ def write_html_report(
         title=title,
         inputs=inputs,
         labels_against=labels_against,
+        ppi=ppi,
     )
     atomic_write_text(path, text)
     return Path(path)

@@ -34,10 +34,10 @@ def headline(measure: str, estimate: PPIEstimate, method: str) -> str:
     )
 
 
-def to_json(evaluation: Evaluation, estimates: PPIEvaluation) -> str:
+def to_json(evaluation: Evaluation, estimates: PPIEvaluation, *, per_query: bool = False) -> str:
     """The evaluation's JSON (under the LLM labels) with, per run and measure, a ``"ppi"``
     object beside the mean, and the method and labels at the top level."""
-    out = evaluation.to_dict()
+    out = evaluation.to_dict(per_query=per_query)
     for run in out["runs"]:
         for name, metric in run["metrics"].items():
             metric["ppi"] = estimates[run["name"]][name].to_dict()
@@ -47,10 +47,11 @@ def to_json(evaluation: Evaluation, estimates: PPIEvaluation) -> str:
 
 
 def _gained(m: MeasurePPI) -> str:
+    """``12.6 (+4.6)``: the effective number of labels and the labels gained."""
     e = m.estimate
-    if e is None or e.effective_n is None:
+    if e is None or e.effective_n is None or e.gained is None:
         return "–"
-    return f"{e.effective_n:.1f}"
+    return f"{e.effective_n:.1f} ({e.gained:+.1f})"
 
 
 def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
@@ -162,18 +163,11 @@ def comparison_json(comparison: PPIComparison) -> str:
 
 
 def html_section(estimates: PPIEvaluation) -> str:
-    """An HTML section: per run and measure the three intervals side by side, with a
-    caption naming the labels (for ``ragmeter report``)."""
+    """The body of the report's PPI section: per run and measure the three intervals side by
+    side, with a lead naming the method and the labels (for ``ragmeter report --ppi``)."""
     level = f"{1 - estimates.alpha:.0%}"
-    rows = []
-    for run in estimates.runs:
-        for m in run.measures:
-            cells = "".join(f"<td>{html.escape(c)}</td>" for c in _cells(m))
-            rows.append(
-                f"<tr><td>{html.escape(run.name)}</td><td>{html.escape(m.measure)}</td>{cells}</tr>"
-            )
     head = "".join(
-        f"<th>{h}</th>"
+        f'<th scope="col">{html.escape(h)}</th>'
         for h in (
             "run",
             "measure",
@@ -185,10 +179,23 @@ def html_section(estimates: PPIEvaluation) -> str:
             "effective n",
         )
     )
+    rows = []
+    notes = []
+    for run in estimates.runs:
+        for m in run.measures:
+            cells = "".join(f"<td>{html.escape(c)}</td>" for c in _cells(m))
+            rows.append(
+                f"<tr><td>{html.escape(run.name)}</td><td>{html.escape(m.measure)}</td>{cells}</tr>"
+            )
+            if m.estimate is None:
+                notes.append(f"{run.name} {m.measure}: no estimate ({m.reason})")
+            elif m.estimate.note is not None:
+                notes.append(f"{run.name} {m.measure}: {m.estimate.note}")
+    note_html = "".join(f'<p class="note">{html.escape(n)}.</p>' for n in dict.fromkeys(notes))
     return (
-        '<section id="ppi"><h2>Human-label estimates (prediction-powered)</h2>'
-        f"<p>{html.escape(estimates.method)}, {level} intervals. Numbers "
-        f"{html.escape(estimates.labels)}.</p>"
-        f'<table class="ppi"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-        "</table></section>"
+        f'<p class="lead">The mean each measure would have under human labels, estimated by '
+        f"{html.escape(estimates.method)} ({level} intervals), beside the LLM labels alone and "
+        f"the human labels alone. Numbers {html.escape(estimates.labels)}.</p>"
+        f'<div class="scroll"><table class="compact"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>{note_html}"
     )

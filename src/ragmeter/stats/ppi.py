@@ -110,6 +110,7 @@ class PPIEstimate:
             "human_mean": self.human_mean,
             "human_ci": list(self.human_ci) if self.human_ci is not None else None,
             "effective_n": self.effective_n,
+            "labels_gained": self.gained,
             "alpha": self.alpha,
             "weighted": self.weighted,
             "note": self.note,

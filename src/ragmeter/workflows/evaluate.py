@@ -8,7 +8,7 @@ returns the result with the parameters a saved evaluation records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -276,10 +276,16 @@ class EvaluateOutcome:
         return self.describe()
 
 
-def evaluate_files(request: EvaluateRequest, labels: Qrels | None = None) -> EvaluateOutcome:
+def evaluate_files(
+    request: EvaluateRequest,
+    labels: Qrels | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> EvaluateOutcome:
     """Read the files of ``request``, evaluate (or sweep) and describe the parameters;
-    ``labels``: qrels to evaluate with instead of reading ``request.qrels`` (the merged
-    human and LLM labels of a prediction-powered estimate)."""
+    ``labels``: qrels to evaluate with instead of reading ``request.qrels``, ``overrides``:
+    keyword arguments of :func:`ragmeter.evaluate` replacing those read from the request's
+    files (the merged human and LLM labels of a prediction-powered estimate:
+    ``judgments``, ``nugget_assignments``)."""
     from ragmeter.evaluation.sweep import Sweep, expand
 
     requested = request.default_measures()
@@ -300,6 +306,7 @@ def evaluate_files(request: EvaluateRequest, labels: Qrels | None = None) -> Eva
         options.update(coverage.options(len(request.runs)))
     if request.nuggets is not None:
         options.update(request.nuggets.options(request.runs))
+    options.update(overrides or {})
     own_queries = coverage is not None or request.nuggets is not None
     evaluation = _evaluate(
         request.runs, labels if labels is not None else request.qrels, names, options, own_queries

@@ -18,6 +18,9 @@ from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
     from ragmeter.analysis.ppi import Labelled, PPIComparison, PPIEvaluation
+    from ragmeter.core.data import Qrels
+    from ragmeter.core.judgments import Judgments
+    from ragmeter.core.nuggets import NuggetAssignments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.correction import Correction
     from ragmeter.workflows.evaluate import EvaluateRequest
@@ -25,15 +28,44 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PPIRequest:
-    """The human labels and the estimate's options: ``human_qrels`` (the queries they cover
-    are the labelled ones, unless ``labelled_queries`` lists them, optionally with their
-    inclusion probabilities), the error level ``alpha`` and ``lam`` (``None``: power-tuned,
-    PPI++; ``1``: classic PPI)."""
+    """The human labels and the estimate's options: ``human_qrels`` (relevance grades) or
+    ``human_judgments`` (sub-question ratings, for the coverage measures) — the queries they
+    cover are the labelled ones, unless ``labelled_queries`` lists them, optionally with
+    their inclusion probabilities —, the error level ``alpha`` and ``lam`` (``None``:
+    power-tuned, PPI++; ``1``: classic PPI)."""
 
-    human_qrels: Path
+    human_qrels: Path | None = None
     labelled_queries: Path | None = None
     alpha: float = 0.1
     lam: float | None = None
+    human_judgments: Path | None = None
+    human_assignments: Path | None = None
+
+    def _given(self) -> dict[str, Path]:
+        kinds = {
+            "qrels": self.human_qrels,
+            "judgments": self.human_judgments,
+            "nuggets": self.human_assignments,
+        }
+        return {kind: path for kind, path in kinds.items() if path is not None}
+
+    @property
+    def human_file(self) -> Path:
+        """The file of the human labels."""
+        given = self._given()
+        if len(given) != 1:
+            raise RagmeterError(
+                "--ppi takes one kind of human labels: --human-qrels, --human-judgments or "
+                f"--human-assignments ({len(given)} given)"
+            )
+        return next(iter(given.values()))
+
+    @property
+    def kind(self) -> str:
+        """The kind of labels the human gave: ``qrels``, ``judgments`` (sub-question
+        ratings) or ``nuggets`` (nugget assignments)."""
+        self.human_file  # noqa: B018 - refuses none or several kinds
+        return next(iter(self._given()))
 
 
 @dataclass(frozen=True)
@@ -46,53 +78,111 @@ class PPIOutcome:
     estimates: PPIEvaluation
 
 
-def _checked(request: EvaluateRequest, ppi: PPIRequest) -> None:
-    if request.qrels is None:
+def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
+    """The LLM labels' file, after refusing what cannot be estimated."""
+    if ppi.kind == "qrels" and request.qrels is None:
         raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
+    if ppi.kind == "judgments" and request.coverage is None:
+        raise RagmeterError(
+            "--human-judgments corrects the LLM sub-question ratings: give them with "
+            "--judgments LLM_JUDGMENTS"
+        )
+    if ppi.kind == "nuggets" and (request.nuggets is None or not request.nuggets.assignments):
+        raise RagmeterError(
+            "--human-assignments corrects the LLM nugget assignments: give them with "
+            "--nuggets NUGGETS --assignments LLM_ASSIGNMENTS"
+        )
     if request.sweep_ks() is not None:
         raise RagmeterError("--ppi estimates one evaluation: give one --k, not a sweep")
     if not 0.0 < ppi.alpha < 1.0:
         raise RagmeterError(f"--alpha {ppi.alpha}: expected a level in (0, 1)")
     if ppi.lam is not None and not 0.0 <= ppi.lam <= 1.0:
         raise RagmeterError(f"--ppi-lambda {ppi.lam}: expected a value in [0, 1]")
+    if ppi.kind == "qrels":
+        assert request.qrels is not None
+        return request.qrels
+    if ppi.kind == "nuggets":
+        assert request.nuggets is not None
+        return request.nuggets.assignments[0]
+    assert request.coverage is not None
+    return request.coverage.judgments
 
 
-def labels_description(llm_qrels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
-    """Which labels the numbers rest on, as every view prints it."""
-    return (
-        f"computed on LLM labels ({llm_qrels.name}), corrected by human labels "
-        f"({ppi.human_qrels.name}) on {len(labelled.query_ids)} queries"
+def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) -> str:
+    """Which labels the numbers rest on, as every view prints it; who made them where the
+    label files have a provenance sidecar (:mod:`ragmeter.io.provenance`)."""
+    from ragmeter.io.provenance import read_provenance
+
+    text = (
+        f"computed on LLM labels ({llm_labels.name}), corrected by human labels "
+        f"({ppi.human_file.name}) on {len(labelled.query_ids)} queries"
     )
+    made = [
+        f"{path.name}: {provenance.describe()}"
+        for path in (llm_labels, ppi.human_file)
+        if (provenance := read_provenance(path)) is not None
+    ]
+    return "; ".join([text, *made])
 
 
-def _evaluate_both(
-    request: EvaluateRequest, ppi: PPIRequest
-) -> tuple[Evaluation, Evaluation, Labelled]:
-    from ragmeter.analysis.ppi import labelled_from_qrels, merge_qrels
+def labelled_of(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -> Labelled:
+    """The labelled queries of ``ppi``: its ``--labelled-queries`` file's (with their
+    inclusion probabilities), else those of the human labels."""
+    from ragmeter.analysis.ppi import labelled_queries
     from ragmeter.io.labelled import read_labelled_queries
-    from ragmeter.io.readers import read_qrels
-    from ragmeter.workflows.evaluate import evaluate_files
 
-    _checked(request, ppi)
-    assert request.qrels is not None
-    llm_qrels = read_qrels(request.qrels)
-    human_qrels = read_qrels(ppi.human_qrels)
     listed, inclusion = (
         read_labelled_queries(ppi.labelled_queries)
         if ppi.labelled_queries is not None
         else (None, None)
     )
-    labelled = labelled_from_qrels(human_qrels, listed, inclusion)
+    return labelled_queries(human, listed, inclusion)
+
+
+def _evaluate_both(
+    request: EvaluateRequest, ppi: PPIRequest
+) -> tuple[Evaluation, Evaluation, Labelled, Path]:
+    from ragmeter.analysis.ppi import merge_assignments, merge_judgments, merge_qrels
+    from ragmeter.io.judgments import read_judgments
+    from ragmeter.io.nuggets import read_assignments
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.workflows.evaluate import evaluate_files
+
+    llm_file = _checked(request, ppi)
     evaluation = evaluate_files(request).evaluation
     evaluated = {str(q) for run in evaluation.runs for q in run.query_ids}
+    if ppi.kind == "qrels":
+        llm_qrels, human_qrels = read_qrels(llm_file), read_qrels(ppi.human_file)
+        labelled = labelled_of(ppi, human_qrels)
+        _share(labelled, evaluated, ppi.human_file)
+        merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
+        human = evaluate_files(request, labels=merged).evaluation
+    elif ppi.kind == "judgments":
+        assert request.coverage is not None
+        questions = request.coverage.questions
+        llm_ratings = read_judgments(llm_file, questions=questions)
+        human_ratings = read_judgments(ppi.human_file, questions=questions)
+        labelled = labelled_of(ppi, human_ratings)
+        _share(labelled, evaluated, ppi.human_file)
+        ratings = merge_judgments(llm_ratings, human_ratings, labelled.query_ids)
+        human = evaluate_files(request, overrides={"judgments": ratings}).evaluation
+    else:
+        assert request.nuggets is not None
+        read = request.nuggets.options()  # the nuggets, and the LLM's assignments to them
+        human_assigned = read_assignments(ppi.human_file, read["nuggets"])
+        labelled = labelled_of(ppi, human_assigned)
+        _share(labelled, evaluated, ppi.human_file)
+        assigned = merge_assignments(read["nugget_assignments"], human_assigned, labelled.query_ids)
+        human = evaluate_files(request, overrides={"nugget_assignments": assigned}).evaluation
+    return evaluation, human, labelled, llm_file
+
+
+def _share(labelled: Labelled, evaluated: set[str], human_file: Path) -> None:
     if not any(q in evaluated for q in labelled.query_ids):
         raise RagmeterError(
-            f"{ppi.human_qrels}: the human labels share no query with the evaluated queries "
+            f"{human_file}: the human labels share no query with the evaluated queries "
             "of the runs (check that both use the same query ids)"
         )
-    merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
-    human = evaluate_files(request, labels=merged).evaluation
-    return evaluation, human, labelled
 
 
 def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
@@ -100,15 +190,15 @@ def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
     every measure's human-label mean."""
     from ragmeter.analysis.ppi import ppi_evaluation
 
-    evaluation, human, labelled = _evaluate_both(request, ppi)
-    assert request.qrels is not None
+    evaluation, human, labelled, llm_file = _evaluate_both(request, ppi)
     estimates = ppi_evaluation(
         evaluation,
         human,
         labelled,
         alpha=ppi.alpha,
         lam=ppi.lam,
-        labels=labels_description(request.qrels, ppi, labelled),
+        human_kinds=(ppi.kind,),
+        labels=labels_description(llm_file, ppi, labelled),
     )
     return PPIOutcome(evaluation, human, estimates)
 
@@ -129,14 +219,13 @@ def compare_ppi(
 
     if len(request.runs) < 2:
         raise RagmeterError("compare needs at least two runs")
-    evaluation, human, labelled = _evaluate_both(request, ppi)
+    evaluation, human, labelled, llm_file = _evaluate_both(request, ppi)
     names = [r.name for r in evaluation.runs]
     if all_pairs:
         pairs = [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
     else:
         base = names[baseline_index(baseline, names, list(request.runs))]
         pairs = [(n, base) for n in names if n != base]
-    assert request.qrels is not None
     return ppi_comparison(
         evaluation,
         human,
@@ -145,5 +234,6 @@ def compare_ppi(
         alpha=ppi.alpha,
         lam=ppi.lam,
         correction=correction,
-        labels=labels_description(request.qrels, ppi, labelled),
+        human_kinds=(ppi.kind,),
+        labels=labels_description(llm_file, ppi, labelled),
     )

@@ -16,8 +16,10 @@ from ragmeter.workflows.evaluate import EvaluationSettings, NuggetInputs
 
 if TYPE_CHECKING:
     from ragmeter.analysis.leaderboard import LeaderboardAgreement
+    from ragmeter.analysis.ppi import PPIEvaluation
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
+    from ragmeter.workflows.ppi import PPIRequest
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,16 @@ class ReportRequest:
     compare_qrels: Path | None = None
     #: a calibration of the LLM judge whose figures are shown beside the labels' line
     calibration: Path | None = None
+    #: human labels of some queries: a section of prediction-powered estimates (``--qrels``
+    #: then holds the LLM labels)
+    ppi: PPIRequest | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
         if self.qrels is None and self.judgments is None and self.nuggets is None:
             raise RagmeterError("report needs --qrels, --judgments or --nuggets")
+        if self.ppi is not None and self.qrels is None:
+            raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
         for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
             if given is not None and self.judgments is None:
                 # both only serve the coverage sections, which need the sub-question judgments
@@ -96,6 +103,11 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
         options.update(request.nuggets.options(request.runs))
     evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
+    estimates = None
+    if request.ppi is not None and qrels_obj is not None:
+        estimates = _ppi(
+            request, request.ppi, evaluation, qrels_obj, (run_objs, names, options, coverage)
+        )
     comparison = None
     if len(run_objs) > 1:
         from ragmeter.stats.comparison import compare
@@ -112,6 +124,7 @@ def write_report_files(request: ReportRequest) -> Evaluation:
             comparison,
             base,
             (labels, against),
+            estimates,
         )
     except OSError as exc:
         raise RagmeterError(f"cannot write {request.output}: {exc.strerror or exc}") from None
@@ -160,6 +173,38 @@ def _labels_against(
     return board, request.qrels.name, request.compare_qrels.name
 
 
+def _ppi(
+    request: ReportRequest,
+    ppi: PPIRequest,
+    evaluation: Evaluation,
+    llm_qrels: Qrels,
+    inputs: tuple[list[Run], list[str], dict[str, Any], dict[str, Any]],
+) -> PPIEvaluation:
+    """The report's runs evaluated again, by the same path, under the merged labels of the
+    labelled queries, and the PPI estimates of every measure."""
+    from ragmeter.analysis.ppi import merge_qrels, ppi_evaluation
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.workflows.ppi import labelled_of, labels_description
+
+    runs, names, options, coverage = inputs
+    if ppi.human_qrels is None:
+        raise RagmeterError("report --ppi takes the human labels as --human-qrels")
+    human_qrels = read_qrels(ppi.human_qrels)
+    labelled = labelled_of(ppi, human_qrels)
+    merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
+    human = evaluate(runs, merged, names, **options, **coverage)
+    assert request.qrels is not None
+    return ppi_evaluation(
+        evaluation,
+        human,
+        labelled,
+        alpha=ppi.alpha,
+        lam=ppi.lam,
+        labels=labels_description(request.qrels, ppi, labelled),
+    )
+
+
 def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, Any]) -> list[str]:
     from ragmeter.report.html import default_measures
 
@@ -183,6 +228,10 @@ def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
     """The input files named on the page."""
     settings = request.settings
     inputs = [("qrels", str(request.qrels))] if request.qrels is not None else []
+    if request.ppi is not None and inputs:
+        # the summary's numbers are on these labels: the page says they are an LLM's
+        inputs = [("qrels (LLM labels)", str(request.qrels))]
+        inputs.append(("human labels", str(request.ppi.human_file)))
     if request.judgments is not None:
         inputs.append(("judgments", str(request.judgments)))
     nuggets = request.nuggets
@@ -209,6 +258,7 @@ def _write(
     comparison: Any,
     base: int,
     labels: tuple[list[tuple[str, str]], tuple[LeaderboardAgreement, str, str] | None],
+    estimates: PPIEvaluation | None = None,
 ) -> None:
     from ragmeter.report.html import write_html_report
 
@@ -238,4 +288,5 @@ def _write(
         title=view.title,
         inputs=[*_inputs(request), *label_lines],
         labels_against=against,
+        ppi=estimates,
     )
