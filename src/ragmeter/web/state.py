@@ -91,6 +91,8 @@ class WebState:
         )
         self.env.filters["fmt"] = fmt
         self.env.filters["anchor"] = anchor
+        #: parts of pages rendered once (they depend on the collection only), by page and key
+        self.fragments: dict[tuple[str, str], Any] = {}
         self._buttons = {
             "grade": self._button_states("grade", "g", range(1, 6)),
             "rating": self._button_states("rating", "r", range(0, 6)),
