@@ -9,7 +9,8 @@ CSRF token) and annotator name, through three phases of ``--seconds`` each:
 * ``mixed``: one page for every four saves.
 
 For each phase it prints the p50 / p99 latency of each kind of request, the throughput and
-the labels acknowledged per second. Afterwards it reads the label database and counts the
+the labels acknowledged per second, and the server's own CPU time per request (from
+``/proc``, Linux). Afterwards it reads the label database and counts the
 labels lost: acknowledged (200) saves that the database does not hold.
 
 The client is a small keep-alive HTTP/1.1 client on asyncio streams (the app answers with a
@@ -264,7 +265,9 @@ def main() -> None:
             print(f"{'phase':6} {'request':16} {'n':>7} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
             acknowledged: Counter[str] = Counter()
             for mix in args.phases:
+                cpu = server_cpu(server.pid)
                 tally, elapsed = asyncio.run(phase(port, pools, args.users, args.seconds, mix))
+                cpu = server_cpu(server.pid) - cpu
                 acknowledged.update(tally.acknowledged)
                 for what, values in sorted(tally.latencies.items()):
                     print(
@@ -274,6 +277,9 @@ def main() -> None:
                     )
                 labels = sum(tally.acknowledged.values())
                 print(f"{mix:6} labels/s: {labels / elapsed:.1f}; errors: {dict(tally.errors)}")
+                requests = sum(len(v) for v in tally.latencies.values())
+                if cpu == cpu and requests:  # the server's own CPU per request (not NaN)
+                    print(f"{mix:6} server CPU per request: {1000 * cpu / requests:.2f} ms")
         finally:
             server.send_signal(signal.SIGINT)  # a clean exit (and the profile written)
             server.wait(timeout=60)
@@ -283,6 +289,16 @@ def main() -> None:
             f"labels acknowledged: {sum(acknowledged.values())}, stored: "
             f"{sum(stored.values())}, lost: {lost}; load average after: {os.getloadavg()[0]:.2f}"
         )
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the server process has used; NaN where /proc is absent.
+    Per request it varies less with the other jobs on the machine than latency does."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def read_pools(run_path: str, depth: int) -> dict[str, list[str]]:

@@ -4,6 +4,7 @@ CSRF, the access token, input validation and path traversal."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -171,6 +172,33 @@ def test_texts_are_escaped(folder: Path) -> None:
     html = Browser(app).client.get("/label/q1").text
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_label_rows_rendered_once_keep_braces_and_escape(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passage rows are rendered once per query and filled in per page: a text with
+    braces or markup comes out as written (escaped), each page shows that session's token and
+    that annotator's grades, and the rows of at most ROW_CACHE_QUERIES queries are kept."""
+    from ragmeter.web.routes import labelling
+
+    paths = write_collection(folder / "data")
+    text = "{value} {0} }{ <b>{token}</b>"
+    paths["corpus"].write_text(json.dumps({"id": "d1", "text": text}) + "\n")
+    app = create_app(build_config(**config_kwargs(paths, folder)))  # type: ignore[arg-type]
+    monkeypatch.setattr(labelling, "ROW_CACHE_QUERIES", 1)
+    alice, bob = Browser(app), Browser(app, annotator="bob")
+    alice.grade("q1", "d1", 4)
+    for _ in range(2):  # the second page from the rows kept
+        html = alice.client.get("/label/q1").text
+        assert "{value} {0} }{ &lt;b&gt;{token}&lt;/b&gt;" in html
+        assert 'data-doc="d1" data-value="4"' in html
+        assert html.count(f'name="csrf_token" value="{csrf_of(html)}"') == len(POOLS["q1"])
+    other = bob.client.get("/label/q1").text
+    assert 'data-doc="d1" data-value=""' in other  # bob's grades, bob's token
+    assert csrf_of(other) != csrf_of(html) and csrf_of(other) in other
+    bob.client.get("/label/q2")
+    assert list(app.state.web.fragments) == [("label", "q2")]  # q1's rows were let go
 
 
 # -- labels, persistence, undo -----------------------------------------------------------

@@ -56,7 +56,12 @@ def num_queries(al: Aligned, m: Measure) -> FloatArray:
     return np.ones(al.n_queries, dtype=np.float64)
 
 
-@register("accuracy", cutoff="optional", params=(REL_LEVEL,))
+@register(
+    "accuracy",
+    cutoff="optional",
+    params=(REL_LEVEL,),
+    summary="Share of (relevant, non-relevant) retrieved pairs ranked right (ir_measures)",
+)
 def accuracy(al: Aligned, m: Measure) -> FloatArray:
     """Accuracy as ir_measures: the share of (relevant, non-relevant) pairs of retrieved items
     in which the relevant item ranks above, over the top k (the whole ranking without @k).

@@ -46,7 +46,7 @@ from typing import TextIO
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.core.align import Aligned, align
+from ragmeter.core.align import Aligned, align, judged_only
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.sums import geometric_mean, sequential_mean, sequential_sum
 from ragmeter.errors import MeasureError, RagmeterError
@@ -307,7 +307,7 @@ class _Merged:
     ) -> None:
         """Compute the columns on ``al`` (the qrels queries at ``positions``) and keep them."""
         if o.judged_only:
-            al = _judged_only(al)
+            al = judged_only(al)
         for target, v in zip(self.values, _values(al, columns), strict=True):
             target[positions] = v
         for label, texts in _relstrings(al, columns).items():
@@ -402,14 +402,6 @@ def _computed(o: Options, columns: list[Column], err: TextIO) -> _Computed:
         except RagmeterError as exc:
             raise _Exit(2, _quit(exc, o.run)) from None
     return _compute(o, columns, _read(o, qrels, err), err)
-
-
-def _judged_only(al: Aligned) -> Aligned:
-    """trec_eval -J: drop unjudged items, ranks close up."""
-    keep = al.grades >= 0
-    lengths = np.bincount(al.query_of_item[keep], minlength=al.n_queries)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return replace(al, offsets=offsets, grades=al.grades[keep], run_rows=al.run_rows[keep])
 
 
 def _first_duplicate(
@@ -674,7 +666,7 @@ def _compute(
     query_ids = [str(q) for q in al.query_ids.tolist()]
     halt = _first_halt(o, columns, halts, (run_obj.warnings, query_ids, al.in_run, stdin))
     if o.judged_only:
-        al = _judged_only(al)
+        al = judged_only(al)
     values = _values(al, columns)
     summary_values = None
     if o.complete and al is not every_query:

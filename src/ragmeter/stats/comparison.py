@@ -10,9 +10,14 @@ Rules:
 * Runs are aligned by query id. A pair counts only where both runs have the query and both
   values are defined (not NA); ``n_dropped`` counts the other queries of either run.
 * Each run's mean, standard deviation and CI are over its own defined values (the mean is
-  the one ``evaluate`` reports; count measures show the mean per query, not the sum).
+  the one ``evaluate`` reports: one name, one number). Count measures (``num_ret``,
+  ``NumRet``…, aggregated by sum as trec_eval's "all" line and ir_measures do) show the sum
+  and a CI of the sum (n × the mean's, n fixed by the resampling); the standard deviation
+  stays that of the per-query values.
 * The difference is run − baseline over the paired queries; its CI is a paired bootstrap
-  (the same resampled queries for both runs).
+  (the same resampled queries for both runs). For a count measure it is the difference of
+  the sums over the paired queries (n × the mean difference); tests and effect sizes are
+  those of the per-query differences either way.
 * Geometric-mean measures (``gm_map``, ``gm_bpref``) are compared on log(max(v, 10⁻⁵)): the
   tests and effect sizes use those logs; means and CIs are back-transformed (exp), and the
   difference is gm(run) − gm(baseline) per bootstrap replicate.
@@ -103,7 +108,8 @@ class MetricSummary:
     """One run on one measure.
 
     Attributes:
-        mean: the mean over defined values (geometric for gm_* measures); NaN if none.
+        mean: the measure's aggregate over defined values: the mean (geometric for gm_*
+            measures; NaN if none), or the sum for count measures (0 if none).
         sd: sample standard deviation of the per-query values (n − 1; NaN below 2).
         ci_low, ci_high: percentile bootstrap CI of the mean (NaN below
             :func:`~ragmeter.stats.bootstrap.min_bootstrap_n` defined values).
@@ -136,7 +142,8 @@ class Difference:
     """One run against the baseline on one measure.
 
     Attributes:
-        difference: run − baseline over the paired queries (of geometric means for gm_*).
+        difference: run − baseline over the paired queries (of geometric means for gm_*,
+            of sums for count measures).
         ci_low, ci_high: paired percentile bootstrap CI of the difference (NaN below
             :func:`~ragmeter.stats.bootstrap.min_bootstrap_n` pairs).
         statistic, p_value, method: the paired test (see :class:`~ragmeter.stats.paired.
@@ -502,6 +509,9 @@ def _summaries(t: _Table, jobs: _Jobs, confidence: float) -> list[MetricSummary]
             if geometric[j]:
                 rep = np.exp(rep)
                 mean = sums.geometric_mean(ok) if ok.size else math.nan
+            elif m.spec.aggregate == "sum":  # evaluate's number: the sum, added in order
+                rep = rep * ok.size
+                mean = sums.sequential_sum(ok) if ok.size else 0.0
             else:
                 mean = sums.sequential_mean(ok) if ok.size else math.nan
             low, high = percentile_interval(rep, confidence)
@@ -582,6 +592,9 @@ def _differences(
                     if mask.any()
                     else math.nan
                 )
+            elif m.spec.aggregate == "sum":  # the difference of the sums
+                rep = reps[jobs[0]] * d.size
+                point = sums.sequential_sum(d) if d.size else math.nan
             else:
                 rep = reps[jobs[0]]
                 point = float(d.mean()) if d.size else math.nan

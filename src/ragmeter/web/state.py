@@ -91,6 +91,8 @@ class WebState:
         )
         self.env.filters["fmt"] = fmt
         self.env.filters["anchor"] = anchor
+        #: parts of pages rendered once (they depend on the collection only), by page and key
+        self.fragments: dict[tuple[str, str], Any] = {}
         self._buttons = {
             "grade": self._button_states("grade", "g", range(1, 6)),
             "rating": self._button_states("rating", "r", range(0, 6)),
@@ -167,8 +169,15 @@ def web_state(request: Request) -> WebState:
     return state
 
 
+async def _web_dependency(request: Request) -> WebState:
+    """:func:`web_state` as a coroutine: FastAPI runs a plain function dependency in a worker
+    thread, and that hop cost every request (every page, every save) more CPU than rendering
+    a label page."""
+    return web_state(request)
+
+
 #: a route's parameter ``web: Web`` receives the app's :class:`WebState`
-Web = Annotated[WebState, Depends(web_state)]
+Web = Annotated[WebState, Depends(_web_dependency)]
 
 
 async def require_csrf(request: Request) -> None:
