@@ -26,6 +26,7 @@ from ragmeter.io.label_queue import QueueEntry, write_label_queue
 from ragmeter.io.provenance import write_provenance
 from ragmeter.web.app import create_app
 from ragmeter.web.config import build_config
+from ragmeter.web.routes.evaluations import EVALUATION_MEASURES
 from test_web import Browser
 
 QUERIES = [f"q{k}" for k in range(1, 7)]
@@ -162,6 +163,25 @@ def test_the_llm_only_mean_is_the_evaluate_pages_number(tmp_path: Path) -> None:
     assert shown, "the evaluate page shows no number"
     for name, value in shown.items():
         assert f"{ppi[name]['llm_mean']:.4f}" == value, name
+
+
+def test_the_page_is_evaluate_ppi_on_the_exported_labels(tmp_path: Path) -> None:
+    """One name, one number: the page's figures are those of ``ragmeter evaluate --ppi``
+    (:func:`ragmeter.workflows.ppi.evaluate_ppi`) on the run, the LLM qrels and the human
+    labels the app exports."""
+    from ragmeter.workflows.evaluate import EvaluateRequest
+    from ragmeter.workflows.ppi import PPIRequest, evaluate_ppi
+
+    browser = Browser(make_app(tmp_path))
+    label(browser)
+    page = figures(browser)["ppi"]
+    human = tmp_path / "human.txt"
+    human.write_text(browser.client.get("/export/qrels.txt").text)
+    data = tmp_path / "data"
+    request = EvaluateRequest([data / "run.txt"], data / "llm.txt", list(EVALUATION_MEASURES))
+    cli = evaluate_ppi(request, PPIRequest(human)).estimates.to_dict()
+    assert page["runs"] == cli["runs"]
+    assert (page["method"], page["alpha"]) == (cli["method"], cli["alpha"])
 
 
 def test_queue_inclusion_probabilities_weight_the_estimate(tmp_path: Path) -> None:
