@@ -163,6 +163,11 @@ def test_the_llm_only_mean_is_the_evaluate_pages_number(tmp_path: Path) -> None:
     assert shown, "the evaluate page shows no number"
     for name, value in shown.items():
         assert f"{ppi[name]['llm_mean']:.4f}" == value, name
+    # both pages take the measures from the address (?measure=…, repeatable)
+    asked = {"source": "qrels:llm.txt", "measure": MEASURE}
+    html = browser.client.get("/evaluate", params=asked).text
+    assert f"<th>{KEY}</th>" in html and "<th>ndcg@10</th>" not in html
+    assert f"{7 / 12:.4f}</td>" in html  # the LLM-label mean of P@2(rel_level=4), by hand
 
 
 def test_the_page_is_evaluate_ppi_on_the_exported_labels(tmp_path: Path) -> None:

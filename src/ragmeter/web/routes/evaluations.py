@@ -50,6 +50,7 @@ def evaluate_page(
             result = evaluate_grades(coll.runs, grade_qrels(grades), measures)
         except RagmeterError as exc:
             raise BadInput(str(exc)) from None
+        measures = [str(m) for m in result.measures]  # canonical names: the means' keys
         for run in result.runs:
             means = run.means()
             table.append({"name": run.name, "values": [means.get(m) for m in measures]})
