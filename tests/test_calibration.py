@@ -175,3 +175,16 @@ def test_describe_labels_prints_provenance_and_the_calibration_beside(tmp_path: 
     lines = describe_labels(llm)
     assert lines[1].startswith("calibration: LLM labels (umbrela, model qwen2.5-7b): κ 0.50")
     assert lines[1].endswith("against 8 human labels")
+
+
+def test_human_labels_need_no_calibration(tmp_path: Path) -> None:
+    cal = save(tmp_path)
+    human, _ = label_files(tmp_path)
+    write_provenance(human, LabelProvenance.single(LabelSource(kind="human", annotator="ann")))
+    result = check(tmp_path, human, "--calibration", str(cal), "--min-kappa", "0.9")
+    assert result.exit_code == 0, result.output
+    assert "human.txt holds no LLM labels: nothing to vouch for" in result.stderr
+    lines = describe_labels(human, calibration=cal)
+    assert lines == [
+        "calibration cal.json not used: human.txt holds no LLM labels: nothing to vouch for"
+    ]

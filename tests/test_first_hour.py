@@ -1,7 +1,7 @@
 """What a new user trips on in the first hour, each checked: the error without --qrels names
 the option, serve warns when texts are missing, -q is spelled --qrels outside trec-eval,
 correlate takes -f json, help texts wrap at 80 columns without breaking a sentence, the
-containment figure is explained, and the examples the README points to exist.
+containment figure is explained, and the examples the docs point to exist.
 
 (``--version``: tests/test_accel_status.py; the ``all`` extra: tests/test_extras.py; a closed
 pipe under ``trec-eval | head -1``: tests/reliability/test_output_failures.py; the data folder
@@ -265,8 +265,8 @@ def test_serve_warns_once_at_start_when_texts_are_missing(
     assert "--queries has no text for 2 of the 3 queries to label (q2, q3)" in some.stderr
 
 
-def test_the_readme_serve_example_names_queries() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_documented_serve_example_names_queries() -> None:
+    readme = (REPO / "docs" / "web.md").read_text()
     # the command in the code block, not the prose that names serve's options
     example = readme[readme.index("\nragmeter serve --") :].split("```")[0]
     assert "--queries" in example and "--corpus" in example
@@ -289,11 +289,11 @@ def test_containment_is_explained_under_the_table() -> None:
     assert "NA: no sample lists retrieved texts" in without
 
 
-# -- the README names files that exist and documents that are in the repository ------------
+# -- the docs name files that exist and documents that are in the repository --------------
 
 
-def test_the_readme_retrieve_example_names_files_that_exist() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_documented_retrieve_examples_name_files_that_exist() -> None:
+    readme = "".join(p.read_text() for p in [REPO / "README.md", *(REPO / "docs").glob("*.md")])
     for block in re.findall(r"```bash\n(.*?)```", readme, re.S):
         if "ragmeter retrieve" not in block or "$EX" in block:
             continue
@@ -301,10 +301,9 @@ def test_the_readme_retrieve_example_names_files_that_exist() -> None:
             assert (REPO / path).is_file(), path
 
 
-def test_the_readme_cites_no_document_outside_the_repository() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert not re.search(r"\bSPEC\b", readme)  # the project's specification is not shipped
-    assert not re.search(r"\bseeds?[- ]?0\d\d\b", readme, re.I)  # nor its seed documents
-    for target in re.findall(r"\]\(([^)#]+)\)", readme):
-        if not target.startswith(("http://", "https://")):
-            assert (REPO / target).exists(), target
+def test_the_docs_cite_no_document_outside_the_repository() -> None:
+    # (every relative link resolves on disk: tests/test_docs_pages.py)
+    for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        text = page.read_text()
+        assert not re.search(r"\bSPEC\b", text), page  # the project's specification is not shipped
+        assert not re.search(r"\bseeds?[- ]?0\d\d\b", text, re.I), page  # nor its seed documents

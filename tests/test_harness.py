@@ -408,7 +408,7 @@ def test_retrieval_evaluator_takes_a_pipeline_result_and_checks_config(tmp_path:
 
 
 def test_readme_pipeline_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = Path(__file__).resolve().parents[1] / "docs" / "pipeline.md"
     text = readme.read_text(encoding="utf-8")
     section = text.split("## Evaluate your own RAG pipeline", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]

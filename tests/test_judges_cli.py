@@ -398,7 +398,7 @@ def test_ctrl_c_keeps_what_was_judged_and_exits_130(tmp_path: Path) -> None:
 
 
 def test_example_collection_judged_then_evaluated(server: FakeServer, tmp_path: Path) -> None:
-    """The chain the README shows: judge the example collection, evaluate with the labels,
+    """The chain docs/judges.md shows: judge the example collection, evaluate with the labels,
     compare the judge with the human qrels."""
     from ragmeter.data import example_path
 

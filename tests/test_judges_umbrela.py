@@ -47,7 +47,8 @@ def template_file(name: str) -> bytes:
 def umbrela_render(name: str, query: str, passage: str) -> str:
     """umbrela's rendering: safe_load, then PromptTemplate.render (str.format with the
     examples string too; the bing templates have no {examples})."""
-    yaml = pytest.importorskip("yaml")
+    import yaml  # the dev extra's PyYAML, as umbrela loads its templates (never skipped)
+
     data = yaml.safe_load(template_file(name).decode("utf-8"))
     return str(data["prefix_user"]).format(examples="", query=query, passage=passage)
 
@@ -379,3 +380,166 @@ def test_ensemble_input_errors(server: FakeServer, tmp_path: Path) -> None:
     missing = invoke([*args, "--judges", str(judges)])
     assert missing.exit_code == 2 and "judges.json: judge 2: no model=" in missing.output
     assert not server.state.requests
+
+
+# -- bias probes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (3, 10), (0, 50), (17, 40), (49, 50)])
+def test_wilson_interval_matches_scipy(k: int, n: int) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    from ragmeter.judges.probes import wilson_interval
+
+    reference = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    low, high = wilson_interval(k, n)
+    assert low == pytest.approx(reference.low, abs=1e-12)
+    assert high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_wilson_interval_by_hand() -> None:
+    from ragmeter.judges.probes import wilson_interval
+
+    # k = 5, n = 10, z = 1.959963985: centre 0.5; half = z·√(0.025 + z²/400)/(1 + z²/10)
+    z = 1.959963984540054
+    half = z * (0.025 + z * z / 400) ** 0.5 / (1 + z * z / 10)
+    assert wilson_interval(5, 10) == pytest.approx((0.5 - half, 0.5 + half))
+    assert all(x != x for x in wilson_interval(0, 0))  # NaN, NaN
+
+
+def test_probe_length_and_self_consistency(tmp_path: Path) -> None:
+    from ragmeter.judges.probes import FILLER
+
+    files = collection(tmp_path)
+    out = tmp_path / "probe.json"
+
+    def respond(request: dict[str, Any]) -> str:
+        prompt, seed = prompt_of(request), int(request["seed"])
+        if FILLER in prompt:  # padded: the long passage of d1 goes up to 3
+            return "##final score: 3" if "Line one" in prompt else "##final score: 1"
+        if "café" in prompt and "Ünïcödé" in prompt:  # (q2, d2) wavers between samples
+            return f"##final score: {seed % 2}"
+        return "##final score: 1"
+
+    with FakeServer(respond) as s:
+        args = ["judge", "probe", "--run", str(files["run"]), "--queries", str(files["queries"])]
+        args += ["--corpus", str(files["corpus"]), "--out", str(out), "--prompt", "umbrela"]
+        args += ["--base-url", s.url, "--model", "m", "--cache", str(tmp_path / "c.sqlite")]
+        args += ["--quiet", "--pairs", "4", "--samples", "3", "--temperature", "0.8"]
+        result = invoke(args)
+        assert result.exit_code == 0, result.output
+        assert len(s.state.requests) == 4 * 3 * 2  # pairs × samples × (plain, padded)
+        assert invoke(args).exit_code == 0 and len(s.state.requests) == 24  # cached
+    report = json.loads(out.read_text())
+    # plain votes: d1 1, (q1,d2) 1, (q2,d2) seeds 0,1,2 → 0,1,0 → 0, (q2,d3) 1;
+    # padded: d1 3, the others 1 → flips: (q1,d1) up, (q2,d2) up (0 → 1)
+    assert (report["length"]["flips"], report["length"]["n"]) == (2, 4)
+    assert (report["length"]["up"], report["length"]["down"]) == (2, 0)
+    # self-consistency: only (q2, d2) disagrees with itself
+    assert (report["self_consistency"]["flips"], report["self_consistency"]["n"]) == (1, 4)
+    assert report["position"]["applicable"] is False
+    assert "length (+200 neutral words): flip rate 50.0% (2 of 4 pairs" in result.output
+
+
+def test_option_errors_exit_2_and_ask_nothing(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    args = [*relevance_args(files, tmp_path / "o.txt", tmp_path / "c.sqlite")]
+    args += ["--base-url", server.url, "--model", "m"]
+    bogus = invoke([*args, "--prompt", "umbrella"])
+    assert bogus.exit_code == 2 and "unknown prompt 'umbrella'" in bogus.output
+    logprobs = invoke([*args, "--prompt", "umbrela", "--logprobs", "5"])
+    assert logprobs.exit_code == 2 and "reads the reply text only" in logprobs.output
+    hot = invoke([*args, "--temperature", "3"])
+    assert hot.exit_code == 2 and "temperature must be in 0..2" in hot.output
+    assert not server.state.requests
+
+
+def test_ensemble_dry_run_counts_each_judges_calls(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    args = [*relevance_args(files, tmp_path / "o.txt", tmp_path / "c.sqlite"), "--dry-run"]
+    args += ["--judge", f"url={server.url},model=a", "--judge", f"url={server.url},model=b"]
+    args += ["--samples", "2", "--temperature", "0.5"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    assert "judge 1: dry run: relevance with a: 8 items, 8 unique, 0 cached, 8 calls" in (
+        result.output
+    )
+    assert "judge 2: dry run: relevance with b:" in result.output
+    assert not server.state.requests
+
+
+class ScriptedJudge:
+    """A plain judge answering from a table ``{(query, passage): reply}``; a missing entry
+    is a failed request (status error, never cached)."""
+
+    def __init__(self, model: str, replies: dict[tuple[str, str], str]) -> None:
+        self.model = model
+        self.replies = replies
+
+    def judge(self, task: Any, inputs: Any) -> Any:
+        from ragmeter.judges.types import Judgment
+
+        reply = self.replies.get((inputs["query"], inputs["passage"]))
+        if reply is None:
+            return Judgment(None, "error", error="boom")
+        value, status = task.parse(reply)
+        return Judgment(value, status, raw=reply, model=self.model)
+
+
+def test_a_pair_a_judge_failed_on_waits_for_a_rerun() -> None:
+    from ragmeter.judges.api import relevance_job
+    from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.ensemble import run_ensemble
+
+    queries, corpus = {"q": "query"}, {"d1": "one", "d2": "two"}
+    job = relevance_job({"q": ["d1", "d2"]}, queries, corpus, prompt="umbrela")
+    a = ScriptedJudge("a", {("query", "one"): "##final score: 3", ("query", "two"): "2"})
+    b = ScriptedJudge("b", {("query", "one"): "##final score: 1"})  # fails on d2
+    with JudgmentCache(":memory:") as cache:
+        result = run_ensemble(job, [a, b], cache=cache)
+        assert result.labels == {"q": {"d1": 1}}  # 3 vs 1: a tie, the lower grade
+        assert [(m.ident, m.reason) for m in result.missing] == [(("q", "d2"), "failed")]
+        assert not result.complete
+        b.replies[("query", "two")] = "##final score: 2"
+        again = run_ensemble(job, [a, b], cache=cache)
+        assert again.labels == {"q": {"d1": 1, "d2": 2}} and again.complete
+        assert [m.summary.calls for m in again.members] == [0, 1]  # only the failed one
+
+
+def test_reversed_examples_keep_everything_but_the_order() -> None:
+    from ragmeter.judges.umbrela import REVERSED_EXAMPLES, prompt_parts
+
+    original, _, _ = prompt_parts("umbrela-fewshot")
+    variant, system, sha = prompt_parts(REVERSED_EXAMPLES)
+    cut = "\n\n###\n\n"
+    a, b = original.split(cut), variant.split(cut)
+    assert len(a) == len(b) == 6 and a[0] == b[0] and a[-1] == b[-1]
+    assert b[1:5] == a[4:0:-1]
+    finals = [part.rsplit("##final score: ", 1)[1] for part in b[1:5]]
+    assert finals == ["3", "2", "1", "0"]
+    assert system == "You are a helpful assistant."
+    assert sha == hashlib.sha256(variant.encode("utf-8")).hexdigest()
+
+
+def test_probe_position_on_the_few_shot_prompt(tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    out = tmp_path / "probe.json"
+
+    def respond(request: dict[str, Any]) -> str:
+        prompt = prompt_of(request)
+        reversed_order = prompt.index("##final score: 3") < prompt.index("##final score: 0")
+        if reversed_order and "café" in prompt:  # q2's pairs go down when reordered
+            return "##final score: 0"
+        return "##final score: 2"
+
+    with FakeServer(respond) as s:
+        args = ["judge", "probe", "--run", str(files["run"]), "--queries", str(files["queries"])]
+        args += ["--corpus", str(files["corpus"]), "--out", str(out)]
+        args += ["--prompt", "umbrela-fewshot", "--pairs", "10", "--quiet"]
+        args += ["--base-url", s.url, "--model", "m", "--cache", str(tmp_path / "c.sqlite")]
+        result = invoke(args)
+        assert result.exit_code == 0, result.output
+        assert len(s.state.requests) == 4 * 3  # plain, padded, reordered
+    position = json.loads(out.read_text())["position"]
+    assert position["applicable"] is True
+    assert (position["flips"], position["n"], position["up"], position["down"]) == (2, 4, 0, 2)
+    assert "position (examples reversed): flip rate 50.0% (2 of 4 pairs" in result.output

@@ -134,6 +134,19 @@ def test_queries_judged_in_one_label_set_only_are_counted(tmp_path: Path) -> Non
     assert doc["leaderboard_queries"]["only_a"] == 2
     assert doc["leaderboard_queries"]["both"] == 4
     assert "2 queries are judged only in human.txt" in result.stderr
+    # a run that ranks nothing for a judged query: counted, never dropped silently
+    short = tmp_path / "short.txt"
+    short.write_text("".join(f"q1 Q0 {d} {k + 1} {9 - k} s\n" for k, d in enumerate(DOCS)))
+    result = runner.invoke(
+        app,
+        ["agreement", str(a), str(b), "--runs", *runs, str(short), "-m", "ndcg@3", "-f", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    unranked = json.loads(result.stdout)["leaderboard_queries"]["unranked"]
+    assert unranked["short.txt"] == {"a": 5, "b": 3}
+    assert "run short.txt ranks nothing for 5 queries of human.txt and 3 of llm.txt" in (
+        result.stderr
+    )
 
 
 def test_runs_given_as_separate_words_or_repeated(tmp_path: Path) -> None:

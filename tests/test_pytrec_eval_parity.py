@@ -7,7 +7,7 @@ documents too) and runs (scores from a small set, so ties are frequent and trec_
 order — score descending, then doc id descending — decides ranks), and every per-query value
 must equal pytrec_eval's within 1e-12. Where the two legitimately differ (``gm_map`` and
 ``gm_bpref`` come back as logarithms; ``runid``, ``num_q`` and ``relstring`` are no per-query
-numbers) the test adapts or leaves the measure out; the README lists them.
+numbers) the test adapts or leaves the measure out; docs/trec_eval.md lists them.
 """
 
 from __future__ import annotations

@@ -158,3 +158,18 @@ def test_rankings_overlap_and_rank_changes() -> None:
     assert biggest.name == "hybrid"  # equal |shift|: the better-ranked under a first
     with pytest.raises(ValueError):
         rank_changes(a, ["x", "y", "z", "w"])
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_tau_ap_b_properties(data: st.DataObject) -> None:
+    n = data.draw(st.integers(min_value=2, max_value=12))
+    gen = st.lists(st.integers(min_value=0, max_value=4), min_size=n, max_size=n)
+    x, y = data.draw(gen), data.draw(gen)
+    value = tau_ap_b(x, y)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        assert math.isnan(value)
+        return
+    assert value == pytest.approx(tau_ap_b(y, x))  # symmetric
+    assert -1.0 - 1e-12 <= value <= 1.0 + 1e-12
+    assert tau_ap_b(x, x) == pytest.approx(1.0)

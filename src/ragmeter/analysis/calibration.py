@@ -260,6 +260,8 @@ def gate(
                 f"{qrels_name}: {counts[sid]:,} labels were made by another judge or prompt "
                 f"({_identity(source)}) than the calibration's ({_identity(judge)})",
             )
+    if not any(sid is not None and provenance.sources[sid].is_llm for sid in counts):
+        return GateVerdict(True, f"{qrels_name} holds no LLM labels: nothing to vouch for")
     failures = _below(calibration, min_kappa, min_tau)
     if failures:
         return GateVerdict(False, "calibration below the threshold: " + "; ".join(failures))
@@ -319,7 +321,9 @@ def describe_labels(
     if calibration is not None:
         cal = read_calibration(calibration)
         verdict = gate(cal, provenance, judged, qrels_name=qrels.name)
-        if verdict.passed:
+        if provenance is not None and not provenance.has_llm:
+            lines.append(f"calibration {calibration.name} not used: {verdict.reason}")
+        elif verdict.passed:
             lines.append(f"calibration: {cal.summary()}")
         else:
             lines.append(f"calibration {calibration.name} does not apply: {verdict.reason}")

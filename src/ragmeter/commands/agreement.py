@@ -197,7 +197,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--threshold",
                 "-t",
-                help="Binary: relevant ⇔ grade ≥ T [default: the scale's upper half, 2 on 0–3].",
+                help="Binary: relevant ⇔ grade ≥ T (default: the upper half of the "
+                "scale, printed: 2 on 0–3, 4 on 1–5).",
             ),
         ] = None,
         grade_map: Annotated[

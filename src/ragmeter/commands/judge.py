@@ -147,7 +147,7 @@ Temperature = Annotated[
     typer.Option(
         "--temperature",
         help="Sampling temperature sent with every request (default 0; config "
-        "'temperature'). Must be > 0 with --samples.",
+        "'temperature'). Must be > 0 with --samples N ≥ 2.",
     ),
 ]
 PromptId = Annotated[
@@ -179,8 +179,8 @@ JudgesFile = Annotated[
     Path | None,
     typer.Option(
         "--judges",
-        help="The ensemble's judges in a file: TOML [[judges]] tables or a JSON list, "
-        "each {url, model, api_key_env?}.",
+        help="The ensemble's judges in a file: TOML (an array of tables named judges) or a "
+        "JSON list, each {url, model, api_key_env?}.",
     ),
 ]
 
@@ -465,6 +465,7 @@ def register(app: typer.Typer) -> None:
     judge_command(judge_app, "answerability", offline=True)(answerability)
     judge_command(judge_app, "subquestions")(subquestions)
     judge_command(judge_app, "correctness")(correctness)
+    judge_command(judge_app, "probe")(probe)
 
 
 def relevance(
@@ -770,3 +771,103 @@ def correctness(
         )
 
     _execute(settings, build, out, write_json)
+
+
+def probe(
+    settings: Settings,
+    run: Runs,
+    queries: Queries,
+    corpus: Corpus,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Also write the report here (JSON).")
+    ] = None,
+    depth: Depth = 20,
+    pairs: Annotated[
+        int, typer.Option("--pairs", help="Pairs to probe, drawn from the top --depth.")
+    ] = 50,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw of the pairs.")] = 0,
+    prompt: PromptId = "relevance",
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            help="Samples per prompt; N ≥ 2 (at --temperature > 0) measures self-consistency.",
+        ),
+    ] = 1,
+    pad_words: Annotated[
+        int, typer.Option("--pad-words", help="Neutral words appended for the length probe.")
+    ] = 200,
+    max_tokens: MaxTokens = None,
+) -> None:
+    """Bias probes of a relevance judge on a sample of pairs.
+
+    Length: the same passage padded with neutral text; self-consistency: N samples of
+    the same prompt; position (umbrela-fewshot, the one prompt holding several
+    passages): its worked examples in reverse order. Each flip rate comes with its 95%
+    Wilson interval. Every request is cached: a rerun asks nothing."""
+    from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.config import configured_cache
+    from ragmeter.judges.probes import probe_job, run_probes
+    from ragmeter.judges.progress import RichProgress
+
+    try:
+        job = probe_job(
+            _read_runs(run),
+            _read_texts(queries, "queries"),
+            _read_texts(corpus),
+            depth=depth,
+            pairs=pairs,
+            seed=seed,
+            prompt=prompt,
+            samples=samples,
+            pad_words=pad_words,
+            max_tokens=max_tokens,
+        )
+        judge, price = settings.judge(job.plain.task.name)
+        cache_path = configured_cache(settings.cache, settings.config_file)
+    except RagmeterError as exc:
+        fail(exc)
+    typer.echo(f"judgment cache: {cache_path}", err=True)
+    with JudgmentCache(cache_path) as cache:
+        try:
+            if settings.dry_run:
+                parts = [("plain", job.plain), ("padded", job.padded)]
+                parts += [("reordered", job.reordered)] if job.reordered else []
+                for what, part in parts:
+                    estimate = part.estimate(
+                        judge,
+                        cache=cache,
+                        refresh=settings.refresh,
+                        retry_unparsed=settings.retry_unparsed,
+                        price=price,
+                    )
+                    typer.echo(f"{what}: {estimate.line()}")
+                return
+            report = run_probes(
+                job,
+                judge,
+                cache=cache,
+                price=price,
+                refresh=settings.refresh,
+                retry_unparsed=settings.retry_unparsed,
+                progress=RichProgress("judge probe", enabled=not settings.quiet),
+                engine=settings.engine,
+            )
+        except RagmeterError as exc:
+            fail(exc)
+    for result in report.results:
+        for line in result.summary.lines():
+            typer.echo(line, err=True)
+    if any(r.summary.interrupted for r in report.results):
+        raise typer.Exit(code=130)
+    for line in report.lines():
+        typer.echo(line)
+    if out is not None:
+        _write_json(out, report.to_dict())
+    if settings.summary_json is not None:
+        _write_json(settings.summary_json, report.to_dict())
+    if not report.complete:
+        typer.echo(
+            "INCOMPLETE: some pairs have no grade (see the summaries above; exit 1)", err=True
+        )
+        raise typer.Exit(code=1)

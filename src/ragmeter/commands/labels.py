@@ -19,7 +19,7 @@ CalibrationFile = Annotated[
     typer.Option(
         "--calibration",
         help="The LLM judge's calibration (agreement --save-calibration): its figures "
-        "are printed beside the numbers [default: QRELS.calibration.json if present].",
+        "are printed beside the numbers (default: QRELS.calibration.json if present).",
     ),
 ]
 

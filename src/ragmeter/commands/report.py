@@ -42,6 +42,19 @@ from ragmeter.commands.options import (
 from ragmeter.commands.output import warn
 from ragmeter.errors import RagmeterError
 
+Worst = Annotated[
+    int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
+]
+Title = Annotated[str, typer.Option("--title", help="Title of the page.")]
+CompareQrels = Annotated[
+    Path | None,
+    typer.Option(
+        "--compare-qrels",
+        help="Other labels of the same pairs (e.g. an LLM judge's): adds each run's "
+        "score under --qrels against these, with τ, ρ and τ_AP.",
+    ),
+]
+
 
 def report_command(
     runs: Annotated[
@@ -105,9 +118,7 @@ def report_command(
     sweep_ks: Annotated[
         str, typer.Option("--sweep", help="Cutoffs of the K-sweep curves: 1:20, 1,5,10, 1:50:5.")
     ] = "1:20",
-    worst: Annotated[
-        int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
-    ] = 10,
+    worst: Worst = 10,
     pool: Pool = None,
     pool_depth: PoolDepth = None,
     missing: Missing = MissingPolicy.zero,
@@ -117,18 +128,11 @@ def report_command(
     permutations: Permutations = 10_000,
     bootstrap: Bootstrap = 10_000,
     seed: Seed = 0,
-    title: Annotated[str, typer.Option("--title", help="Title of the page.")] = "ragmeter report",
+    title: Title = "ragmeter report",
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
-    compare_qrels: Annotated[
-        Path | None,
-        typer.Option(
-            "--compare-qrels",
-            help="Other labels of the same pairs (e.g. an LLM judge's): adds each run's "
-            "score under --qrels against these, with τ, ρ and τ_AP.",
-        ),
-    ] = None,
+    compare_qrels: CompareQrels = None,
     calibration: CalibrationFile = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,

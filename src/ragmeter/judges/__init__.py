@@ -6,7 +6,10 @@ Tasks (prompts ship as package data in ``judges/prompts/``; see :mod:`ragmeter.j
 ``subquestions`` (→ sub-questions JSONL), ``correctness`` (0/1 + reason, beside seed 001's
 keyword overlap), ``udcg`` (1 − P(no answer) → utilities), and the TREC RAG tasks
 ``nuggets``, ``nugget_importance``, ``nugget_support`` and ``citation_support`` (their jobs
-in :mod:`ragmeter.judges.nuggets`). Unparseable output is stored as −1
+in :mod:`ragmeter.judges.nuggets`); UMBRELA's relevance prompts ``umbrela`` and
+``umbrela-fewshot`` (grade 0..3, :mod:`ragmeter.judges.umbrela`). Several samples per pair
+and several judges vote (:mod:`ragmeter.judges.votes`, :mod:`ragmeter.judges.ensemble`);
+bias probes in :mod:`ragmeter.judges.probes`. Unparseable output is stored as −1
 with its raw text, never as 0. A reply that is not a completion (no ``choices``, ``content``
 null, empty or not a string) is retried like a 5xx and, if it persists, fails the item
 without caching it. Nothing is left out silently: every result says which items have no
@@ -67,7 +70,9 @@ if TYPE_CHECKING:
         write_utilities,
     )
     from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.ensemble import EnsembleResult, run_ensemble, write_ensemble
     from ragmeter.judges.llm import LLMJudge
+    from ragmeter.judges.probes import ProbeReport, probe_job, run_probes
     from ragmeter.judges.runner import Missing, arun_judgments, run_judgments
 
 _LAZY = {
@@ -82,6 +87,12 @@ _LAZY = {
     "write_questions": "ragmeter.judges.api",
     "write_utilities": "ragmeter.judges.api",
     "JudgmentCache": "ragmeter.judges.cache",
+    "EnsembleResult": "ragmeter.judges.ensemble",
+    "run_ensemble": "ragmeter.judges.ensemble",
+    "write_ensemble": "ragmeter.judges.ensemble",
+    "ProbeReport": "ragmeter.judges.probes",
+    "probe_job": "ragmeter.judges.probes",
+    "run_probes": "ragmeter.judges.probes",
     "LLMJudge": "ragmeter.judges.llm",
     "Missing": "ragmeter.judges.runner",
     "run_judgments": "ragmeter.judges.runner",
@@ -100,6 +111,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "TASKS",
     "UNPARSED",
+    "EnsembleResult",
     "FatalJudgeError",
     "Judge",
     "JudgeConfig",
@@ -110,6 +122,7 @@ __all__ = [
     "LLMJudge",
     "Missing",
     "Price",
+    "ProbeReport",
     "Task",
     "TaskResult",
     "arun_judgments",
@@ -119,8 +132,12 @@ __all__ = [
     "judge_subquestions",
     "judge_udcg",
     "make_task",
+    "probe_job",
     "resolve_config",
+    "run_ensemble",
     "run_judgments",
+    "run_probes",
+    "write_ensemble",
     "write_judgments",
     "write_qrels",
     "write_questions",

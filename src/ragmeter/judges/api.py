@@ -393,7 +393,9 @@ def relevance_job(
     from ragmeter.judges import votes
 
     if prompt not in RELEVANCE_PROMPTS:
-        raise ValueError(
+        from ragmeter.judges.errors import JudgeConfigError
+
+        raise JudgeConfigError(
             f"unknown prompt {prompt!r}; expected one of {', '.join(RELEVANCE_PROMPTS)}"
         )
 

@@ -111,8 +111,8 @@ def load_prompt(task: str) -> Prompt:
     """The packaged prompt of ``task``."""
     from ragmeter.judges import umbrela
 
-    if task in umbrela.UMBRELA_TEMPLATES:
-        user, system, sha = umbrela.template_parts(task)
+    if task in umbrela.PROMPT_IDS:
+        user, system, sha = umbrela.prompt_parts(task)
         return Prompt(task, umbrela.UMBRELA_COMMIT, system, user, sha, sha)
     text = resources.files("ragmeter.judges").joinpath(f"prompts/{task}.txt").read_text("utf-8")
     return parse_prompt(text, task)
@@ -470,7 +470,7 @@ def make_task(
             lambda t, top, _: parse_no_answer(t, top),
             top_logprobs=top_logprobs,
         )
-    if name in ("umbrela", "umbrela-fewshot"):
+    if name.startswith("umbrela"):  # umbrela, umbrela-fewshot, and the probe's variant
         return _umbrela_task(name, max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     nugget_task = _nugget_task(name, n=n, max_tokens=max_tokens)
     if nugget_task is not None:
@@ -483,8 +483,14 @@ def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | No
     umbrela's request parameters (see :mod:`ragmeter.judges.umbrela`)."""
     from ragmeter.judges import umbrela
 
+    if name not in umbrela.PROMPT_IDS:
+        raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
     if grade_logprobs:
-        raise ValueError(f"{name}: umbrela's parser reads the reply text only (no --logprobs)")
+        from ragmeter.judges.errors import JudgeConfigError
+
+        raise JudgeConfigError(
+            f"--prompt {name}: umbrela's parser reads the reply text only (no --logprobs)"
+        )
     return Task(
         name,
         ("query", "passage"),

@@ -189,9 +189,39 @@ def template_parts(prompt_id: str) -> tuple[str, str, str]:
     return parts["prefix_user"], UMBRELA_SYSTEM, hashlib.sha256(raw).hexdigest()
 
 
+#: the position probe's variant of ``umbrela-fewshot``: its four worked examples (grades 0,
+#: 1, 2, 3) in reverse order (3, 2, 1, 0), nothing else changed. Not a prompt to label with:
+#: ``ragmeter judge probe`` compares its grades with the published prompt's.
+REVERSED_EXAMPLES = "umbrela-fewshot-reversed"
+
+#: every prompt id this module can render
+PROMPT_IDS = (*UMBRELA_TEMPLATES, REVERSED_EXAMPLES)
+
+_EXAMPLE_BREAK = "\n\n###\n\n"
+
+
+def reverse_examples(user: str) -> str:
+    """The few-shot template with its examples in reverse order: the parts between the
+    ``###`` lines, the instructions before the first and after the last kept in place."""
+    head, *examples, tail = user.split(_EXAMPLE_BREAK)
+    if len(examples) < 2:
+        raise ValueError("the template holds fewer than two examples: nothing to reorder")
+    return _EXAMPLE_BREAK.join([head, *reversed(examples), tail])
+
+
+def prompt_parts(prompt_id: str) -> tuple[str, str, str]:
+    """(user template, system message, SHA-256) of any of :data:`PROMPT_IDS`; a variant's
+    hash is that of its user template (UTF-8), it has no file of its own."""
+    if prompt_id == REVERSED_EXAMPLES:
+        user, system, _ = template_parts("umbrela-fewshot")
+        variant = reverse_examples(user)
+        return variant, system, hashlib.sha256(variant.encode("utf-8")).hexdigest()
+    return template_parts(prompt_id)
+
+
 def render_user(prompt_id: str, query: str, passage: str) -> str:
     """The user message umbrela renders for (query, passage)."""
-    user, _, _ = template_parts(prompt_id)
+    user, _, _ = prompt_parts(prompt_id)
     return user.format(query=query, passage=passage)
 
 
@@ -201,6 +231,8 @@ def request_options() -> dict[str, Any]:
 
 
 __all__ = [
+    "PROMPT_IDS",
+    "REVERSED_EXAMPLES",
     "UMBRELA_COMMIT",
     "UMBRELA_MAX_TOKENS",
     "UMBRELA_PATTERNS",
@@ -208,9 +240,11 @@ __all__ = [
     "UMBRELA_SYSTEM",
     "UMBRELA_TEMPLATES",
     "parse_umbrela",
+    "prompt_parts",
     "read_template",
     "render_user",
     "request_options",
+    "reverse_examples",
     "template_bytes",
     "template_parts",
 ]

@@ -18,10 +18,10 @@ missing request, so it waits for it.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from ragmeter.judges.runner import Missing
+from ragmeter.judges.runner import Missing, MissingReason
 from ragmeter.judges.types import SAMPLE_INPUT, JudgeItem, Judgment
 
 #: ``LabelSource.aggregation`` of N samples of one judge
@@ -29,7 +29,8 @@ MODE = "mode, ties to the lowest grade"
 #: ``LabelSource.aggregation`` of several judges
 MAJORITY = "majority, ties to the lowest grade"
 
-G = TypeVar("G", bound=Hashable)
+#: why a pair waits for a rerun: one of its requests failed, or was never made
+_WAITING: tuple[MissingReason, ...] = ("failed", "not judged")
 
 
 def vote(grades: Iterable[int]) -> int:
@@ -91,10 +92,10 @@ def pair_missing(missing: Sequence[Missing], samples: int) -> list[Missing]:
     out = []
     for pair, ms in by_pair.items():
         reasons = {m.reason for m in ms}
-        for reason in ("failed", "not judged"):
+        for reason in _WAITING:
             if reason in reasons:
                 detail = next(m.detail for m in ms if m.reason == reason)
-                out.append(Missing(pair, reason, detail))  # type: ignore[arg-type]
+                out.append(Missing(pair, reason, detail))
                 break
         else:
             if len(ms) >= samples:

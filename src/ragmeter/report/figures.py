@@ -275,7 +275,7 @@ def label_agreement_figure(
         fig = _figure(len(measures), height=3.1)
         axes = _grid(fig, len(measures))
         for ax, m in zip(axes, measures, strict=True):
-            names = m.ranking_a
+            names = list(m.scores_a)  # the evaluation's order: a run keeps its colour
             x = np.array([m.scores_a[n] for n in names])
             y = np.array([m.scores_b[n] for n in names])
             lo = float(min(x.min(), y.min()))

@@ -192,7 +192,7 @@ def kendall_tau_b_rows(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
         np.atleast_2d(np.asarray(b, dtype=np.float64)),
     )
     sx, sy = _signs(x), _signs(y)
-    s = np.einsum("rij,rij->r", sx.astype(np.int64), sy.astype(np.int64)) / 2.0
+    s = (sx * sy).sum(axis=(1, 2), dtype=np.int64) / 2.0  # int8 products: signs
     untied_x = np.count_nonzero(sx, axis=(1, 2)) / 2.0
     untied_y = np.count_nonzero(sy, axis=(1, 2)) / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
