@@ -140,6 +140,7 @@ def test_ppi_estimate_matches_ppi_python_and_the_formulas(tmp_path: Path) -> Non
     assert f"{7 / 12:.4f}" in row and f"{2 / 3:.4f}" in row  # LLM only, human only
     assert f"Estimates {labels}" in html
     assert "uniform random sample" in html  # the design the estimate assumes
+    assert "PPI++, 90 % intervals" in html
 
 
 def test_partly_labelled_query_keeps_the_llm_grade_elsewhere(tmp_path: Path) -> None:
