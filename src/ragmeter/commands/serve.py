@@ -2,17 +2,18 @@
 
 ``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
 [--qrels QRELS ...] [--compare-qrels QRELS ...] [--compare-judgments J.jsonl ...]
-[--subquestions QS.jsonl] [--labels DB]
-[--queue QUEUE.jsonl] [--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765]
-[--token TOKEN]``
+[--subquestions QS.jsonl] [--labels DB] [--queue QUEUE.jsonl] [--llm-qrels QRELS]
+[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]``
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
 ``--qrels`` judge — or, with ``--queue`` (a labelling queue of ``ragmeter sample``), exactly
 the queue's queries and passages, in its order (runs and qrels are then not pooled);
 ``--compare-qrels`` (e.g. an LLM judge's grades) and ``--compare-judgments`` (its
-sub-question ratings) are only reviewed against. Exports carry a provenance sidecar naming
-the annotators (:mod:`ragmeter.web.export`). Labels go to a
-SQLite database (``--labels``; by default one per folder of the first input, under
+sub-question ratings) are only reviewed against. ``--llm-qrels`` (an LLM judge's grades of
+every query) are reviewed against too, and are what the Calibration page sets the human
+labels against: κ and α, and each run's prediction-powered estimates. Exports carry a
+provenance sidecar naming the annotators (:mod:`ragmeter.web.export`). Labels go to a SQLite
+database (``--labels``; by default one per folder of the first input, under
 ``labels/`` in ragmeter's data folder, :mod:`ragmeter.core.datadir`), exports to
 ``--export-dir`` (by default beside the database). Without any input the example collection
 is served. Where labels and exports go is printed at start, with a warning when query or
@@ -44,6 +45,14 @@ QueueOpt = Annotated[
         "--queue",
         help="Labelling queue of 'ragmeter sample': label exactly its queries and "
         "passages, in its order.",
+    ),
+]
+LlmQrelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-qrels",
+        help="An LLM judge's qrels: the Calibration page gives their agreement with "
+        "the human labels and each run's PPI estimates.",
     ),
 ]
 NuggetsOpt = Annotated[
@@ -134,6 +143,7 @@ def serve(
     ] = None,
     max_body: MaxBody = 64 << 10,
     queue: QueueOpt = None,
+    llm_qrels: LlmQrelsOpt = None,
 ) -> None:
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
@@ -172,6 +182,7 @@ def serve(
             store=store,
             token=token,
             queue=queue,
+            llm_qrels=llm_qrels,
         )
     except RagmeterError as exc:
         fail(exc)

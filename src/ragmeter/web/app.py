@@ -19,6 +19,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
                              ``kind=nugget`` nugget assignments)
 ``POST /review/upload``      upload qrels (grades) or judgments JSONL (ratings)
 ``GET /evaluate``            evaluate the runs against the labels (a report page)
+``GET /calibration``         κ and α of the human against the LLM labels (``--llm-qrels``)
+                             and each run's PPI estimates (JSON with ``Accept``)
 ``GET /export``              export page; ``GET /export/qrels.txt``,
                              ``GET /export/judgments.jsonl``,
                              ``GET /export/assignments.jsonl`` download
@@ -47,13 +49,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.web import security
 from ragmeter.web.limits import BodyLimit
-from ragmeter.web.routes import evaluations, exports, labelling, reviewing
+from ragmeter.web.routes import calibrating, evaluations, exports, labelling, reviewing
 from ragmeter.web.state import HERE, BadInput, WebConfig, WebState, wants_json, web_state
 
 __all__ = ["ROUTERS", "BadInput", "WebConfig", "create_app"]
 
 #: the routers of the app, by concern, in the order they are included
-ROUTERS = (labelling.router, reviewing.router, evaluations.router, exports.router)
+ROUTERS = (
+    labelling.router,
+    reviewing.router,
+    evaluations.router,
+    calibrating.router,
+    exports.router,
+)
 
 
 def create_app(config: WebConfig) -> FastAPI:

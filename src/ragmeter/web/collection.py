@@ -22,6 +22,7 @@ from typing import Any
 from ragmeter.core.data import Qrels, Run
 from ragmeter.core.judgments import Judgments
 from ragmeter.errors import InputError
+from ragmeter.io.label_queue import LabelQueue
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class QrelsSource:
     #: (their provenance when a judge made some, a calibration's figures), shown beside
     #: numbers computed on them
     label_notes: tuple[str, ...] = ()
+    #: the file read (``None`` for an upload)
+    path: Path | None = None
 
     @classmethod
     def from_qrels(cls, qrels: Qrels, *, name: str, path: Path | None = None) -> QrelsSource:
@@ -42,7 +45,7 @@ class QrelsSource:
         grades = {(q, d): g for q, docs in qrels.to_dict().items() for d, g in docs.items()}
         judged = [pair for pair, g in grades.items() if g >= 0]
         notes = describe_labels(path, pairs=judged) if path is not None else []
-        return cls(name, grades, tuple(notes))
+        return cls(name, grades, tuple(notes), path)
 
 
 @dataclass
@@ -64,6 +67,10 @@ class Collection:
             each run's answer (``answer:RUN``) and each assessed passage (its doc id).
         assignment_sources: nugget assignments to review against, by name:
             ``{(qid, target, nugget number): 0 | 1 | 2}``.
+        llm_source: the name (in ``qrels_sources``) of the LLM labels the calibration page
+            sets the human labels against (``--llm-qrels``); ``None`` when not given.
+        queue: the labelling queue served (``--queue``), whose inclusion probabilities
+            weight the labelled queries of the calibration page's estimates.
     """
 
     query_ids: list[str]
@@ -77,6 +84,8 @@ class Collection:
     nuggets: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     nugget_targets: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
     assignment_sources: dict[str, dict[tuple[str, str, int], int]] = field(default_factory=dict)
+    llm_source: str | None = None
+    queue: LabelQueue | None = None
 
     def __post_init__(self) -> None:
         self._pool_sets = {q: set(docs) for q, docs in self.pools.items()}
@@ -160,6 +169,7 @@ def load_collection(
     nugget_assignments: Sequence[Path] = (),
     rag_answers: Path | None = None,
     queue: Path | None = None,
+    llm_qrels: Path | None = None,
 ) -> Collection:
     """Read the inputs of ``ragmeter serve`` into a :class:`Collection`.
 
@@ -170,6 +180,8 @@ def load_collection(
     on their own page to the answers of ``rag_answers`` and to the passages the
     ``nugget_assignments`` assess (an LLM's assignments, reviewed against). With ``queue``,
     its queries and passages, in its order, are what is labelled (the module docstring).
+    ``llm_qrels`` (an LLM judge's qrels) are reviewed against too, and are the LLM labels of
+    the calibration page.
     """
     from ragmeter.io.judgments import read_corpus, read_judgments, read_questions
     from ragmeter.io.readers import read_qrels, read_run
@@ -184,10 +196,12 @@ def load_collection(
     if queries is not None:
         table = read_corpus(queries, name="queries")
         query_texts = dict(zip(table.doc_ids.to_pylist(), table.texts.to_pylist(), strict=True))
+    queued = None
     if queue is not None:
         from ragmeter.io.label_queue import read_label_queue
 
-        pools = read_label_queue(queue).docs()
+        queued = read_label_queue(queue)
+        pools = queued.docs()
         order = list(pools)
     else:
         pools = build_pools(run_objs, pooled, depth=depth)
@@ -205,6 +219,7 @@ def load_collection(
     ]:
         name = unique_name(Path(path).name, sources)
         sources[name] = QrelsSource.from_qrels(obj, name=name, path=Path(path))
+    llm_source = llm_source_name(llm_qrels, sources) if llm_qrels is not None else None
     questions = read_questions(subquestions) if subquestions is not None else {}
     rated: dict[str, dict[tuple[str, str, int], int]] = {}
     for path in compare_judgments:
@@ -226,8 +241,23 @@ def load_collection(
         qrels_sources=sources,
         judgment_sources=rated,
         runs=run_objs,
+        llm_source=llm_source,
+        queue=queued,
         **extra,
     )
+
+
+def llm_source_name(path: Path, sources: dict[str, QrelsSource]) -> str:
+    """The name of the LLM qrels ``path`` among ``sources``: the source already read from
+    the same file (given as ``--compare-qrels`` too), else a new one added to ``sources``."""
+    from ragmeter.io.readers import read_qrels
+
+    for name, held in sources.items():
+        if held.path is not None and held.path.resolve() == path.resolve():
+            return name
+    name = unique_name(path.name, sources)
+    sources[name] = QrelsSource.from_qrels(read_qrels(path), name=name, path=path)
+    return name
 
 
 def load_nuggets(

@@ -86,6 +86,7 @@ def build_config(
     store: str | None = None,
     token: str | None = None,
     queue: Path | None = None,
+    llm_qrels: Path | None = None,
 ) -> WebConfig:
     """The app's configuration from the command's options (reads every input now, so that a
     bad file is reported before the server starts)."""
@@ -128,6 +129,7 @@ def build_config(
         nugget_assignments=nugget_assignments or [],
         rag_answers=rag_answers,
         queue=queue,
+        llm_qrels=llm_qrels,
     )
     if labels is None:
         labels = default_labels(None if example_served else [*runs, *qrels, queue][0])

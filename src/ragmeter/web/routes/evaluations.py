@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ragmeter.errors import RagmeterError
@@ -27,9 +27,12 @@ EVALUATION_MEASURES = ("ndcg@10", "ra_nwg@10", "precision4p@10", "n_recall4p@10"
 
 @router.get("/evaluate", response_class=HTMLResponse)
 def evaluate_page(
-    web: Web, request: Request, source: str = "rule:latest", measure: list[str] | None = None
+    web: Web,
+    request: Request,
+    source: str = "rule:latest",
+    measure: Annotated[list[str] | None, Query()] = None,
 ) -> HTMLResponse:
-    from ragmeter.evaluation import evaluate
+    from ragmeter.web.calibration import evaluate_grades, grade_qrels
 
     coll, uploads = web.coll, web.config.uploads
     names = source_names(web.db, coll, uploads)
@@ -43,13 +46,11 @@ def evaluate_page(
     table: list[dict[str, Any]] = []
     error = None
     if coll.runs and grades:
-        qrels: dict[str, dict[str, int]] = {}
-        for (q, d, _), g in grades.items():
-            qrels.setdefault(q, {})[d] = g
         try:
-            result = evaluate(coll.runs, qrels, measures)
+            result = evaluate_grades(coll.runs, grade_qrels(grades), measures)
         except RagmeterError as exc:
             raise BadInput(str(exc)) from None
+        measures = [str(m) for m in result.measures]  # canonical names: the means' keys
         for run in result.runs:
             means = run.means()
             table.append({"name": run.name, "values": [means.get(m) for m in measures]})
