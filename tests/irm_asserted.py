@@ -3,8 +3,10 @@
 Source: ir_measures 0.4.3 (https://github.com/terrierteam/ir_measures, commit dc04a88),
 ``tests/test_*.py``, Apache License 2.0, Copyright the ir_measures authors (Sean MacAvaney
 and contributors). The qrels and runs below are those tests' inline collections; the files
-they read (``cwl.qrels``, ``cwl.run``, ``compat.qrels``, ``compat.run``) are in
-``tests/data/ir_measures/`` (see the README there).
+they read (``cwl.qrels``, ``cwl.run``, ``compat.qrels``, ``compat.run``) are not copied into
+this repository (data from elsewhere stays outside it): ``$RAGMETER_IR_MEASURES_TESTS`` names
+the ``tests/`` folder of an ir_measures checkout that holds them; without it the 61 values
+asserted on those files are skipped, and pytest says why.
 
 Every value that a test there asserts for a measure on a qrels and a run — per query or
 aggregated over queries — is one :class:`Asserted`, in the order of the tests: 266 values from
@@ -22,10 +24,16 @@ prints 5 decimals, so its values are compared to half a unit of the 5th (``gdeva
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).parent / "data" / "ir_measures"
+#: the ``tests/`` folder of an ir_measures checkout (its cwl and compat files), or None
+DATA = (
+    Path(os.environ["RAGMETER_IR_MEASURES_TESTS"])
+    if os.environ.get("RAGMETER_IR_MEASURES_TESTS")
+    else None
+)
 
 
 def _lines(*rows: str) -> str:
@@ -114,7 +122,7 @@ RUNS: dict[str, str] = {
 #: the collections read from files: name → (qrels file, run file)
 FILES: dict[str, tuple[str, str]] = {
     "cwl": ("cwl.qrels", "cwl.run"),
-    "compat": ("compat.qrels", "compat.run.gz"),
+    "compat": ("compat.qrels", "compat.run"),
 }
 
 

@@ -55,6 +55,11 @@ def _close(ours: float, case: Asserted) -> bool:
 def _paths(tmp: Path, collection: str, qrels_key: str, run_key: str) -> tuple[Path, Path]:
     if collection in FILES:
         qrels_name, run_name = FILES[collection]
+        if DATA is None or not (DATA / qrels_name).is_file():
+            pytest.skip(
+                f"ir_measures' {qrels_name} and {run_name} are not in this repository: set "
+                "RAGMETER_IR_MEASURES_TESTS to the tests/ folder of an ir_measures checkout"
+            )
         return DATA / qrels_name, DATA / run_name
     qrels_path, run_path = tmp / f"{qrels_key}.qrels", tmp / f"{run_key}.run"
     qrels_path.write_text(QRELS[qrels_key])
