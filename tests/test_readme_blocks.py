@@ -108,6 +108,18 @@ SKIPPED: dict[tuple[str, str], str] = {
         "placeholders for your own two qrels files; the offline-judge block runs agreement "
         "on real ones"
     ),
+    (
+        "docs/check.md",
+        "ragmeter check runs/pr.trec --qrels llm.qrels --calibration cal.json --min-kappa 0.4 "
+        "--min-tau 0.8",
+    ): (
+        "a template: runs/pr.trec, llm.qrels and cal.json are yours; docs/trust-labels.md runs "
+        "the same gate on the example collection"
+    ),
+    ("docs/judges-umbrela.md", "from ragmeter.judges import JudgeConfig"): (
+        f"{_TEMPLATE} (run, queries, corpus and the servers); tests/test_judges_umbrela.py "
+        "runs the same calls against the test server"
+    ),
     ("docs/check.md", "# on main, nightly: save the baseline"): (
         "a template for your own CI: runs/main.trec, runs/pr.trec and qrels.txt are yours; "
         "tests/test_check.py gates against a saved baseline"
@@ -187,6 +199,11 @@ STAND_INS: dict[tuple[str, str], str] = {
 #: blocks documented to end with another status than 0: a broken rule of the gate is 3
 EXIT_STATUS: dict[tuple[str, str], int] = {
     ("docs/check.md", "ragmeter check examples/run_dense.txt --qrels examples/qrels.txt \\"): 3,
+    (
+        "docs/trust-labels.md",
+        "ragmeter check demo/runs/hybrid.txt --qrels llm.qrels --calibration cal.json "
+        "--min-kappa 0.4",
+    ): 5,
 }
 
 
@@ -441,9 +458,11 @@ def _named_outputs() -> set[str]:
     names: set[str] = set()
     for block in all_blocks("bash"):
         for match in re.finditer(
-            r"(?:-o|--out|--out-graded|--out-diversity|--curves|>)\s+(\S+)", block.text
+            r"(?:-o|--out|--out-graded|--out-diversity|--curves|--save-calibration|>)\s+(\S+)",
+            block.text,
         ):
             names.add(Path(match.group(1).replace("$r", "*")).name)
+        names |= {Path(m).name for m in re.findall(r"^cp\s+\S+\s+(\S+)$", block.text, re.M)}
         if "ragmeter demo" in block.text:
             names.add("ragmeter-demo")
     for block in all_blocks("python"):  # open_store("sqlite:///history.db"), "evals.json"
