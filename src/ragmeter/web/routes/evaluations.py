@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ragmeter.errors import RagmeterError
@@ -27,7 +27,10 @@ EVALUATION_MEASURES = ("ndcg@10", "ra_nwg@10", "precision4p@10", "n_recall4p@10"
 
 @router.get("/evaluate", response_class=HTMLResponse)
 def evaluate_page(
-    web: Web, request: Request, source: str = "rule:latest", measure: list[str] | None = None
+    web: Web,
+    request: Request,
+    source: str = "rule:latest",
+    measure: Annotated[list[str] | None, Query()] = None,  # ?measure=…&measure=…, not a body
 ) -> HTMLResponse:
     from ragmeter.evaluation import evaluate
 
