@@ -158,23 +158,15 @@ def serve(
         from ragmeter.web.security import is_loopback, new_token
         from ragmeter.web.server import server_options
     except ImportError as exc:
-        fail(
-            MissingInputError(
-                f"ragmeter serve needs the web extra: pip install 'ragmeter[web]' ({exc})"
-            )
-        )
+        needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
+        fail(MissingInputError(f"{needs} ({exc})"))
     if token is None and not is_loopback(host):
         token = new_token()
     if token is not None and len(token) < 16:
         fail(ValueError("--token must be at least 16 characters"))
     try:
-        options = server_options(
-            host=host,
-            port=port,
-            read_timeout=read_timeout,
-            ssl_certfile=ssl_certfile,
-            ssl_keyfile=ssl_keyfile,
-        )
+        tls = {"ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}
+        options = server_options(host=host, port=port, read_timeout=read_timeout, **tls)
         config = build_config(
             queries=queries,
             corpus=corpus,
