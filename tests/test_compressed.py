@@ -350,3 +350,28 @@ def test_memory_exhaustion_is_one_line_naming_the_file(
     with pytest.raises(InputError, match="not enough memory") as caught:
         read_qrels(path)
     assert caught.value.source == str(path)
+
+
+def test_a_long_line_in_a_plain_streamed_run_is_refused_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain TREC run with a line of many MiB: cutting the file into ranges copied the
+    line once per 64 KiB read (quadratic: minutes for 200 MB); the line limit holds."""
+    import time
+
+    import ragmeter
+    from ragmeter.evaluation import stream
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1MiB")
+    monkeypatch.setattr(stream, "BLOCK_BYTES", 1 << 20)
+    path = tmp_path / "run.trec"
+    with path.open("wb") as fh:
+        fh.write(b"q0 Q0 a 1 1.0 t\n" * 10 + b"q1 Q0 ")
+        fh.write(b"d" * (24 << 20))
+        fh.write(b" 1 1.0 t\nq2 Q0 a 1 1.0 t\n")
+    qrels = ragmeter.Qrels.from_dict({"q0": {"a": 1}})
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="longer than 1 MiB") as caught:
+        ragmeter.evaluate(path, qrels, ["map"])
+    assert (caught.value.source, caught.value.line) == (str(path), 11)
+    assert time.perf_counter() - started < 10
