@@ -375,3 +375,22 @@ def test_a_long_line_in_a_plain_streamed_run_is_refused_in_linear_time(
         ragmeter.evaluate(path, qrels, ["map"])
     assert (caught.value.source, caught.value.line) == (str(path), 11)
     assert time.perf_counter() - started < 10
+
+
+def test_parquet_is_not_held_to_the_line_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parquet is binary: a stretch of bytes without a newline byte is no line."""
+    import pyarrow.parquet as pq
+
+    from ragmeter.io.lengths import read_passage_lengths
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1KiB")
+    path = tmp_path / "run.parquet"
+    docs = [f"d{i:05d}" for i in range(3000)]
+    table = pa.table({"qid": ["q"] * 3000, "docid": docs, "score": [1.0] * 3000})
+    pq.write_table(table, path, compression="none")
+    assert len(read_run(path)) == 3000
+    lengths = tmp_path / "lengths.parquet"
+    pq.write_table(pa.table({"id": docs, "length": [7] * 3000}), lengths, compression="none")
+    assert len(read_passage_lengths(lengths).lengths) == 3000
