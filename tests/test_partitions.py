@@ -653,6 +653,13 @@ def test_ray_errors_are_the_in_process_errors(ray_cluster: object, tmp_path: Pat
     _, dangling_qrels, dangling = _dangling(tmp_path / "link")
     with pytest.raises(PartitionError, match="link to a file that does not exist"):
         ragmeter.evaluate(dangling, dangling_qrels, ["ndcg@10"], engine="ray")
+    (tmp_path / "empty").mkdir()
+    _, empty_qrels, with_empty = _data(9, tmp_path / "empty", parts=2)
+    (with_empty / "part-0002.txt").write_bytes(b"")  # an empty partition: no queries
+    _same(
+        ragmeter.evaluate(with_empty, empty_qrels, MEASURES, **_options("zero")),
+        ragmeter.evaluate(with_empty, empty_qrels, MEASURES, engine="ray", **_options("zero")),
+    )
     qrels, twice, bad = _broken_partitions(tmp_path)
     with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
         ragmeter.evaluate(twice, qrels, ["map"], engine="ray")
