@@ -177,3 +177,15 @@ def test_a_plugin_module_calling_sys_exit_is_a_plugin_failure(
     monkeypatch.setenv("RAGMETER_PLUGINS", "quitting_measures")
     code, _, err = _invoke("evaluate", RUN, "--qrels", QRELS)
     _one_error(code, err, "quitting_measures", "SystemExit")
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+def test_exhausted_memory_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr("ragmeter.io.readers.read_qrels", no_memory)
+    code, _, err = _invoke("evaluate", RUN, "--qrels", QRELS)
+    _one_error(code, err, "out of memory")
