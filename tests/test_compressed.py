@@ -394,3 +394,25 @@ def test_parquet_is_not_held_to_the_line_limit(
     lengths = tmp_path / "lengths.parquet"
     pq.write_table(pa.table({"id": docs, "length": [7] * 3000}), lengths, compression="none")
     assert len(read_passage_lengths(lengths).lengths) == 3000
+
+
+def test_a_json_document_on_one_line_is_not_held_to_the_line_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``json.dump`` writes a whole document on one line: JSON and YAML documents are read
+    whole, not by lines (JSON Lines are)."""
+    import json
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1KiB")
+    run = {f"q{i}": {f"d{j}": float(j) for j in range(20)} for i in range(20)}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    assert path.stat().st_size > 1024
+    assert len(read_run(path)) == 400
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert len(read_run(packed)) == 400
+    rows = tmp_path / "run.jsonl"
+    rows.write_text(json.dumps({"qid": "q", "docid": "d", "score": 1, "pad": "x" * 2000}) + "\n")
+    with pytest.raises(InputError, match="longer than 1 KiB"):
+        read_run(rows)
