@@ -350,3 +350,69 @@ def test_memory_exhaustion_is_one_line_naming_the_file(
     with pytest.raises(InputError, match="not enough memory") as caught:
         read_qrels(path)
     assert caught.value.source == str(path)
+
+
+def test_a_long_line_in_a_plain_streamed_run_is_refused_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain TREC run with a line of many MiB: cutting the file into ranges copied the
+    line once per 64 KiB read (quadratic: minutes for 200 MB); the line limit holds."""
+    import time
+
+    import ragmeter
+    from ragmeter.evaluation import stream
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1MiB")
+    monkeypatch.setattr(stream, "BLOCK_BYTES", 1 << 20)
+    path = tmp_path / "run.trec"
+    with path.open("wb") as fh:
+        fh.write(b"q0 Q0 a 1 1.0 t\n" * 10 + b"q1 Q0 ")
+        fh.write(b"d" * (24 << 20))
+        fh.write(b" 1 1.0 t\nq2 Q0 a 1 1.0 t\n")
+    qrels = ragmeter.Qrels.from_dict({"q0": {"a": 1}})
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="longer than 1 MiB") as caught:
+        ragmeter.evaluate(path, qrels, ["map"])
+    assert (caught.value.source, caught.value.line) == (str(path), 11)
+    assert time.perf_counter() - started < 10
+
+
+def test_parquet_is_not_held_to_the_line_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parquet is binary: a stretch of bytes without a newline byte is no line."""
+    import pyarrow.parquet as pq
+
+    from ragmeter.io.lengths import read_passage_lengths
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1KiB")
+    path = tmp_path / "run.parquet"
+    docs = [f"d{i:05d}" for i in range(3000)]
+    table = pa.table({"qid": ["q"] * 3000, "docid": docs, "score": [1.0] * 3000})
+    pq.write_table(table, path, compression="none")
+    assert len(read_run(path)) == 3000
+    lengths = tmp_path / "lengths.parquet"
+    pq.write_table(pa.table({"id": docs, "length": [7] * 3000}), lengths, compression="none")
+    assert len(read_passage_lengths(lengths).lengths) == 3000
+
+
+def test_a_json_document_on_one_line_is_not_held_to_the_line_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``json.dump`` writes a whole document on one line: JSON and YAML documents are read
+    whole, not by lines (JSON Lines are)."""
+    import json
+
+    monkeypatch.setenv("RAGMETER_MAX_LINE_BYTES", "1KiB")
+    run = {f"q{i}": {f"d{j}": float(j) for j in range(20)} for i in range(20)}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    assert path.stat().st_size > 1024
+    assert len(read_run(path)) == 400
+    packed = tmp_path / "run.json.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert len(read_run(packed)) == 400
+    rows = tmp_path / "run.jsonl"
+    rows.write_text(json.dumps({"qid": "q", "docid": "d", "score": 1, "pad": "x" * 2000}) + "\n")
+    with pytest.raises(InputError, match="longer than 1 KiB"):
+        read_run(rows)

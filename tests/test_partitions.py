@@ -591,6 +591,43 @@ def test_cli_engine_ray_output_stays_clean_when_a_worker_is_killed(tmp_path: Pat
     assert "WorkerCrashedError" in error and "Traceback" not in done.stderr
 
 
+def test_ray_messages_go_to_stderr_and_a_dead_node_is_said_once() -> None:
+    """What Ray's driver prints goes to the sink (stderr); its report of this machine's dead
+    raylet (after which Ray ends the process itself) gets one line of ragmeter's."""
+    import io
+
+    from ragmeter.evaluation.distributed import RayMessages
+
+    sink = io.StringIO()
+    messages = RayMessages(sink)
+    print("(raylet) A worker died or was killed while executing a task", file=messages)
+    assert "ragmeter" not in sink.getvalue()
+    for _ in range(2):
+        print("(raylet) Raylet is terminated. Termination is unexpected.", file=messages)
+    out = sink.getvalue()
+    assert out.startswith("(raylet) A worker died")
+    assert out.count("ragmeter: error: --engine ray: the Ray node of this machine died") == 1
+
+
+def test_a_ray_failure_after_the_retries_is_one_line() -> None:
+    ray = pytest.importorskip("ray")
+    from ragmeter.errors import RagmeterError
+    from ragmeter.evaluation import distributed
+
+    class Failing:
+        exceptions = ray.exceptions
+
+        def wait(self, pending: list[Any], num_returns: int) -> tuple[list[Any], list[Any]]:
+            return pending[:1], pending[1:]
+
+        def get(self, ref: Any) -> Any:
+            raise ray.exceptions.WorkerCrashedError()
+
+    with pytest.raises(RagmeterError, match="a task failed after Ray's retries") as caught:
+        distributed._collect(Failing(), [object()], [])
+    assert "WorkerCrashedError" in str(caught.value) and "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("missing", ["zero", "skip"])
 def test_ray_gives_the_in_process_evaluation(
@@ -616,6 +653,13 @@ def test_ray_errors_are_the_in_process_errors(ray_cluster: object, tmp_path: Pat
     _, dangling_qrels, dangling = _dangling(tmp_path / "link")
     with pytest.raises(PartitionError, match="link to a file that does not exist"):
         ragmeter.evaluate(dangling, dangling_qrels, ["ndcg@10"], engine="ray")
+    (tmp_path / "empty").mkdir()
+    _, empty_qrels, with_empty = _data(9, tmp_path / "empty", parts=2)
+    (with_empty / "part-0002.txt").write_bytes(b"")  # an empty partition: no queries
+    _same(
+        ragmeter.evaluate(with_empty, empty_qrels, MEASURES, **_options("zero")),
+        ragmeter.evaluate(with_empty, empty_qrels, MEASURES, engine="ray", **_options("zero")),
+    )
     qrels, twice, bad = _broken_partitions(tmp_path)
     with pytest.raises(PartitionError, match=r"query 'q1' is in two partitions"):
         ragmeter.evaluate(twice, qrels, ["map"], engine="ray")

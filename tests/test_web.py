@@ -506,8 +506,8 @@ def test_serve_off_loopback_generates_a_token(
     paths = write_collection(folder / "data")
     seen: dict[str, Any] = {}
 
-    def fake_run(app: Any, *, host: str, port: int, log_level: str) -> None:
-        seen.update(app=app, host=host, port=port)
+    def fake_run(app: Any, *, host: str, port: int, **options: Any) -> None:
+        seen.update(app=app, host=host, port=port, **options)
 
     monkeypatch.setattr("uvicorn.run", fake_run)
     args = ["serve", "--run", str(paths["run_a"]), "--labels", str(folder / "l.db")]

@@ -8,6 +8,13 @@ one clear error or the correct result (never a traceback, never a silent loss).
 * ``test_web_limits.py``: request bodies over their limits, JSON nested too deeply, a label
   or an export the disk refuses;
 * ``test_label_writes.py``: concurrent annotators on the label database (group commit);
+* ``test_hostile_inputs.py``: what an adversarial run tried through the command line: a
+  dangling link and empty partitions in a partition folder, decompression bombs, a RAGAS
+  CSV cell over the csv module's limit, a plugin calling ``sys.exit``;
+* ``test_huge_integers.py``: integers past 64 bits in cutoffs, options, sweeps and store ids;
+* ``test_irds_offline.py``: an ir_datasets dataset neither cached nor downloadable;
+* ``test_web_origins.py`` and ``test_web_server.py``: the web app's Origin and Host checks,
+  slow clients (read timeout) and HTTPS;
 * killed writers (``kill -9``) are tested where the writers are:
   ``tests/test_store.py::test_a_killed_process_leaves_no_half_written_evaluation`` (the
   evaluation store) and

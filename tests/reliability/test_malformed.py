@@ -3,15 +3,17 @@
 one) or in the correct result, never in another exception.
 
 The cases complement ``tests/test_io_errors.py`` (field-by-field errors of the run, qrels and
-sample readers): here the encodings (UTF-16, BOM, CRLF, binary), sizes (empty, huge lines),
-numbers no integer type holds (``99999999999999999999``), JSON nested 100,000 deep, YAML alias
-bombs, Parquet columns of the wrong type and the readers of judgments, sub-questions, corpora,
-rated answers, answer samples, utilities and passage lengths.
+sample readers): here the encodings (UTF-16, BOM, CRLF, binary), sizes (empty, huge lines,
+compressed files expanding to one endless line, CSV cells longer than the csv module's
+default limit), numbers no integer type holds (``99999999999999999999``), JSON nested 100,000
+deep, YAML alias bombs, Parquet columns of the wrong type and the readers of judgments,
+sub-questions, corpora, rated answers, answer samples, utilities and passage lengths.
 """
 
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,28 @@ BOMB = "".join(
     f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" if p else f"{n}: &{n} [x, x, x, x, x, x, x, x, x]\n"
     for p, n in zip([None, *"abcdefgh"], "abcdefghi", strict=True)
 )
+
+
+def _gzip_bomb(head: bytes, size: int) -> Callable[[Path], None]:
+    """A gzip file of ``head`` and then ``size`` bytes without a newline (compressed a MiB at
+    a time: the uncompressed bytes are never held)."""
+
+    def write(path: Path) -> None:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"d" * (1 << 20)
+        with path.open("wb") as fh:
+            fh.write(packer.compress(head))
+            for _ in range(size >> 20):
+                fh.write(packer.compress(block))
+            fh.write(packer.flush())
+
+    return write
+
+
+def _ragas_csv(passages: int, size: int) -> str:
+    """A RAGAS CSV row of ``passages`` retrieved passages of ``size`` characters each."""
+    texts = [f"p{i} " + "x" * size for i in range(passages)]
+    return f'user_input,retrieved_contexts,reference_contexts\nq,"{texts!r}","{[texts[1]]!r}"\n'
 
 
 def _parquet(table: pa.Table) -> Callable[[Path], None]:
@@ -121,6 +145,11 @@ CASES: list[Bad | Good] = [
     Bad("run", "binary.csv", b"\x00\x01\x02\xff" * 100, None, None, ()),
     Bad("qrels", "quote.csv", 'qid,docid,grade\nq,"a,1\n', None, None, ()),
     Good("run", "crlf.csv", "qid,docid,score\r\nq,a,1\r\nq,b,2\r\n", lambda r: len(r) == 2),
+    # a cell over the csv module's default limit (131,072 characters): 33 passages
+    Good("run", "longcell.csv", _ragas_csv(33, 4_500), lambda r: len(r) == 33),
+    # -- compressed files expanding to one endless line ----------------------------------
+    Bad("qrels", "bomb.qrels.gz", _gzip_bomb(b"q 0 a 1\nq 0 ", 80 << 20), 2, None, ("64 MiB",)),
+    Bad("run", "bomb.jsonl.gz", _gzip_bomb(b'{"qid": "', 80 << 20), 1, None, ("64 MiB",)),
     # -- Parquet -----------------------------------------------------------------------
     Bad(
         "run",

@@ -117,7 +117,7 @@ def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
 
         source = str(path)
         try:
-            doc = json.loads(decode(read_bytes(path), source))
+            doc = json.loads(decode(read_bytes(path, lines=False), source))
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", source=source, line=exc.lineno) from None
         except RecursionError:

@@ -118,6 +118,7 @@ def os_failures() -> Iterator[None]:
       limit, a path component that is a file) prints one ``ragmeter: error:`` line naming the
       path and ends with status 2, as bad input does. Files are written atomically, so a
       failed write leaves the old file (or none) in place.
+    * Exhausted memory (:class:`MemoryError`) prints one ``ragmeter: error:`` line, status 2.
     """
     try:
         try:
@@ -134,6 +135,15 @@ def os_failures() -> Iterator[None]:
             raise SystemExit(BROKEN_PIPE_STATUS) from None
         with suppress(OSError):  # stderr is gone too: the status still says it failed
             typer.echo(f"ragmeter: error: {describe_os_error(exc)}", err=True)
+        raise SystemExit(2) from None
+    except MemoryError:
+        # the readers name the file they could not hold; anywhere else, one line all the same
+        with suppress(OSError):
+            typer.echo(
+                "ragmeter: error: out of memory: the inputs need more memory than is left "
+                "(free memory, or evaluate fewer or smaller inputs at a time)",
+                err=True,
+            )
         raise SystemExit(2) from None
 
 

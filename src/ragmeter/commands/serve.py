@@ -3,7 +3,8 @@
 ``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
 [--qrels QRELS ...] [--compare-qrels QRELS ...] [--compare-judgments J.jsonl ...]
 [--subquestions QS.jsonl] [--labels DB] [--queue QUEUE.jsonl] [--llm-qrels QRELS]
-[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]``
+[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]
+[--read-timeout S] [--ssl-certfile CERT.pem [--ssl-keyfile KEY.pem]]``
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
 ``--qrels`` judge — or, with ``--queue`` (a labelling queue of ``ragmeter sample``), exactly
@@ -21,6 +22,8 @@ passage texts are missing (the pages would show ids only).
 
 The server listens on 127.0.0.1 unless ``--host`` says otherwise; on any other address it
 requires an access token (``--token``, or one generated and printed with the URL).
+``--ssl-certfile``/``--ssl-keyfile`` serve HTTPS; a client that does not send a whole request
+within ``--read-timeout`` seconds is disconnected (:mod:`ragmeter.web.server`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,25 @@ import typer
 from ragmeter.commands.options import fail
 from ragmeter.errors import MissingInputError, RagmeterError
 
+ReadTimeout = Annotated[
+    float,
+    typer.Option(
+        "--read-timeout",
+        help="Seconds a client has to send a whole request (slower: the connection is closed).",
+    ),
+]
+SslCertfile = Annotated[
+    Path | None,
+    typer.Option(
+        "--ssl-certfile",
+        help="TLS certificate (PEM): serve HTTPS, so the token does not cross the network "
+        "in clear.",
+    ),
+]
+SslKeyfile = Annotated[
+    Path | None,
+    typer.Option("--ssl-keyfile", help="The certificate's private key (PEM, unencrypted)."),
+]
 MaxBody = Annotated[
     int,
     typer.Option("--max-body", min=1024, help="Largest JSON or form body in bytes (larger: 413)."),
@@ -144,6 +166,9 @@ def serve(
     max_body: MaxBody = 64 << 10,
     queue: QueueOpt = None,
     llm_qrels: LlmQrelsOpt = None,
+    read_timeout: ReadTimeout = 30.0,
+    ssl_certfile: SslCertfile = None,
+    ssl_keyfile: SslKeyfile = None,
 ) -> None:
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
@@ -154,17 +179,17 @@ def serve(
         from ragmeter.web.app import create_app
         from ragmeter.web.config import build_config
         from ragmeter.web.security import is_loopback, new_token
+        from ragmeter.web.server import server_options
     except ImportError as exc:
-        fail(
-            MissingInputError(
-                f"ragmeter serve needs the web extra: pip install 'ragmeter[web]' ({exc})"
-            )
-        )
+        needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
+        fail(MissingInputError(f"{needs} ({exc})"))
     if token is None and not is_loopback(host):
         token = new_token()
     if token is not None and len(token) < 16:
         fail(ValueError("--token must be at least 16 characters"))
     try:
+        tls = {"ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}
+        options = server_options(host=host, port=port, read_timeout=read_timeout, **tls)
         config = build_config(
             queries=queries,
             corpus=corpus,
@@ -190,14 +215,15 @@ def serve(
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
     app = create_app(config)
-    _announce(config, host, port, token)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    _announce(config, host, port, token, tls=ssl_certfile is not None)
+    uvicorn.run(app, **options)
 
 
-def _announce(config: Any, host: str, port: int, token: str | None) -> None:
+def _announce(config: Any, host: str, port: int, token: str | None, *, tls: bool) -> None:
     """What is served, where the labels go, what the pages cannot show, and the address."""
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    scheme = "https" if tls else "http"
+    url = f"{scheme}://{shown}:{port}/" + (f"?token={token}" if token else "")
     coll = config.collection
     nuggets = f", nuggets of {len(coll.nugget_targets)} queries" if coll.nugget_targets else ""
     typer.echo(

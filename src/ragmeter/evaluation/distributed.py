@@ -28,6 +28,7 @@ open in the process is used as it is. What this module started, it shuts down.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -131,12 +132,41 @@ def ray_session(engine: Engine) -> Iterator[Any]:
     cluster's messages (``(raylet) A worker died …``) on ``sys.stdout`` whatever
     ``log_to_driver`` says, and stdout carries the command's output (``-f json``)."""
     ray = import_ray()
-    with redirect_stdout(sys.stderr):
+    with redirect_stdout(RayMessages(sys.stderr)):
         if ray.is_initialized():
             yield ray
             return
         with _started(ray, engine):
             yield ray
+
+
+class RayMessages(io.TextIOBase):
+    """Where Ray's driver prints while ragmeter uses Ray: ``sink`` (stderr), with one line of
+    ragmeter's own when Ray reports that this machine's Ray node died (its raylet killed, or
+    out of memory): Ray then ends the process itself, which no exception of ours can report.
+    """
+
+    #: what Ray prints when the raylet of the node this process is attached to terminates
+    NODE_DIED = "Raylet is terminated"
+
+    def __init__(self, sink: Any) -> None:
+        super().__init__()
+        self._sink = sink
+        self._said = False
+
+    def write(self, text: str) -> int:
+        self._sink.write(text)
+        if not self._said and self.NODE_DIED in text:
+            self._said = True
+            self._sink.write(
+                "\nragmeter: error: --engine ray: the Ray node of this machine died (its "
+                "raylet was terminated: killed, or out of memory); the evaluation cannot "
+                "finish\n"
+            )
+        return len(text)
+
+    def flush(self) -> None:
+        self._sink.flush()
 
 
 @contextmanager

@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Literal
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
+from ragmeter.measures import MAX_CUTOFF
+
+#: the largest grade (and relevance level): trec_eval keeps grades in 32-bit integers
+MAX_GRADE = 2**31 - 1
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
@@ -63,6 +67,13 @@ class EvalInputs:
                 f"must be at least 0 (relevant ⇔ grade ≥ it), got {self.rel_level}",
                 field="rel_level",
             )
+        # ranks and grades are counted in 32-bit integers: a larger number is a range error
+        # here, not an OverflowError deep in the evaluation
+        _check_range("rel_level", self.rel_level, 0, MAX_GRADE)
+        for name in ("depth", "pool_depth", "default_k", "context_k"):
+            value = getattr(self, name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                _check_range(name, value, 1, MAX_CUTOFF)
 
     @property
     def context_cutoff(self) -> int | None:
@@ -70,3 +81,8 @@ class EvalInputs:
         if self.context_k is None or self.context_k == "oracle":
             return None
         return int(self.context_k)
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise InputError(f"must be ≥ {low} and ≤ {high}, got {value}", field=name)

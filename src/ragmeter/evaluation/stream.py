@@ -278,12 +278,14 @@ def _merge(
 
 def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
     """Read, parse and evaluate the bytes ``span`` of the job's file (in a worker)."""
+    from ragmeter.io._common import check_line_lengths
     from ragmeter.io.trec import parse_trec_run
 
     start, end = span
     with open(job.path, "rb") as fh:
         data = os.pread(fh.fileno(), end - start, start) if end > start else b""
     try:
+        check_line_lengths(data, job.path)  # the limit of every reader, range by range
         run = parse_trec_run(data, source=job.path, name=job.name)
         del data
         return evaluate_block(run, job.inputs, job.measures)

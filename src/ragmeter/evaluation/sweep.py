@@ -27,8 +27,11 @@ from ragmeter.errors import MeasureError
 from ragmeter.evaluation.api import evaluate
 from ragmeter.evaluation.engine import evaluate_inputs
 from ragmeter.evaluation.results import Evaluation
-from ragmeter.measures import REGISTRY, Measure, parse_measures
+from ragmeter.measures import MAX_CUTOFF, REGISTRY, Measure, parse_measures
 from ragmeter.stats.aggregate import defined_note
+
+#: the most cutoffs one sweep evaluates (each is a measure of the evaluation)
+MAX_SWEEP_CUTOFFS = 100_000
 
 
 def parse_ks(text: str) -> list[int]:
@@ -41,15 +44,23 @@ def parse_ks(text: str) -> list[int]:
             bounds = [int(x) for x in part.split(":")]
         except ValueError:
             raise MeasureError(f"--k: '{part}' is not a number or a range a:b[:step]") from None
+        if len(bounds) > 3:
+            raise MeasureError(f"--k: '{part}' is not a range a:b[:step]")
+        if max(bounds[:2]) > MAX_CUTOFF:
+            raise MeasureError(f"--k: cutoffs must be ≤ {MAX_CUTOFF}, got '{part}'")
         if len(bounds) == 1:
             ks.add(bounds[0])
-        elif len(bounds) in (2, 3):
-            step = bounds[2] if len(bounds) == 3 else 1
-            if step < 1 or bounds[1] < bounds[0]:
-                raise MeasureError(f"--k: empty range '{part}'")
-            ks.update(range(bounds[0], bounds[1] + 1, step))
-        else:
-            raise MeasureError(f"--k: '{part}' is not a range a:b[:step]")
+            continue
+        step = bounds[2] if len(bounds) == 3 else 1
+        if step < 1 or bounds[1] < bounds[0]:
+            raise MeasureError(f"--k: empty range '{part}'")
+        cutoffs = range(bounds[0], bounds[1] + 1, step)
+        if len(ks) + len(cutoffs) > MAX_SWEEP_CUTOFFS:
+            raise MeasureError(
+                f"--k: '{part}' sweeps {len(cutoffs):,} cutoffs; at most "
+                f"{MAX_SWEEP_CUTOFFS:,} (give a step: a:b:step)"
+            )
+        ks.update(cutoffs)
     if not ks:
         raise MeasureError("--k: no cutoff given")
     if min(ks) < 1:

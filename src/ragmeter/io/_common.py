@@ -174,16 +174,16 @@ class _Buffer(io.BytesIO):
     """The decompressed text (``getvalue`` hands over its bytes without a copy)."""
 
 
-def read_stream(stream: Any, source: str, cap: int | None = None) -> bytes:
-    """All of a (decompressing) ``stream``, read a chunk at a time: a line longer than
-    :func:`max_line_bytes` stops the reading with an error naming the line, and exhausted
-    memory is an error naming ``source``."""
-    cap = max_line_bytes() if cap is None else cap
+def read_stream(stream: Any, source: str, *, lines: bool = True) -> bytes:
+    """All of a (decompressing) ``stream``, read a chunk at a time: in a file of lines
+    (``lines``), a line longer than :func:`max_line_bytes` stops the reading with an error
+    naming the line; exhausted memory is an error naming ``source``."""
+    cap = max_line_bytes() if lines else 0
     out = _Buffer()
     partial = 0
     try:
         while chunk := stream.read(READ_CHUNK):
-            bad, partial = long_line(chunk, partial, cap)
+            bad, partial = long_line(chunk, partial, cap) if lines else (None, 0)
             if bad is not None:
                 at = out.tell() + bad
                 raise line_too_long(source, out.getbuffer()[:at].tobytes().count(b"\n") + 1, cap)
@@ -275,10 +275,12 @@ def _codec_stream(fh: IO[bytes], codec: str, source: str) -> _CheckedStream:
     return _CheckedStream(stream, fh, codec, source)
 
 
-def read_bytes(path: PathLike) -> bytes:
+def read_bytes(path: PathLike, *, lines: bool = True) -> bytes:
     """The bytes of ``path``, decompressed if it is a gzip, bzip2, xz or zstd file (whatever
     its name; streamed, see :func:`read_stream`); a directory, a missing or unreadable file,
-    a line longer than :func:`max_line_bytes` is an :class:`InputError`.
+    in a file read by lines (``lines``; ``False`` for Parquet and for whole documents, JSON
+    and YAML, which ``json.dump`` writes on one line) a line longer than
+    :func:`max_line_bytes` is an :class:`InputError`.
 
     A UTF-8 byte-order mark is refused for every text format (as in TREC files): it would
     otherwise become part of the first id or column name without anyone noticing.
@@ -287,14 +289,15 @@ def read_bytes(path: PathLike) -> bytes:
     stream = open_binary(p)
     with stream:
         if isinstance(stream, _CheckedStream):  # decompressed a chunk at a time
-            return read_stream(stream, str(p))
+            return read_stream(stream, str(p), lines=lines)
         try:
             data = stream.read()
         except MemoryError:
             raise InputError("not enough memory to read it", source=str(p)) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    check_line_lengths(data, str(p))
+    if lines:
+        check_line_lengths(data, str(p))
     return data
 
 

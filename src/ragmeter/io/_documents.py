@@ -72,7 +72,7 @@ def loads(text: str, source: str, line: int | None = None) -> Any:
 def load_json(path: PathLike) -> Document:
     """Load a JSON file; records of a top-level array (or ``"samples"`` array) get lines."""
     source = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path, lines=False)  # one document, often on one line (json.dump)
     check_text(data, source, what="a JSON document")
     text = decode(data, source)
     value = loads(text, source)
@@ -135,7 +135,7 @@ def first_jsonl_value(data: bytes, source: str) -> Any:
 def load_yaml(path: PathLike) -> Document:
     """Load a YAML file (needs PyYAML: ``pip install 'ragmeter[yaml]'``)."""
     source = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path, lines=False)  # one document
     check_text(data, source, what="a YAML document")
     text = decode(data, source)
     try:

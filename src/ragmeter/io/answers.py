@@ -94,7 +94,7 @@ def read_answer_samples(path: str | os.PathLike[str]) -> list[AnswerSample]:
     kind = _ROW_FILES.get(os.path.splitext(source)[1].lower())
     if kind is not None:
         return _dataset_answer_samples(path, kind)
-    data = read_bytes(path)
+    data = read_bytes(path, lines=False)  # one JSON document
     check_text(data, source, what="a JSON list of answer samples")
     text = decode(data, source)
     try:

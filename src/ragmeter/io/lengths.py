@@ -172,7 +172,7 @@ def read_passage_lengths(path: PathLike, *, counter: str | None = None) -> Passa
     """Read passage lengths from a corpus file (JSONL/JSON, TSV/CSV or Parquet)."""
     source = str(path)
     suffix = format_suffix(source)
-    data = read_bytes(path)
+    data = read_bytes(path, lines=suffix not in (".parquet", ".json"))
     if suffix == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq

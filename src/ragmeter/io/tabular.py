@@ -243,7 +243,7 @@ def _read_parquet(path: PathLike) -> tuple[pa.Table, str]:
     import pyarrow.parquet as pq
 
     source = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path, lines=False)
     if not data:
         raise InputError("file is empty; expected a Parquet file", source=source)
     try:

@@ -57,24 +57,32 @@ def next_query_start(fh: BinaryIO, target: int) -> int | None:
     that of the first data line from there (``None``: none before the end of the file).
 
     A line starting with a UTF-8 byte-order mark is not cut at: a block starting with one
-    would be refused, where the whole file reads it as part of a query id.
+    would be refused, where the whole file reads it as part of a query id. A line longer than
+    :func:`~ragmeter.io._common.max_line_bytes` is an error naming it.
     """
     base = max(0, target - 1)
     fh.seek(base)
     skip = target > 0  # the bytes up to the first newline belong to a line begun before target
     first: bytes | None = None
-    buf = b""
+    # the unfinished line, then what was read after it: grown in place and searched once, so
+    # that a long line costs its length, not its length squared
+    buf = bytearray()
+    cap = max_line_bytes()
     while True:
         data = fh.read(1 << 16)
-        buf = buf + data if buf else data
+        if skip:  # the rest of a line begun before target: not kept
+            base += len(buf)
+            buf.clear()
+        searched = len(buf)  # the unfinished line holds no newline
+        buf += data
         pos = 0
         while True:
-            nl = buf.find(b"\n", pos)
+            nl = buf.find(b"\n", max(pos, searched))
             if nl < 0:
                 if data or pos >= len(buf) or skip:
                     break
                 nl = len(buf)  # the last line, without a newline
-            line, start, pos = buf[pos:nl], base + pos, nl + 1
+            line, start, pos = bytes(buf[pos:nl]), base + pos, nl + 1
             if skip:
                 skip = False
                 continue
@@ -87,8 +95,23 @@ def next_query_start(fh: BinaryIO, target: int) -> int | None:
                 return start
         if not data:
             return None
+        if not skip and len(buf) - pos > cap:  # a line without end: stop before memory does
+            raise line_too_long(getattr(fh, "name", "<run>"), _line_at(fh, base + pos), cap)
         base += min(pos, len(buf))
-        buf = buf[pos:]
+        del buf[:pos]
+
+
+def _line_at(fh: BinaryIO, offset: int) -> int:
+    """The line number of the byte ``offset`` of ``fh`` (for an error; reads up to it)."""
+    fh.seek(0)
+    count, left = 0, offset
+    while left > 0:
+        piece = fh.read(min(left, 16 << 20))
+        if not piece:
+            break
+        count += piece.count(b"\n")
+        left -= len(piece)
+    return count + 1
 
 
 def _last_query_start(buffer: bytes, end: int) -> int:

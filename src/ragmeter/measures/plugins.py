@@ -10,8 +10,9 @@ A ``PLUGIN`` is a module name (``mymeasures``, ``mypkg.measures``), looked for o
 path and then in the current directory, or the path of a ``.py`` file (``./mymeasures.py``,
 imported under its file name, as Python runs a script: no ``__pycache__`` is written beside
 it). Importing one twice is a no-op. A plugin that cannot be found or fails while it is
-imported is a :class:`~ragmeter.errors.PluginError` naming it and where it was given; the
-command line prints it as one ``ragmeter: error:`` line, exit status 2.
+imported (``sys.exit`` included) is a :class:`~ragmeter.errors.PluginError` naming it and
+where it was given; the command line prints it as one ``ragmeter: error:`` line, exit
+status 2.
 
 From Python, import the module (or call :func:`load_plugins`): the measures it defines are
 then known by name to every function of ragmeter.
@@ -65,7 +66,8 @@ def load_plugin(plugin: str, *, given_by: str = "--plugin") -> ModuleType:
         ) from None
     except RagmeterError as exc:
         raise PluginError(f"{given_by}: plugin '{text}': {exc}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit(0) would end the command with success
+        sys.modules.pop(text, None)
         raise _failed(text, given_by, exc) from exc
 
 
@@ -110,7 +112,7 @@ def _load_file(path: Path, given_by: str) -> ModuleType:
     except RagmeterError as exc:
         del sys.modules[name]
         raise PluginError(f"{given_by}: plugin {path}: {exc}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit(0) would end the command with success
         del sys.modules[name]
         raise _failed(str(path), given_by, exc) from exc
     finally:
@@ -119,6 +121,11 @@ def _load_file(path: Path, given_by: str) -> ModuleType:
 
 
 def _failed(plugin: str, given_by: str, exc: BaseException) -> PluginError:
+    if isinstance(exc, SystemExit):
+        return PluginError(
+            f"{given_by}: plugin '{plugin}' raised SystemExit({exc.code!r}) (sys.exit) while it "
+            "was imported; a plugin defines measures and must not end the command"
+        )
     return PluginError(
         f"{given_by}: plugin '{plugin}' failed while it was imported: {type(exc).__name__}: {exc}"
     )

@@ -167,6 +167,7 @@ class Store:
 
     def delete_evaluation(self, evaluation_id: int) -> None:
         """Remove an evaluation and everything stored with it."""
+        self._check_id(evaluation_id)
         with self._write() as conn:
             run_ids = sa.select(schema.runs.c.id).where(
                 schema.runs.c.evaluation_id == evaluation_id
@@ -209,14 +210,22 @@ class Store:
                 runs_of[int(r["evaluation_id"])].append(_run_record(r))
         return [_evaluation_record(r, runs_of[int(r["id"])]) for r in rows]
 
+    def _check_id(self, evaluation_id: int) -> None:
+        """An id no SQL integer holds (the web app's ``/evaluations/<huge>``) names no
+        evaluation: said so, before the database driver overflows on it."""
+        if not _is_id(evaluation_id):
+            raise StoreError(f"no evaluation #{evaluation_id} in {self.url}")
+
     def get_record(self, evaluation_id: int) -> EvaluationRecord:
         """The summary of one evaluation."""
+        self._check_id(evaluation_id)
         with self._engine.connect() as conn:
             row, run_rows = self._rows(conn, evaluation_id)
         return _evaluation_record(row, [_run_record(r) for r in run_rows])
 
     def load_evaluation(self, evaluation_id: int) -> StoredEvaluation:
         """One evaluation in full: its record and its per-query values (NA as NaN)."""
+        self._check_id(evaluation_id)
         with self._engine.connect() as conn, conn.begin():
             row, run_rows = self._rows(conn, evaluation_id)
             record = _evaluation_record(row, [_run_record(r) for r in run_rows])
@@ -230,7 +239,7 @@ class Store:
         text = str(reference).strip()
         digits = text.removeprefix("#")
         with self._engine.connect() as conn:
-            if digits.isdigit():
+            if digits.isdigit() and _is_id(int(digits)):
                 found = conn.execute(
                     sa.select(schema.evaluations.c.id).where(schema.evaluations.c.id == int(digits))
                 ).scalar_one_or_none()
@@ -528,3 +537,11 @@ def _load_run(conn: sa.Connection, row: sa.RowMapping, measures: tuple[Measure, 
         n_skipped=int(row["n_skipped"]),
         n_unjudged_queries=int(row["n_unjudged_queries"]),
     )
+
+
+#: the largest id a store holds: SQL's 64-bit integers
+MAX_ID = 2**63 - 1
+
+
+def _is_id(value: int) -> bool:
+    return 1 <= value <= MAX_ID

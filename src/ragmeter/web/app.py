@@ -108,9 +108,9 @@ class Guard:
         extra = [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff")]
         extra.append((b"referrer-policy", b"same-origin"))
         if session is None:
-            extra.append(
-                (b"set-cookie", _cookie(security.SESSION_COOKIE, request.state.session_id))
-            )
+            secure = request.url.scheme == "https"
+            cookie = _cookie(security.SESSION_COOKIE, request.state.session_id, secure=secure)
+            extra.append((b"set-cookie", cookie))
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -140,7 +140,11 @@ class Guard:
             url = request.url.path + (f"?{urlencode(rest)}" if rest else "")
             response: Response = RedirectResponse(url, status_code=303)
             response.set_cookie(
-                security.TOKEN_COOKIE, config.token, httponly=True, samesite="strict"
+                security.TOKEN_COOKIE,
+                config.token,
+                httponly=True,
+                samesite="strict",
+                secure=request.url.scheme == "https",  # over TLS: never sent in clear
             )
             return response
         presented = request.headers.get(security.TOKEN_HEADER) or request.cookies.get(
@@ -155,10 +159,11 @@ class Guard:
         return None
 
 
-def _cookie(name: str, value: str) -> bytes:
-    """The ``Set-Cookie`` value of an HttpOnly, SameSite=Strict session cookie."""
+def _cookie(name: str, value: str, *, secure: bool = False) -> bytes:
+    """The ``Set-Cookie`` value of an HttpOnly, SameSite=Strict session cookie (Secure when
+    served over TLS)."""
     response = Response()
-    response.set_cookie(name, value, httponly=True, samesite="strict")
+    response.set_cookie(name, value, httponly=True, samesite="strict", secure=secure)
     return response.headers["set-cookie"].encode("latin-1")
 
 

@@ -12,7 +12,8 @@
   its CSRF token is ``HMAC-SHA256(secret, session id)``, the secret being kept in the label
   database (so open pages keep working across server restarts). Every state-changing request
   (POST) must carry the token in the ``csrf_token`` form field or the ``X-CSRF-Token`` header,
-  and an ``Origin`` header, when the browser sends one, must name this server.
+  and an ``Origin`` header, when the browser sends one, must name this server: its scheme,
+  host and port (``null`` and ``https://…`` for an http server are refused).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 
 SESSION_COOKIE = "ragmeter_session"
@@ -44,12 +46,43 @@ def is_loopback(host: str) -> bool:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
+#: ``host[:port]`` or ``[v6]:port``: the port is ASCII digits, nothing else
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]]+))(?::(?P<port>[0-9]{1,5}))?")
+#: the port a scheme implies when none is given
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def split_host(header: str) -> tuple[str, int | None] | None:
+    """The host (lower case, without IPv6 brackets) and the port of a ``Host`` header;
+    ``None`` when it is not ``host[:port]`` with a port of digits (``localhost:8765.evil``
+    is not ``localhost``)."""
+    match = _HOST.fullmatch(header.strip().lower())
+    if match is None:
+        return None
+    port = match["port"]
+    return match["v6"] or match["name"], int(port) if port else None
+
+
 def host_name(header: str) -> str:
-    """The host of a ``Host`` header, without the port and the IPv6 brackets, lower case."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+    """The host of a ``Host`` header, without the port and the IPv6 brackets, lower case; a
+    malformed header comes back whole (it names no host a server allows)."""
+    parts = split_host(header)
+    return parts[0] if parts is not None else header.strip().lower()
+
+
+def same_origin(origin: str, scheme: str, host_header: str) -> bool:
+    """Whether an ``Origin`` header names this server: the request's scheme, and the host and
+    port of its ``Host`` header (default ports filled in). ``null`` (a sandboxed frame, a
+    ``file:`` page) is no origin of this server."""
+    scheme = scheme.lower()
+    given_scheme, sep, rest = origin.strip().lower().partition("://")
+    if not sep or given_scheme != scheme or given_scheme not in DEFAULT_PORTS:
+        return False
+    given, ours = split_host(rest), split_host(host_header)
+    if given is None or ours is None:
+        return False
+    default = DEFAULT_PORTS[scheme]
+    return given[0] == ours[0] and (given[1] or default) == (ours[1] or default)
 
 
 def new_token() -> str:

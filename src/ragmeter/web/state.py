@@ -183,9 +183,9 @@ Web = Annotated[WebState, Depends(_web_dependency)]
 async def require_csrf(request: Request) -> None:
     """Every state-changing request: the session's CSRF token, and a same-origin Origin."""
     origin = request.headers.get("origin")
-    if origin is not None and origin != "null":
+    if origin is not None:
         host = request.headers.get("host", "")
-        if origin.split("://", 1)[-1] != host:
+        if not security.same_origin(origin, request.url.scheme, host):
             raise HTTPException(403, "cross-origin request refused")
     token = request.headers.get(security.CSRF_HEADER)
     if token is None and is_form(request):

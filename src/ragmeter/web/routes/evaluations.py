@@ -30,7 +30,7 @@ def evaluate_page(
     web: Web,
     request: Request,
     source: str = "rule:latest",
-    measure: Annotated[list[str] | None, Query()] = None,
+    measure: Annotated[list[str] | None, Query()] = None,  # ?measure=…&measure=…, not a body
 ) -> HTMLResponse:
     from ragmeter.web.calibration import evaluate_grades, grade_qrels
 
