@@ -176,14 +176,9 @@ def evaluate(
     tell(labels)
     if save or store is not None or name is not None:
         save_and_tell(
-            outcome.evaluation,
-            store=store,
-            name=name,
-            command="evaluate",
-            parameters=outcome.parameters,
-            qrels=qrels,
-            runs=runs,
-        )
+            outcome.evaluation, store=store, name=name, command="evaluate",
+            parameters=outcome.parameters, qrels=qrels, runs=runs,
+        )  # fmt: skip
 
 
 @app.command(

@@ -116,6 +116,10 @@ def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
     return groups
 
 
+Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
+Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
+
+
 def compare_command(
     runs: Annotated[
         list[Path],
@@ -147,12 +151,8 @@ def compare_command(
     permutations: Permutations = 10_000,
     bootstrap: Bootstrap = 10_000,
     seed: Seed = 0,
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-    ] = 0.05,
-    confidence: Annotated[
-        float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")
-    ] = 0.95,
+    alpha: Alpha = 0.05,
+    confidence: Confidence = 0.95,
     missing: Missing = MissingPolicy.zero,
     rel_level: RelLevel = 1,
     depth: Depth = None,

@@ -60,19 +60,22 @@ if TYPE_CHECKING:
     from ragmeter.workflows.report import ReportRequest
 
 
+ReportQrels = Annotated[
+    Path | None,
+    typer.Option(
+        "--qrels",
+        help="Relevance judgments (optional with --judgments: their graded qrels are used).",
+    ),
+]
+
+
 def report_command(
     runs: Annotated[
         list[Path],
         typer.Argument(help="One or more run files (any format `ragmeter evaluate` reads)."),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
-    qrels: Annotated[
-        Path | None,
-        typer.Option(
-            "--qrels",
-            help="Relevance judgments (optional with --judgments: their graded qrels are used).",
-        ),
-    ] = None,
+    qrels: ReportQrels = None,
     measure: Measures = None,
     grade_map: GradeMap = None,
     judgments: Annotated[

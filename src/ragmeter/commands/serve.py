@@ -95,13 +95,13 @@ RagAnswersOpt = Annotated[
 ]
 
 
+QueriesOpt = Annotated[Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")]
+CorpusOpt = Annotated[Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")]
+
+
 def serve(
-    queries: Annotated[
-        Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")
-    ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")
-    ] = None,
+    queries: QueriesOpt = None,
+    corpus: CorpusOpt = None,
     run: Annotated[
         list[Path] | None,
         typer.Option("--run", help="Run whose top --depth per query is labelled (repeatable)."),

@@ -223,14 +223,14 @@ def _estimated(
 def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
     """The labelled queries and their inclusion probabilities (the module docstring), with
     what the reader should know of the design."""
-    from ragmeter.analysis.ppi import labelled_from_qrels
+    from ragmeter.analysis.ppi import labelled_queries
 
     if coll.queue is None:
         note = (
             "the labelled queries are taken as a uniform random sample of the queries "
             "(serve a queue of 'ragmeter sample' for a designed sample)"
         )
-        return labelled_from_qrels(human), (note,)
+        return labelled_queries(human), (note,)
     have = {str(q) for q in human.query_ids}
     queued = coll.queue.probabilities()
     listed = [q for q in queued if q in have]
@@ -252,7 +252,7 @@ def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
     given = {q: queued[q] for q in listed if queued[q] is not None}
     if not given:
         notes.append("the queue gives no inclusion probabilities: the queries are unweighted")
-        return labelled_from_qrels(human, listed), tuple(notes)
+        return labelled_queries(human, listed), tuple(notes)
     if len(given) < len(listed):
         raise RagmeterError(
             f"the queue gives inclusion probabilities for {len(given)} of the {len(listed)} "
@@ -260,7 +260,7 @@ def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
         )
     inclusion = {q: float(p) for q, p in given.items() if p is not None}
     notes.append("each labelled query is weighted by 1/π, its inclusion probability in the queue")
-    return labelled_from_qrels(human, listed, inclusion), tuple(notes)
+    return labelled_queries(human, listed, inclusion), tuple(notes)
 
 
 __all__ = ["CalibrationView", "calibration_view", "evaluate_grades", "grade_qrels"]
