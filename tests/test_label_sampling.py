@@ -231,3 +231,25 @@ def test_active_with_label_sets_uses_their_disagreement(tmp_path: Path) -> None:
     for q, e in entries.items():
         expected = 1.0 if q == "q01" else 4 / 29
         assert e.inclusion_probability == pytest.approx(expected)
+
+
+def test_a_queue_is_a_labelled_queries_file_with_its_probabilities(tmp_path: Path) -> None:
+    """``evaluate --ppi --labelled-queries QUEUE.jsonl``: the queue's queries in its order,
+    weighted by the π it gives; a queue with π on some lines only is refused."""
+    from ragmeter.io.labelled import read_labelled_queries
+
+    path = tmp_path / "queue.jsonl"
+    write_label_queue(
+        [QueueEntry("q2", ("a",), "active", 0.5), QueueEntry("q1", ("b",), "active", 0.125)],
+        path,
+    )
+    assert read_labelled_queries(path) == (("q2", "q1"), {"q2": 0.5, "q1": 0.125})
+    write_label_queue(
+        [QueueEntry("q2", ("a",), "random"), QueueEntry("q1", ("b",), "random")], path
+    )
+    assert read_labelled_queries(path) == (("q2", "q1"), None)
+    write_label_queue(
+        [QueueEntry("q2", ("a",), "random", 0.5), QueueEntry("q1", ("b",), "random")], path
+    )
+    with pytest.raises(InputError, match="'q1' has no inclusion probability"):
+        read_labelled_queries(path)

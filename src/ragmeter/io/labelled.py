@@ -3,6 +3,9 @@
 One query per line: its id, and optionally its inclusion probability ``π`` in (0, 1] (the
 chance the sampling design had of choosing it, for stratified or active sampling); either
 every line has a probability or none. Blank lines and lines starting with ``#`` are skipped.
+A labelling queue of ``ragmeter sample`` (JSONL, :mod:`ragmeter.io.label_queue`) is read too:
+its queries, in queue order, with the inclusion probabilities it gives (an active queue
+without them is refused).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "labelled.txt"
@@ -25,6 +28,8 @@ def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, fl
     source = str(path)
     data = read_bytes(path)
     check_text(data, source, what="query ids, one per line")
+    if data.lstrip().startswith(b"{"):
+        return _from_queue(path, source)
     ids: list[str] = []
     probabilities: dict[str, float] = {}
     for number, line in enumerate(decode(data, source).splitlines(), start=1):
@@ -53,6 +58,22 @@ def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, fl
     if not ids:
         raise InputError("no query ids; expected one per line", source=source)
     return tuple(ids), probabilities or None
+
+
+def _from_queue(path: PathLike, source: str) -> tuple[tuple[str, ...], dict[str, float] | None]:
+    from ragmeter.io.label_queue import read_label_queue
+
+    queue = read_label_queue(path)
+    given = {q: p for q, p in queue.probabilities().items() if p is not None}
+    if given and len(given) != len(queue.entries):
+        missing = next(q for q in queue.query_ids if q not in given)
+        raise InputError(
+            f"query {missing!r} has no inclusion probability while others have one; give it "
+            "on every line or on none",
+            source=source,
+            field="inclusion_probability",
+        )
+    return tuple(queue.query_ids), given or None
 
 
 def _probability(text: str, source: str, line: int) -> float:
