@@ -211,6 +211,7 @@ _register_commands()
 def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
     from ragmeter.commands.process import (
+        lean_app,
         os_failures,
         plain_warnings,
         tune_allocator,
@@ -227,4 +228,4 @@ def main() -> None:
         with os_failures():
             code = trec_main(sys.argv[2:])
         sys.exit(code)
-    app()
+    lean_app(app, sys.argv[1:])()

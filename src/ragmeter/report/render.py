@@ -6,9 +6,10 @@ import csv
 import io
 import json
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ragmeter.evaluation.results import Evaluation
+if TYPE_CHECKING:
+    from ragmeter.evaluation.results import Evaluation
 
 Format = Literal["table", "json", "csv", "trec"]
 

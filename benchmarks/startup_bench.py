@@ -1,0 +1,148 @@
+"""Cold start: whole-process time of everyday commands, and what each import costs.
+
+python benchmarks/startup_bench.py [--repeat 5] [--imports]
+
+Each command runs as a fresh process (``python -m ragmeter …``) on 1,000 queries × 100 TREC
+lines (``benchmarks/generate.py``, made if missing), after one untimed run that warms the page
+cache and writes the bytecode caches, as a user's second run would find them. Reports the
+median, minimum and maximum wall time of ``--repeat`` runs, and the load average before and
+after (the machine may be shared: the figures are only as quiet as it was).
+
+``--imports`` adds the cost of importing each module alone in a fresh interpreter (the
+cumulative figure of ``python -X importtime``, median of ``--repeat``), a module's own
+dependencies included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate, label  # noqa: E402
+
+#: modules whose import alone is timed (``--imports``), with what they are for
+IMPORTS = (
+    ("typer", "the CLI's parser"),
+    ("rich.console", "tables and colours"),
+    ("numpy", "arrays"),
+    ("pyarrow", "strings and files"),
+    ("ragmeter", "the package (names load on first use)"),
+    ("ragmeter.cli", "every command registered"),
+    ("ragmeter.evaluation", "the evaluation engine"),
+    ("ragmeter.metrics", "every measure family"),
+    ("ragmeter.workflows.evaluate", "what `evaluate` imports"),
+    ("pandas", "optional: frames"),
+    ("scipy.stats", "optional: some statistics"),
+    ("matplotlib.pyplot", "optional: report charts"),
+)
+
+
+def commands(run: Path, qrels: Path) -> dict[str, list[str]]:
+    """The timed command lines (arguments of ``python -m ragmeter``)."""
+    return {
+        "ragmeter --version": ["--version"],
+        "ragmeter evaluate (ndcg@10, map)": [
+            "evaluate",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "-m",
+            "ndcg@10",
+            "-m",
+            "map",
+        ],
+        "ragmeter evaluate -f json": [
+            "evaluate",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "-m",
+            "ndcg@10",
+            "-m",
+            "map",
+            "-f",
+            "json",
+        ],
+        "ragmeter --help": ["--help"],
+    }
+
+
+def wall(args: list[str]) -> float:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args],
+        stdout=subprocess.DEVNULL,
+        check=True,
+        env=env,
+    )
+    return time.perf_counter() - start
+
+
+def import_seconds(module: str) -> float | None:
+    """The cumulative ``-X importtime`` figure of ``module`` in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        return None
+    for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[2].strip() == module:
+            return int(parts[1]) / 1e6
+    return None
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--imports", action="store_true", help="also time each import alone")
+    args = parser.parse_args()
+
+    run = args.data / f"run-{label(args.queries)}.txt"
+    qrels = args.data / f"qrels-{label(args.queries)}.txt"
+    if not (run.exists() and qrels.exists()):
+        generate(args.queries, args.data)
+    print(f"load average before: {load()}  ({os.cpu_count()} CPUs)")
+    print(f"| command ({label(args.queries)} queries × 100) | median s | min s | max s |")
+    print("|---|---:|---:|---:|")
+    for name, argv in commands(run, qrels).items():
+        wall(argv)  # warm-up: page cache and bytecode caches
+        times = [wall(argv) for _ in range(args.repeat)]
+        print(
+            f"| `{name}` | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |",
+            flush=True,
+        )
+    if args.imports:
+        print("\n| import alone | median s | what for |")
+        print("|---|---:|---|")
+        for module, why in IMPORTS:
+            import_seconds(module)  # warm-up
+            found = [import_seconds(module) for _ in range(args.repeat)]
+            times = [t for t in found if t is not None]
+            shown = f"{statistics.median(times):.3f}" if times else "not installed"
+            print(f"| `{module}` | {shown} | {why} |", flush=True)
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
