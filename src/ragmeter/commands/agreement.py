@@ -95,10 +95,11 @@ def agreement_report(
 
 
 def _print_table(report: dict[str, Any], file: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file, width=120)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=120)
     console.print(
         f"{report['n_common']} pairs graded by both ({report['only_a']} only in "
         f"{report['a']}, {report['only_b']} only in {report['b']})"
@@ -117,13 +118,13 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
         matrix.add_column(str(g), justify="right")
     for g, row in zip(report["scale"], report["confusion"], strict=True):
         matrix.add_row(str(g), *(str(c) for c in row))
-    console.print(matrix)
+    console.print(fit(matrix))
     grades = Table(title=f"per grade ({report['b']} against {report['a']})")
     for name in ("grade", "precision", "recall", "support"):
         grades.add_column(name, justify="right")
     for g, v in report["per_grade"].items():
         grades.add_row(g, fmt(v["precision"]), fmt(v["recall"]), str(v["support"]))
-    console.print(grades)
+    console.print(fit(grades))
     binary = report["binary"]
     rel = binary["relevant"]
     console.print(
@@ -201,6 +202,9 @@ def register(app: typer.Typer) -> None:
             fail(exc)
         if fmt is AgreementFormat.json:
             text = json.dumps(report, indent=2) + "\n"
+        elif output is None:  # the terminal's own width
+            _print_table(report, None)
+            return
         else:
             import io
 

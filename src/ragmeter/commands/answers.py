@@ -183,15 +183,17 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ragmeter.report.tables import fit
+
     console = Console()
     table = Table(title="answers", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report["metrics"].items():
         table.add_row(name, fmt(value))
-    console.print(table)
+    console.print(fit(table))
     if per_sample:
-        console.print(_per_sample_table(report["per_sample"]))
+        console.print(fit(_per_sample_table(report["per_sample"])))
     c = report["confusion"]
     console.print(f"confusion: TP {c['tp']}, FP {c['fp']}, TN {c['tn']}, FN {c['fn']}")
     lat = Table(title="latency (s)", title_justify="left")
@@ -203,7 +205,7 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
             f"{s['n_defined']}/{s['n']}",
             *(fmt(s[x]) for x in ("mean", "p50", "p95", "p99")),
         )
-    console.print(lat)
+    console.print(fit(lat))
 
 
 #: short headers so that the per-sample table fits 80 columns

@@ -196,6 +196,8 @@ def correlate(
     from rich.console import Console
     from rich.table import Table
 
+    from ragmeter.report.tables import fit
+
     def fmt(v: float | None) -> str:
         return "NA" if v is None else f"{v:.4f}"
 
@@ -214,7 +216,7 @@ def correlate(
             f"{fmt(r['spearman_p'])} ({r['spearman_method']})",
         )
     console = Console()
-    console.print(table)
+    console.print(fit(table))
     console.print(f"p-values: {'; '.join(f'{k}: {v}' for k, v in _P_METHODS.items())}")
     for r in rows:
         if r["too_small"]:

@@ -125,17 +125,15 @@ def run_demo(
 ) -> dict[str, Any]:
     """Run the demo, write its files under ``out`` and print the comparison. Returns what
     was written and printed (for tests): ``{"files", "messages", "seconds"}``."""
-    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ragmeter.io._common import atomic_write_text
     from ragmeter.io.trec import write_trec_run
     from ragmeter.report import comparison as render_comparison
+    from ragmeter.report.tables import fit, table_console
 
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # files and pipes get the full tables
-            console.width = max(console.width, 150)
+        console = table_console(wide=150)
     seconds: dict[str, float] = {}
     files: list[Path] = []
     messages: list[str] = []
@@ -191,8 +189,8 @@ def run_demo(
         "(paired randomization test, Holm; ▲ better, ▼ worse, · not significant)"
     )
     for family, measures in FAMILIES.items():
-        console.print(family_table(family, measures, evaluation, comparison))
-    console.print(answers_table(answers, evaluation))
+        console.print(fit(family_table(family, measures, evaluation, comparison)))
+    console.print(fit(answers_table(answers, evaluation)))
     for message in messages:
         console.print(message)
     console.print(f"outputs in {out}/ ({seconds['total']:.1f} s)")

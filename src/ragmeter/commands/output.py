@@ -82,8 +82,10 @@ def emit_evaluation(
 
 def emit_sweep(done: Sweep, fmt: OutputFormat, *, per_query: bool, output: Path | None) -> None:
     """A sweep: the curves table (table format), else its m@K evaluation."""
+    from ragmeter.report import render
+
     if fmt is OutputFormat.table and not per_query:
-        _table(done.print_table, output)
+        _table(lambda **kw: render.print_sweep(done, **kw), output)
         return
     emit_evaluation(done.evaluation, fmt, per_query=per_query, output=output)
 
