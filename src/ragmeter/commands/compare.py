@@ -217,7 +217,7 @@ def compare_command(
     if outcome.all_pairs is not None:
         emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
     elif outcome.comparison is not None:
-        emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
+        emit_comparison(outcome.comparison, fmt, output, outcome.seeds, asked=measure)
     if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,

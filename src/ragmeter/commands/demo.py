@@ -138,7 +138,7 @@ def run_demo(
     files: list[Path] = []
     messages: list[str] = []
     started = time.perf_counter()
-    stages = 11
+    stages = 12  # the labelled steps below and in retrieve_all: each advances the bar once
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -174,13 +174,13 @@ def run_demo(
                 )
             if store:
                 messages.append(save_to_store(evaluation, data, systems))
-        seconds["total"] = round(time.perf_counter() - started, 3)
-        results = out / "results.json"
-        atomic_write_text(results, results_json(evaluation, comparison, answers, seconds))
-        markdown = out / "comparison.md"
-        atomic_write_text(markdown, render_comparison.render(comparison, "markdown"))
-        files += [results, markdown]
-        progress.advance(task)
+        with step("writing the results"):
+            seconds["total"] = round(time.perf_counter() - started, 3)
+            results = out / "results.json"
+            atomic_write_text(results, results_json(evaluation, comparison, answers, seconds))
+            markdown = out / "comparison.md"
+            atomic_write_text(markdown, render_comparison.render(comparison, "markdown"))
+            files += [results, markdown]
     if (out / "report.html").is_file():
         files.append(out / "report.html")
     console.print(

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -76,8 +77,37 @@ def to_trec(ev: Evaluation, *, per_query: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None) -> None:
-    """A rich table, one row per run and one column per measure (NA shown as NA)."""
+def renamed_note(asked: Sequence[str] | None) -> str | None:
+    """The rule of the printed names, stated where it applies: which of the names ``asked``
+    are printed under another (ragmeter's own name of a measure, whatever its spelling:
+    ``nDCG@10`` is printed ``ndcg@10``, ``P@10`` is ``precision@10``), or ``None`` when
+    every name is printed as asked. Another tool's name that ragmeter does not have
+    (ir_measures' ``R@50``) keeps its spelling, so it is never in the note."""
+    from ragmeter.errors import MeasureError
+    from ragmeter.measures import parse_measures
+
+    renamed = []
+    for name in asked or ():
+        try:
+            shown = [str(m) for m in parse_measures([name])]
+        except MeasureError:
+            continue
+        if shown != [name.strip()]:
+            renamed.append(f"{name.strip()} as {', '.join(shown)}")
+    if not renamed:
+        return None
+    return "printed under ragmeter's names: " + "; ".join(renamed) + "."
+
+
+def print_table(
+    ev: Evaluation,
+    *,
+    per_query: bool = False,
+    file: object = None,
+    asked: Sequence[str] | None = None,
+) -> None:
+    """A rich table, one row per run and one column per measure (NA shown as NA); under it,
+    which of the measure names ``asked`` print under another name (:func:`renamed_note`)."""
     from rich.table import Table
 
     from ragmeter.report.tables import fit, table_console
@@ -101,6 +131,9 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
             style="dim",
             highlight=False,
         )
+    note = renamed_note(asked)
+    if note is not None:
+        console.print(note, style="dim", highlight=False)
     if per_query:
         for run in ev.runs:
             pq = Table(title=f"{run.name}: per query", title_justify="left")
