@@ -10,7 +10,8 @@ after (the machine may be shared: the figures are only as quiet as it was).
 
 ``--imports`` adds the cost of importing each module alone in a fresh interpreter (the
 cumulative figure of ``python -X importtime``, median of ``--repeat``), a module's own
-dependencies included.
+dependencies included. ``--report`` adds ``ragmeter report --grade-map`` on the shipped
+example (two runs, 30 queries: the HTML report with its charts, matplotlib included).
 """
 
 from __future__ import annotations
@@ -75,6 +76,22 @@ def commands(run: Path, qrels: Path) -> dict[str, list[str]]:
     }
 
 
+def report_command(out: Path) -> list[str]:
+    """``report`` of the shipped example's two runs, TREC grades mapped onto 1..5."""
+    examples = HERE.parent / "examples"
+    return [
+        "report",
+        str(examples / "run_bm25.txt"),
+        str(examples / "run_dense.txt"),
+        "--qrels",
+        str(examples / "qrels.txt"),
+        "--grade-map",
+        "0:1,1:3,2:4,3:5",
+        "-o",
+        str(out / "report.html"),
+    ]
+
+
 def wall(args: list[str]) -> float:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
@@ -116,6 +133,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--imports", action="store_true", help="also time each import alone")
+    parser.add_argument("--report", action="store_true", help="also time report --grade-map")
+    parser.add_argument("--only-report", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     run = args.data / f"run-{label(args.queries)}.txt"
@@ -125,7 +144,10 @@ def main() -> None:
     print(f"load average before: {load()}  ({os.cpu_count()} CPUs)")
     print(f"| command ({label(args.queries)} queries × 100) | median s | min s | max s |")
     print("|---|---:|---:|---:|")
-    for name, argv in commands(run, qrels).items():
+    timed = {} if args.only_report else commands(run, qrels)
+    if args.report or args.only_report:
+        timed["ragmeter report --grade-map (example)"] = report_command(args.data)
+    for name, argv in timed.items():
         wall(argv)  # warm-up: page cache and bytecode caches
         times = [wall(argv) for _ in range(args.repeat)]
         print(
