@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -92,16 +93,23 @@ def report_command(out: Path) -> list[str]:
     ]
 
 
-def wall(args: list[str]) -> float:
+def timed_run(args: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the process and its children) of
+    ``python -m ragmeter ARGS``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "ragmeter", *args],
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         check=True,
         env=env,
     )
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def import_seconds(module: str) -> float | None:
@@ -142,16 +150,22 @@ def main() -> None:
     if not (run.exists() and qrels.exists()):
         generate(args.queries, args.data)
     print(f"load average before: {load()}  ({os.cpu_count()} CPUs)")
-    print(f"| command ({label(args.queries)} queries × 100) | median s | min s | max s |")
-    print("|---|---:|---:|---:|")
+    print(
+        f"| command ({label(args.queries)} queries × 100) | median s | min s | max s "
+        "| median CPU s |"
+    )
+    print("|---|---:|---:|---:|---:|")
     timed = {} if args.only_report else commands(run, qrels)
     if args.report or args.only_report:
         timed["ragmeter report --grade-map (example)"] = report_command(args.data)
     for name, argv in timed.items():
-        wall(argv)  # warm-up: page cache and bytecode caches
-        times = [wall(argv) for _ in range(args.repeat)]
+        timed_run(argv)  # warm-up: page cache and bytecode caches
+        runs = [timed_run(argv) for _ in range(args.repeat)]
+        times = [wall for wall, _ in runs]
+        cpu = statistics.median(c for _, c in runs)
         print(
-            f"| `{name}` | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |",
+            f"| `{name}` | {statistics.median(times):.3f} | {min(times):.3f} | "
+            f"{max(times):.3f} | {cpu:.3f} |",
             flush=True,
         )
     if args.imports:
