@@ -204,7 +204,7 @@ def correlate(
     table = Table(
         title=f"rank correlation with {target} over {len(systems)} systems", title_justify="left"
     )
-    for col in ("metric", "n", "kendall τ-b", "p", "spearman ρ", "p"):
+    for col in ("metric", "n", "kendall τ-b", "p (τ)", "spearman ρ", "p (ρ)"):
         table.add_column(col)
     for r in rows:
         table.add_row(
