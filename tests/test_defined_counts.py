@@ -71,7 +71,7 @@ def test_sweep_table_shows_n_defined() -> None:
     ev = _evaluation({"run": [[0.0, 1.0], [NAN, 0.5], [1.0, 0.0]]}, ["coverage@1", "coverage@2"])
     swept = Sweep(ev, tuple(parse_measures(["coverage"])), (1, 2))
     buf = io.StringIO()
-    swept.print_table(file=buf)
+    render.print_sweep(swept, file=buf)
     out = buf.getvalue()
     assert "0.5000 (n=2/3)" in out  # K = 1: (0 + 1)/2
     assert "0.5000\n" in out.replace(" │", "\n").replace("│", "")  # K = 2: 1.5/3, all defined

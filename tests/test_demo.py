@@ -24,15 +24,33 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         embeddings.MiniLMEncoder().encode(["probe"])
     except Exception as exc:  # the model packages are not installed
         pytest.skip(f"MiniLM unavailable: {exc}")
+    from rich import progress
+
     from ragmeter.cli import app
+
+    bars: list[progress.Task] = []
+
+    class Recorded(progress.Progress):
+        """The progress bar, its tasks kept for the test."""
+
+        def __exit__(self, *exc: Any) -> None:
+            bars.extend(self.tasks)
+            super().__exit__(*exc)
 
     out = tmp_path_factory.mktemp("demo") / "out"
     store = tmp_path_factory.mktemp("store") / "absent.db"
-    result = CliRunner().invoke(
-        app, ["demo", "--out", str(out)], env={"RAGMETER_STORE": f"sqlite:///{store}"}
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(progress, "Progress", Recorded)
+        result = CliRunner().invoke(
+            app, ["demo", "--out", str(out)], env={"RAGMETER_STORE": f"sqlite:///{store}"}
+        )
     assert result.exit_code == 0, result.output
-    return {"out": out, "output": result.output, "store": store}
+    return {"out": out, "output": result.output, "store": store, "bars": bars}
+
+
+def test_the_progress_bar_ends_full(demo: dict[str, Any]) -> None:
+    (bar,) = demo["bars"]
+    assert bar.total is not None and bar.completed == bar.total == 12
 
 
 def test_writes_runs_results_and_comparison(demo: dict[str, Any]) -> None:

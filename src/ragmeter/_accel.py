@@ -9,16 +9,19 @@ identical results, but the pure path is several times slower on large inputs (3.
 
 from __future__ import annotations
 
+# numpy and pyarrow are imported in the functions that use them: ``ragmeter --version``
+# reports the accelerator without paying for them.
 import importlib
 import os
 import sys
 import warnings
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
 
 native: ModuleType | None
 #: why ``native`` is None (``None`` while it is loaded)
@@ -75,6 +78,8 @@ def check_large_input(rows: int, source: str) -> None:
 
 def string_buffers(arr: pa.Array) -> tuple[Any, Any, bool, int] | None:
     """``(offsets, data, wide, offset)`` of a non-empty, null-free string array, else None."""
+    import pyarrow as pa
+
     if len(arr) == 0 or arr.null_count:
         return None
     if pa.types.is_string(arr.type):
@@ -95,6 +100,9 @@ def indices(values: npt.NDArray[np.integer[Any]]) -> pa.Array:
 
     ``pa.array`` would do, but it imports pandas (≈0.3 s) on first use when pandas is installed.
     """
+    import numpy as np
+    import pyarrow as pa
+
     if isinstance(values, np.ndarray) and values.dtype == np.int32:
         arr32 = np.ascontiguousarray(values)  # a 100 M-row take need not widen to int64
         return pa.Array.from_buffers(pa.int32(), len(arr32), [None, pa.py_buffer(arr32)])
@@ -118,6 +126,9 @@ def take_strings(arr: pa.Array, positions: npt.NDArray[np.integer[Any]]) -> pa.A
     exactly (Arrow's take grows it: 140 MB over at 100 M rows) and reads int32 positions as
     they are. A string array whose result passes 2**31 - 1 bytes becomes a large string one.
     """
+    import numpy as np
+    import pyarrow as pa
+
     simple = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
     buffers = string_buffers(arr) if native is not None and simple else None
     if buffers is not None and native is not None:
@@ -162,6 +173,8 @@ def take_strings(arr: pa.Array, positions: npt.NDArray[np.integer[Any]]) -> pa.A
 
 def byte_order(strings: pa.Array) -> npt.NDArray[np.int64] | None:
     """Positions of ``strings`` sorted in byte order (stable), via the C path; else None."""
+    import numpy as np
+
     buffers = string_buffers(strings) if native is not None else None
     if native is None or buffers is None:
         return None

@@ -172,7 +172,7 @@ def evaluate(
             flow.write_curves(outcome.sweep, curves)
         emit_sweep(outcome.sweep, fmt, per_query=per_query, output=output)
     else:
-        emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output)
+        emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output, asked=measure)
     tell(labels)
     if save or store is not None or name is not None:
         save_and_tell(
@@ -227,6 +227,7 @@ _register_commands()
 def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
     from ragmeter.commands.process import (
+        lean_app,
         os_failures,
         plain_warnings,
         tune_allocator,
@@ -243,4 +244,4 @@ def main() -> None:
         with os_failures():
             code = trec_main(sys.argv[2:])
         sys.exit(code)
-    app()
+    lean_app(app, sys.argv[1:])()

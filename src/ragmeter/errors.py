@@ -6,6 +6,8 @@ expected, so that a message alone is enough to fix the input.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RagmeterError(Exception):
     """Base class of every error ragmeter raises on purpose."""
@@ -72,6 +74,19 @@ class MissingExtraError(RagmeterError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(f'{feature} needs the package {package}: pip install "ragmeter[{extra}]"')
+
+
+def import_extra(module: str, *, feature: str, package: str, extra: str) -> Any:
+    """``import module`` for an optional feature: :class:`MissingExtraError` naming the extra
+    to install when the package is missing (rather than a bare ``No module named``)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] != module.split(".")[0]:
+            raise  # the package is there; one of its own dependencies is broken
+        raise MissingExtraError(feature, package=package, extra=extra) from None
 
 
 class StoreError(RagmeterError):

@@ -43,10 +43,11 @@ class AgreementFormat(StrEnum):
 
 
 def _print_table(report: dict[str, Any], file: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file, width=120)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=120)
     console.print(
         f"{report['n_common']} pairs graded by both ({report['only_a']} only in "
         f"{report['a']}, {report['only_b']} only in {report['b']})"
@@ -65,13 +66,13 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
         matrix.add_column(str(g), justify="right")
     for g, row in zip(report["scale"], report["confusion"], strict=True):
         matrix.add_row(str(g), *(str(c) for c in row))
-    console.print(matrix)
+    console.print(fit(matrix))
     grades = Table(title=f"per grade ({report['b']} against {report['a']})")
     for name in ("grade", "precision", "recall", "support"):
         grades.add_column(name, justify="right")
     for g, v in report["per_grade"].items():
         grades.add_row(g, fmt(v["precision"]), fmt(v["recall"]), str(v["support"]))
-    console.print(grades)
+    console.print(fit(grades))
     binary = report["binary"]
     rel = binary["relevant"]
     console.print(
@@ -142,14 +143,19 @@ def _render(outcome: AgreementOutcome, fmt_: AgreementFormat) -> str:
         return json.dumps(outcome.to_dict(), indent=2) + "\n"
     import io
 
-    from rich.console import Console
-
     buffer = io.StringIO()
-    _print_table(outcome.pairs, buffer)
-    if outcome.leaderboard is not None:
-        console = Console(file=buffer, width=120)
-        _print_leaderboard(outcome.leaderboard, outcome.pairs["a"], outcome.pairs["b"], console)
+    _print_outcome(outcome, buffer)
     return buffer.getvalue()
+
+
+def _print_outcome(outcome: AgreementOutcome, file: Any) -> None:
+    """The pairs' agreement, then the leaderboard's (``file`` None: the terminal)."""
+    from ragmeter.report.tables import table_console
+
+    _print_table(outcome.pairs, file)
+    if outcome.leaderboard is not None:
+        console = table_console(file, wide=120)
+        _print_leaderboard(outcome.leaderboard, outcome.pairs["a"], outcome.pairs["b"], console)
 
 
 Runs = Annotated[
@@ -257,6 +263,9 @@ def register(app: typer.Typer) -> None:
             outcome = run_agreement(request, version=__version__)
         except (RagmeterError, ValueError) as exc:
             fail(exc)
+        if fmt is AgreementFormat.table and output is None:  # the terminal's own width
+            _print_outcome(outcome, None)
+            return
         text = _render(outcome, fmt)
         if output is not None:
             from ragmeter.io._common import atomic_write_text

@@ -17,10 +17,13 @@ import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.metrics.answers import TEXT_METRICS, evaluate_answers
 from ragmeter.report.render import format_cell as fmt
 
-__all__ = ["evaluate_answers", "register"]
+__all__ = ["register"]
+
+#: the names of :data:`ragmeter.metrics.answers.TEXT_METRICS` for the help (importing the
+#: measure families at every start costs numpy; a test keeps the two equal)
+TEXT_METRIC_NAMES = ("token_f1", "exact_match", "rouge_l", "bleu")
 
 
 class AnswersFormat(StrEnum):
@@ -96,7 +99,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--text-metric",
                 "-t",
-                help=f"Text metric of answer vs reference: {', '.join(TEXT_METRICS)} or all "
+                help=f"Text metric of answer vs reference: {', '.join(TEXT_METRIC_NAMES)} or all "
                 "(repeatable; default token_f1 and exact_match). bleu needs the extra 'text' "
                 "and also reports corpus_bleu.",
             ),
@@ -133,6 +136,7 @@ def register(app: typer.Typer) -> None:
         threshold), context coverage, containment, token F1 / exact match / ROUGE-L / BLEU
         and latency percentiles."""
         from ragmeter.io.answers import read_answer_samples
+        from ragmeter.metrics.answers import evaluate_answers
 
         try:
             report = evaluate_answers(
@@ -179,15 +183,17 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ragmeter.report.tables import fit
+
     console = Console()
     table = Table(title="answers", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report["metrics"].items():
         table.add_row(name, fmt(value))
-    console.print(table)
+    console.print(fit(table))
     if per_sample:
-        console.print(_per_sample_table(report["per_sample"]))
+        console.print(fit(_per_sample_table(report["per_sample"])))
     c = report["confusion"]
     console.print(f"confusion: TP {c['tp']}, FP {c['fp']}, TN {c['tn']}, FN {c['fn']}")
     lat = Table(title="latency (s)", title_justify="left")
@@ -199,7 +205,7 @@ def _print(report: dict[str, Any], *, per_sample: bool = False) -> None:
             f"{s['n_defined']}/{s['n']}",
             *(fmt(s[x]) for x in ("mean", "p50", "p95", "p99")),
         )
-    console.print(lat)
+    console.print(fit(lat))
 
 
 #: short headers so that the per-sample table fits 80 columns

@@ -231,7 +231,7 @@ def compare_command(
     if outcome.all_pairs is not None:
         emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
     elif outcome.comparison is not None:
-        emit_comparison(outcome.comparison, fmt, output, outcome.seeds)
+        emit_comparison(outcome.comparison, fmt, output, outcome.seeds, asked=measure)
     tell(label_lines(qrels, calibration))
     if others["--save"]:
         save_and_tell(

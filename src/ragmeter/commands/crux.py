@@ -196,13 +196,15 @@ def correlate(
     from rich.console import Console
     from rich.table import Table
 
+    from ragmeter.report.tables import fit
+
     def fmt(v: float | None) -> str:
         return "NA" if v is None else f"{v:.4f}"
 
     table = Table(
         title=f"rank correlation with {target} over {len(systems)} systems", title_justify="left"
     )
-    for col in ("metric", "n", "kendall τ-b", "p", "spearman ρ", "p"):
+    for col in ("metric", "n", "kendall τ-b", "p (τ)", "spearman ρ", "p (ρ)"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -214,7 +216,7 @@ def correlate(
             f"{fmt(r['spearman_p'])} ({r['spearman_method']})",
         )
     console = Console()
-    console.print(table)
+    console.print(fit(table))
     console.print(f"p-values: {'; '.join(f'{k}: {v}' for k, v in _P_METHODS.items())}")
     for r in rows:
         if r["too_small"]:

@@ -125,22 +125,20 @@ def run_demo(
 ) -> dict[str, Any]:
     """Run the demo, write its files under ``out`` and print the comparison. Returns what
     was written and printed (for tests): ``{"files", "messages", "seconds"}``."""
-    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ragmeter.io._common import atomic_write_text
     from ragmeter.io.trec import write_trec_run
     from ragmeter.report import comparison as render_comparison
+    from ragmeter.report.tables import fit, table_console
 
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # files and pipes get the full tables
-            console.width = max(console.width, 150)
+        console = table_console(wide=150)
     seconds: dict[str, float] = {}
     files: list[Path] = []
     messages: list[str] = []
     started = time.perf_counter()
-    stages = 11
+    stages = 12  # the labelled steps below and in retrieve_all: each advances the bar once
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -176,13 +174,13 @@ def run_demo(
                 )
             if store:
                 messages.append(save_to_store(evaluation, data, systems))
-        seconds["total"] = round(time.perf_counter() - started, 3)
-        results = out / "results.json"
-        atomic_write_text(results, results_json(evaluation, comparison, answers, seconds))
-        markdown = out / "comparison.md"
-        atomic_write_text(markdown, render_comparison.render(comparison, "markdown"))
-        files += [results, markdown]
-        progress.advance(task)
+        with step("writing the results"):
+            seconds["total"] = round(time.perf_counter() - started, 3)
+            results = out / "results.json"
+            atomic_write_text(results, results_json(evaluation, comparison, answers, seconds))
+            markdown = out / "comparison.md"
+            atomic_write_text(markdown, render_comparison.render(comparison, "markdown"))
+            files += [results, markdown]
     if (out / "report.html").is_file():
         files.append(out / "report.html")
     console.print(
@@ -191,8 +189,8 @@ def run_demo(
         "(paired randomization test, Holm; ▲ better, ▼ worse, · not significant)"
     )
     for family, measures in FAMILIES.items():
-        console.print(family_table(family, measures, evaluation, comparison))
-    console.print(answers_table(answers, evaluation))
+        console.print(fit(family_table(family, measures, evaluation, comparison)))
+    console.print(fit(answers_table(answers, evaluation)))
     for message in messages:
         console.print(message)
     console.print(f"outputs in {out}/ ({seconds['total']:.1f} s)")

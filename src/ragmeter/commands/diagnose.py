@@ -77,6 +77,7 @@ def _print(result: object) -> None:
     from rich.table import Table
 
     from ragmeter.analysis.diagnosis import Diagnosis
+    from ragmeter.report.tables import fit
 
     assert isinstance(result, Diagnosis)
     console = Console()
@@ -98,7 +99,7 @@ def _print(result: object) -> None:
             str(matrix[row]["pct_low"]),
             str(matrix[row]["pct_high"]),
         )
-    console.print(grid)
+    console.print(fit(grid))
     if result.worst:
         table = Table(title=f"worst {len(result.worst)} queries by RA-nWG", title_justify="left")
         for col in ("query", "ra_nwg", "proc", "%proc", "category", "missed grade 5/4 (pool?)"):
@@ -110,6 +111,6 @@ def _print(result: object) -> None:
             table.add_row(
                 q.query_id, _fmt(q.ra_nwg), _fmt(q.proc), _fmt(q.pct_proc), q.category, missed
             )
-        console.print(table)
+        console.print(fit(table))
     for w in result.warnings:
         typer.echo(f"warning: {w}", err=True)

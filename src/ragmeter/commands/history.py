@@ -98,12 +98,11 @@ def history_command(
 
 def _print_list(records: list[EvaluationRecord], url: str) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(wide=160)
     if not records:
         console.print(f"no saved evaluations in {url} (save one with evaluate --save)")
         return
@@ -132,7 +131,7 @@ def _print_list(records: list[EvaluationRecord], url: str) -> None:
                 str(run.n_queries),
                 means,
             )
-    console.print(table)
+    console.print(fit(table, keep=(0, 5)))  # the evaluation's id and the run
 
 
 def _justify(header: str) -> Any:

@@ -68,13 +68,22 @@ def _text(text: str, output: Path | None) -> None:
 
 
 def emit_evaluation(
-    result: Evaluation, fmt: OutputFormat, *, per_query: bool, output: Path | None
+    result: Evaluation,
+    fmt: OutputFormat,
+    *,
+    per_query: bool,
+    output: Path | None,
+    asked: Sequence[str] | None = None,
 ) -> None:
-    """Print or write an evaluation in the chosen format; warnings to stderr."""
+    """Print or write an evaluation in the chosen format; warnings to stderr. The table says
+    which of the measure names ``asked`` it prints under another name."""
     from ragmeter.report import render
 
     if fmt is OutputFormat.table:
-        _table(lambda **kw: render.print_table(result, per_query=per_query, **kw), output)
+        _table(
+            lambda **kw: render.print_table(result, per_query=per_query, asked=asked, **kw),
+            output,
+        )
         return
     _text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
     warn(result.warnings)
@@ -82,8 +91,10 @@ def emit_evaluation(
 
 def emit_sweep(done: Sweep, fmt: OutputFormat, *, per_query: bool, output: Path | None) -> None:
     """A sweep: the curves table (table format), else its m@K evaluation."""
+    from ragmeter.report import render
+
     if fmt is OutputFormat.table and not per_query:
-        _table(done.print_table, output)
+        _table(lambda **kw: render.print_sweep(done, **kw), output)
         return
     emit_evaluation(done.evaluation, fmt, per_query=per_query, output=output)
 
@@ -93,11 +104,15 @@ def emit_comparison(
     fmt: CompareFormat,
     output: Path | None,
     seeds: Sequence[SeedSummary] = (),
+    asked: Sequence[str] | None = None,
 ) -> None:
     """Print or write a comparison (and the seed summaries of its groups) in the chosen
-    format; warnings to stderr."""
+    format; warnings to stderr. The table says which of the measure names ``asked`` it
+    prints under another name."""
     from ragmeter.report import allpairs
     from ragmeter.report import comparison as render
+    from ragmeter.report.render import renamed_note
+    from ragmeter.report.tables import table_console
 
     if fmt is CompareFormat.html:
         fail(RagmeterError("--format html is the all-pairs table: add --all-pairs"))
@@ -105,6 +120,9 @@ def emit_comparison(
 
         def both(**kw: Any) -> None:
             render.print_table(comparison, **kw)
+            note = renamed_note(asked)
+            if note is not None:
+                table_console(kw.get("file")).print(note, style="dim", highlight=False)
             if seeds:
                 allpairs.print_seeds(seeds, **kw)
 

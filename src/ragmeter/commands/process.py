@@ -4,6 +4,7 @@ command line owns its process; the library never does this."""
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import sys
@@ -50,24 +51,82 @@ def tune_allocator() -> None:
         return
 
 
+#: (module, class) of the warnings printed as one ``warning:`` line
+_PLAIN_WARNINGS = (
+    ("ragmeter._accel", "PurePathWarning"),
+    ("ragmeter.core.datadir", "LegacyDataDirWarning"),
+    ("ragmeter.evaluation.forking", "SerialFallbackWarning"),
+)
+
+
 def plain_warnings() -> None:
     """Print the pure-path, data-folder and no-fork warnings as one ``warning:`` line, like
     the commands' own."""
     import warnings
 
-    from ragmeter._accel import PurePathWarning
-    from ragmeter.core.datadir import LegacyDataDirWarning
-    from ragmeter.evaluation.forking import SerialFallbackWarning
-
     shown = warnings.showwarning
 
     def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, PurePathWarning | LegacyDataDirWarning | SerialFallbackWarning):
+        if issubclass(category, _plain_categories()):
             typer.echo(f"warning: {message}", err=True)
             return
         shown(message, category, *args, **kwargs)
 
     warnings.showwarning = show
+
+
+def _plain_categories() -> tuple[type, ...]:
+    """The classes of :data:`_PLAIN_WARNINGS` already imported: a warning of one was raised by
+    its module, so one not imported yet cannot be the one shown (importing it here would cost
+    numpy and pyarrow at every start)."""
+    found = (getattr(sys.modules.get(m), name, None) for m, name in _PLAIN_WARNINGS)
+    return tuple(c for c in found if isinstance(c, type))
+
+
+def lean_app(app: typer.Typer, args: Sequence[str]) -> typer.Typer:
+    """``app`` with only the command that ``args`` name (``evaluate``, ``judge``…), or no
+    command for ``--version``; ``app`` itself for help, a missing or an unknown command.
+
+    Typer builds the click command of every registered command at each start, reading the
+    signatures of all of them (≈ 0.08 s); a command line runs one. The copy shares the root
+    callback and settings, so parsing, usage lines and errors are those of ``app``.
+    """
+    from typer.main import get_command_name
+
+    name = _command_name(args)
+    if name is None:
+        return app
+    commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name
+    ]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if name != "--version" and not commands and not groups:
+        return app
+    lean = copy.copy(app)
+    lean.registered_commands = commands
+    lean.registered_groups = groups
+    return lean
+
+
+def _command_name(args: Sequence[str]) -> str | None:
+    """The command ``args`` run (``--version`` when it comes first); ``None`` when they ask for
+    help or name no command."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--help", "-h") or arg.startswith("--help="):
+            return None
+        if arg == "--version":
+            return arg
+        if arg == "--plugin":
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            return arg
+        i += 1
+    return None
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -152,26 +152,21 @@ def _fixed_width(query_ids: npt.NDArray[np.object_]) -> npt.NDArray[np.bytes_] |
     """``query_ids`` UTF-8 encoded in one NUL-padded fixed-width array, if ascending, NUL-free
     and at most 4 times their bytes (plus 8 per id); else ``None``."""
     n = len(query_ids)
-    # A temporary: from the system allocator, which returns it on release (Arrow's default
-    # pool, mimalloc, keeps freed pages resident: 10 M ids, 300 MiB in the forked workers too).
-    strings = pa.array(query_ids, type=pa.large_string(), memory_pool=pa.system_memory_pool())
-    _, offsets_buf, data_buf = strings.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[: n + 1]
-    data = (
-        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    )
-    lengths = np.diff(offsets)
+    # numpy encodes ASCII str objects itself; other ids are encoded here first. (Not
+    # ``pa.array``: it imports pandas, when installed, to check for pandas inputs: 0.2 s.)
+    items = query_ids
+    if not all(map(str.isascii, query_ids)):
+        items = np.empty(n, dtype=object)
+        items[:] = [q.encode() for q in query_ids]
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+    total = int(lengths.sum())
     width = max(1, int(lengths.max()) if n else 1)
-    if width * n > 4 * len(data) + 8 * n or (len(data) and not data.all()):
+    if width * n > 4 * total + 8 * n:
         return None
-    table = np.zeros((n, width), dtype=np.uint8)
-    step = 1 << 16  # rows per gather: its int64 index stays small
-    for length in np.unique(lengths).tolist():
-        rows = np.flatnonzero(lengths == length)
-        for a in range(0, len(rows), step):
-            part = rows[a : a + step]
-            table[part, :length] = data[offsets[part][:, None] + np.arange(length)]
-    keys = table.view(f"S{width}").ravel()
+    keys: npt.NDArray[np.bytes_] = items.astype(f"S{width}")
+    # NUL padding holds no other bytes: fewer non-NUL bytes than the ids' means an id has a NUL
+    if np.count_nonzero(keys.view(np.uint8)) != total:
+        return None
     if n > 1 and not bool((keys[1:] > keys[:-1]).all()):
         return None
     return keys

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.core.data import Run
-from ragmeter.errors import MeasureError
+from ragmeter.errors import MeasureError, import_extra
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.measures import REGISTRY, Measure
 from ragmeter.stats.aggregate import Aggregate, aggregate
@@ -92,6 +92,7 @@ class RunResult:
 
     def to_pandas(self) -> pd.DataFrame:
         """Wide DataFrame: one row per query, one column per measure (NaN = NA)."""
+        import_extra("pandas", feature="to_pandas()", package="pandas", extra="frames")
         import pandas as pd
 
         frame = pd.DataFrame(self.values, columns=[str(m) for m in self.measures])
@@ -175,6 +176,7 @@ class Evaluation:
 
     def to_pandas(self) -> pd.DataFrame:
         """Long DataFrame: columns run, query_id, measure, value (NaN = NA)."""
+        import_extra("pandas", feature="to_pandas()", package="pandas", extra="frames")
         import pandas as pd
 
         frames = []

@@ -28,7 +28,6 @@ from ragmeter.evaluation.api import evaluate
 from ragmeter.evaluation.engine import evaluate_inputs
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.measures import MAX_CUTOFF, REGISTRY, Measure, parse_measures
-from ragmeter.stats.aggregate import defined_note
 
 #: the most cutoffs one sweep evaluates (each is a measure of the evaluation)
 MAX_SWEEP_CUTOFFS = 100_000
@@ -125,28 +124,6 @@ class Sweep:
                     mean = "" if p["mean"] is None else repr(p["mean"])
                     writer.writerow([run, name, p["k"], mean, p["n"], p["n_defined"]])
         return buf.getvalue()
-
-    def print_table(self, file: Any = None) -> None:
-        """One table per run: a row per K, a column per measure (means)."""
-        from rich.console import Console
-        from rich.table import Table
-
-        console = Console(file=file)
-        for run, measures in self.curves().items():
-            table = Table(title=f"{run}: sweep", title_justify="left")
-            table.add_column("K", justify="right")
-            for name in measures:
-                table.add_column(name, justify="right")
-            for i, k in enumerate(self.ks):
-                cells = []
-                for points in measures.values():
-                    mean = points[i]["mean"]
-                    note = defined_note(points[i]["n_defined"], points[i]["n"])
-                    cells.append(("NA" if mean is None else f"{mean:.4f}") + note)
-                table.add_row(str(k), *cells)
-            console.print(table)
-        for w in self.evaluation.warnings:
-            console.print(f"warning: {w}", style="yellow")
 
 
 def sweep(

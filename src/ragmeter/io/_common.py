@@ -10,7 +10,6 @@ import lzma
 import mmap
 import os
 import re
-import secrets
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -333,6 +332,8 @@ def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
     system (missing or read-only directory, full disk, file size limit) is an
     :class:`~ragmeter.errors.OutputError` naming ``path``, not the temporary file.
     """
+    import secrets  # here: hashlib's OpenSSL costs 4 ms at every start
+
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from ragmeter.core.data import Qrels, Run
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, import_extra
 from ragmeter.io import _columns as cols
 from ragmeter.io.tabular import qrels_table, run_table
 
@@ -84,24 +84,26 @@ def qrels_from_frame(frame: Any, *, name: str = "qrels", source: str = "<frame>"
 
 def run_to_pandas(run: Run) -> Any:
     """``run`` as a pandas DataFrame ``query_id, doc_id, rank, score`` (+ ``text``)."""
+    import_extra("pandas", feature="run_to_pandas()", package="pandas", extra="frames")
     return run_table(run).to_pandas()
 
 
 def qrels_to_pandas(qrels: Qrels) -> Any:
     """``qrels`` as a pandas DataFrame ``query_id, doc_id, relevance``."""
+    import_extra("pandas", feature="qrels_to_pandas()", package="pandas", extra="frames")
     return qrels_table(qrels).to_pandas()
 
 
 def run_to_polars(run: Run) -> Any:
     """``run`` as a Polars DataFrame ``query_id, doc_id, rank, score`` (+ ``text``)."""
-    import polars as pl
+    pl = import_extra("polars", feature="run_to_polars()", package="polars", extra="frames")
 
     return pl.from_arrow(run_table(run))
 
 
 def qrels_to_polars(qrels: Qrels) -> Any:
     """``qrels`` as a Polars DataFrame ``query_id, doc_id, relevance``."""
-    import polars as pl
+    pl = import_extra("polars", feature="qrels_to_polars()", package="polars", extra="frames")
 
     return pl.from_arrow(qrels_table(qrels))
 

@@ -262,7 +262,8 @@ def _slow_columns(
     for fields, number in zip(rows, lines, strict=True):
         if len(fields) < n_fields or (len(fields) > n_fields and not allow_extra):
             raise InputError(
-                f"{len(fields)} field(s); expected {n_fields}: '{' '.join(expected)}'",
+                f"{len(fields)} field(s); expected {n_fields}: '{' '.join(expected)}'"
+                + _swapped_hint(fields, expected),
                 source=source,
                 line=number,
             )
@@ -276,6 +277,31 @@ def _slow_columns(
             f"{source}: {extra} line(s) with fields after '{expected[-1]}'; ignored (as trec_eval)"
         )
     return columns, np.asarray(lines, dtype=np.int64), warnings
+
+
+def _swapped_hint(fields: list[str], expected: tuple[str, ...]) -> str:
+    """A hint when a line of the other TREC file was read: a qrels line where a run was
+    expected, or a run line where qrels were (the two files given in the wrong order)."""
+    if (
+        expected == RUN_FIELDS
+        and len(fields) == len(QRELS_FIELDS)
+        and _GRADE_RE.fullmatch(fields[3])
+    ):
+        return (
+            "; this looks like a qrels file (qid iter docid grade): are the run and the "
+            "qrels swapped?"
+        )
+    if (
+        expected == QRELS_FIELDS
+        and len(fields) == len(RUN_FIELDS)
+        and _GRADE_RE.fullmatch(fields[3])
+        and _SCORE_RE.fullmatch(fields[4])
+    ):
+        return (
+            "; this looks like a run file (qid Q0 docid rank score tag): are the run and "
+            "the qrels swapped?"
+        )
+    return ""
 
 
 def _parse_numbers(

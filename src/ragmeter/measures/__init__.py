@@ -593,12 +593,14 @@ def register(
     """
 
     def wrap(fn: Callable[[_A, Measure], FloatArray]) -> Callable[[_A, Measure], FloatArray]:
-        doc = (fn.__doc__ or "").strip().splitlines()
+        # the docstring's first paragraph, on one line (its first line alone can stop
+        # mid-phrase where the source wrapped it)
+        doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
         REGISTRY.add(
             Family(
                 name=name,
                 compute=fn,
-                summary=summary or (doc[0] if doc else name),
+                summary=summary or doc or name,
                 cutoff=cutoff,
                 cutoff_type=cutoff_type,
                 params=params,

@@ -96,7 +96,7 @@ SAMPLES = ("samples",)
     "keyword_overlap",
     params=(STOPWORDS, CJK),
     needs=SAMPLES,
-    summary="Share of the reference's keywords the generated answer has (seed 001)",
+    summary="Share of the reference's keywords the generated answer has",
 )
 def keyword_overlap(al: Any, m: Measure) -> FloatArray:
     """keyword_overlap = |kw(ref) ∩ kw(gen)| / |kw(ref)|; NA if kw(ref) = ∅."""
@@ -112,7 +112,7 @@ def keyword_overlap(al: Any, m: Measure) -> FloatArray:
     "answer_correct",
     params=(Param("threshold", float, 0.7, "correct ⇔ overlap > threshold", _unit), STOPWORDS, CJK),
     needs=SAMPLES,
-    summary="Keyword overlap above the threshold (seed 001's correctness)",
+    summary="Keyword overlap above the threshold: the answer counts as correct",
 )
 def answer_correct(al: Any, m: Measure) -> FloatArray:
     """answer_correct = [|kw(ref) ∩ kw(gen)| / |kw(ref)| > threshold] (0 if kw(ref) = ∅)."""
@@ -130,7 +130,7 @@ def answer_correct(al: Any, m: Measure) -> FloatArray:
     "context_coverage",
     params=(DENOMINATOR, STOPWORDS, CJK),
     needs=SAMPLES,
-    summary="Share of the answer's keywords found in its context (seed 001)",
+    summary="Share of the answer's keywords found in its context",
 )
 def context_coverage(al: Any, m: Measure) -> FloatArray:
     """context_coverage = |kw(context) ∩ kw(gen)| / |kw(gen)| (or / |kw(ref)|); NA when the

@@ -93,13 +93,12 @@ def _terminal_sup(letters: str) -> str:
 def print_table(t: AllPairs, *, seeds: Sequence[SeedSummary] = (), file: object = None) -> None:
     """The all-pairs table as a rich table, then the seed summaries, legend and warnings."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=160)
     table = Table(
         title="ragmeter compare: all pairs",
         title_justify="left",
@@ -120,7 +119,7 @@ def print_table(t: AllPairs, *, seeds: Sequence[SeedSummary] = (), file: object 
             text.append(_note(t, run, m), style="dim")
             cells.append(text)
         table.add_row(*cells)
-    console.print(table)
+    console.print(fit(table, keep=(0, 1)))
     console.print(f"{describe(t)}.\n{legend(t)}", highlight=False)
     if seeds:
         console.print()
@@ -159,11 +158,12 @@ def seeds_legend(seeds: Sequence[SeedSummary]) -> str:
 def print_seeds(seeds: Sequence[SeedSummary], *, console: Any = None, file: object = None) -> None:
     """The seed summaries as a rich table (one row per group, one column per measure)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
+    from ragmeter.report.tables import fit, table_console
+
     if console is None:
-        console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+        console = table_console(file, wide=160)
     groups, measures, cell = _seed_grid(seeds)
     table = Table(
         title="across seeds",
@@ -179,7 +179,7 @@ def print_seeds(seeds: Sequence[SeedSummary], *, console: Any = None, file: obje
     for g in groups:
         first = cell[(g, measures[0])]
         table.add_row(g, str(len(first.seeds)), *[_seed_cell(cell[(g, m)]) for m in measures])
-    console.print(table)
+    console.print(fit(table))
     console.print(seeds_legend(seeds), highlight=False)
 
 

@@ -224,13 +224,12 @@ def print_table(c: Comparison, *, file: object = None) -> None:
     100 columns.
     """
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=160)
     table = Table(
         title=f"ragmeter compare: baseline {c.baseline}",
         title_justify="left",
@@ -264,7 +263,7 @@ def print_table(c: Comparison, *, file: object = None) -> None:
         cells[5] = Text(row.p, style=style)
         cells[6] = Text(row.marker, style=style or "dim")
         table.add_row(*cells)
-    console.print(table)
+    console.print(fit(table, keep=(0, 2)))  # each block names the measure and the run
     for note in c.notes:
         console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     for w in c.warnings:

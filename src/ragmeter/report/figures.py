@@ -20,6 +20,7 @@ import io
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,9 +52,10 @@ _COLUMNS = 3
 _PANEL_WIDTH = 3.4  # inches
 _PANEL_HEIGHT = 2.7
 _RASTER_DPI = 110
+_FONT_SIZE = 9.0  # points: tick labels too
 _RC = {
     "svg.fonttype": "none",
-    "font.size": 9.0,
+    "font.size": _FONT_SIZE,
     "axes.titlesize": 10.0,
     "axes.titleweight": "bold",
     "axes.labelsize": 9.0,
@@ -94,18 +96,65 @@ def _run_style(i: int) -> dict[str, Any]:
     }
 
 
-def _figure(panels: int, *, columns: int = _COLUMNS, height: float = _PANEL_HEIGHT) -> Figure:
+@dataclass(frozen=True)
+class Margins:
+    """The margins of one panel in inches, around its axes: tick labels and axis label on
+    the left and at the bottom, the title on top."""
+
+    left: float = 0.5
+    right: float = 0.15
+    top: float = 0.32
+    bottom: float = 0.5
+
+
+#: inches per row of a legend under the panels
+_LEGEND_ROW = 0.28
+#: runs per row of a legend
+_LEGEND_COLUMNS = 4
+
+
+def _panels(
+    panels: int,
+    *,
+    height: float = _PANEL_HEIGHT,
+    margins: Margins = Margins(),
+    legend: int = 0,
+    columns: int = _COLUMNS,
+) -> tuple[Figure, list[Axes]]:
+    """A figure of ``panels`` axes, ``columns`` a row, each in a panel of
+    :data:`_PANEL_WIDTH` × ``height`` inches less ``margins``, and a band under them for a
+    legend of ``legend`` entries.
+
+    The layout is fixed rather than matplotlib's constrained layout, which measures every
+    tick label of every panel at each draw: half of the report's drawing time.
+    """
     from matplotlib.figure import Figure
 
     cols = max(1, min(columns, panels))
     rows = max(1, math.ceil(panels / cols))
-    return Figure(figsize=(_PANEL_WIDTH * cols, height * rows), layout="constrained")
+    band = _LEGEND_ROW * math.ceil(legend / _LEGEND_COLUMNS) + (0.08 if legend else 0.0)
+    width, tall = _PANEL_WIDTH * cols, height * rows + band
+    fig = Figure(figsize=(width, tall))
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(panels)]
+    inner_width = _PANEL_WIDTH - margins.left - margins.right
+    inner_height = height - margins.top - margins.bottom
+    fig.subplots_adjust(
+        left=margins.left / width,
+        right=1 - margins.right / width,
+        top=1 - margins.top / tall,
+        bottom=(margins.bottom + band) / tall,
+        wspace=(margins.left + margins.right) / inner_width,
+        hspace=(margins.top + margins.bottom) / inner_height,
+    )
+    return fig, axes
 
 
-def _grid(fig: Figure, panels: int, *, columns: int = _COLUMNS) -> list[Axes]:
-    cols = max(1, min(columns, panels))
-    rows = max(1, math.ceil(panels / cols))
-    return [fig.add_subplot(rows, cols, i + 1) for i in range(panels)]
+def _text_inches(labels: Sequence[str], size: float) -> float:
+    """Width of the widest of ``labels`` in inches, at ``size`` points in the default font."""
+    from matplotlib.textpath import TextPath
+
+    widths = [TextPath((0, 0), label, size=size).get_extents().width for label in labels]
+    return max(widths, default=0.0) / 72
 
 
 def to_svg(fig: Figure, key: str, label: str) -> str:
@@ -155,8 +204,7 @@ def sweep_figure(
     from matplotlib.ticker import MaxNLocator
 
     with _style():
-        fig = _figure(len(measures))
-        axes = _grid(fig, len(measures))
+        fig, axes = _panels(len(measures), legend=len(curves))
         for ax, measure in zip(axes, measures, strict=True):
             for i, (run, per_measure) in enumerate(curves.items()):
                 points = per_measure[measure]
@@ -187,8 +235,10 @@ def _legend_below(fig: Figure, ax: Axes, entries: int, *, markerscale: float = 1
         fig.legend(
             handles,
             labels,
-            loc="outside lower center",
-            ncols=min(entries, 4),
+            loc="lower center",
+            bbox_to_anchor=(0.5, 0.0),
+            borderaxespad=0.2,
+            ncols=min(entries, _LEGEND_COLUMNS),
             markerscale=markerscale,
         )
 
@@ -205,8 +255,7 @@ def quadrant_figure(
     %PROC and sits on the x axis as a hollow marker; undefined queries are not drawn.
     """
     with _style():
-        fig = _figure(len(diagnoses), height=3.1)
-        axes = _grid(fig, len(diagnoses))
+        fig, axes = _panels(len(diagnoses), height=3.1, margins=Margins(left=0.68), legend=3)
         for ax, d in zip(axes, diagnoses, strict=True):
             _quadrant_panel(ax, d)
         _legend_below(fig, axes[0], 3, markerscale=1.8)
@@ -257,7 +306,7 @@ def _quadrant_panel(ax: Axes, d: Diagnosis) -> None:
     ax.set_ylim(0, top)
     ax.set_xlabel(f"PROC@{d.k} (what the pool allows)")
     ax.set_ylabel(f"%PROC@{d.k} (share realized)")
-    ax.set_title(d.run)
+    ax.set_title(_short(d.run, 40))  # a panel is 3.4 inches wide
 
 
 def label_agreement_figure(
@@ -272,8 +321,7 @@ def label_agreement_figure(
     points that swap order across it are runs they rank differently."""
     measures = board.measures
     with _style():
-        fig = _figure(len(measures), height=3.1)
-        axes = _grid(fig, len(measures))
+        fig, axes = _panels(len(measures), height=3.1, margins=Margins(left=0.6))
         for ax, m in zip(axes, measures, strict=True):
             names = list(m.scores_a)  # the evaluation's order: a run keeps its colour
             x = np.array([m.scores_a[n] for n in names])
@@ -314,8 +362,13 @@ def distribution_figure(
     runs = list(values)
     rng = np.random.default_rng(0)  # jitter only; fixed so the file is reproducible
     with _style():
-        fig = _figure(len(measures), height=max(1.4, 0.55 * len(runs) + 1.0))
-        axes = _grid(fig, len(measures))
+        labels = [_short(r) for r in runs]
+        fig, axes = _panels(
+            len(measures),
+            height=max(1.4, 0.55 * len(runs) + 1.0),
+            # the run names, the tick marks and their padding
+            margins=Margins(left=_text_inches(labels, _FONT_SIZE) + 0.3, bottom=0.32),
+        )
         for ax, measure in zip(axes, measures, strict=True):
             data = []
             for run in runs:
@@ -360,7 +413,7 @@ def distribution_figure(
                         linewidths=0,
                         zorder=3,
                     )
-            ax.set_yticks(positions, labels=[_short(r) for r in runs])
+            ax.set_yticks(positions, labels=labels)
             ax.set_ylim(0.4, len(runs) + 0.6)
             ax.grid(axis="y", visible=False)
             ax.set_title(measure)

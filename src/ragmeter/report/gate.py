@@ -57,13 +57,12 @@ def describe(result: GateResult) -> str:
 def print_table(result: GateResult, *, file: object = None) -> None:
     """The rules as a rich table (FAIL in red), the verdict under it, then the warnings."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=120)
     table = Table(
         title=f"ragmeter check: {result.run} against {result.baseline}",
         title_justify="left",
@@ -79,7 +78,7 @@ def print_table(result: GateResult, *, file: object = None) -> None:
         cells: list[str | Text] = [*_cells(o)]
         cells[-1] = Text(cells[-1], style="bold red" if o.broken else "green")  # type: ignore[arg-type]
         table.add_row(*cells)
-    console.print(table)
+    console.print(fit(table))
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
 

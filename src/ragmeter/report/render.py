@@ -6,9 +6,12 @@ import csv
 import io
 import json
 import math
-from typing import Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
-from ragmeter.evaluation.results import Evaluation
+if TYPE_CHECKING:
+    from ragmeter.evaluation.results import Evaluation
+    from ragmeter.evaluation.sweep import Sweep
 
 Format = Literal["table", "json", "csv", "trec"]
 
@@ -74,15 +77,42 @@ def to_trec(ev: Evaluation, *, per_query: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None) -> None:
-    """A rich table, one row per run and one column per measure (NA shown as NA)."""
-    from rich.console import Console
+def renamed_note(asked: Sequence[str] | None) -> str | None:
+    """The rule of the printed names, stated where it applies: which of the names ``asked``
+    are printed under another (ragmeter's own name of a measure, whatever its spelling:
+    ``nDCG@10`` is printed ``ndcg@10``, ``P@10`` is ``precision@10``), or ``None`` when
+    every name is printed as asked. Another tool's name that ragmeter does not have
+    (ir_measures' ``R@50``) keeps its spelling, so it is never in the note."""
+    from ragmeter.errors import MeasureError
+    from ragmeter.measures import parse_measures
+
+    renamed = []
+    for name in asked or ():
+        try:
+            shown = [str(m) for m in parse_measures([name])]
+        except MeasureError:
+            continue
+        if shown != [name.strip()]:
+            renamed.append(f"{name.strip()} as {', '.join(shown)}")
+    if not renamed:
+        return None
+    return "printed under ragmeter's names: " + "; ".join(renamed) + "."
+
+
+def print_table(
+    ev: Evaluation,
+    *,
+    per_query: bool = False,
+    file: object = None,
+    asked: Sequence[str] | None = None,
+) -> None:
+    """A rich table, one row per run and one column per measure (NA shown as NA); under it,
+    which of the measure names ``asked`` print under another name (:func:`renamed_note`)."""
     from rich.table import Table
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        # Files and pipes get the whole table rather than columns cut at 80 characters.
-        console.width = max(console.width, 240)
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=240)
     table = Table(title="ragmeter evaluate", title_justify="left")
     table.add_column("run", style="bold", no_wrap=True)
     for m in ev.measures:
@@ -93,7 +123,7 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
         n = next(iter(aggs.values())).n if aggs else len(run.query_ids)
         cells = (_fmt(a.value, count=_is_count(ev, k)) + a.defined_note for k, a in aggs.items())
         table.add_row(run.name, *cells, str(n))
-    console.print(table)
+    console.print(fit(table))
     if any(a.n_defined != a.n for run in ev.runs for a in run.aggregates().values()):
         console.print(
             "(n=k/N): the mean covers the k of N queries where the measure is defined "
@@ -101,6 +131,9 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
             style="dim",
             highlight=False,
         )
+    note = renamed_note(asked)
+    if note is not None:
+        console.print(note, style="dim", highlight=False)
     if per_query:
         for run in ev.runs:
             pq = Table(title=f"{run.name}: per query", title_justify="left")
@@ -109,9 +142,35 @@ def print_table(ev: Evaluation, *, per_query: bool = False, file: object = None)
                 pq.add_column(str(m), justify="right")
             for qid, row in run.per_query().items():
                 pq.add_row(qid, *(_fmt(v, count=_is_count(ev, k)) for k, v in row.items()))
-            console.print(pq)
+            console.print(fit(pq))
     for w in ev.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def print_sweep(done: Sweep, *, file: object = None) -> None:
+    """A K sweep: one table per run, a row per K, a column per measure (means), then the
+    warnings."""
+    from rich.table import Table
+
+    from ragmeter.report.tables import fit, table_console
+    from ragmeter.stats.aggregate import defined_note
+
+    console = table_console(file, wide=240)
+    for run, measures in done.curves().items():
+        table = Table(title=f"{run}: sweep", title_justify="left")
+        table.add_column("K", justify="right")
+        for name in measures:
+            table.add_column(name, justify="right")
+        for i, k in enumerate(done.ks):
+            cells = []
+            for points in measures.values():
+                mean = points[i]["mean"]
+                note = defined_note(points[i]["n_defined"], points[i]["n"])
+                cells.append(("NA" if mean is None else f"{mean:.4f}") + note)
+            table.add_row(str(k), *cells)
+        console.print(fit(table))
+    for w in done.evaluation.warnings:
+        console.print(f"warning: {w}", style="yellow")
 
 
 def render(ev: Evaluation, fmt: Format, *, per_query: bool = False) -> str:

@@ -1,0 +1,176 @@
+"""The first second: the everyday commands start without the heavy optional libraries, and a
+command line builds only the command it runs (timings are in benchmarks/, not here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from ragmeter.cli import app
+from ragmeter.commands.process import lean_app
+
+#: libraries no everyday command on TREC files may import (an option may ask for one)
+HEAVY = ("pandas", "polars", "scipy", "matplotlib", "sqlalchemy", "aiohttp", "fastapi", "ray")
+
+#: runs the CLI's main() with the given arguments, then reports the exit status and which of
+#: the modules named in argv[1] (JSON) were imported, on stderr (stdout is the command's)
+PROBE = """
+import json, sys
+watched = json.loads(sys.argv[1])
+sys.argv = ["ragmeter", *sys.argv[2:]]
+from ragmeter.cli import main
+try:
+    main()
+    status = 0
+except SystemExit as exc:
+    status = exc.code or 0
+found = sorted(m for m in watched if m in sys.modules)
+sys.stderr.write("PROBE " + json.dumps({"status": status, "imported": found}) + "\\n")
+"""
+
+
+def _probe(args: list[str], watched: tuple[str, ...]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(watched), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("PROBE ")]
+    assert lines, done.stderr
+    result: dict[str, object] = json.loads(lines[-1][len("PROBE ") :])
+    return result
+
+
+@pytest.fixture(scope="module")
+def trec_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("trec")
+    qrels = root / "qrels.txt"
+    qrels.write_text(
+        "".join(f"q{q} 0 d{d} {(q + d) % 3}\n" for q in range(1, 9) for d in range(1, 7))
+    )
+    paths = {"qrels": str(qrels)}
+    for name, shift in (("a", 0), ("b", 2)):
+        run = root / f"run-{name}.txt"
+        run.write_text(
+            "".join(
+                f"q{q} Q0 d{(d + shift) % 10 + 1} {r + 1} {10 - r} {name}\n"
+                for q in range(1, 9)
+                for r, d in enumerate(range(10))
+            )
+        )
+        paths[name] = str(run)
+    return paths
+
+
+def _commands(f: dict[str, str]) -> dict[str, list[str]]:
+    return {
+        "evaluate": ["evaluate", f["a"], "--qrels", f["qrels"], "-m", "ndcg@10", "-m", "map"],
+        "trec-eval": ["trec-eval", f["qrels"], f["a"]],
+        "compare": ["compare", f["a"], f["b"], "--qrels", f["qrels"], "-m", "ndcg@10"],
+        "check": [
+            "check",
+            f["b"],
+            "--qrels",
+            f["qrels"],
+            "--baseline",
+            f["a"],
+            "--fail-if",
+            "ndcg@10 drop > 0.9",
+        ],
+    }
+
+
+@pytest.mark.parametrize("command", ["evaluate", "trec-eval", "compare", "check"])
+def test_everyday_commands_import_no_heavy_library(
+    command: str, trec_files: dict[str, str]
+) -> None:
+    result = _probe(_commands(trec_files)[command], HEAVY)
+    assert result == {"status": 0, "imported": []}
+
+
+def test_version_imports_neither_numpy_nor_pyarrow() -> None:
+    result = _probe(["--version"], ("numpy", "pyarrow", *HEAVY))
+    assert result == {"status": 0, "imported": []}
+
+
+def _names(built: typer.Typer) -> set[str]:
+    group = typer.main.get_command(built)
+    assert isinstance(group, typer.core.TyperGroup)
+    return set(group.commands)
+
+
+def test_a_command_line_builds_only_its_command() -> None:
+    assert _names(lean_app(app, ["evaluate", "run.txt", "--qrels", "q.txt"])) == {"evaluate"}
+    assert _names(lean_app(app, ["--plugin", "m.py", "compare", "a", "b"])) == {"compare"}
+    assert _names(lean_app(app, ["--plugin=m.py", "judge", "nuggets"])) == {"judge"}
+    assert _names(lean_app(app, ["--version"])) == set()
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["--help"], ["--plugin", "m.py", "--help"], ["evaluat"], ["--plugin"]]
+)
+def test_help_and_unknown_commands_see_every_command(args: list[str]) -> None:
+    assert lean_app(app, args) is app
+
+
+def test_an_unknown_command_still_gets_a_suggestion() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ragmeter", "evaluat"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "Did you mean 'evaluate'?" in done.stderr
+
+
+def test_the_answers_help_names_every_text_metric() -> None:
+    from ragmeter.commands.answers import TEXT_METRIC_NAMES
+    from ragmeter.metrics.answers import TEXT_METRICS
+
+    assert TEXT_METRIC_NAMES == TEXT_METRICS
+
+
+def test_the_package_names_load_on_first_use() -> None:
+    code = (
+        "import sys, ragmeter\n"
+        "before = 'numpy' in sys.modules\n"
+        "from ragmeter import Qrels, evaluate\n"
+        "run = ragmeter.Run.from_dict({'q1': {'d1': 1.0}})\n"
+        "print(before, evaluate.__module__, 'read_run' in dir(ragmeter))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["False", "ragmeter.evaluation.api", "True"]
+
+
+def test_qrels_index_keys_without_arrow() -> None:
+    """The qrels' ids as fixed-width bytes: the same keys Arrow's UTF-8 buffers gave, ``None``
+    for ids with a NUL, out of byte order or too uneven in length."""
+    import numpy as np
+
+    from ragmeter.evaluation.blocks import _fixed_width
+
+    def ids(*values: str) -> np.ndarray:
+        out = np.empty(len(values), dtype=object)
+        out[:] = list(values)
+        return out
+
+    keys = _fixed_width(ids("q1", "q10", "q2", "é"))
+    assert keys is not None
+    assert keys.dtype == np.dtype("S3")
+    assert keys.tolist() == [b"q1", b"q10", b"q2", "é".encode()]
+    assert _fixed_width(ids("a\0b", "c")) is None
+    assert _fixed_width(ids("b", "a")) is None
+    assert _fixed_width(ids("a", "b" * 40)) is not None  # 2 × 40 ≤ 4 × 41 + 8 × 2
+    assert _fixed_width(ids(*[f"q{i}" for i in range(10)], "z" * 200)) is None  # 2200 > 968
+    empty = _fixed_width(ids())
+    assert empty is not None and len(empty) == 0
