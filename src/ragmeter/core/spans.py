@@ -1,0 +1,355 @@
+"""Span labels, chunk tables and the interval arithmetic of the span measures.
+
+A **span label** marks evidence once, as characters ``[start, end)`` of a source document's
+text (Python string indexes, end exclusive), so it survives re-chunking. A **chunk table**
+says where each chunk of one chunking lies: ``chunk_id → (doc_id, start, end)``. A run over
+that chunking is an ordinary run whose ids are chunk ids; :func:`span_view` joins its items
+to their extents and each evaluated query to its spans, and the families of
+:mod:`ragmeter.metrics.spans` measure the overlap.
+
+Overlaps are measured without a per-character loop: every interval becomes two events (its
+start and its end) keyed by (query, document, position); one sort and two cumulative sums give
+the depth of the spans and of the chunks between consecutive events, and each per-query
+quantity is a weighted count of those segments (:func:`overlap_sums`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ragmeter.errors import InputError
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+ObjArray = npt.NDArray[np.object_]
+
+
+@dataclass(frozen=True, eq=False)
+class SpanLabels:
+    """Evidence spans: per row a query, a document, ``[start, end)`` and a grade (1 unless
+    given). ``texts`` holds each span's text where the file gave one (``None`` otherwise)."""
+
+    query_ids: ObjArray
+    doc_ids: ObjArray
+    starts: IntArray
+    ends: IntArray
+    grades: npt.NDArray[np.int32]
+    texts: tuple[str | None, ...] | None = None
+    source: str = "<spans>"
+    #: the line (or row) of the file each span came from, for messages
+    lines: IntArray | None = None
+    warnings: tuple[str, ...] = ()
+
+    def where(self, i: int) -> int | None:
+        """The line of span ``i`` in its file (``None`` when unknown)."""
+        return None if self.lines is None else int(self.lines[i])
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[tuple[str, str, int, int] | tuple[str, str, int, int, int]],
+        *,
+        source: str = "<rows>",
+    ) -> SpanLabels:
+        """Spans from ``(query_id, doc_id, start, end[, grade])`` tuples (checked)."""
+        for n, row in enumerate(rows, start=1):
+            check_extent(int(row[2]), int(row[3]), source, n, span=True)
+        return cls(
+            np.array([str(r[0]) for r in rows], dtype=object),
+            np.array([str(r[1]) for r in rows], dtype=object),
+            np.array([int(r[2]) for r in rows], dtype=np.int64),
+            np.array([int(r[3]) for r in rows], dtype=np.int64),
+            np.array([int(r[4]) if len(r) > 4 else 1 for r in rows], dtype=np.int32),  # type: ignore[misc]
+            None,
+            source,
+        )
+
+    def queries(self) -> list[str]:
+        """The labelled queries, in byte order."""
+        return sorted(set(self.query_ids.tolist()))
+
+    def query_qrels(self) -> Any:
+        """Qrels naming the labelled queries without any judgment: what an evaluation of span
+        measures alone aligns against."""
+        from ragmeter.core.data import Qrels
+
+        queries = self.queries()
+        return Qrels(
+            query_ids=np.array(queries, dtype=object),
+            offsets=np.zeros(len(queries) + 1, dtype=np.int64),
+            doc_ids=pa.array([], type=pa.string()),
+            grades=np.zeros(0, dtype=np.int32),
+            name=self.source,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkTable:
+    """Where each chunk of one chunking lies: ``chunk_id → (doc_id, [start, end))``."""
+
+    chunk_ids: ObjArray
+    doc_ids: ObjArray
+    starts: IntArray
+    ends: IntArray
+    source: str = "<chunks>"
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @classmethod
+    def from_rows(
+        cls, rows: Sequence[tuple[str, str, int, int]], *, source: str = "<rows>"
+    ) -> ChunkTable:
+        """A table from ``(chunk_id, doc_id, start, end)`` tuples; a chunk given twice with
+        the same extent is kept once, with two extents it is an error."""
+        seen: dict[str, tuple[str, int, int]] = {}
+        kept: list[tuple[str, str, int, int]] = []
+        for n, (chunk, doc, start, end) in enumerate(rows, start=1):
+            check_extent(int(start), int(end), source, n, span=False)
+            extent = (str(doc), int(start), int(end))
+            before = seen.get(str(chunk))
+            if before is None:
+                seen[str(chunk)] = extent
+                kept.append((str(chunk), *extent))
+            elif before != extent:
+                raise InputError(
+                    f"chunk '{chunk}' given twice with different extents: {before[0]} "
+                    f"[{before[1]}, {before[2]}) and {extent[0]} [{extent[1]}, {extent[2]})",
+                    source=source,
+                    line=n,
+                    field="chunk_id",
+                )
+        return cls(
+            np.array([r[0] for r in kept], dtype=object),
+            np.array([r[1] for r in kept], dtype=object),
+            np.array([r[2] for r in kept], dtype=np.int64),
+            np.array([r[3] for r in kept], dtype=np.int64),
+            source,
+        )
+
+    def locate(self, chunk_ids: pa.Array) -> IntArray:
+        """Row of each of ``chunk_ids`` in this table, -1 where it has none."""
+        import pyarrow.compute as pc
+
+        if not len(chunk_ids):
+            return np.zeros(0, dtype=np.int64)
+        known = pa.array(self.chunk_ids.tolist(), type=pa.large_string())
+        pos = pc.index_in(chunk_ids.cast(pa.large_string()), value_set=known)
+        return np.asarray(pos.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def check_extent(start: int, end: int, source: str, line: int | None, *, span: bool) -> None:
+    """A span must be non-empty (``start < end``), a chunk may be empty; both start at 0 or
+    later."""
+    if start < 0:
+        raise InputError(f"start {start} is negative", source=source, line=line, field="start")
+    if end < start or (span and end == start):
+        need = "start < end" if span else "start ≤ end"
+        raise InputError(
+            f"end {end} is before start {start}"
+            if end < start
+            else f"empty span at {start} ({need})",
+            source=source,
+            line=line,
+            field="end",
+        )
+
+
+# -- the joined view ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class SpanView:
+    """A run's items joined to their chunk extents, each evaluated query to its spans, and the
+    whole chunk table (for ``span_precision_omega``), documents as dense integer codes.
+
+    ``item_*`` follow the alignment's items; ``span_offsets`` is CSR over the evaluated
+    queries; ``table_*`` is the chunk table sorted by (doc, start).
+    """
+
+    n_queries: int
+    item_doc: IntArray
+    item_start: IntArray
+    item_end: IntArray
+    span_offsets: IntArray
+    span_doc: IntArray
+    span_start: IntArray
+    span_end: IntArray
+    span_grade: npt.NDArray[np.int32]
+    table_doc: IntArray
+    table_start: IntArray
+    table_end: IntArray
+
+    @property
+    def query_of_span(self) -> IntArray:
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), np.diff(self.span_offsets))
+
+
+def span_view(
+    spans: SpanLabels,
+    chunks: ChunkTable,
+    query_ids: Sequence[str] | ObjArray,
+    item_chunk_ids: pa.Array,
+    *,
+    run_name: str,
+) -> SpanView:
+    """Join a run's retrieved chunk ids (in alignment order) and the evaluated queries' spans.
+
+    A retrieved chunk id the table lacks is an error naming the run and the chunk table.
+    """
+    rows = chunks.locate(item_chunk_ids)
+    missing = np.flatnonzero(rows < 0)
+    if len(missing):
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(
+            f"run '{run_name}' retrieved chunk '{item_chunk_ids[int(missing[0])].as_py()}'"
+            f"{more}, absent from this chunk table: give the chunk table of the run's chunking",
+            source=chunks.source,
+        )
+    docs, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
+    del docs
+    span_codes = codes[: len(spans)].astype(np.int64)
+    table_codes = codes[len(spans) :].astype(np.int64)
+    evaluated = {q: i for i, q in enumerate(list(query_ids))}
+    query_of = np.array([evaluated.get(q, -1) for q in spans.query_ids.tolist()], dtype=np.int64)
+    keep = np.flatnonzero(query_of >= 0)
+    order = keep[np.argsort(query_of[keep], kind="stable")]
+    counts = np.bincount(query_of[keep], minlength=len(evaluated))
+    table_order = np.lexsort((chunks.starts, table_codes))
+    return SpanView(
+        n_queries=len(evaluated),
+        item_doc=table_codes[rows],
+        item_start=chunks.starts[rows],
+        item_end=chunks.ends[rows],
+        span_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        span_doc=span_codes[order],
+        span_start=spans.starts[order],
+        span_end=spans.ends[order],
+        span_grade=spans.grades[order],
+        table_doc=table_codes[table_order],
+        table_start=chunks.starts[table_order],
+        table_end=chunks.ends[table_order],
+    )
+
+
+# -- interval arithmetic -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverlapSums:
+    """Per-query character counts of chunks C and spans S (both within one query's documents):
+
+    ``both`` = |∪S ∩ ∪C|, ``spans_outside`` = Σ_s |s \\ ∪C| (each span on its own),
+    ``union_spans`` = |∪S|, ``union_chunks`` = |∪C|, ``union_all`` = |∪S ∪ ∪C|.
+    """
+
+    both: FloatArray
+    spans_outside: FloatArray
+    union_spans: FloatArray
+    union_chunks: FloatArray
+    union_all: FloatArray
+
+
+def overlap_sums(
+    n_queries: int,
+    chunk_query: IntArray,
+    chunk_doc: IntArray,
+    chunk_start: IntArray,
+    chunk_end: IntArray,
+    span_query: IntArray,
+    span_doc: IntArray,
+    span_start: IntArray,
+    span_end: IntArray,
+) -> OverlapSums:
+    """The :class:`OverlapSums` of each query, by one sweep over all intervals' end points.
+
+    Each interval adds +1 to its kind's depth at its start and -1 at its end; sorted by
+    (query, doc, position), the cumulative sums are the depths on each segment between
+    consecutive events. A (query, doc) group's events cancel out, so the depths are 0 between
+    groups, where every integrand below is 0: no segment is counted across groups.
+    """
+    nc, ns = len(chunk_query), len(span_query)
+    query = np.concatenate([chunk_query, chunk_query, span_query, span_query])
+    doc = np.concatenate([chunk_doc, chunk_doc, span_doc, span_doc])
+    pos = np.concatenate([chunk_start, chunk_end, span_start, span_end])
+    step_c = np.concatenate([np.ones(nc), -np.ones(nc), np.zeros(2 * ns)]).astype(np.int64)
+    step_s = np.concatenate([np.zeros(2 * nc), np.ones(ns), -np.ones(ns)]).astype(np.int64)
+    order = np.lexsort((pos, doc, query))
+    query, pos = query[order], pos[order]
+    depth_c = np.cumsum(step_c[order])
+    depth_s = np.cumsum(step_s[order])
+    seg = np.zeros(len(pos), dtype=np.int64)
+    seg[:-1] = np.diff(pos)
+    in_c, in_s = depth_c > 0, depth_s > 0
+
+    def total(weights: npt.NDArray[Any]) -> FloatArray:
+        return np.bincount(query, weights=seg * weights, minlength=n_queries).astype(np.float64)
+
+    return OverlapSums(
+        both=total(in_c & in_s),
+        spans_outside=total(depth_s * ~in_c),
+        union_spans=total(in_s),
+        union_chunks=total(in_c),
+        union_all=total(in_c | in_s),
+    )
+
+
+def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
+    """Every (query, table row) whose chunk intersects one of the query's spans in the same
+    document: with ``strict=False`` a chunk that only touches a span's boundary counts
+    (chunking_evaluation's ``intersect_two_ranges`` keeps ``start == end``), with
+    ``strict=True`` only a shared character does. Each pair once."""
+    n = len(view.table_doc)
+    span_query = view.query_of_span
+    if not n or not len(span_query):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    width = int(max(view.table_end.max(), view.span_end.max())) + 2
+    start_key = view.table_doc * width + view.table_start
+    # ends need not grow with starts (nested chunks): search the running maximum of the ends
+    # within each document, then check each candidate
+    end_key = np.maximum.accumulate(view.table_doc * width + view.table_end)
+    span_low = view.span_doc * width + view.span_start
+    span_high = view.span_doc * width + view.span_end
+    if strict:
+        hi = np.searchsorted(start_key, span_high, side="left")  # start < span end
+        lo = np.searchsorted(end_key, span_low, side="right")  # end > span start
+    else:
+        hi = np.searchsorted(start_key, span_high, side="right")  # start ≤ span end
+        lo = np.searchsorted(end_key, span_low, side="left")  # end ≥ span start
+    counts = np.maximum(hi - lo, 0)
+    owner = np.repeat(np.arange(len(span_query)), counts)
+    rows = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    rows += np.repeat(lo, counts)
+    ends = view.table_end[rows]
+    starts = view.table_start[rows]
+    same_doc = view.table_doc[rows] == view.span_doc[owner]
+    if strict:
+        ok = same_doc & (ends > view.span_start[owner]) & (starts < view.span_end[owner])
+    else:
+        ok = same_doc & (ends >= view.span_start[owner]) & (starts <= view.span_end[owner])
+    pairs = np.unique(np.stack([span_query[owner[ok]], rows[ok]], axis=1), axis=0)
+    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+
+
+def chunk_tables_by_run(chunks: ChunkTable | Mapping[str, ChunkTable], run_name: str) -> ChunkTable:
+    """The chunk table of the run called ``run_name``: the one table, or the mapping's."""
+    if isinstance(chunks, ChunkTable):
+        return chunks
+    if run_name in chunks:
+        return chunks[run_name]
+    raise InputError(
+        f"no chunk table for run '{run_name}' (tables given for: {', '.join(sorted(chunks))})",
+        field="chunks",
+    )
