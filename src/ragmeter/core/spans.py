@@ -343,13 +343,31 @@ def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray
     return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
 
 
-def chunk_tables_by_run(chunks: ChunkTable | Mapping[str, ChunkTable], run_name: str) -> ChunkTable:
-    """The chunk table of the run called ``run_name``: the one table, or the mapping's."""
-    if isinstance(chunks, ChunkTable):
-        return chunks
-    if run_name in chunks:
-        return chunks[run_name]
-    raise InputError(
-        f"no chunk table for run '{run_name}' (tables given for: {', '.join(sorted(chunks))})",
-        field="chunks",
-    )
+@dataclass(frozen=True, eq=False)
+class SpanInputs:
+    """What the span measures read besides the run: the span labels and the chunk table of
+    the runs' chunking, or ``{run name: table}`` for runs over different chunkings."""
+
+    labels: SpanLabels
+    chunks: ChunkTable | Mapping[str, ChunkTable]
+
+    @property
+    def one_table(self) -> bool:
+        return isinstance(self.chunks, ChunkTable)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        tables = [self.chunks] if isinstance(self.chunks, ChunkTable) else self.chunks.values()
+        return (*self.labels.warnings, *(w for t in tables for w in t.warnings))
+
+    def table_of(self, run_name: str) -> ChunkTable:
+        """The chunk table of the run called ``run_name``."""
+        if isinstance(self.chunks, ChunkTable):
+            return self.chunks
+        if run_name in self.chunks:
+            return self.chunks[run_name]
+        raise InputError(
+            f"no chunk table for run '{run_name}' (tables given for: "
+            f"{', '.join(sorted(self.chunks))})",
+            field="chunks",
+        )

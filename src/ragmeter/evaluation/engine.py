@@ -71,6 +71,8 @@ def evaluate_inputs(
         warnings.extend(inputs.judgments.warnings)
     if inputs.pool is not None:
         warnings.extend(inputs.pool.warnings)
+    if inputs.spans is not None:
+        warnings.extend(inputs.spans.warnings)
     answers_of = _answers_per_run(inputs.answers, len(runs))
     if any({"nuggets", "citations"} & set(m.needs) for m in measure_list):
         from ragmeter.core.nuggets import check_run_names
@@ -166,6 +168,7 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         nuggets=inputs.nuggets,
         nugget_assignments=inputs.nugget_assignments,
         citation_support=inputs.citation_support,
+        spans=inputs.spans,
     )
     return Prepared(aligned, tuple(warnings), outside, selection)
 

@@ -19,6 +19,7 @@ from ragmeter.errors import InputError
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.core.spans import SpanInputs
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -54,6 +55,7 @@ class EvalInputs:
     nuggets: Nuggets | None = None
     nugget_assignments: NuggetAssignments | None = None
     citation_support: CitationSupport | None = None
+    spans: SpanInputs | None = None
 
     def __post_init__(self) -> None:
         # refused, not read: below 0 an unjudged document would count as relevant while the
