@@ -11,6 +11,7 @@ import typer
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
+    ChunkFiles,
     CitationSupportFile,
     ContextOrSweep,
     CorpusFile,
@@ -34,6 +35,7 @@ from ragmeter.commands.options import (
     RunFiles,
     Save,
     SaveName,
+    SpansFile,
     StoreUrl,
     Tau,
     Tokenizer,
@@ -44,6 +46,7 @@ from ragmeter.commands.options import (
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import OutputFormat
 from ragmeter.commands.process import GuardedGroup
@@ -111,6 +114,8 @@ def evaluate(
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
     curves: CurvesFile = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
     save: Save = False,
     store: StoreUrl = None,
     name: SaveName = None,
@@ -141,6 +146,7 @@ def evaluate(
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        spans=span_files(spans, chunks, corpus),
     )
     try:
         if curves is not None and request.sweep_ks() is None:

@@ -22,6 +22,7 @@ import typer
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
+    ChunkFiles,
     CitationSupportFile,
     CompareCorrectionChoice,
     DefaultK,
@@ -41,6 +42,7 @@ from ragmeter.commands.options import (
     Save,
     SaveName,
     Seed,
+    SpansFile,
     StoreUrl,
     TestChoice,
     Workers,
@@ -48,6 +50,7 @@ from ragmeter.commands.options import (
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
@@ -168,6 +171,8 @@ def compare_command(
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
@@ -209,6 +214,7 @@ def compare_command(
         groups=groups,
         group_by=group_by,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        spans=span_files(spans, chunks, None),
     )
     try:
         outcome = compare_files(request)

@@ -17,6 +17,7 @@ from ragmeter.errors import RagmeterError
 if TYPE_CHECKING:
     from ragmeter.workflows.compare import CompareSettings
     from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings, NuggetInputs
+    from ragmeter.workflows.spans import SpanFiles
 
 
 class MissingPolicy(StrEnum):
@@ -218,6 +219,23 @@ UdcgModel = Annotated[
     str | None,
     typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
 ]
+SpansFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--spans",
+        help="Evidence spans (query_id, doc_id, start, end: character offsets, end "
+        "exclusive; JSONL/CSV/Parquet, or chunking_evaluation's questions_df.csv) for the "
+        "span measures (span_recall@K, …); checked against --corpus when given.",
+    ),
+]
+ChunkFiles = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--chunks",
+        help="Chunk table (chunk_id, doc_id, start, end) of the runs' chunking, for --spans; "
+        "RUN=FILE gives a run its own (repeatable).",
+    ),
+]
 NuggetsFile = Annotated[
     Path | None,
     typer.Option(
@@ -292,6 +310,20 @@ def nugget_inputs(
     if not (nuggets or assignments or citation_support):
         return None
     return NuggetInputs(nuggets, tuple(assignments or ()), citation_support)
+
+
+def span_files(
+    spans: Path | None, chunks: list[str] | None, corpus: Path | None
+) -> SpanFiles | None:
+    """The span inputs of ``--spans`` / ``--chunks`` (``None`` without ``--spans``);
+    ``--chunks`` alone is a usage error."""
+    from ragmeter.workflows.spans import SpanFiles
+
+    if spans is None:
+        if chunks:
+            raise typer.BadParameter("--chunks is read with --spans", param_hint="--chunks")
+        return None
+    return SpanFiles(spans, tuple(chunks or ()), corpus)
 
 
 def coverage_inputs(

@@ -246,7 +246,8 @@ def _derived_qrels(
         ]
         if others:
             raise MissingInputError(
-                f"{', '.join(others)} need chunk qrels: give --qrels, or make them from the "
+                f"{', '.join(others)} {'needs' if len(others) == 1 else 'need'} chunk qrels: "
+                "give --qrels, or make them from the "
                 "spans with `ragmeter spans to-qrels`"
             )
         return spans.labels.query_qrels()  # type: ignore[no-any-return]

@@ -1,0 +1,95 @@
+"""Span labels and chunk tables given as files: what ``--spans`` and ``--chunks`` of
+``evaluate``, ``compare`` and ``report`` read (:mod:`ragmeter.metrics.spans`).
+
+``--chunks FILE`` is the chunk table of every run; ``--chunks RUN=FILE`` (repeatable) gives a
+run its own, for runs over different chunkings compared on the same span labels. RUN is the
+run's path as given, its file name or its run name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.errors import InputError, MissingInputError
+
+if TYPE_CHECKING:
+    from ragmeter.core.spans import ChunkTable, SpanInputs
+
+#: the span measures ``evaluate`` / ``compare`` print when none are asked for: K = 5, as
+#: chunking_evaluation retrieves by default
+SPAN_MEASURES = ("span_recall@5", "span_precision@5", "span_iou@5", "span_precision_omega")
+
+
+@dataclass(frozen=True)
+class SpanFiles:
+    """``--spans`` and its ``--chunks`` (``FILE`` or ``RUN=FILE`` each), checked against
+    ``corpus`` (the documents' texts) when one is given."""
+
+    spans: Path
+    chunks: Sequence[str] = ()
+    corpus: Path | None = None
+
+    def read(self, paths: Sequence[Path], run_names: Sequence[str]) -> SpanInputs:
+        """The span inputs of the runs at ``paths`` (called ``run_names``)."""
+        from ragmeter.core.spans import SpanInputs
+        from ragmeter.io.spans import read_chunks, read_spans
+
+        if not self.chunks:
+            raise MissingInputError(
+                "--spans needs the chunk table of the runs' chunking: --chunks FILE "
+                "(or --chunks RUN=FILE for each run)"
+            )
+        corpus = None
+        if self.corpus is not None:
+            from ragmeter.io.judgments import read_corpus
+
+            corpus = read_corpus(self.corpus)
+        labels = read_spans(self.spans, corpus=corpus)
+        plain = [c for c in self.chunks if not _keyed(c)]
+        if plain:
+            if len(plain) > 1 or len(plain) != len(self.chunks):
+                raise InputError(
+                    "give one --chunks FILE for every run, or --chunks RUN=FILE for each run",
+                    field="--chunks",
+                )
+            return SpanInputs(labels, read_chunks(plain[0], corpus=corpus))
+        tables: dict[str, ChunkTable] = {}
+        for given in self.chunks:
+            run, _, file = given.partition("=")
+            name = _run_named(run, paths, run_names)
+            if name in tables:
+                raise InputError(f"two chunk tables for run '{name}'", field="--chunks")
+            tables[name] = read_chunks(Path(file), corpus=corpus)
+        absent = [n for n in run_names if n not in tables]
+        if absent:
+            raise MissingInputError(f"--chunks: no chunk table for run(s) {', '.join(absent)}")
+        return SpanInputs(labels, tables)
+
+    def options(self, paths: Sequence[Path], run_names: Sequence[str]) -> dict[str, Any]:
+        """The keyword arguments of :func:`ragmeter.evaluate` for the span measures."""
+        return {"spans": self.read(paths, run_names)}
+
+    def files(self) -> dict[str, Any]:
+        """The input files a saved evaluation records (hashed)."""
+        return {"spans": self.spans, "chunks": [_file_of(c) for c in self.chunks]}
+
+
+def _keyed(given: str) -> bool:
+    """Whether ``--chunks`` names its run (``RUN=FILE``): an ``=`` before any path
+    separator, with something on both sides."""
+    head, sep, tail = given.partition("=")
+    return bool(sep and head and tail and "/" not in head)
+
+
+def _file_of(given: str) -> Path:
+    return Path(given.partition("=")[2] if _keyed(given) else given)
+
+
+def _run_named(run: str, paths: Sequence[Path], run_names: Sequence[str]) -> str:
+    for path, name in zip(paths, run_names, strict=True):
+        if run in (str(path), path.name, name):
+            return name
+    raise InputError(f"{run!r} is none of the runs ({', '.join(run_names)})", field="--chunks")
