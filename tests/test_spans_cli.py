@@ -92,3 +92,20 @@ def test_errors_are_one_line(files: dict[str, Path]) -> None:
     assert result.exit_code == 2 and "ndcg@3 needs chunk qrels" in result.stderr
     result = runner.invoke(app, [*base, "--chunks", f"nope={files['chunks_a']}"])
     assert result.exit_code == 2 and "'nope' is none of the runs" in result.stderr
+
+
+def test_report_on_two_chunkings(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    args = ["report", str(files["run_a"]), str(files["run_b"]), "--spans", str(files["spans"])]
+    args += [
+        "--chunks",
+        f"run_a.txt={files['chunks_a']}",
+        "--chunks",
+        f"run_b.txt={files['chunks_b']}",
+    ]
+    result = runner.invoke(
+        app, [*args, "-o", str(out), "--permutations", "100", "--bootstrap", "100"]
+    )
+    assert result.exit_code == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "span_recall@5" in page and "span_precision_omega" in page

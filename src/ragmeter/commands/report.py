@@ -18,6 +18,7 @@ import typer
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
+    ChunkFiles,
     CitationSupportFile,
     Correction,
     CorrectionChoice,
@@ -32,11 +33,13 @@ from ragmeter.commands.options import (
     PoolDepth,
     RelLevel,
     Seed,
+    SpansFile,
     TestChoice,
     compare_settings,
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import warn
 from ragmeter.errors import RagmeterError
@@ -120,6 +123,8 @@ def report_command(
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
@@ -152,6 +157,7 @@ def report_command(
         ),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        spans=span_files(spans, chunks, None),
     )
     try:
         evaluation = write_report_files(request)

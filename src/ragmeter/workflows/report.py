@@ -17,6 +17,7 @@ from ragmeter.workflows.evaluate import EvaluationSettings, NuggetInputs
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
+    from ragmeter.workflows.spans import SpanFiles
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,14 @@ class ReportRequest:
     compare: CompareSettings = field(default_factory=CompareSettings)
     view: ReportView = field(default_factory=ReportView)
     nuggets: NuggetInputs | None = None
+    #: ``--spans`` / ``--chunks``: the span measures
+    spans: SpanFiles | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
-        if self.qrels is None and self.judgments is None and self.nuggets is None:
-            raise RagmeterError("report needs --qrels, --judgments or --nuggets")
+        labels = (self.qrels, self.judgments, self.nuggets, self.spans)
+        if all(given is None for given in labels):
+            raise RagmeterError("report needs --qrels, --judgments, --nuggets or --spans")
         for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
             if given is not None and self.judgments is None:
                 # both only serve the coverage sections, which need the sub-question judgments
@@ -89,6 +93,8 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     options = request.settings.options()
     if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
         options.update(request.nuggets.options())
+    if request.spans is not None:
+        options.update(request.spans.options(request.runs, [r.name for r in run_objs]))
     evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
     comparison = None
     if len(run_objs) > 1:
@@ -108,6 +114,10 @@ def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, A
     if request.measures:
         return list(request.measures)
     own = request.nuggets.default_measures() if request.nuggets is not None else []
+    if request.spans is not None:
+        from ragmeter.workflows.spans import SPAN_MEASURES
+
+        own += SPAN_MEASURES
     if qrels is None and not coverage:
         return own
     names = own + default_measures(
