@@ -109,3 +109,19 @@ def test_report_on_two_chunkings(files: dict[str, Path], tmp_path: Path) -> None
     assert result.exit_code == 0, result.stderr
     page = out.read_text(encoding="utf-8")
     assert "span_recall@5" in page and "span_precision_omega" in page
+
+
+def test_spans_to_qrels_records_the_rule(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "chunk.qrels"
+    args = ["spans", "to-qrels", "--spans", str(files["spans"]), "--chunks", str(files["chunks_a"])]
+    result = runner.invoke(app, [*args, "-o", str(out), "--rule", "span=0.5"])
+    assert result.exit_code == 0, result.stderr
+    assert "rule span=0.5, grade max" in result.stderr
+    # q1's spans [10, 20), [30, 40): c1, c2 hold half of the first, c3 all of the second
+    assert out.read_text().split("\n")[:4] == ["q1 0 c1 1", "q1 0 c2 1", "q1 0 c3 1", "q2 0 e1 1"]
+    sidecar = (tmp_path / "chunk.qrels.provenance.jsonl").read_text()
+    assert "rule span=0.5, grade max" in sidecar
+    evaluated = runner.invoke(
+        app, ["evaluate", str(files["run_a"]), "--qrels", str(out), "-m", "P@2"]
+    )
+    assert evaluated.exit_code == 0, evaluated.stderr

@@ -386,3 +386,47 @@ def test_recall_grows_with_k(case: tuple[Any, ...]) -> None:
         spans=SpanInputs(SpanLabels.from_rows(spans), ChunkTable.from_rows(chunks)),
     ).run.values
     assert (np.diff(values, axis=1) >= -1e-12).all()
+
+
+# -- spans to chunk qrels ------------------------------------------------------------------
+
+QRELS_SPANS = [("q1", "d1", 10, 20, 2), ("q1", "d1", 30, 40, 1), ("q2", "d2", 0, 5, 1)]
+QRELS_CHUNKS = [
+    ("c1", "d1", 0, 15),
+    ("c2", "d1", 15, 30),
+    ("c3", "d1", 30, 45),
+    ("t", "d1", 20, 30),  # touches both spans, shares no character
+    ("e1", "d2", 0, 10),
+    ("e2", "d2", 10, 20),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "grade", "want"),
+    [
+        # c1 holds [10, 15): 5 of span 1's 10 characters, 5 of its own 15 are evidence
+        ("any", "max", {"q1": {"c1": 2, "c2": 2, "c3": 1}, "q2": {"e1": 1}}),
+        ("span=0.5", "max", {"q1": {"c1": 2, "c2": 2, "c3": 1}, "q2": {"e1": 1}}),
+        ("span=0.6", "max", {"q1": {"c3": 1}, "q2": {"e1": 1}}),
+        ("chunk=0.4", "max", {"q1": {"c3": 1}, "q2": {"e1": 1}}),
+        # overlap: ceil(3 · evidence / length): c1 5/15 → 1, c3 10/15 → 2, e1 5/10 → 2
+        ("any", "overlap", {"q1": {"c1": 1, "c2": 1, "c3": 2}, "q2": {"e1": 2}}),
+    ],
+)
+def test_chunk_qrels_by_hand(rule: str, grade: str, want: dict[str, dict[str, int]]) -> None:
+    from ragmeter.core.spans import ChunkRule, chunk_qrels
+
+    spans = SpanLabels.from_rows(QRELS_SPANS)  # type: ignore[arg-type]
+    qrels = chunk_qrels(spans, ChunkTable.from_rows(QRELS_CHUNKS), ChunkRule.parse(rule, grade))
+    assert qrels.to_dict() == want
+
+
+def test_chunk_rule_errors() -> None:
+    from ragmeter.core.spans import ChunkRule
+    from ragmeter.errors import InputError
+
+    for bad in ("span", "span=0", "chunk=1.5", "most", "any=1"):
+        with pytest.raises(InputError, match="--rule"):
+            ChunkRule.parse(bad)
+    with pytest.raises(InputError, match="--grade"):
+        ChunkRule.parse("any", "min")

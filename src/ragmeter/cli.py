@@ -201,6 +201,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.report",
     "ragmeter.commands.check",
     "ragmeter.commands.measures",
+    "ragmeter.commands.spans",
 )
 
 

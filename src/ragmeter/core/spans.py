@@ -309,38 +309,174 @@ def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray
     document: with ``strict=False`` a chunk that only touches a span's boundary counts
     (chunking_evaluation's ``intersect_two_ranges`` keeps ``start == end``), with
     ``strict=True`` only a shared character does. Each pair once."""
-    n = len(view.table_doc)
     span_query = view.query_of_span
-    if not n or not len(span_query):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    span, rows = span_chunk_pairs(view, strict=strict)
+    if not len(span):
+        return span, rows
+    pairs = np.unique(np.stack([span_query[span], rows], axis=1), axis=0)
+    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+
+
+def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
+    """Every (span, table row) of one document whose intervals intersect (``strict``: share
+    a character; else touching counts), found by binary search on the table sorted by
+    (doc, start): no all-pairs product."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(view.table_doc) or not len(view.span_doc):
+        return empty, empty
     width = int(max(view.table_end.max(), view.span_end.max())) + 2
     start_key = view.table_doc * width + view.table_start
     # ends need not grow with starts (nested chunks): search the running maximum of the ends
-    # within each document, then check each candidate
+    # (within a document: keys of later documents are larger), then check each candidate
     end_key = np.maximum.accumulate(view.table_doc * width + view.table_end)
     span_low = view.span_doc * width + view.span_start
     span_high = view.span_doc * width + view.span_end
-    if strict:
-        hi = np.searchsorted(start_key, span_high, side="left")  # start < span end
-        lo = np.searchsorted(end_key, span_low, side="right")  # end > span start
-    else:
-        hi = np.searchsorted(start_key, span_high, side="right")  # start ≤ span end
-        lo = np.searchsorted(end_key, span_low, side="left")  # end ≥ span start
+    side_hi, side_lo = ("left", "right") if strict else ("right", "left")
+    hi = np.searchsorted(start_key, span_high, side=side_hi)  # type: ignore[call-overload]
+    lo = np.searchsorted(end_key, span_low, side=side_lo)  # type: ignore[call-overload]
     counts = np.maximum(hi - lo, 0)
-    owner = np.repeat(np.arange(len(span_query)), counts)
+    owner = np.repeat(np.arange(len(view.span_doc), dtype=np.int64), counts)
     rows = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
         np.cumsum(counts) - counts, counts
     )
     rows += np.repeat(lo, counts)
-    ends = view.table_end[rows]
-    starts = view.table_start[rows]
+    ends, starts = view.table_end[rows], view.table_start[rows]
     same_doc = view.table_doc[rows] == view.span_doc[owner]
     if strict:
         ok = same_doc & (ends > view.span_start[owner]) & (starts < view.span_end[owner])
     else:
         ok = same_doc & (ends >= view.span_start[owner]) & (starts <= view.span_end[owner])
-    pairs = np.unique(np.stack([span_query[owner[ok]], rows[ok]], axis=1), axis=0)
-    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    return owner[ok], rows[ok]
+
+
+# -- spans to chunk qrels ----------------------------------------------------------------
+
+GRADINGS = ("max", "overlap")
+
+
+@dataclass(frozen=True)
+class ChunkRule:
+    """Which overlap makes a chunk relevant to a query, as ``--rule`` spells it:
+
+    * ``any``: the chunk shares at least one character with one of the query's spans;
+    * ``span=F``: the chunk holds at least the fraction F of one span's characters;
+    * ``chunk=F``: at least the fraction F of the chunk's characters are evidence (lie in
+      the union of the query's spans).
+
+    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans it overlaps;
+    ``overlap`` grades it by the share of its characters that are evidence,
+    ``ceil(3 · |c ∩ ∪S| / |c|)`` (1, 2 or 3).
+    """
+
+    kind: str = "any"
+    fraction: float = 0.0
+    grade: str = "max"
+
+    @classmethod
+    def parse(cls, text: str, grade: str = "max") -> ChunkRule:
+        name, sep, value = text.strip().partition("=")
+        if grade not in GRADINGS:
+            raise InputError(f"{grade!r}: expected max or overlap", field="--grade")
+        if name == "any" and not sep:
+            return cls("any", 0.0, grade)
+        if name in ("span", "chunk") and sep:
+            try:
+                fraction = float(value)
+            except ValueError:
+                fraction = -1.0
+            if 0.0 < fraction <= 1.0:
+                return cls(name, fraction, grade)
+        raise InputError(
+            f"{text!r}: expected any, span=F or chunk=F with 0 < F ≤ 1", field="--rule"
+        )
+
+    def __str__(self) -> str:
+        rule = self.kind if self.kind == "any" else f"{self.kind}={self.fraction:g}"
+        return f"{rule}, grade {self.grade}"
+
+
+def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Any:
+    """Chunk qrels of one chunking from span labels, by ``rule`` (:class:`ChunkRule`), so
+    that every family keyed by doc id (nDCG, RA-nWG, coverage …) runs on any chunking.
+
+    Every labelled query is kept, with no relevant chunk if none passes the rule.
+    """
+    from ragmeter.core.data import Qrels
+
+    queries = spans.queries()
+    view = span_view(spans, chunks, queries, pa.array([], type=pa.string()), run_name="")
+    span, rows = span_chunk_pairs(view, strict=True)
+    query = view.query_of_span[span]
+    shared = np.minimum(view.span_end[span], view.table_end[rows]) - np.maximum(
+        view.span_start[span], view.table_start[rows]
+    )
+    length = view.table_end[rows] - view.table_start[rows]
+    evidence = _evidence_in_chunks(view, query, rows)
+    if rule.kind == "span":
+        passes = shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
+    elif rule.kind == "chunk":
+        passes = evidence >= rule.fraction * length
+    else:
+        passes = shared > 0
+    grades: dict[tuple[int, int], int] = {}
+    for q, r, g, ev, n, ok in zip(
+        query.tolist(),
+        rows.tolist(),
+        view.span_grade[span].tolist(),
+        evidence.tolist(),
+        length.tolist(),
+        passes.tolist(),
+        strict=True,
+    ):
+        if not ok:
+            continue
+        grade = g if rule.grade == "max" else max(1, -(-3 * ev // n))
+        grades[(q, r)] = max(grade, grades.get((q, r), grade))
+    table_ids = chunks.chunk_ids[np.lexsort((chunks.starts, _codes(chunks, spans)))]
+    labelled: dict[str, dict[str, int]] = {q: {} for q in queries}
+    for (q, r), g in grades.items():
+        labelled[queries[q]][str(table_ids[r])] = int(g)
+    return Qrels.from_dict(labelled, name=f"{spans.source} ({rule})")
+
+
+def _codes(chunks: ChunkTable, spans: SpanLabels) -> IntArray:
+    """The document codes of :func:`span_view` for the chunk table's rows."""
+    _, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
+    return codes[len(spans) :].astype(np.int64)
+
+
+def _evidence_in_chunks(view: SpanView, query: IntArray, rows: IntArray) -> IntArray:
+    """|c ∩ ∪S_q| of each (query, chunk row) pair: the evidence characters in the chunk."""
+    if not len(query):
+        return np.zeros(0, dtype=np.int64)
+    pair_query, pair_row = np.unique(np.stack([query, rows], axis=1), axis=0).T
+    pair_of = {
+        (q, r): i
+        for i, (q, r) in enumerate(zip(pair_query.tolist(), pair_row.tolist(), strict=True))
+    }
+    group = np.array([pair_of[(q, r)] for q, r in zip(query.tolist(), rows.tolist(), strict=True)])
+    # each pair a group of its own: the chunk against the query's spans of its document (a
+    # one-off conversion, not an evaluation's hot path)
+    owners, spans_idx = [], []
+    for i, (q, r) in enumerate(zip(pair_query.tolist(), pair_row.tolist(), strict=True)):
+        for s in range(int(view.span_offsets[q]), int(view.span_offsets[q + 1])):
+            if view.span_doc[s] == view.table_doc[r]:
+                owners.append(i)
+                spans_idx.append(s)
+    owner = np.array(owners, dtype=np.int64)
+    chosen = np.array(spans_idx, dtype=np.int64)
+    sums = overlap_sums(
+        len(pair_query),
+        np.arange(len(pair_query), dtype=np.int64),
+        view.table_doc[pair_row],
+        view.table_start[pair_row],
+        view.table_end[pair_row],
+        owner,
+        view.span_doc[chosen],
+        view.span_start[chosen],
+        view.span_end[chosen],
+    )
+    return sums.both.astype(np.int64)[group]
 
 
 @dataclass(frozen=True, eq=False)

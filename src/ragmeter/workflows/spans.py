@@ -1,5 +1,6 @@
 """Span labels and chunk tables given as files: what ``--spans`` and ``--chunks`` of
-``evaluate``, ``compare`` and ``report`` read (:mod:`ragmeter.metrics.spans`).
+``evaluate``, ``compare`` and ``report`` read (:mod:`ragmeter.metrics.spans`), and what
+``ragmeter spans to-qrels`` writes.
 
 ``--chunks FILE`` is the chunk table of every run; ``--chunks RUN=FILE`` (repeatable) gives a
 run its own, for runs over different chunkings compared on the same span labels. RUN is the
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError, MissingInputError
+from ragmeter.io.spans import read_chunks, read_spans
 
 if TYPE_CHECKING:
     from ragmeter.core.spans import ChunkTable, SpanInputs
@@ -35,7 +37,6 @@ class SpanFiles:
     def read(self, paths: Sequence[Path], run_names: Sequence[str]) -> SpanInputs:
         """The span inputs of the runs at ``paths`` (called ``run_names``)."""
         from ragmeter.core.spans import SpanInputs
-        from ragmeter.io.spans import read_chunks, read_spans
 
         if not self.chunks:
             raise MissingInputError(
@@ -93,3 +94,62 @@ def _run_named(run: str, paths: Sequence[Path], run_names: Sequence[str]) -> str
         if run in (str(path), path.name, name):
             return name
     raise InputError(f"{run!r} is none of the runs ({', '.join(run_names)})", field="--chunks")
+
+
+@dataclass(frozen=True)
+class ChunkQrelsOutcome:
+    """What ``ragmeter spans to-qrels`` wrote: the qrels, their file and its provenance
+    sidecar, and the rule in words."""
+
+    qrels: Any
+    path: Path
+    sidecar: Path
+    rule: str
+
+
+def write_chunk_qrels(
+    spans: Path,
+    chunks: Path,
+    output: Path,
+    *,
+    rule: str = "any",
+    grade: str = "max",
+    corpus: Path | None = None,
+) -> ChunkQrelsOutcome:
+    """Chunk qrels of the chunking ``chunks`` from the span labels ``spans`` by ``rule``
+    (:class:`ragmeter.core.spans.ChunkRule`), written to ``output`` (TREC, JSONL, CSV …, by
+    extension) with a provenance sidecar recording the rule and the files: the span labels'
+    own sources when they have a sidecar, else labels of unknown origin."""
+    from ragmeter.core.spans import ChunkRule, chunk_qrels
+    from ragmeter.io.readers import write_qrels
+
+    parsed = ChunkRule.parse(rule, grade)
+    text = None
+    if corpus is not None:
+        from ragmeter.io.judgments import read_corpus
+
+        text = read_corpus(corpus)
+    labels = read_spans(spans, corpus=text)
+    table = read_chunks(chunks, corpus=text)
+    qrels = chunk_qrels(labels, table, parsed)
+    write_qrels(qrels, output)
+    sidecar = _write_rule_provenance(output, spans, chunks, str(parsed))
+    return ChunkQrelsOutcome(qrels, output, sidecar, str(parsed))
+
+
+def _write_rule_provenance(output: Path, spans: Path, chunks: Path, rule: str) -> Path:
+    from dataclasses import replace as copy
+
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io.provenance import read_provenance, write_provenance
+
+    note = f"chunk qrels from span labels {spans.name} on chunks {chunks.name}, rule {rule}"
+    own = read_provenance(spans)
+    if own is not None and own.default is not None and not own.pairs:
+        source = copy(own.sources[own.default], note=note)
+        return write_provenance(output, LabelProvenance.single(source, own.default))
+    from ragmeter.core.provenance import LabelSource
+
+    # who labelled the spans is not known: the rule is recorded, the origin stays unknown
+    rule_source = LabelSource(kind="human", note=f"{note}; span labels of unknown origin")
+    return write_provenance(output, LabelProvenance(sources={"rule": rule_source}))
