@@ -284,7 +284,7 @@ def overlap_sums(
     pos = np.concatenate([chunk_start, chunk_end, span_start, span_end])
     step_c = np.concatenate([np.ones(nc), -np.ones(nc), np.zeros(2 * ns)]).astype(np.int64)
     step_s = np.concatenate([np.zeros(2 * nc), np.ones(ns), -np.ones(ns)]).astype(np.int64)
-    order = np.lexsort((pos, doc, query))
+    order = _event_order(query, doc, pos)
     query, pos = query[order], pos[order]
     depth_c = np.cumsum(step_c[order])
     depth_s = np.cumsum(step_s[order])
@@ -304,6 +304,19 @@ def overlap_sums(
     )
 
 
+def _event_order(query: IntArray, doc: IntArray, pos: IntArray) -> IntArray:
+    """The order of events by (query, doc, position): one argsort of a combined int64 key
+    where it fits (the order of events at one position does not matter: the segments
+    between them are empty), else a lexsort."""
+    if not len(pos):
+        return np.zeros(0, dtype=np.int64)
+    n_docs = int(doc.max()) + 1
+    width = int(pos.max()) + 1
+    if (int(query.max()) + 1) * n_docs * width < 2**62:
+        return np.argsort((query * n_docs + doc) * width + pos)
+    return np.lexsort((pos, doc, query))
+
+
 def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
     """Every (query, table row) whose chunk intersects one of the query's spans in the same
     document: with ``strict=False`` a chunk that only touches a span's boundary counts
@@ -313,8 +326,9 @@ def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray
     span, rows = span_chunk_pairs(view, strict=strict)
     if not len(span):
         return span, rows
-    pairs = np.unique(np.stack([span_query[span], rows], axis=1), axis=0)
-    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    n_rows = len(view.table_doc)
+    pairs = np.unique(span_query[span] * n_rows + rows)  # each (query, row) once
+    return pairs // n_rows, pairs % n_rows
 
 
 def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
