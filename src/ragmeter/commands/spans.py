@@ -1,4 +1,5 @@
-"""``ragmeter spans to-qrels``: chunk qrels of one chunking from span labels."""
+"""``ragmeter spans to-qrels``: chunk qrels of one chunking from span labels; ``ragmeter
+chunk``: a chunking of a corpus, its table and its texts."""
 
 from __future__ import annotations
 
@@ -64,6 +65,36 @@ def to_qrels(
     )
 
 
+def chunk_command(
+    corpus: Annotated[Path, typer.Argument(help="Documents, JSONL {id, text} per line.")],
+    size: Annotated[int, typer.Option("--size", min=1, help="Chunk size (characters).")],
+    table: Annotated[
+        Path, typer.Option("--table", help="Chunk table to write (JSONL, CSV or Parquet).")
+    ],
+    texts: Annotated[Path, typer.Option("--texts", help="Chunk texts to write, JSONL {id, text}.")],
+    overlap: Annotated[int, typer.Option("--overlap", min=0, help="Overlap of chunks.")] = 0,
+    tokens: Annotated[
+        bool, typer.Option("--tokens", help="Count MiniLM word pieces, not characters.")
+    ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option("--recursive", help="Split at paragraphs, lines, sentences, words."),
+    ] = False,
+) -> None:
+    """Cut documents into chunks: a chunk table for --chunks and the chunk texts for
+    'ragmeter retrieve --corpus'."""
+    from ragmeter.workflows.spans import write_chunking
+
+    try:
+        done = write_chunking(
+            corpus, table, texts, size=size, overlap=overlap, tokens=tokens, recursive=recursive
+        )
+    except (RagmeterError, OSError) as exc:
+        fail(exc)
+    typer.echo(f"wrote {table} and {texts}: {len(done.table)} chunks", err=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``ragmeter spans`` to the command line."""
     app.add_typer(spans_app, name="spans")
+    app.command("chunk")(chunk_command)

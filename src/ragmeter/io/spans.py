@@ -328,3 +328,37 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
         return chunks
     note = f"{chunks.source}: {absent} chunk(s) of documents absent from the corpus {corpus.name}"
     return replace(chunks, warnings=(*chunks.warnings, note))
+
+
+def write_chunks(table: ChunkTable, path: PathLike) -> None:
+    """Write a chunk table atomically: Parquet or CSV by extension, else JSONL rows
+    ``{"chunk_id", "doc_id", "start", "end"}``."""
+    import pyarrow as pa
+
+    from ragmeter.io._common import atomic_write, atomic_write_text
+
+    columns = {
+        "chunk_id": pa.array(table.chunk_ids.tolist(), type=pa.string()),
+        "doc_id": pa.array(table.doc_ids.tolist(), type=pa.string()),
+        "start": pa.array(table.starts, type=pa.int64()),
+        "end": pa.array(table.ends, type=pa.int64()),
+    }
+    suffix = format_suffix(str(path))
+    if suffix in (".parquet", ".csv"):
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        data = pa.table(columns)
+        write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
+        atomic_write(path, lambda target: write(data, str(target)))
+        return
+    rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
+    lines = (json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows)
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+def write_texts(rows: list[dict[str, str]], path: PathLike) -> None:
+    """Write ``{"id", "text"}`` rows as JSONL, atomically."""
+    from ragmeter.io._common import atomic_write_text
+
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))

@@ -153,3 +153,27 @@ def _write_rule_provenance(output: Path, spans: Path, chunks: Path, rule: str) -
     # who labelled the spans is not known: the rule is recorded, the origin stays unknown
     rule_source = LabelSource(kind="human", note=f"{note}; span labels of unknown origin")
     return write_provenance(output, LabelProvenance(sources={"rule": rule_source}))
+
+
+def write_chunking(
+    corpus: Path,
+    table: Path,
+    texts: Path,
+    *,
+    size: int,
+    overlap: int = 0,
+    tokens: bool = False,
+    recursive: bool = False,
+) -> Any:
+    """Chunk the documents of ``corpus`` (:func:`ragmeter.pipeline.chunking.chunk_corpus`) and
+    write the chunk table and the chunk texts; returns the chunking."""
+    from ragmeter.io.judgments import read_corpus
+    from ragmeter.io.spans import write_chunks, write_texts
+    from ragmeter.pipeline.chunking import chunk_corpus
+
+    done = chunk_corpus(
+        read_corpus(corpus), size=size, overlap=overlap, tokens=tokens, recursive=recursive
+    )
+    write_chunks(done.table, table)
+    write_texts(done.rows(), texts)
+    return done
