@@ -320,6 +320,7 @@ def test_set_variants_count_characters(seed: int) -> None:
 
 ALL = [
     "span_recall@{k}",
+    "span_graded_recall@{k}",
     "span_precision@{k}",
     "span_iou@{k}",
     "span_set_recall@{k}",
@@ -386,6 +387,18 @@ def test_recall_grows_with_k(case: tuple[Any, ...]) -> None:
         spans=SpanInputs(SpanLabels.from_rows(spans), ChunkTable.from_rows(chunks)),
     ).run.values
     assert (np.diff(values, axis=1) >= -1e-12).all()
+
+
+def test_graded_recall_by_hand() -> None:
+    """Spans [0, 10) grade 3 and [20, 30) grade 1; the top chunk covers [5, 25): graded
+    recall (3·5 + 1·5) / (3·10 + 1·10) = 0.5, plain recall 10/20 = 0.5; the second chunk
+    [0, 5) adds 3·5: 35/40."""
+    spans = SpanLabels.from_rows([("q", "d", 0, 10, 3), ("q", "d", 20, 30, 1)])
+    table = ChunkTable.from_rows([("a", "d", 5, 25), ("b", "d", 0, 5)])
+    run = Run.from_lists({"q": ["a", "b"]})
+    names = ["span_graded_recall@1", "span_graded_recall@2", "span_recall@2"]
+    values = evaluate(run, None, names, spans=SpanInputs(spans, table)).run.values[0]
+    assert values.tolist() == [0.5, 35 / 40, 15 / 20]
 
 
 # -- spans to chunk qrels ------------------------------------------------------------------

@@ -63,6 +63,8 @@ class SpanLabels:
         """Spans from ``(query_id, doc_id, start, end[, grade])`` tuples (checked)."""
         for n, row in enumerate(rows, start=1):
             check_extent(int(row[2]), int(row[3]), source, n, span=True)
+            if len(row) > 4 and int(row[4]) < 1:  # type: ignore[misc]
+                raise InputError("a span's grade must be ≥ 1", source=source, line=n, field="grade")
         return cls(
             np.array([str(r[0]) for r in rows], dtype=object),
             np.array([str(r[1]) for r in rows], dtype=object),
@@ -250,7 +252,8 @@ class OverlapSums:
     """Per-query character counts of chunks C and spans S (both within one query's documents):
 
     ``both`` = |∪S ∩ ∪C|, ``spans_outside`` = Σ_s |s \\ ∪C| (each span on its own),
-    ``union_spans`` = |∪S|, ``union_chunks`` = |∪C|, ``union_all`` = |∪S ∪ ∪C|.
+    ``union_spans`` = |∪S|, ``union_chunks`` = |∪C|, ``union_all`` = |∪S ∪ ∪C|,
+    ``graded_covered`` = Σ_s w_s · |s ∩ ∪C| (w: the spans' weights, 1 unless given).
     """
 
     both: FloatArray
@@ -258,6 +261,7 @@ class OverlapSums:
     union_spans: FloatArray
     union_chunks: FloatArray
     union_all: FloatArray
+    graded_covered: FloatArray
 
 
 def overlap_sums(
@@ -270,6 +274,7 @@ def overlap_sums(
     span_doc: IntArray,
     span_start: IntArray,
     span_end: IntArray,
+    span_weight: npt.NDArray[Any] | None = None,
 ) -> OverlapSums:
     """The :class:`OverlapSums` of each query, by one sweep over all intervals' end points.
 
@@ -284,10 +289,13 @@ def overlap_sums(
     pos = np.concatenate([chunk_start, chunk_end, span_start, span_end])
     step_c = np.concatenate([np.ones(nc), -np.ones(nc), np.zeros(2 * ns)]).astype(np.int64)
     step_s = np.concatenate([np.zeros(2 * nc), np.ones(ns), -np.ones(ns)]).astype(np.int64)
+    weight = np.ones(ns, dtype=np.int64) if span_weight is None else span_weight.astype(np.int64)
+    step_w = np.concatenate([np.zeros(2 * nc, dtype=np.int64), weight, -weight])
     order = _event_order(query, doc, pos)
     query, pos = query[order], pos[order]
     depth_c = np.cumsum(step_c[order])
     depth_s = np.cumsum(step_s[order])
+    depth_w = np.cumsum(step_w[order])
     seg = np.zeros(len(pos), dtype=np.int64)
     seg[:-1] = np.diff(pos)
     in_c, in_s = depth_c > 0, depth_s > 0
@@ -301,6 +309,7 @@ def overlap_sums(
         union_spans=total(in_s),
         union_chunks=total(in_c),
         union_all=total(in_c | in_s),
+        graded_covered=total(depth_w * in_c),
     )
 
 
@@ -490,7 +499,8 @@ def _evidence_in_chunks(view: SpanView, query: IntArray, rows: IntArray) -> IntA
         view.span_start[chosen],
         view.span_end[chosen],
     )
-    return sums.both.astype(np.int64)[group]
+    out: IntArray = sums.both.astype(np.int64)[group]
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -139,7 +139,15 @@ def _grade(record: dict[str, Any], source: str, line: int) -> int:
     found = _pick(record, ("grade", "relevance"))
     if found is None:
         return 1
-    return offset(found[1], found[0], source, line)
+    grade = offset(found[1], found[0], source, line)
+    if grade < 1:
+        raise InputError(
+            f"grade {grade} of a span: expected ≥ 1 (a span marks evidence)",
+            source=source,
+            line=line,
+            field=found[0],
+        )
+    return grade
 
 
 def read_spans(path: PathLike, *, corpus: Corpus | None = None) -> SpanLabels:
@@ -283,15 +291,16 @@ def _chunk_row(record: dict[str, Any], source: str, line: int) -> tuple[str, str
             start + len(text),
         )
     chunk = _need(record, _CHUNK, source, line)
-    doc = (
+    found = (
         _pick(record, (*_DOC, "ref_doc_id"))
         or _pick(meta, ("doc_id", "source"))
         or _source_node(record)
     )
-    if doc is None:
+    if found is None:
         raise InputError(
             f"missing; expected one of {', '.join(_DOC)}", source=source, line=line, field="doc_id"
         )
+    doc = found
     start = _offset_of(record, _START, source, line)
     end = _offset_of(record, _END, source, line)
     return _id(chunk[1], chunk[0], source, line), _id(doc[1], doc[0], source, line), start, end

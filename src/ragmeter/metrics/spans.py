@@ -33,6 +33,10 @@ The set variants take unions everywhere (each character once)::
     span_set_iou@K       = covered / |∪S ∪ ∪C_K|
     span_set_precision_omega = as span_precision_omega, T the chunks sharing ≥ 1 character
 
+and a graded recall (grades of the span labels, 1 unless given)::
+
+    span_graded_recall@K = Σ_{s∈S} g_s · |s ∩ ∪C_K| / Σ_{s∈S} g_s · |s|
+
 A query without spans is NA (it has no evidence to cover); a precision with no retrieved
 characters (an empty ranking) is 0. Every value lies in [0, 1].
 """
@@ -92,12 +96,17 @@ class _TopK:
             view.span_doc,
             view.span_start,
             view.span_end,
+            view.span_grade,
         )
         self.chunk_total = np.bincount(
             query, weights=ends - starts, minlength=view.n_queries
         ).astype(np.float64)
+        lengths = view.span_end - view.span_start
         self.span_total = np.bincount(
-            view.query_of_span, weights=view.span_end - view.span_start, minlength=view.n_queries
+            view.query_of_span, weights=lengths, minlength=view.n_queries
+        ).astype(np.float64)
+        self.graded_total = np.bincount(
+            view.query_of_span, weights=lengths * view.span_grade, minlength=view.n_queries
         ).astype(np.float64)
 
 
@@ -151,6 +160,14 @@ def span_set_iou(al: Aligned, m: Measure) -> FloatArray:
     characters."""
     t = _top_k(al, m)
     return _labelled(t.view, _ratio(t.sums.both, t.sums.union_all, empty=np.nan))
+
+
+@register("span_graded_recall", cutoff="optional", needs=_NEEDS)
+def span_graded_recall(al: Aligned, m: Measure) -> FloatArray:
+    """Σ_s grade_s · |s ∩ ∪top-K chunks| / Σ_s grade_s · |s|: recall with each span weighted
+    by its grade."""
+    t = _top_k(al, m)
+    return _labelled(t.view, _ratio(t.sums.graded_covered, t.graded_total, empty=np.nan))
 
 
 def _omega(al: Aligned, *, strict: bool) -> FloatArray:
