@@ -125,3 +125,22 @@ def test_spans_to_qrels_records_the_rule(files: dict[str, Path], tmp_path: Path)
         app, ["evaluate", str(files["run_a"]), "--qrels", str(out), "-m", "P@2"]
     )
     assert evaluated.exit_code == 0, evaluated.stderr
+
+
+def test_to_qrels_names_who_marked_the_spans(files: dict[str, Path], tmp_path: Path) -> None:
+    """Spans exported by the labelling app name their annotator: each chunk label's
+    provenance is the person whose span graded it, the rule in the note."""
+    from ragmeter.io.provenance import read_provenance
+
+    rows = [dict(s, annotator=who) for s, who in zip(SPANS, ["alice", "bob", "bob"], strict=True)]
+    spans = _write(tmp_path, "marked.jsonl", rows)  # type: ignore[arg-type]
+    out = tmp_path / "marked.qrels"
+    args = ["spans", "to-qrels", "--spans", str(spans), "--chunks", str(files["chunks_a"])]
+    result = runner.invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    provenance = read_provenance(out)
+    assert provenance is not None and not provenance.has_llm
+    # q1's first span [10, 20) (alice) grades c1 and c2; its second [30, 40) (bob) c3
+    assert provenance.source_of("q1", "c1").annotator == "alice"  # type: ignore[union-attr]
+    assert provenance.source_of("q1", "c3").annotator == "bob"  # type: ignore[union-attr]
+    assert "rule any, grade max" in (provenance.source_of("q2", "e1").note or "")  # type: ignore[union-attr]

@@ -431,7 +431,7 @@ def test_chunk_qrels_by_hand(rule: str, grade: str, want: dict[str, dict[str, in
 
     spans = SpanLabels.from_rows(QRELS_SPANS)  # type: ignore[arg-type]
     qrels = chunk_qrels(spans, ChunkTable.from_rows(QRELS_CHUNKS), ChunkRule.parse(rule, grade))
-    assert qrels.to_dict() == want
+    assert qrels.qrels.to_dict() == want
 
 
 def test_chunk_rule_errors() -> None:

@@ -45,6 +45,8 @@ class SpanLabels:
     #: the line (or row) of the file each span came from, for messages
     lines: IntArray | None = None
     warnings: tuple[str, ...] = ()
+    #: who marked each span, where the file says (the web app's export does)
+    annotators: tuple[str | None, ...] | None = None
 
     def where(self, i: int) -> int | None:
         """The line of span ``i`` in its file (``None`` when unknown)."""
@@ -188,6 +190,8 @@ class SpanView:
     span_start: IntArray
     span_end: IntArray
     span_grade: npt.NDArray[np.int32]
+    #: the row of each span in the span labels
+    span_rows: IntArray
     table_doc: IntArray
     table_start: IntArray
     table_end: IntArray
@@ -238,6 +242,7 @@ def span_view(
         span_start=spans.starts[order],
         span_end=spans.ends[order],
         span_grade=spans.grades[order],
+        span_rows=order.astype(np.int64),
         table_doc=table_codes[table_order],
         table_start=chunks.starts[table_order],
         table_end=chunks.ends[table_order],
@@ -418,11 +423,20 @@ class ChunkRule:
         return f"{rule}, grade {self.grade}"
 
 
-def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Any:
+@dataclass(frozen=True)
+class ChunkQrels:
+    """Chunk qrels made from span labels, and for each (query, chunk) the row of the span
+    labels whose span gave it its grade (for the labels' provenance)."""
+
+    qrels: Any
+    made_by: Mapping[tuple[str, str], int]
+
+
+def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> ChunkQrels:
     """Chunk qrels of one chunking from span labels, by ``rule`` (:class:`ChunkRule`), so
     that every family keyed by doc id (nDCG, RA-nWG, coverage …) runs on any chunking.
 
-    Every labelled query is kept, with no relevant chunk if none passes the rule.
+    A query no chunk passes has no qrels row (TREC qrels cannot name a query without one).
     """
     from ragmeter.core.data import Qrels
 
@@ -441,11 +455,12 @@ def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Any:
         passes = evidence >= rule.fraction * length
     else:
         passes = shared > 0
-    grades: dict[tuple[int, int], int] = {}
-    for q, r, g, ev, n, ok in zip(
+    grades: dict[tuple[int, int], tuple[int, int]] = {}  # (query, row) → (grade, span row)
+    for q, r, g, source, ev, n, ok in zip(
         query.tolist(),
         rows.tolist(),
         view.span_grade[span].tolist(),
+        view.span_rows[span].tolist(),
         evidence.tolist(),
         length.tolist(),
         passes.tolist(),
@@ -454,12 +469,15 @@ def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Any:
         if not ok:
             continue
         grade = g if rule.grade == "max" else max(1, -(-3 * ev // n))
-        grades[(q, r)] = max(grade, grades.get((q, r), grade))
+        if (q, r) not in grades or grade > grades[(q, r)][0]:
+            grades[(q, r)] = (grade, source)
     table_ids = chunks.chunk_ids[np.lexsort((chunks.starts, _codes(chunks, spans)))]
     labelled: dict[str, dict[str, int]] = {q: {} for q in queries}
-    for (q, r), g in grades.items():
+    made_by: dict[tuple[str, str], int] = {}
+    for (q, r), (g, source) in grades.items():
         labelled[queries[q]][str(table_ids[r])] = int(g)
-    return Qrels.from_dict(labelled, name=f"{spans.source} ({rule})")
+        made_by[(queries[q], str(table_ids[r]))] = source
+    return ChunkQrels(Qrels.from_dict(labelled, name=f"{spans.source} ({rule})"), made_by)
 
 
 def _codes(chunks: ChunkTable, spans: SpanLabels) -> IntArray:

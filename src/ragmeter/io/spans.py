@@ -155,9 +155,12 @@ def read_spans(path: PathLike, *, corpus: Corpus | None = None) -> SpanLabels:
     (:func:`check_spans`)."""
     source = str(path)
     rows: list[tuple[str, str, int, int, int, str | None, int]] = []
+    annotators: list[str | None] = []
     for number, (record, line) in enumerate(_records(path)):
         if "references" in record and "question" in record:
-            rows.extend(_question_rows(record, number, source, line))
+            found = _question_rows(record, number, source, line)
+            rows.extend(found)
+            annotators.extend([None] * len(found))
             continue
         q = _id_of(record, _QUERY, source, line)
         d = _id_of(record, _DOC, source, line)
@@ -166,7 +169,10 @@ def read_spans(path: PathLike, *, corpus: Corpus | None = None) -> SpanLabels:
         check_extent(start, end, source, line, span=True)
         text = _pick(record, ("text", "content"))
         rows.append((q, d, start, end, _grade(record, source, line), _text(text), line))
+        annotators.append(_text(_pick(record, ("annotator",))))
     spans = _span_labels(rows, source)
+    if any(a is not None for a in annotators):
+        spans = replace(spans, annotators=tuple(annotators))
     return check_spans(spans, corpus) if corpus is not None else spans
 
 

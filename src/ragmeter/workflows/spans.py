@@ -9,7 +9,7 @@ run's path as given, its file name or its run name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,28 +131,47 @@ def write_chunk_qrels(
         text = read_corpus(corpus)
     labels = read_spans(spans, corpus=text)
     table = read_chunks(chunks, corpus=text)
-    qrels = chunk_qrels(labels, table, parsed)
-    write_qrels(qrels, output)
-    sidecar = _write_rule_provenance(output, spans, chunks, str(parsed))
-    return ChunkQrelsOutcome(qrels, output, sidecar, str(parsed))
+    made = chunk_qrels(labels, table, parsed)
+    write_qrels(made.qrels, output)
+    note = f"chunk qrels from span labels {spans.name} on chunks {chunks.name}, rule {parsed}"
+    provenance = _rule_provenance(labels, made.made_by, spans, note)
+    from ragmeter.io.provenance import write_provenance
+
+    sidecar = write_provenance(output, provenance)
+    return ChunkQrelsOutcome(made.qrels, output, sidecar, str(parsed))
 
 
-def _write_rule_provenance(output: Path, spans: Path, chunks: Path, rule: str) -> Path:
+def _rule_provenance(
+    labels: Any, made_by: Mapping[tuple[str, str], int], spans: Path, note: str
+) -> Any:
+    """Who made the chunk labels, the rule in each source's note: the person who marked the
+    span that graded each chunk (the web app's export names them), else the span labels' own
+    sidecar source, else nobody known (labels of unknown origin, the rule still recorded)."""
     from dataclasses import replace as copy
 
-    from ragmeter.core.provenance import LabelProvenance
-    from ragmeter.io.provenance import read_provenance, write_provenance
+    from ragmeter.core.provenance import LabelProvenance, LabelSource
+    from ragmeter.io.provenance import read_provenance
 
-    note = f"chunk qrels from span labels {spans.name} on chunks {chunks.name}, rule {rule}"
+    if labels.annotators is not None:
+        sources: dict[str, LabelSource] = {}
+        pairs: dict[tuple[str, str], str] = {}
+        for pair, row in made_by.items():
+            who = labels.annotators[row]
+            if who is None:
+                continue
+            sid = f"human:{who}"
+            sources.setdefault(sid, LabelSource(kind="human", annotator=who, note=note))
+            pairs[pair] = sid
+        if sources:
+            return LabelProvenance(sources=sources, pairs=pairs)
     own = read_provenance(spans)
     if own is not None and own.default is not None and not own.pairs:
         source = copy(own.sources[own.default], note=note)
-        return write_provenance(output, LabelProvenance.single(source, own.default))
-    from ragmeter.core.provenance import LabelSource
-
-    # who labelled the spans is not known: the rule is recorded, the origin stays unknown
-    rule_source = LabelSource(kind="human", note=f"{note}; span labels of unknown origin")
-    return write_provenance(output, LabelProvenance(sources={"rule": rule_source}))
+        return LabelProvenance.single(source, own.default)
+    # who marked the spans is not known: the rule is recorded, the origin stays unknown
+    # (no pair and no default refer to this source)
+    rule = LabelSource(kind="human", note=f"{note}; span labels of unknown origin")
+    return LabelProvenance(sources={"rule": rule})
 
 
 def write_chunking(
