@@ -144,3 +144,22 @@ def test_to_qrels_names_who_marked_the_spans(files: dict[str, Path], tmp_path: P
     assert provenance.source_of("q1", "c1").annotator == "alice"  # type: ignore[union-attr]
     assert provenance.source_of("q1", "c3").annotator == "bob"  # type: ignore[union-attr]
     assert "rule any, grade max" in (provenance.source_of("q2", "e1").note or "")  # type: ignore[union-attr]
+
+
+def test_a_span_of_a_document_without_chunks_is_an_error(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    spans = _write(
+        tmp_path, "typo.jsonl", [*SPANS, {"query_id": "q2", "doc_id": "d9", "start": 0, "end": 3}]
+    )  # type: ignore[list-item]
+    args = [
+        "evaluate",
+        str(files["run_a"]),
+        "--spans",
+        str(spans),
+        "--chunks",
+        str(files["chunks_a"]),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert f"{spans}, line 4, field 'doc_id': document 'd9' has no chunk" in result.stderr

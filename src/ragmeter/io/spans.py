@@ -22,10 +22,11 @@ and JSONL exports of LangChain documents (``{"id", "page_content", "metadata":
 
 Errors name the file, the line (the 1-based row for Parquet) and the field: an offset that is
 not an integer, a negative start, ``end < start`` (or an empty span), a chunk id with two
-different extents. With a corpus (:func:`check_spans`, :func:`check_chunks`): a span of an
-unknown document or past its document's end is an error; a span whose ``text`` differs from
-the corpus text at its offsets, and chunks of documents absent from the corpus, are counted
-and reported as warnings.
+different extents; a span of a document without chunks in the run's chunk table
+(:func:`check_span_documents`). With a corpus (:func:`check_spans`, :func:`check_chunks`): a
+span of an unknown document or past its document's end is an error; a span whose ``text``
+differs from the corpus text at its offsets, and chunks of documents absent from the corpus,
+are counted and reported as warnings.
 """
 
 from __future__ import annotations
@@ -267,6 +268,20 @@ def check_spans(spans: SpanLabels, corpus: Corpus) -> SpanLabels:
         f"[{spans.starts[first]}, {spans.ends[first]}))"
     )
     return replace(spans, warnings=(*spans.warnings, note))
+
+
+def check_span_documents(spans: SpanLabels, chunks: ChunkTable) -> None:
+    """Every span's document must have chunks in the chunk table: a span of a document the
+    chunking never saw (a typo, another corpus) is an error naming its line."""
+    known = set(chunks.doc_ids.tolist())
+    for i, doc in enumerate(spans.doc_ids.tolist()):
+        if doc not in known:
+            raise InputError(
+                f"document '{doc}' has no chunk in the chunk table {chunks.source}",
+                source=spans.source,
+                line=spans.where(i),
+                field="doc_id",
+            )
 
 
 def read_chunks(path: PathLike, *, corpus: Corpus | None = None) -> ChunkTable:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError, MissingInputError
-from ragmeter.io.spans import read_chunks, read_spans
+from ragmeter.io.spans import check_span_documents, read_chunks, read_spans
 
 if TYPE_CHECKING:
     from ragmeter.core.spans import ChunkTable, SpanInputs
@@ -56,7 +56,9 @@ class SpanFiles:
                     "give one --chunks FILE for every run, or --chunks RUN=FILE for each run",
                     field="--chunks",
                 )
-            return SpanInputs(labels, read_chunks(plain[0], corpus=corpus))
+            table = read_chunks(plain[0], corpus=corpus)
+            check_span_documents(labels, table)
+            return SpanInputs(labels, table)
         tables: dict[str, ChunkTable] = {}
         for given in self.chunks:
             run, _, file = given.partition("=")
@@ -64,6 +66,7 @@ class SpanFiles:
             if name in tables:
                 raise InputError(f"two chunk tables for run '{name}'", field="--chunks")
             tables[name] = read_chunks(Path(file), corpus=corpus)
+            check_span_documents(labels, tables[name])
         absent = [n for n in run_names if n not in tables]
         if absent:
             raise MissingInputError(f"--chunks: no chunk table for run(s) {', '.join(absent)}")
@@ -131,6 +134,7 @@ def write_chunk_qrels(
         text = read_corpus(corpus)
     labels = read_spans(spans, corpus=text)
     table = read_chunks(chunks, corpus=text)
+    check_span_documents(labels, table)
     made = chunk_qrels(labels, table, parsed)
     write_qrels(made.qrels, output)
     note = f"chunk qrels from span labels {spans.name} on chunks {chunks.name}, rule {parsed}"
