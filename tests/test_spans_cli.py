@@ -163,3 +163,26 @@ def test_a_span_of_a_document_without_chunks_is_an_error(
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert f"{spans}, line 4, field 'doc_id': document 'd9' has no chunk" in result.stderr
+
+
+def test_chunks_of_documents_absent_from_the_corpus_are_reported(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    corpus = _write(
+        tmp_path, "docs.jsonl", [{"id": "d1", "text": "x" * 45}, {"id": "d2", "text": "y" * 30}]
+    )
+    extra = [dict(zip(("chunk_id", "doc_id", "start", "end"), c, strict=True)) for c in CHUNKS_A]
+    chunks = _write(
+        tmp_path, "more.jsonl", [*extra, {"chunk_id": "z", "doc_id": "d7", "start": 0, "end": 4}]
+    )
+    args = [
+        "evaluate",
+        str(files["run_a"]),
+        "--spans",
+        str(files["spans"]),
+        "--chunks",
+        str(chunks),
+    ]
+    result = runner.invoke(app, [*args, "--corpus", str(corpus), "-m", "span_recall@2"])
+    assert result.exit_code == 0, result.stderr
+    assert "1 chunk(s) of documents absent from the corpus" in result.output

@@ -191,3 +191,15 @@ def test_langchain_and_llamaindex_exports(tmp_path: Path) -> None:
     missing = _jsonl(tmp_path / "m.jsonl", [{"page_content": "x", "metadata": {"source": "d"}}])
     with pytest.raises(InputError, match=r"line 1, field 'chunk_id': missing"):
         read_chunks(missing)
+
+
+def test_chunk_errors_name_the_file_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text(
+        "chunk_id,doc_id,start,end\nc1,d1,0,3\nc2,d1,3,9\nc1,d1,0,4\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=r"c.csv, line 4, field 'chunk_id': chunk 'c1' given"):
+        read_chunks(path)
+    path.write_text("chunk_id,doc_id,start,end\nc1,d2,0,3\nc2,d2,3,9\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"c.csv, line 3, field 'end': chunk 'c2': end 9 is past"):
+        read_chunks(path, corpus=CORPUS)

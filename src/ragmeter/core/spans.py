@@ -106,25 +106,39 @@ class ChunkTable:
     ends: IntArray
     source: str = "<chunks>"
     warnings: tuple[str, ...] = ()
+    #: the line (or row) of the file each chunk came from, for messages
+    lines: IntArray | None = None
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
+    def where(self, i: int) -> int | None:
+        """The line of chunk ``i`` in its file (``None`` when unknown)."""
+        return None if self.lines is None else int(self.lines[i])
+
     @classmethod
     def from_rows(
-        cls, rows: Sequence[tuple[str, str, int, int]], *, source: str = "<rows>"
+        cls,
+        rows: Sequence[tuple[str, str, int, int]],
+        *,
+        source: str = "<rows>",
+        lines: Sequence[int] | None = None,
     ) -> ChunkTable:
-        """A table from ``(chunk_id, doc_id, start, end)`` tuples; a chunk given twice with
-        the same extent is kept once, with two extents it is an error."""
+        """A table from ``(chunk_id, doc_id, start, end)`` tuples (from the file's
+        ``lines``, for messages); a chunk given twice with the same extent is kept once, with
+        two extents it is an error."""
         seen: dict[str, tuple[str, int, int]] = {}
         kept: list[tuple[str, str, int, int]] = []
-        for n, (chunk, doc, start, end) in enumerate(rows, start=1):
+        kept_lines: list[int] = []
+        for i, (chunk, doc, start, end) in enumerate(rows):
+            n = lines[i] if lines is not None else i + 1
             check_extent(int(start), int(end), source, n, span=False)
             extent = (str(doc), int(start), int(end))
             before = seen.get(str(chunk))
             if before is None:
                 seen[str(chunk)] = extent
                 kept.append((str(chunk), *extent))
+                kept_lines.append(n)
             elif before != extent:
                 raise InputError(
                     f"chunk '{chunk}' given twice with different extents: {before[0]} "
@@ -139,6 +153,7 @@ class ChunkTable:
             np.array([r[2] for r in kept], dtype=np.int64),
             np.array([r[3] for r in kept], dtype=np.int64),
             source,
+            lines=np.array(kept_lines, dtype=np.int64),
         )
 
     def locate(self, chunk_ids: pa.Array) -> IntArray:

@@ -421,4 +421,4 @@ def evaluate_blocks(
     if merger is None:
         merger = BlockMerger(name or "run", inputs, measure_list)
     result, warnings = merger.result()
-    return Evaluation((result,), tuple(measure_list), (*inputs.qrels.warnings, *warnings))
+    return Evaluation((result,), tuple(measure_list), (*inputs.input_warnings, *warnings))

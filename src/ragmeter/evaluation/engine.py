@@ -66,13 +66,11 @@ def evaluate_inputs(
     measure_list = resolve_measures(
         measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
     )
-    warnings: list[str] = list(inputs.qrels.warnings)
+    warnings: list[str] = list(inputs.input_warnings)
     if inputs.judgments is not None:
         warnings.extend(inputs.judgments.warnings)
     if inputs.pool is not None:
         warnings.extend(inputs.pool.warnings)
-    if inputs.spans is not None:
-        warnings.extend(inputs.spans.warnings)
     answers_of = _answers_per_run(inputs.answers, len(runs))
     if any({"nuggets", "citations"} & set(m.needs) for m in measure_list):
         from ragmeter.core.nuggets import check_run_names

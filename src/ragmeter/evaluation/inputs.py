@@ -67,6 +67,13 @@ class EvalInputs:
             )
 
     @property
+    def input_warnings(self) -> tuple[str, ...]:
+        """What reading the labels warned: the qrels', the span labels' and chunk tables'
+        (each evaluation reports them once, before the runs' own)."""
+        spans = self.spans.warnings if self.spans is not None else ()
+        return (*self.qrels.warnings, *spans)
+
+    @property
     def context_cutoff(self) -> int | None:
         """``context_k`` as a cutoff (``None`` for the oracle / family default)."""
         if self.context_k is None or self.context_k == "oracle":

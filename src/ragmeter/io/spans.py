@@ -288,8 +288,9 @@ def read_chunks(path: PathLike, *, corpus: Corpus | None = None) -> ChunkTable:
     """Read a chunk table (see the module docstring); with ``corpus``, check it
     (:func:`check_chunks`)."""
     source = str(path)
-    rows = [_chunk_row(record, source, line) for record, line in _records(path)]
-    table = ChunkTable.from_rows(rows, source=source)
+    records = list(_records(path))
+    rows = [_chunk_row(record, source, line) for record, line in records]
+    table = ChunkTable.from_rows(rows, source=source, lines=[line for _, line in records])
     return check_chunks(table, corpus) if corpus is not None else table
 
 
@@ -341,8 +342,8 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
     chunks of documents absent from the corpus are counted and reported (a warning)."""
     texts = _corpus_texts(corpus)
     absent = 0
-    for chunk, doc, end in zip(
-        chunks.chunk_ids.tolist(), chunks.doc_ids.tolist(), chunks.ends.tolist(), strict=True
+    for i, (chunk, doc, end) in enumerate(
+        zip(chunks.chunk_ids.tolist(), chunks.doc_ids.tolist(), chunks.ends.tolist(), strict=True)
     ):
         text = texts.get(doc)
         if text is None:
@@ -352,6 +353,7 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
                 f"chunk '{chunk}': end {end} is past the end of document '{doc}' "
                 f"({len(text)} characters)",
                 source=chunks.source,
+                line=chunks.where(i),
                 field="end",
             )
     if not absent:
