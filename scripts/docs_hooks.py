@@ -36,6 +36,7 @@ METRIC_PAGES: dict[str, str] = {
     "interop": "ir_measures' measures",
     "cwl": "C/W/L measures",
     "diversity": "Diversity measures (ndeval)",
+    "spans": "Span measures (chunkings)",
 }
 
 

@@ -190,6 +190,9 @@ def main() -> None:
     import make_example_nuggets  # the nugget files read the answers written above
 
     make_example_nuggets.main()
+    import make_example_spans  # the documents and span labels read the corpus and qrels
+
+    make_example_spans.main()
     print(
         f"{len(corpus)} passages, {len(queries)} queries, {len(qrels_lines)} graded pairs "
         f"({n_default} with the default grade {DEFAULT_GRADE}) -> {OUT}"

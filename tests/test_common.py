@@ -27,6 +27,7 @@ import pytest
 from ragmeter import Measure, Qrels, Run, evaluate
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets, SentenceSupport
+from ragmeter.core.spans import ChunkTable, SpanInputs, SpanLabels
 from ragmeter.errors import MissingInputError
 from ragmeter.evaluation import EvalInputs, evaluate_samples, prepare, sweep
 from ragmeter.io.answers import AnswerSample
@@ -87,7 +88,7 @@ def _scaled(family: Family) -> dict[str, Any]:
 
 
 #: the side inputs this file can build, by the name a family's ``needs`` uses
-BUILT = {"qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations"}
+BUILT = {"qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations", "spans"}
 #: per-sample families score answer samples, not runs: checked by the test_sample_* below
 SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
 RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
@@ -126,7 +127,26 @@ def _side_inputs(
         )
     if needs & {"nuggets", "citations"}:
         out.update(_nugget_inputs(run, qrels, rng))
+    if "spans" in needs:
+        out.update(_span_inputs(run, qrels, rng))
     return out
+
+
+def _span_inputs(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], rng: Any
+) -> dict[str, Any]:
+    """A chunk table placing every doc id as a chunk of two documents (some empty, some
+    overlapping) and spans for the judged queries (some none)."""
+    table = []
+    for d in sorted(set(DOCS) | {d for docs in run.values() for d in docs}):
+        start = rng.randint(0, 40)
+        table.append((d, rng.choice(["x", "y"]), start, start + rng.randint(0, 15)))
+    spans = []
+    for q in qrels:
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            start = rng.randint(0, 50)
+            spans.append((q, rng.choice(["x", "y"]), start, start + rng.randint(1, 10)))
+    return {"spans": SpanInputs(SpanLabels.from_rows(spans), ChunkTable.from_rows(table))}
 
 
 def _nugget_inputs(

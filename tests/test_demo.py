@@ -209,3 +209,19 @@ def test_evaluate_and_sweep_agree_on_the_example(demo: dict[str, Any], tmp_path:
     ]:
         cells = [c.strip() for c in rows[name].split("|")[2:4]]
         assert cells == [f"{means[row]:.4f}"] * 2, (name, cells)
+
+
+def test_prints_three_chunkings_on_span_labels(demo: dict[str, Any]) -> None:
+    """The example's documents in 200-, 400- and 800-token chunks, side by side on the same
+    span labels: longer chunks cover more evidence and are less precise."""
+    from ragmeter.workflows.demo import chunkings_side_by_side
+
+    evaluation, comparison = chunkings_side_by_side()
+    means = {run.name: run.means() for run in evaluation.runs}
+    assert list(means) == ["200 tokens", "400 tokens", "800 tokens"]
+    recall = [means[n]["span_recall@5"] for n in means]
+    precision = [means[n]["span_precision@5"] for n in means]
+    assert recall == sorted(recall) and precision == sorted(precision, reverse=True)
+    assert comparison.baseline == "200 tokens"
+    assert "chunkings of the example's documents" in demo["output"]
+    assert (demo["out"] / "chunkings" / "chunks-400.jsonl").is_file()

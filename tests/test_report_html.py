@@ -345,7 +345,7 @@ def test_cli_crux_and_errors(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "coverage" in _sections(out.read_text(encoding="utf-8"))
     result = runner.invoke(app, ["report", str(CRUX / "run_bm25.txt"), "-o", str(out)])
-    assert result.exit_code == 2 and "--qrels, --judgments or --nuggets" in result.stderr
+    assert result.exit_code == 2 and "--qrels, --judgments, --nuggets or --spans" in result.stderr
     qrels = str(EXAMPLES / "qrels.txt")
     lone = ["--questions", str(CRUX / "questions.jsonl")]
     cmd = ["report", str(CRUX / "run_bm25.txt"), "-q", qrels, *lone, "-o", str(out)]

@@ -374,6 +374,8 @@ def test_every_post_route_needs_the_csrf_token(app: Any, browser: Browser) -> No
         "/api/label",
         "/api/nugget",
         "/api/rating",
+        "/api/span",
+        "/api/span/remove",
         "/api/undo",
         "/export",
         "/review/upload",

@@ -304,3 +304,31 @@ def test_screenshot_of_the_html_report(page: Any, tmp_path: Path) -> None:
     path = tmp_path / "report.png"
     page.screenshot(path=str(path))
     assert_not_blank(path, VIEWPORT["width"], VIEWPORT["height"])
+
+
+def test_select_evidence_in_a_passage(server: tuple[str, Path], page: Any) -> None:
+    """A selection inside a passage is saved as a span of its text, in code points, and
+    exported for ``--spans``."""
+    import json
+
+    base, _ = server
+    _choose_name(page, base, "alice")
+    page.goto(base + "/label/q1")
+    text = page.eval_on_selector("li#doc-d1 .ptext", "e => e.textContent")
+    # select characters 2..7 of the passage (as a person dragging the mouse would)
+    page.eval_on_selector(
+        "li#doc-d1 .ptext",
+        """e => {
+            const node = e.firstChild, range = document.createRange();
+            range.setStart(node, 2); range.setEnd(node, 7);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+            e.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+        }""",
+    )
+    page.wait_for_selector("li#doc-d1 [data-spans] li")
+    exported = page.evaluate("() => fetch('/export/spans.jsonl').then(r => r.text())")
+    rows = [json.loads(line) for line in exported.splitlines()]
+    assert [(r["doc_id"], r["start"], r["end"], r["annotator"]) for r in rows] == [
+        ("d1", 2, 7, "alice")
+    ]
+    assert rows[0]["text"] == text[2:7]

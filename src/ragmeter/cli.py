@@ -13,6 +13,7 @@ from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
+    ChunkFiles,
     CitationSupportFile,
     ContextOrSweep,
     CorpusFile,
@@ -36,16 +37,19 @@ from ragmeter.commands.options import (
     RunFiles,
     Save,
     SaveName,
+    SpansFile,
     StoreUrl,
     Tau,
     Tokenizer,
     UdcgModel,
     UtilitiesFile,
+    VersionFlag,
     Workers,
     coverage_inputs,
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import OutputFormat
 from ragmeter.commands.process import GuardedGroup
@@ -61,27 +65,8 @@ app = typer.Typer(
 )
 
 
-def _version(value: bool) -> None:
-    if value:
-        from ragmeter import __version__
-        from ragmeter._accel import describe
-
-        typer.echo(f"ragmeter {__version__}\n{describe()}")
-        raise typer.Exit()
-
-
 @app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version",
-            is_eager=True,
-            callback=_version,
-            help="Print the version and whether the C accelerator is in use, and exit.",
-        ),
-    ] = False,
-) -> None:
+def _root(version: VersionFlag = False) -> None:
     """Measure the retrieval side of RAG systems."""
 
 
@@ -113,6 +98,8 @@ def evaluate(
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
     curves: CurvesFile = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
     save: Save = False,
     store: StoreUrl = None,
     name: SaveName = None,
@@ -152,6 +139,7 @@ def evaluate(
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        spans=span_files(spans, chunks, corpus),
     )
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
@@ -211,6 +199,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.check",
     "ragmeter.commands.measures",
     "ragmeter.commands.sample",
+    "ragmeter.commands.spans",
 )
 
 

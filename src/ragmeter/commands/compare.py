@@ -23,6 +23,7 @@ from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
+    ChunkFiles,
     CitationSupportFile,
     CompareCorrectionChoice,
     DefaultK,
@@ -42,6 +43,7 @@ from ragmeter.commands.options import (
     Save,
     SaveName,
     Seed,
+    SpansFile,
     StoreUrl,
     TestChoice,
     Workers,
@@ -49,6 +51,7 @@ from ragmeter.commands.options import (
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIFlag, PPILambda
@@ -120,6 +123,16 @@ Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Signifi
 Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
 
 
+Baseline = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        "-b",
+        help="The baseline run (path, file name or run name); default: the first.",
+    ),
+]
+
+
 def compare_command(
     runs: Annotated[
         list[Path],
@@ -134,14 +147,7 @@ def compare_command(
         ),
     ] = None,
     measure: Measures = None,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            "-b",
-            help="The baseline run (path, file name or run name); default: the first.",
-        ),
-    ] = None,
+    baseline: Baseline = None,
     all_pairs: AllPairsOption = False,
     group: GroupOption = None,
     group_by: GroupBy = None,
@@ -175,6 +181,8 @@ def compare_command(
     human_qrels: HumanQrels = None,
     ppi_lambda: PPILambda = None,
     labelled_queries: LabelledQueries = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
 ) -> None:
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
@@ -223,6 +231,7 @@ def compare_command(
         groups=groups,
         group_by=group_by,
         nuggets=nugget,
+        spans=span_files(spans, chunks, None),
     )
     try:
         outcome = compare_files(request)

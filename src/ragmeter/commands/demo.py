@@ -42,8 +42,10 @@ from ragmeter.workflows.demo import (
     ANSWER_MEASURES,
     BASELINE,
     FAMILIES,
+    SPAN_FAMILY,
     K,
     answer_reports,
+    chunkings_side_by_side,
     compare_all,
     evaluate_all,
     load_example,
@@ -65,14 +67,20 @@ _MARK = {"better": "▲", "worse": "▼", "up": "△", "down": "▽", "ns": "·"
 
 
 def family_table(
-    family: str, measures: Sequence[str], evaluation: Evaluation, comparison: Comparison
+    family: str,
+    measures: Sequence[str],
+    evaluation: Evaluation,
+    comparison: Comparison,
+    *,
+    title: str | None = None,
 ) -> Any:
-    """Rows = systems, columns = the family's measures: mean and the verdict against BM25."""
+    """Rows = systems, columns = the family's measures: mean and the verdict against the
+    baseline."""
     from rich.table import Table
 
     from ragmeter.measures import parse_measure
 
-    table = Table(title=f"{family} (K = {K})", title_justify="left")
+    table = Table(title=title or f"{family} (K = {K})", title_justify="left")
     table.add_column("system")
     names = [str(parse_measure(m)) for m in measures]
     for name in names:
@@ -167,6 +175,8 @@ def run_demo(
             comparison = compare_all(evaluation)
         with step("answer metrics"):
             answers = answer_reports(data, systems)
+        with step("three chunkings on span labels (200, 400, 800 tokens)"):
+            chunked, chunk_comparison = chunkings_side_by_side(out / "chunkings")
         with step("report and store"):
             if report:
                 messages.append(
@@ -191,6 +201,18 @@ def run_demo(
     for family, measures in FAMILIES.items():
         console.print(fit(family_table(family, measures, evaluation, comparison)))
     console.print(fit(answers_table(answers, evaluation)))
+    console.print(
+        fit(
+            family_table(
+                "chunkings",
+                SPAN_FAMILY,
+                chunked,
+                chunk_comparison,
+                title="chunkings of the example's documents (BM25 top 5, span labels; "
+                "against 200 tokens)",
+            )
+        )
+    )
     for message in messages:
         console.print(message)
     console.print(f"outputs in {out}/ ({seconds['total']:.1f} s)")

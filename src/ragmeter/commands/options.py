@@ -17,6 +17,7 @@ from ragmeter.errors import RagmeterError
 if TYPE_CHECKING:
     from ragmeter.workflows.compare import CompareSettings
     from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings, NuggetInputs
+    from ragmeter.workflows.spans import SpanFiles
 
 
 class MissingPolicy(StrEnum):
@@ -218,6 +219,23 @@ UdcgModel = Annotated[
     str | None,
     typer.Option("--udcg-model", help="Model whose no_res_prob the reference data give."),
 ]
+SpansFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--spans",
+        help="Evidence spans (query_id, doc_id, start, end: character offsets, end "
+        "exclusive; JSONL/CSV/Parquet, or chunking_evaluation's questions_df.csv) for the "
+        "span measures (span_recall@K, …); checked against --corpus when given.",
+    ),
+]
+ChunkFiles = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--chunks",
+        help="Chunk table (chunk_id, doc_id, start, end) of the runs' chunking, for --spans; "
+        "RUN=FILE gives a run its own (repeatable).",
+    ),
+]
 NuggetsFile = Annotated[
     Path | None,
     typer.Option(
@@ -294,6 +312,20 @@ def nugget_inputs(
     return NuggetInputs(nuggets, tuple(assignments or ()), citation_support)
 
 
+def span_files(
+    spans: Path | None, chunks: list[str] | None, corpus: Path | None
+) -> SpanFiles | None:
+    """The span inputs of ``--spans`` / ``--chunks`` (``None`` without ``--spans``);
+    ``--chunks`` alone is a usage error."""
+    from ragmeter.workflows.spans import SpanFiles
+
+    if spans is None:
+        if chunks:
+            raise typer.BadParameter("--chunks is read with --spans", param_hint="--chunks")
+        return None
+    return SpanFiles(spans, tuple(chunks or ()), corpus)
+
+
 def coverage_inputs(
     judgments: Path | None,
     questions: Path | None,
@@ -344,3 +376,23 @@ def fail(exc: Exception) -> NoReturn:
     """Report an input or usage error on stderr and exit with status 2."""
     typer.echo(f"ragmeter: error: {exc}", err=True)
     raise typer.Exit(code=2)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from ragmeter import __version__
+        from ragmeter._accel import describe
+
+        typer.echo(f"ragmeter {__version__}\n{describe()}")
+        raise typer.Exit()
+
+
+VersionFlag = Annotated[
+    bool,
+    typer.Option(
+        "--version",
+        is_eager=True,
+        callback=_version,
+        help="Print the version and whether the C accelerator is in use, and exit.",
+    ),
+]

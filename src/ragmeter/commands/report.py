@@ -19,6 +19,7 @@ from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
+    ChunkFiles,
     CitationSupportFile,
     Correction,
     CorrectionChoice,
@@ -33,11 +34,13 @@ from ragmeter.commands.options import (
     PoolDepth,
     RelLevel,
     Seed,
+    SpansFile,
     TestChoice,
     compare_settings,
     evaluation_settings,
     fail,
     nugget_inputs,
+    span_files,
 )
 from ragmeter.commands.output import warn
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
@@ -146,6 +149,8 @@ def report_command(
     alpha: PPIAlpha = None,
     ppi_lambda: PPILambda = None,
     labelled_queries: LabelledQueries = None,
+    spans: SpansFile = None,
+    chunks: ChunkFiles = None,
 ) -> None:
     """Write an HTML report: summary table with CIs and significance, K-sweep curves,
     PROC/%PROC quadrant, per-query distributions, sub-question coverage, worst queries."""
@@ -182,6 +187,7 @@ def report_command(
         compare_qrels=compare_qrels,
         calibration=calibration,
         ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries),
+        spans=span_files(spans, chunks, None),
     )
     _write(request)
 

@@ -28,6 +28,8 @@ EXAMPLE_FILES = (
     "nugget_assignments.jsonl",
     "rag_answers.jsonl",
     "citation_support.jsonl",
+    "documents.jsonl",
+    "spans.jsonl",
 )
 
 

@@ -32,6 +32,7 @@ from ragmeter.measures import Measure
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.core.spans import SpanInputs
     from ragmeter.evaluation.partitioned import Engine
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
@@ -81,6 +82,7 @@ def evaluate(
     nuggets: Nuggets | None = None,
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
+    spans: SpanInputs | None = None,
     workers: int | None = None,
     engine: str | Engine = "local",
 ) -> Evaluation:
@@ -129,6 +131,7 @@ def evaluate(
             the evaluated queries are those with nuggets (or with judged answers).
         nugget_assignments: nuggets assigned to run answers (by run name) and passages.
         citation_support: the support of each answer sentence by its citations.
+        spans: span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
         workers: processes that read and evaluate blocks of a plain TREC run file, or the
             partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB
             or more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates
@@ -147,9 +150,8 @@ def evaluate(
         0.6509209298
     """
     if qrels is None:
-        qrels = _derived_qrels(
-            measures, default_k, tau, judgments, nuggets=nuggets, citations=citation_support
-        )
+        labelled = (judgments, nuggets, citation_support, spans)
+        qrels = _derived_qrels(measures, default_k, tau, *labelled)
     inputs = EvalInputs(
         qrels=_as_qrels(qrels),
         missing=missing,
@@ -170,6 +172,7 @@ def evaluate(
         nuggets=nuggets,
         nugget_assignments=nugget_assignments,
         citation_support=citation_support,
+        spans=spans,
     )
     return _dispatch(runs, inputs, measures, engine=engine, workers=workers)
 
@@ -218,12 +221,14 @@ def _derived_qrels(
     default_k: int,
     tau: int,
     judgments: Judgments | None,
-    *,
-    nuggets: Nuggets | None,
-    citations: CitationSupport | None,
+    nuggets: Nuggets | None = None,
+    citations: CitationSupport | None = None,
+    spans: SpanInputs | None = None,
 ) -> Qrels:
     """The evaluated queries when no qrels are given: the judged ones (the classical measures
-    then use the CRUX graded qrels), else those with nuggets, else those with judged answers."""
+    then use the CRUX graded qrels), else those with nuggets, else those with judged answers,
+    else those with span labels (span measures only: a chunk has no grade until a rule says
+    which overlap makes it relevant, see :func:`ragmeter.core.spans.chunk_qrels`)."""
     if judgments is not None:
         coverage_only = all(
             "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
@@ -233,6 +238,19 @@ def _derived_qrels(
         return nuggets.query_qrels()
     if citations is not None:
         return citations.query_qrels()
+    if spans is not None:
+        others = [
+            str(m)
+            for m in resolve_measures(measures, default_k=default_k)
+            if "spans" not in m.needs
+        ]
+        if others:
+            raise MissingInputError(
+                f"{', '.join(others)} {'needs' if len(others) == 1 else 'need'} chunk qrels: "
+                "give --qrels, or make them from the "
+                "spans with `ragmeter spans to-qrels`"
+            )
+        return spans.labels.query_qrels()  # type: ignore[no-any-return]
     raise MissingInputError("these measures need qrels")
 
 

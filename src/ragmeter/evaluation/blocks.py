@@ -97,6 +97,8 @@ def block_support(inputs: EvalInputs) -> str | None:
         return "nuggets and their assignments need the whole run"
     if inputs.citation_support is not None:
         return "citation support needs the whole run"
+    if inputs.spans is not None and not inputs.spans.one_table:
+        return "chunk tables given per run are matched to whole runs"
     return None
 
 
@@ -414,4 +416,4 @@ def evaluate_blocks(
     if merger is None:
         merger = BlockMerger(name or "run", inputs, measure_list)
     result, warnings = merger.result()
-    return Evaluation((result,), tuple(measure_list), (*inputs.qrels.warnings, *warnings))
+    return Evaluation((result,), tuple(measure_list), (*inputs.input_warnings, *warnings))

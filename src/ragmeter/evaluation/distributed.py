@@ -86,7 +86,7 @@ def evaluate_sources(
         outcomes = evaluate_on_ray(sources, inputs, measure_list, eng)
     else:
         outcomes = [_evaluate_here(s, inputs, measure_list, eng.workers) for s in sources]
-    warnings = list(inputs.qrels.warnings)
+    warnings = list(inputs.input_warnings)
     for _, w in outcomes:
         warnings.extend(w)
     return Evaluation(tuple(r for r, _ in outcomes), tuple(measure_list), tuple(warnings))
@@ -108,7 +108,7 @@ def _evaluate_here(
     if isinstance(source, Partitions):
         return evaluate_partitions(source, inputs, measures, workers=workers)
     done = evaluate_inputs([read_source(source)], inputs, measures)
-    return done.runs[0], list(done.warnings[len(inputs.qrels.warnings) :])
+    return done.runs[0], list(done.warnings[len(inputs.input_warnings) :])
 
 
 # -- Ray ----------------------------------------------------------------------------------

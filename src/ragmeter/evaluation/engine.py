@@ -66,7 +66,7 @@ def evaluate_inputs(
     measure_list = resolve_measures(
         measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
     )
-    warnings: list[str] = list(inputs.qrels.warnings)
+    warnings: list[str] = list(inputs.input_warnings)
     if inputs.judgments is not None:
         warnings.extend(inputs.judgments.warnings)
     if inputs.pool is not None:
@@ -166,6 +166,7 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         nuggets=inputs.nuggets,
         nugget_assignments=inputs.nugget_assignments,
         citation_support=inputs.citation_support,
+        spans=inputs.spans,
     )
     return Prepared(aligned, tuple(warnings), outside, selection)
 

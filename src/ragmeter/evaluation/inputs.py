@@ -23,6 +23,7 @@ MAX_GRADE = 2**31 - 1
 if TYPE_CHECKING:
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.core.spans import SpanInputs
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -58,6 +59,7 @@ class EvalInputs:
     nuggets: Nuggets | None = None
     nugget_assignments: NuggetAssignments | None = None
     citation_support: CitationSupport | None = None
+    spans: SpanInputs | None = None
 
     def __post_init__(self) -> None:
         # refused, not read: below 0 an unjudged document would count as relevant while the
@@ -74,6 +76,13 @@ class EvalInputs:
             value = getattr(self, name)
             if isinstance(value, int) and not isinstance(value, bool):
                 _check_range(name, value, 1, MAX_CUTOFF)
+
+    @property
+    def input_warnings(self) -> tuple[str, ...]:
+        """What reading the labels warned: the qrels', the span labels' and chunk tables'
+        (each evaluation reports them once, before the runs' own)."""
+        spans = self.spans.warnings if self.spans is not None else ()
+        return (*self.qrels.warnings, *spans)
 
     @property
     def context_cutoff(self) -> int | None:

@@ -1,11 +1,13 @@
-"""Side inputs joined onto an alignment: passage lengths (token budgets), utilities, nuggets.
+"""Side inputs joined onto an alignment: passage lengths (token budgets), utilities, nuggets,
+span labels with the run's chunk table.
 
 The evaluation calls :func:`with_side_inputs` once per run, after alignment; the arrays land
 in :attr:`Aligned.side`, indexed like the aligned items / judgments, so a measure reads them
 without another join. Nothing is joined unless a requested measure declares it needs it
 (:attr:`Measure.needs <ragmeter.measures.Measure.needs>`: ``lengths`` for a token budget,
 ``utilities`` in its family's ``needs``; ``nuggets`` / ``citations``: the nugget view of
-:func:`ragmeter.core.nuggets.nugget_view`); no family is named here.
+:func:`ragmeter.core.nuggets.nugget_view`; ``spans``: the span view of
+:func:`ragmeter.core.spans.span_view`); no family is named here.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
+    from ragmeter.core.spans import SpanInputs
     from ragmeter.io.lengths import PassageLengths
     from ragmeter.io.utilities import Utilities
 
@@ -51,6 +54,7 @@ def with_side_inputs(
     nuggets: Nuggets | None = None,
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
+    spans: SpanInputs | None = None,
 ) -> Aligned:
     """``aligned`` with the side arrays the ``measures`` need.
 
@@ -74,6 +78,9 @@ def with_side_inputs(
             assignments=nugget_assignments,
             citations=citation_support,
         )
+        aligned = replace(aligned, side=side)
+    if any("spans" in m.needs for m in measures) and spans is not None:
+        side["spans"] = _span_view(aligned, run, spans)
         aligned = replace(aligned, side=side)
     needs_lengths = any("lengths" in m.needs for m in measures)
     needs_utilities = any("utilities" in m.needs for m in measures)
@@ -100,6 +107,18 @@ def with_side_inputs(
         item_queries = aligned.query_ids[aligned.query_of_item]
         side["item_utility"] = utilities.lookup(item_queries, item_docs)
     return replace(aligned, side=side)
+
+
+def _span_view(aligned: Aligned, run: Run, spans: SpanInputs) -> Any:
+    from ragmeter.core.spans import span_view
+
+    return span_view(
+        spans.labels,
+        spans.table_of(run.name),
+        aligned.query_ids,
+        run.doc_ids.take(_accel.indices(aligned.run_rows)),
+        run_name=run.name,
+    )
 
 
 def _check_lengths(aligned: Aligned, tokens: np.ndarray, docs: Any, what: str, source: str) -> None:

@@ -136,7 +136,7 @@ def evaluate_run_files(
     block_bytes = block_bytes if block_bytes is not None else BLOCK_BYTES
     if n_workers < 1:
         raise ValueError(f"workers={n_workers}: expected at least 1")
-    warnings = list(inputs.qrels.warnings)
+    warnings = list(inputs.input_warnings)
     results: list[RunResult] = []
     for source, name in zip(sources, given, strict=True):
         result, own = _evaluate_source(
@@ -173,7 +173,7 @@ def _evaluate_source(
     block_bytes: int,
 ) -> tuple[RunResult, list[str]]:
     """One run's result and its warnings (without the qrels')."""
-    n_qrels = len(inputs.qrels.warnings)
+    n_qrels = len(inputs.input_warnings)
     if isinstance(source, Run):
         run = source if name is None else replace(source, name=name)
         done = evaluate_inputs([run], inputs, measures)

@@ -10,7 +10,11 @@ Which labels: one annotator's current labels, or every annotator's combined by a
   as in the long TSV form), passages in pool order (:func:`ragmeter.io.judgments.format_judgments`);
 * assignments: one line per labelled (query, answer or passage, nugget),
   ``{"run_id" or "docid", "qid", "nugget_id", "assignment"}``, the ``--assignments`` of
-  ``ragmeter evaluate`` (:mod:`ragmeter.io.nuggets`).
+  ``ragmeter evaluate`` (:mod:`ragmeter.io.nuggets`);
+* spans: one line per evidence span selected in a passage, ``{"query_id", "doc_id",
+  "start", "end", "grade", "text", "annotator"}``, the ``--spans`` of ``ragmeter evaluate``
+  (:mod:`ragmeter.io.spans`): every span of every annotator (or of one), each naming who
+  made it; offsets index the passage's text as Python does (code points).
 
 Every export carries its provenance (:mod:`ragmeter.io.provenance`): written beside the
 file as ``NAME.provenance.jsonl``, or downloaded as ``qrels.txt.provenance.jsonl`` (…). The
@@ -36,7 +40,7 @@ from ragmeter.errors import InputError
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import AggregationRule, ItemKey, LabelDB, LabelKind, aggregate
 
-ExportKind = Literal["qrels", "judgments", "assignments"]
+ExportKind = Literal["qrels", "judgments", "assignments", "spans"]
 
 #: a plain file name: no directory part, no leading dot, nothing a shell or a URL mangles
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -143,6 +147,8 @@ def export_text(
     if kind == "qrels":
         graded = select_labels(db, "grade", annotator=annotator, rule=rule)
         return format_trec_qrels(qrels_from_labels(graded)) if graded else ""
+    if kind == "spans":
+        return spans_text(db, collection, annotator=annotator)
     if kind == "assignments":
         return assignments_text(
             select_labels(db, "nugget", annotator=annotator, rule=rule), collection
@@ -152,6 +158,26 @@ def export_text(
         return ""
     judged = judgments_from_labels(rated, collection)
     return format_judgments(judged) if len(judged) else ""
+
+
+def spans_text(db: LabelDB, collection: Collection, *, annotator: str | None = None) -> str:
+    """The live evidence spans as span-label JSONL rows, each with its annotator."""
+    import json
+
+    lines = []
+    for span in db.spans(annotator):
+        text = collection.doc_texts.get(span.doc_id, "")
+        row = {
+            "query_id": span.query_id,
+            "doc_id": span.doc_id,
+            "start": span.start,
+            "end": span.end,
+            "grade": span.grade,
+            "text": text[span.start : span.end],
+            "annotator": span.annotator,
+        }
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(lines)
 
 
 def assignments_text(labels: dict[ItemKey, int], collection: Collection) -> str:

@@ -12,6 +12,10 @@ so a closed tab, a killed server or a power cut after the reply loses nothing
   answer of a run (``answer:RUN``);
 * ``undo`` — takes back the event named in ``undoes``.
 
+Evidence **spans** (characters ``[start, end)`` of a passage a person selected, with a grade)
+go to their own append-only table ``spans``; a row with ``removes`` set takes back the span it
+names. They are exported as span labels (:mod:`ragmeter.io.spans`).
+
 An annotator's *current* label of an item is their latest event for it that was not undone;
 undo takes back the annotator's latest label event not yet undone (so repeated undos walk
 back through their history). Several annotators label independently; :func:`aggregate`
@@ -61,6 +65,17 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_annotator ON events (annotator, kind, id);
 CREATE UNIQUE INDEX IF NOT EXISTS events_undone ON events (undoes) WHERE undoes IS NOT NULL;
+CREATE TABLE IF NOT EXISTS spans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL,
+    grade INTEGER NOT NULL,
+    removes INTEGER REFERENCES spans (id)
+);
 """
 
 #: a label event that no ``undo`` event takes back
@@ -68,6 +83,20 @@ _LIVE = "kind = ? AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = events
 
 #: (query id, doc id, sub-question or nugget number, or 0 for a grade)
 ItemKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class SpanRow:
+    """One evidence span a person selected: characters ``[start, end)`` of a passage."""
+
+    id: int
+    at: str
+    annotator: str
+    query_id: str
+    doc_id: str
+    start: int
+    end: int
+    grade: int
 
 
 @dataclass(frozen=True)
@@ -261,7 +290,7 @@ class LabelDB:
 
     def _remember(self, event: LabelEvent | None) -> None:
         """Bring the cached current labels up to a committed event."""
-        if event is None:
+        if not isinstance(event, LabelEvent):  # nothing cached of spans
             return
         with self._cache_lock:
             if self._annotators is not None and event.annotator not in self._annotators:
@@ -318,6 +347,57 @@ class LabelDB:
         """Append (and commit) one label; the caller has validated ids and ``value``."""
         future = self.submit_record(annotator, kind, query_id, doc_id, value, question=question)
         return future.result()
+
+    def submit_span(
+        self, annotator: str, query_id: str, doc_id: str, start: int, end: int, grade: int
+    ) -> Future[SpanRow]:
+        """Queue one evidence span (the caller has checked the offsets against the text)."""
+        if not 0 <= start < end or not GRADE_RANGE[0] <= grade <= GRADE_RANGE[1]:
+            raise ValueError(f"span [{start}, {end}) grade {grade}: expected 0 ≤ start < end")
+        at = _now()
+
+        def work(cur: sqlite3.Cursor) -> SpanRow:
+            cur.execute(
+                "INSERT INTO spans (at, annotator, query_id, doc_id, start, stop, grade) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (at, annotator, query_id, doc_id, start, end, grade),
+            )
+            return SpanRow(
+                int(cur.lastrowid or 0), at, annotator, query_id, doc_id, start, end, grade
+            )
+
+        return self._submit(_Job(work))
+
+    def submit_span_removal(self, annotator: str, span_id: int) -> Future[SpanRow | None]:
+        """Queue taking back the annotator's span ``span_id``; resolves to it, or ``None``
+        when the annotator has no such live span."""
+
+        def work(cur: sqlite3.Cursor) -> SpanRow | None:
+            row = cur.execute(
+                f"SELECT * FROM spans WHERE id = ? AND annotator = ? AND {_LIVE_SPAN}",
+                (span_id, annotator),
+            ).fetchone()
+            if row is None:
+                return None
+            cur.execute(
+                "INSERT INTO spans (at, annotator, query_id, doc_id, start, stop, grade, "
+                "removes) VALUES (?, ?, ?, ?, 0, 0, 0, ?)",
+                (_now(), annotator, row["query_id"], row["doc_id"], span_id),
+            )
+            return _span(row)
+
+        return self._submit(_Job(work))
+
+    def spans(self, annotator: str | None = None) -> list[SpanRow]:
+        """The live spans (not taken back), of one annotator or of all, in the order made."""
+        where = f"removes IS NULL AND {_LIVE_SPAN}"
+        args: tuple[str, ...] = ()
+        if annotator is not None:
+            where += " AND annotator = ?"
+            args = (annotator,)
+        with self._lock:
+            rows = self._read.execute(f"SELECT * FROM spans WHERE {where} ORDER BY id", args)
+            return [_span(r) for r in rows.fetchall()]
 
     def submit_undo(self, annotator: str, kind: LabelKind) -> Future[LabelEvent | None]:
         """Queue an :meth:`undo`; the future resolves once it is committed."""
@@ -467,6 +547,23 @@ def aggregate(
                 votes.setdefault(key, Counter())[value] += 1
         return {key: min(c, key=lambda v: (-c[v], v)) for key, c in votes.items()}
     raise ValueError(f"unknown aggregation rule {rule!r}; expected 'latest' or 'majority'")
+
+
+#: a span no later row takes back
+_LIVE_SPAN = "NOT EXISTS (SELECT 1 FROM spans r WHERE r.removes = spans.id)"
+
+
+def _span(row: sqlite3.Row) -> SpanRow:
+    return SpanRow(
+        int(row["id"]),
+        str(row["at"]),
+        str(row["annotator"]),
+        str(row["query_id"]),
+        str(row["doc_id"]),
+        int(row["start"]),
+        int(row["stop"]),
+        int(row["grade"]),
+    )
 
 
 def _now() -> str:

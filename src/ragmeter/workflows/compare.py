@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
     from ragmeter.stats.seeds import SeedSummary
+    from ragmeter.workflows.spans import SpanFiles
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class CompareRequest:
     groups: Mapping[str, Sequence[str]] | None = None
     group_by: str | None = None
     nuggets: NuggetInputs | None = None
+    #: ``--spans`` / ``--chunks``: runs of different chunkings on the same span labels
+    spans: SpanFiles | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,10 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         raise RagmeterError("compare needs at least two runs")
     paths = list(request.runs)
     own = request.nuggets.default_measures() if request.nuggets is not None else []
+    if request.spans is not None and not own:
+        from ragmeter.workflows.spans import SPAN_MEASURES
+
+        own = list(SPAN_MEASURES)
     names = list(request.measures or own or DEFAULT_MEASURES)
     options = request.settings.options()
     if request.nuggets is not None:
@@ -209,11 +216,15 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
             "--correction tukey compares all pairs: add --all-pairs (against one baseline, "
             "use holm, bonferroni, bh or none)"
         )
-    if request.qrels is not None:
-        # the paths go to the library (TREC run files are streamed), named as read_runs names
+    if request.qrels is not None or request.spans is not None:
+        # the paths go to the library (TREC run files are streamed), named as read_runs names;
+        # without qrels, the queries with span labels are compared
         run_names = distinct_run_names([p.name for p in paths], paths)
         runs = dict(zip(run_names, paths, strict=True))
-        result = evaluate(runs, read_qrels(request.qrels), names, **options)
+        if request.spans is not None:
+            options.update(request.spans.options(paths, run_names))
+        qrels = read_qrels(request.qrels) if request.qrels is not None else None
+        result = evaluate(runs, qrels, names, **options)
     elif request.nuggets is not None:
         # the queries with nuggets are evaluated (Ragnarök answers read as runs of their
         # references); assignments are matched to the runs by name
@@ -245,6 +256,7 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         parameters["groups"] = {s.group: list(s.seeds) for s in seeds}
 
     def inputs() -> dict[str, Any]:
-        return input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool)
+        spans = request.spans.files() if request.spans is not None else {}
+        return input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool, **spans)
 
     return CompareOutcome(result, comparison, parameters, table, seeds, inputs)

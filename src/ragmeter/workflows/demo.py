@@ -50,6 +50,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 #: the same for every system (one set of generated answers), so shown but not compared
 ANSWER_MEASURES = ("answer_coverage",)
+#: chunkings of the example's documents compared on its span labels (BM25 over the chunks)
+CHUNK_SIZES = (200, 400, 800)
+SPAN_FAMILY = ("span_recall@5", "span_precision@5", "span_iou@5", "span_precision_omega")
 
 
 @dataclass
@@ -170,6 +173,42 @@ def evaluate_all(data: ExampleData, systems: Systems) -> Evaluation:
         for name, run in systems.runs.items()
     ]
     return Evaluation.concat(parts)
+
+
+def chunkings_side_by_side(folder: Path | None = None) -> tuple[Evaluation, Comparison]:
+    """The example's documents cut into 200-, 400- and 800-token chunks (recursive splitting,
+    MiniLM word pieces), BM25 over each chunking, scored on the same span labels and compared
+    with the 200-token chunking (queries paired). With ``folder``, each chunking's table,
+    texts and run are written there."""
+    from ragmeter.core.judgments import Corpus
+    from ragmeter.core.spans import SpanInputs
+    from ragmeter.data import example_path
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.judgments import read_corpus
+    from ragmeter.io.spans import read_spans, write_chunks, write_texts
+    from ragmeter.io.trec import write_trec_run
+    from ragmeter.pipeline.baselines import BM25Retriever, Texts
+    from ragmeter.pipeline.chunking import chunk_corpus
+    from ragmeter.stats.comparison import compare
+
+    documents = read_corpus(example_path("documents.jsonl"), name="documents")
+    labels = read_spans(example_path("spans.jsonl"), corpus=documents)
+    queries = Texts.from_corpus(read_corpus(example_path("queries.jsonl")))
+    runs, tables = {}, {}
+    for size in CHUNK_SIZES:
+        name = f"{size} tokens"
+        chunking = chunk_corpus(documents, size=size, tokens=True, recursive=True)
+        texts = Corpus.from_dict({row["id"]: row["text"] for row in chunking.rows()})
+        runs[name] = BM25Retriever(Texts.from_corpus(texts)).search(queries, depth=20, name=name)
+        tables[name] = chunking.table
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_chunks(chunking.table, folder / f"chunks-{size}.jsonl")
+            write_texts(chunking.rows(), folder / f"texts-{size}.jsonl")
+            write_trec_run(runs[name], folder / f"run-{size}.txt")
+    evaluation = evaluate(runs, None, SPAN_FAMILY, spans=SpanInputs(labels, tables))
+    baseline = f"{CHUNK_SIZES[0]} tokens"
+    return evaluation, compare(evaluation, baseline=baseline, measures=list(SPAN_FAMILY))
 
 
 def compare_all(evaluation: Evaluation) -> Comparison:

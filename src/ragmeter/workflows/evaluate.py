@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
     from ragmeter.measures import Measure
+    from ragmeter.workflows.spans import SpanFiles
 
 #: evaluation options recorded with a saved evaluation (the others are inputs, hashed)
 SAVED_OPTIONS = ("missing", "rel_level", "depth", "default_k", "pool_depth", "grade_map")
@@ -236,11 +237,18 @@ class EvaluateRequest:
     inputs: MeasureInputs = field(default_factory=MeasureInputs)
     k: str = "oracle"
     nuggets: NuggetInputs | None = None
+    #: ``--spans`` and ``--chunks`` (the span measures)
+    spans: SpanFiles | None = None
 
     def default_measures(self) -> list[str]:
-        """The measures asked for, else the classical defaults (coverage with judgments)."""
+        """The measures asked for, else the classical defaults (coverage with judgments, the
+        span measures with span labels)."""
         if self.measures:
             return list(self.measures)
+        if self.spans is not None:
+            from ragmeter.workflows.spans import SPAN_MEASURES
+
+            return list(SPAN_MEASURES)
         own = self.nuggets.default_measures() if self.nuggets is not None else []
         if own:
             return own
@@ -308,9 +316,13 @@ def evaluate_files(
         options.update(request.nuggets.options(request.runs))
     options.update(overrides or {})
     own_queries = coverage is not None or request.nuggets is not None
-    evaluation = _evaluate(
-        request.runs, labels if labels is not None else request.qrels, names, options, own_queries
-    )
+    if request.spans is not None:
+        evaluation = _evaluate_spans(request, names, options)
+    else:
+        evaluation = _evaluate(
+            request.runs, labels if labels is not None else request.qrels, names, options,
+            own_queries,
+        )  # fmt: skip
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
     return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
 
@@ -337,6 +349,22 @@ def _evaluate(
         return evaluate(list(runs), labels, names, **options)
     # Samples files carry their own judgments (expected_output).
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
+
+
+def _evaluate_spans(
+    request: EvaluateRequest, names: list[Any], options: dict[str, Any]
+) -> Evaluation:
+    """Runs over chunkings, named by file name (their chunk tables are matched by name);
+    without ``--qrels``, the queries with span labels are evaluated."""
+    from ragmeter.evaluation import evaluate
+    from ragmeter.io.readers import read_qrels
+
+    assert request.spans is not None
+    paths = list(request.runs)
+    run_names = distinct_run_names([p.name for p in paths], paths)
+    options.update(request.spans.options(paths, run_names))
+    qrels = read_qrels(request.qrels) if request.qrels is not None else None
+    return evaluate(dict(zip(run_names, paths, strict=True)), qrels, names, **options)
 
 
 def own_qrels(path: Path) -> Qrels:
@@ -383,6 +411,7 @@ def _parameters(
             answers=list(coverage.answers) if coverage else None,
             utilities=request.inputs.utilities,
             **_nugget_files(request.nuggets),
+            **(request.spans.files() if request.spans is not None else {}),
         ),
     }
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.workflows.ppi import PPIRequest
+    from ragmeter.workflows.spans import SpanFiles
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,14 @@ class ReportRequest:
     #: human labels of some queries: a section of prediction-powered estimates (``--qrels``
     #: then holds the LLM labels)
     ppi: PPIRequest | None = None
+    #: ``--spans`` / ``--chunks``: the span measures
+    spans: SpanFiles | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
-        if self.qrels is None and self.judgments is None and self.nuggets is None:
-            raise RagmeterError("report needs --qrels, --judgments or --nuggets")
+        labels = (self.qrels, self.judgments, self.nuggets, self.spans)
+        if all(given is None for given in labels):
+            raise RagmeterError("report needs --qrels, --judgments, --nuggets or --spans")
         if self.ppi is not None and self.qrels is None:
             raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
         for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
@@ -102,6 +106,8 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     options = request.settings.options()
     if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
         options.update(request.nuggets.options(request.runs))
+    if request.spans is not None:
+        options.update(request.spans.options(request.runs, [r.name for r in run_objs]))
     evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
     estimates = None
     if request.ppi is not None and qrels_obj is not None:
@@ -211,6 +217,10 @@ def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, A
     if request.measures:
         return list(request.measures)
     own = request.nuggets.default_measures() if request.nuggets is not None else []
+    if request.spans is not None:
+        from ragmeter.workflows.spans import SPAN_MEASURES
+
+        own += SPAN_MEASURES
     if qrels is None and not coverage:
         return own
     names = own + default_measures(

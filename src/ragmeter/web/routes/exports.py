@@ -13,9 +13,12 @@ from starlette.responses import Response
 
 from ragmeter.errors import RagmeterError
 from ragmeter.web.export import ExportKind, export_provenance, export_text, safe_export_path
+from ragmeter.web.labels import AggregationRule
 from ragmeter.web.state import BadInput, Web, require_csrf, wants_json
 
 router = APIRouter()
+#: the rule of exports that combine nothing (one annotator's labels, or the spans)
+LATEST: AggregationRule = "latest"
 
 
 def _choice(web: Web, annotator: str | None, rule: str) -> tuple[str | None, Any]:
@@ -60,16 +63,21 @@ def download(
         "qrels.txt": "qrels",
         "judgments.jsonl": "judgments",
         "assignments.jsonl": "assignments",
+        "spans.jsonl": "spans",
     }
     sidecar = filename.endswith(SUFFIX) and filename.removesuffix(SUFFIX) in kinds
     if filename not in kinds and not sidecar:
         raise HTTPException(
             404,
-            "downloads are qrels.txt, judgments.jsonl and assignments.jsonl, and their "
-            f"provenance (NAME{SUFFIX})",
+            "downloads are qrels.txt, judgments.jsonl, assignments.jsonl and spans.jsonl, and "
+            f"their provenance (NAME{SUFFIX})",
         )
-    who, how = _choice(web, annotator, rule)
+    # spans are every annotator's (or one's), each row naming its maker: no combining rule
+    spans = kinds[filename.removesuffix(SUFFIX)] == "spans"
+    who, how = (annotator or None, LATEST) if spans else _choice(web, annotator, rule)
     if sidecar:
+        if spans:
+            raise HTTPException(404, "spans.jsonl names each span's annotator on its row")
         kind = kinds[filename.removesuffix(SUFFIX)]
         prov = export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)
         if prov is None:
@@ -81,7 +89,7 @@ def download(
             headers={"Content-Disposition": f'attachment; filename="{stem}-{filename}"'},
         )
     text = export_text(kinds[filename], web.db, web.coll, annotator=who, rule=how)
-    stem = f"{who or how}".replace(" ", "_")
+    stem = f"{who or ('everyone' if spans else how)}".replace(" ", "_")
     media = "text/plain" if kinds[filename] == "qrels" else "application/x-ndjson"
     return Response(
         text,
@@ -97,11 +105,11 @@ async def export_to_file(web: Web, request: Request) -> Response:
 
     form = await request.form()
     kind = str(form.get("kind", "qrels"))
-    if kind not in ("qrels", "judgments", "assignments"):
-        raise BadInput("kind must be 'qrels', 'judgments' or 'assignments'")
-    who, how = _choice(
-        web, str(form.get("annotator") or "") or None, str(form.get("rule") or "latest")
-    )
+    if kind not in ("qrels", "judgments", "assignments", "spans"):
+        raise BadInput("kind must be 'qrels', 'judgments', 'assignments' or 'spans'")
+    chosen = str(form.get("annotator") or "") or None
+    rule = str(form.get("rule") or "latest")
+    who, how = (chosen, LATEST) if kind == "spans" else _choice(web, chosen, rule)
     default = {"qrels": "qrels.txt", "judgments": "judgments.jsonl"}.get(kind, f"{kind}.jsonl")
     filename = str(form.get("filename") or default)
     try:
@@ -112,7 +120,11 @@ async def export_to_file(web: Web, request: Request) -> Response:
     try:
         web.config.export_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, text)
-        prov = export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)  # type: ignore[arg-type]
+        prov = (  # a span row names its annotator itself
+            None
+            if kind == "spans"
+            else export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)  # type: ignore[arg-type]
+        )
         if prov is not None:
             write_provenance(target, prov)
     except OSError as exc:  # a full disk, a read-only directory: the page says which

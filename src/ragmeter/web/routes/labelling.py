@@ -280,6 +280,49 @@ async def save_grade(web: Web, request: Request) -> Response:
     return reply(request, answer, f"/label/{query_id}#{anchor(doc_id)}")
 
 
+@router.post("/api/span", dependencies=csrf)
+async def save_span(web: Web, request: Request) -> Response:
+    """An evidence span selected in a passage: characters ``[start, end)`` of its text
+    (code points, as Python indexes it), graded 1–5 (5 by default)."""
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    query_id, doc_id = pool_item(web.coll, data)
+    text = web.coll.doc_texts.get(doc_id)
+    if text is None:
+        raise BadInput(f"passage {doc_id!r} has no text to select in")
+    start = int_field(data, "start", (0, len(text) - 1))
+    end = int_field(data, "end", (start + 1, len(text)))
+    grade = int_field(data, "grade", value_range("grade")) if "grade" in data else 5
+    span = await committed(web.db.submit_span(annotator, query_id, doc_id, start, end, grade))
+    answer = {
+        "id": span.id,
+        "query_id": query_id,
+        "doc_id": doc_id,
+        "start": start,
+        "end": end,
+        "grade": grade,
+        "text": text[start:end],
+    }
+    return reply(request, answer, f"/label/{query_id}#{anchor(doc_id)}")
+
+
+@router.post("/api/span/remove", dependencies=csrf)
+async def remove_span(web: Web, request: Request) -> Response:
+    """Take back one of the annotator's spans (by its id)."""
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    span_id = data.get("id")
+    if isinstance(span_id, str) and span_id.isdigit():
+        span_id = int(span_id)
+    if not isinstance(span_id, int) or isinstance(span_id, bool):
+        raise BadInput(f"id must be a span id, got {span_id!r}")
+    removed = await committed(web.db.submit_span_removal(annotator, span_id))
+    if removed is None:
+        raise BadInput(f"no span {span_id} of yours to remove")
+    answer = {"removed": span_id, "query_id": removed.query_id, "doc_id": removed.doc_id}
+    return reply(request, answer, f"/label/{removed.query_id}#{anchor(removed.doc_id)}")
+
+
 @router.post("/api/rating", dependencies=csrf)
 async def save_rating(web: Web, request: Request) -> Response:
     annotator = web.need_annotator(request)

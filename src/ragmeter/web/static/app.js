@@ -111,6 +111,47 @@
     }).catch(function (err) { say(err.message, true); });
   }
 
+  // evidence spans: text selected inside one passage is saved as characters [start, end)
+  // of its text, counted in code points as Python indexes strings (not UTF-16 units)
+  function codePoints(text) { return Array.from(text).length; }
+
+  function selectedSpan(ptext) {
+    var sel = window.getSelection();
+    if (!sel || sel.isCollapsed || sel.rangeCount !== 1) return null;
+    var range = sel.getRangeAt(0);
+    if (!ptext.contains(range.startContainer) || !ptext.contains(range.endContainer)) return null;
+    var before = document.createRange();
+    before.selectNodeContents(ptext);
+    before.setEnd(range.startContainer, range.startOffset);
+    var start = codePoints(before.toString());
+    var end = start + codePoints(range.toString());
+    return end > start ? { start: start, end: end } : null;
+  }
+
+  function saveSpan(ptext) {
+    var span = selectedSpan(ptext);
+    var item = ptext.closest("[data-item]");
+    if (!span || !item) return;
+    var body = { query_id: queryId, doc_id: item.dataset.doc, start: span.start, end: span.end };
+    send("/api/span", body).then(function (data) {
+      window.getSelection().removeAllRanges();
+      var list = item.querySelector("[data-spans]");
+      if (list) {
+        var entry = document.createElement("li");
+        entry.textContent = "“" + data.text + "” [" + data.start + ", " + data.end + ")";
+        list.appendChild(entry);
+      }
+      say("evidence saved");
+    }).catch(function (err) { say(err.message, true); });
+  }
+
+  if (kind === "grade") {
+    main.addEventListener("mouseup", function (event) {
+      var ptext = event.target.closest(".ptext");
+      if (ptext) saveSpan(ptext);
+    });
+  }
+
   function follow(rel) {
     var link = document.querySelector('a[rel="' + rel + '"]');
     if (link) window.location.href = link.href;

@@ -1,0 +1,566 @@
+"""Span labels, chunk tables and the interval arithmetic of the span measures.
+
+A **span label** marks evidence once, as characters ``[start, end)`` of a source document's
+text (Python string indexes, end exclusive), so it survives re-chunking. A **chunk table**
+says where each chunk of one chunking lies: ``chunk_id → (doc_id, start, end)``. A run over
+that chunking is an ordinary run whose ids are chunk ids; :func:`span_view` joins its items
+to their extents and each evaluated query to its spans, and the families of
+:mod:`ragmeter.metrics.spans` measure the overlap.
+
+Overlaps are measured without a per-character loop: every interval becomes two events (its
+start and its end) keyed by (query, document, position); one sort and two cumulative sums give
+the depth of the spans and of the chunks between consecutive events, and each per-query
+quantity is a weighted count of those segments (:func:`overlap_sums`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ragmeter.errors import InputError
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+ObjArray = npt.NDArray[np.object_]
+
+
+@dataclass(frozen=True, eq=False)
+class SpanLabels:
+    """Evidence spans: per row a query, a document, ``[start, end)`` and a grade (1 unless
+    given). ``texts`` holds each span's text where the file gave one (``None`` otherwise)."""
+
+    query_ids: ObjArray
+    doc_ids: ObjArray
+    starts: IntArray
+    ends: IntArray
+    grades: npt.NDArray[np.int32]
+    texts: tuple[str | None, ...] | None = None
+    source: str = "<spans>"
+    #: the line (or row) of the file each span came from, for messages
+    lines: IntArray | None = None
+    warnings: tuple[str, ...] = ()
+    #: who marked each span, where the file says (the web app's export does)
+    annotators: tuple[str | None, ...] | None = None
+
+    def where(self, i: int) -> int | None:
+        """The line of span ``i`` in its file (``None`` when unknown)."""
+        return None if self.lines is None else int(self.lines[i])
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[tuple[str, str, int, int] | tuple[str, str, int, int, int]],
+        *,
+        source: str = "<rows>",
+    ) -> SpanLabels:
+        """Spans from ``(query_id, doc_id, start, end[, grade])`` tuples (checked)."""
+        for n, row in enumerate(rows, start=1):
+            check_extent(int(row[2]), int(row[3]), source, n, span=True)
+            if len(row) > 4 and int(row[4]) < 1:  # type: ignore[misc]
+                raise InputError("a span's grade must be ≥ 1", source=source, line=n, field="grade")
+        return cls(
+            np.array([str(r[0]) for r in rows], dtype=object),
+            np.array([str(r[1]) for r in rows], dtype=object),
+            np.array([int(r[2]) for r in rows], dtype=np.int64),
+            np.array([int(r[3]) for r in rows], dtype=np.int64),
+            np.array([int(r[4]) if len(r) > 4 else 1 for r in rows], dtype=np.int32),  # type: ignore[misc]
+            None,
+            source,
+        )
+
+    def queries(self) -> list[str]:
+        """The labelled queries, in byte order."""
+        return sorted(set(self.query_ids.tolist()))
+
+    def query_qrels(self) -> Any:
+        """Qrels naming the labelled queries without any judgment: what an evaluation of span
+        measures alone aligns against."""
+        from ragmeter.core.data import Qrels
+
+        queries = self.queries()
+        return Qrels(
+            query_ids=np.array(queries, dtype=object),
+            offsets=np.zeros(len(queries) + 1, dtype=np.int64),
+            doc_ids=pa.array([], type=pa.string()),
+            grades=np.zeros(0, dtype=np.int32),
+            name=self.source,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkTable:
+    """Where each chunk of one chunking lies: ``chunk_id → (doc_id, [start, end))``."""
+
+    chunk_ids: ObjArray
+    doc_ids: ObjArray
+    starts: IntArray
+    ends: IntArray
+    source: str = "<chunks>"
+    warnings: tuple[str, ...] = ()
+    #: the line (or row) of the file each chunk came from, for messages
+    lines: IntArray | None = None
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    def where(self, i: int) -> int | None:
+        """The line of chunk ``i`` in its file (``None`` when unknown)."""
+        return None if self.lines is None else int(self.lines[i])
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[tuple[str, str, int, int]],
+        *,
+        source: str = "<rows>",
+        lines: Sequence[int] | None = None,
+    ) -> ChunkTable:
+        """A table from ``(chunk_id, doc_id, start, end)`` tuples (from the file's
+        ``lines``, for messages); a chunk given twice with the same extent is kept once, with
+        two extents it is an error."""
+        seen: dict[str, tuple[str, int, int]] = {}
+        kept: list[tuple[str, str, int, int]] = []
+        kept_lines: list[int] = []
+        for i, (chunk, doc, start, end) in enumerate(rows):
+            n = lines[i] if lines is not None else i + 1
+            check_extent(int(start), int(end), source, n, span=False)
+            extent = (str(doc), int(start), int(end))
+            before = seen.get(str(chunk))
+            if before is None:
+                seen[str(chunk)] = extent
+                kept.append((str(chunk), *extent))
+                kept_lines.append(n)
+            elif before != extent:
+                raise InputError(
+                    f"chunk '{chunk}' given twice with different extents: {before[0]} "
+                    f"[{before[1]}, {before[2]}) and {extent[0]} [{extent[1]}, {extent[2]})",
+                    source=source,
+                    line=n,
+                    field="chunk_id",
+                )
+        return cls(
+            np.array([r[0] for r in kept], dtype=object),
+            np.array([r[1] for r in kept], dtype=object),
+            np.array([r[2] for r in kept], dtype=np.int64),
+            np.array([r[3] for r in kept], dtype=np.int64),
+            source,
+            lines=np.array(kept_lines, dtype=np.int64),
+        )
+
+    def locate(self, chunk_ids: pa.Array) -> IntArray:
+        """Row of each of ``chunk_ids`` in this table, -1 where it has none."""
+        import pyarrow.compute as pc
+
+        if not len(chunk_ids):
+            return np.zeros(0, dtype=np.int64)
+        known = pa.array(self.chunk_ids.tolist(), type=pa.large_string())
+        pos = pc.index_in(chunk_ids.cast(pa.large_string()), value_set=known)
+        return np.asarray(pos.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def check_extent(start: int, end: int, source: str, line: int | None, *, span: bool) -> None:
+    """A span must be non-empty (``start < end``), a chunk may be empty; both start at 0 or
+    later."""
+    if start < 0:
+        raise InputError(f"start {start} is negative", source=source, line=line, field="start")
+    if end < start or (span and end == start):
+        need = "start < end" if span else "start ≤ end"
+        raise InputError(
+            f"end {end} is before start {start}"
+            if end < start
+            else f"empty span at {start} ({need})",
+            source=source,
+            line=line,
+            field="end",
+        )
+
+
+# -- the joined view ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class SpanView:
+    """A run's items joined to their chunk extents, each evaluated query to its spans, and the
+    whole chunk table (for ``span_precision_omega``), documents as dense integer codes.
+
+    ``item_*`` follow the alignment's items; ``span_offsets`` is CSR over the evaluated
+    queries; ``table_*`` is the chunk table sorted by (doc, start).
+    """
+
+    n_queries: int
+    item_doc: IntArray
+    item_start: IntArray
+    item_end: IntArray
+    span_offsets: IntArray
+    span_doc: IntArray
+    span_start: IntArray
+    span_end: IntArray
+    span_grade: npt.NDArray[np.int32]
+    #: the row of each span in the span labels
+    span_rows: IntArray
+    table_doc: IntArray
+    table_start: IntArray
+    table_end: IntArray
+
+    @property
+    def query_of_span(self) -> IntArray:
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), np.diff(self.span_offsets))
+
+
+def span_view(
+    spans: SpanLabels,
+    chunks: ChunkTable,
+    query_ids: Sequence[str] | ObjArray,
+    item_chunk_ids: pa.Array,
+    *,
+    run_name: str,
+) -> SpanView:
+    """Join a run's retrieved chunk ids (in alignment order) and the evaluated queries' spans.
+
+    A retrieved chunk id the table lacks is an error naming the run and the chunk table.
+    """
+    rows = chunks.locate(item_chunk_ids)
+    missing = np.flatnonzero(rows < 0)
+    if len(missing):
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(
+            f"run '{run_name}' retrieved chunk '{item_chunk_ids[int(missing[0])].as_py()}'"
+            f"{more}, absent from this chunk table: give the chunk table of the run's chunking",
+            source=chunks.source,
+        )
+    docs, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
+    del docs
+    span_codes = codes[: len(spans)].astype(np.int64)
+    table_codes = codes[len(spans) :].astype(np.int64)
+    evaluated = {q: i for i, q in enumerate(list(query_ids))}
+    query_of = np.array([evaluated.get(q, -1) for q in spans.query_ids.tolist()], dtype=np.int64)
+    keep = np.flatnonzero(query_of >= 0)
+    order = keep[np.argsort(query_of[keep], kind="stable")]
+    counts = np.bincount(query_of[keep], minlength=len(evaluated))
+    table_order = np.lexsort((chunks.starts, table_codes))
+    return SpanView(
+        n_queries=len(evaluated),
+        item_doc=table_codes[rows],
+        item_start=chunks.starts[rows],
+        item_end=chunks.ends[rows],
+        span_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        span_doc=span_codes[order],
+        span_start=spans.starts[order],
+        span_end=spans.ends[order],
+        span_grade=spans.grades[order],
+        span_rows=order.astype(np.int64),
+        table_doc=table_codes[table_order],
+        table_start=chunks.starts[table_order],
+        table_end=chunks.ends[table_order],
+    )
+
+
+# -- interval arithmetic -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverlapSums:
+    """Per-query character counts of chunks C and spans S (both within one query's documents):
+
+    ``both`` = |∪S ∩ ∪C|, ``spans_outside`` = Σ_s |s \\ ∪C| (each span on its own),
+    ``union_spans`` = |∪S|, ``union_chunks`` = |∪C|, ``union_all`` = |∪S ∪ ∪C|,
+    ``graded_covered`` = Σ_s w_s · |s ∩ ∪C| (w: the spans' weights, 1 unless given).
+    """
+
+    both: FloatArray
+    spans_outside: FloatArray
+    union_spans: FloatArray
+    union_chunks: FloatArray
+    union_all: FloatArray
+    graded_covered: FloatArray
+
+
+def overlap_sums(
+    n_queries: int,
+    chunk_query: IntArray,
+    chunk_doc: IntArray,
+    chunk_start: IntArray,
+    chunk_end: IntArray,
+    span_query: IntArray,
+    span_doc: IntArray,
+    span_start: IntArray,
+    span_end: IntArray,
+    span_weight: npt.NDArray[Any] | None = None,
+) -> OverlapSums:
+    """The :class:`OverlapSums` of each query, by one sweep over all intervals' end points.
+
+    Each interval adds +1 to its kind's depth at its start and -1 at its end; sorted by
+    (query, doc, position), the cumulative sums are the depths on each segment between
+    consecutive events. A (query, doc) group's events cancel out, so the depths are 0 between
+    groups, where every integrand below is 0: no segment is counted across groups.
+    """
+    nc, ns = len(chunk_query), len(span_query)
+    query = np.concatenate([chunk_query, chunk_query, span_query, span_query])
+    doc = np.concatenate([chunk_doc, chunk_doc, span_doc, span_doc])
+    pos = np.concatenate([chunk_start, chunk_end, span_start, span_end])
+    step_c = np.concatenate([np.ones(nc), -np.ones(nc), np.zeros(2 * ns)]).astype(np.int64)
+    step_s = np.concatenate([np.zeros(2 * nc), np.ones(ns), -np.ones(ns)]).astype(np.int64)
+    weight = np.ones(ns, dtype=np.int64) if span_weight is None else span_weight.astype(np.int64)
+    step_w = np.concatenate([np.zeros(2 * nc, dtype=np.int64), weight, -weight])
+    order = _event_order(query, doc, pos)
+    query, pos = query[order], pos[order]
+    depth_c = np.cumsum(step_c[order])
+    depth_s = np.cumsum(step_s[order])
+    depth_w = np.cumsum(step_w[order])
+    seg = np.zeros(len(pos), dtype=np.int64)
+    seg[:-1] = np.diff(pos)
+    in_c, in_s = depth_c > 0, depth_s > 0
+
+    def total(weights: npt.NDArray[Any]) -> FloatArray:
+        return np.bincount(query, weights=seg * weights, minlength=n_queries).astype(np.float64)
+
+    return OverlapSums(
+        both=total(in_c & in_s),
+        spans_outside=total(depth_s * ~in_c),
+        union_spans=total(in_s),
+        union_chunks=total(in_c),
+        union_all=total(in_c | in_s),
+        graded_covered=total(depth_w * in_c),
+    )
+
+
+def _event_order(query: IntArray, doc: IntArray, pos: IntArray) -> IntArray:
+    """The order of events by (query, doc, position): one argsort of a combined int64 key
+    where it fits (the order of events at one position does not matter: the segments
+    between them are empty), else a lexsort."""
+    if not len(pos):
+        return np.zeros(0, dtype=np.int64)
+    n_docs = int(doc.max()) + 1
+    width = int(pos.max()) + 1
+    if (int(query.max()) + 1) * n_docs * width < 2**62:
+        return np.argsort((query * n_docs + doc) * width + pos)
+    return np.lexsort((pos, doc, query))
+
+
+def touching_chunks(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
+    """Every (query, table row) whose chunk intersects one of the query's spans in the same
+    document: with ``strict=False`` a chunk that only touches a span's boundary counts
+    (chunking_evaluation's ``intersect_two_ranges`` keeps ``start == end``), with
+    ``strict=True`` only a shared character does. Each pair once."""
+    span_query = view.query_of_span
+    span, rows = span_chunk_pairs(view, strict=strict)
+    if not len(span):
+        return span, rows
+    n_rows = len(view.table_doc)
+    pairs = np.unique(span_query[span] * n_rows + rows)  # each (query, row) once
+    return pairs // n_rows, pairs % n_rows
+
+
+def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArray]:
+    """Every (span, table row) of one document whose intervals intersect (``strict``: share
+    a character; else touching counts), found by binary search on the table sorted by
+    (doc, start): no all-pairs product."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(view.table_doc) or not len(view.span_doc):
+        return empty, empty
+    width = int(max(view.table_end.max(), view.span_end.max())) + 2
+    start_key = view.table_doc * width + view.table_start
+    # ends need not grow with starts (nested chunks): search the running maximum of the ends
+    # (within a document: keys of later documents are larger), then check each candidate
+    end_key = np.maximum.accumulate(view.table_doc * width + view.table_end)
+    span_low = view.span_doc * width + view.span_start
+    span_high = view.span_doc * width + view.span_end
+    side_hi, side_lo = ("left", "right") if strict else ("right", "left")
+    hi = np.searchsorted(start_key, span_high, side=side_hi)  # type: ignore[call-overload]
+    lo = np.searchsorted(end_key, span_low, side=side_lo)  # type: ignore[call-overload]
+    counts = np.maximum(hi - lo, 0)
+    owner = np.repeat(np.arange(len(view.span_doc), dtype=np.int64), counts)
+    rows = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    rows += np.repeat(lo, counts)
+    ends, starts = view.table_end[rows], view.table_start[rows]
+    same_doc = view.table_doc[rows] == view.span_doc[owner]
+    if strict:
+        ok = same_doc & (ends > view.span_start[owner]) & (starts < view.span_end[owner])
+    else:
+        ok = same_doc & (ends >= view.span_start[owner]) & (starts <= view.span_end[owner])
+    return owner[ok], rows[ok]
+
+
+# -- spans to chunk qrels ----------------------------------------------------------------
+
+GRADINGS = ("max", "overlap")
+
+
+@dataclass(frozen=True)
+class ChunkRule:
+    """Which overlap makes a chunk relevant to a query, as ``--rule`` spells it:
+
+    * ``any``: the chunk shares at least one character with one of the query's spans;
+    * ``span=F``: the chunk holds at least the fraction F of one span's characters;
+    * ``chunk=F``: at least the fraction F of the chunk's characters are evidence (lie in
+      the union of the query's spans).
+
+    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans it overlaps;
+    ``overlap`` grades it by the share of its characters that are evidence,
+    ``ceil(3 · |c ∩ ∪S| / |c|)`` (1, 2 or 3).
+    """
+
+    kind: str = "any"
+    fraction: float = 0.0
+    grade: str = "max"
+
+    @classmethod
+    def parse(cls, text: str, grade: str = "max") -> ChunkRule:
+        name, sep, value = text.strip().partition("=")
+        if grade not in GRADINGS:
+            raise InputError(f"{grade!r}: expected max or overlap", field="--grade")
+        if name == "any" and not sep:
+            return cls("any", 0.0, grade)
+        if name in ("span", "chunk") and sep:
+            try:
+                fraction = float(value)
+            except ValueError:
+                fraction = -1.0
+            if 0.0 < fraction <= 1.0:
+                return cls(name, fraction, grade)
+        raise InputError(
+            f"{text!r}: expected any, span=F or chunk=F with 0 < F ≤ 1", field="--rule"
+        )
+
+    def __str__(self) -> str:
+        rule = self.kind if self.kind == "any" else f"{self.kind}={self.fraction:g}"
+        return f"{rule}, grade {self.grade}"
+
+
+@dataclass(frozen=True)
+class ChunkQrels:
+    """Chunk qrels made from span labels, and for each (query, chunk) the row of the span
+    labels whose span gave it its grade (for the labels' provenance)."""
+
+    qrels: Any
+    made_by: Mapping[tuple[str, str], int]
+
+
+def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> ChunkQrels:
+    """Chunk qrels of one chunking from span labels, by ``rule`` (:class:`ChunkRule`), so
+    that every family keyed by doc id (nDCG, RA-nWG, coverage …) runs on any chunking.
+
+    A query no chunk passes has no qrels row (TREC qrels cannot name a query without one).
+    """
+    from ragmeter.core.data import Qrels
+
+    queries = spans.queries()
+    view = span_view(spans, chunks, queries, pa.array([], type=pa.string()), run_name="")
+    span, rows = span_chunk_pairs(view, strict=True)
+    query = view.query_of_span[span]
+    shared = np.minimum(view.span_end[span], view.table_end[rows]) - np.maximum(
+        view.span_start[span], view.table_start[rows]
+    )
+    length = view.table_end[rows] - view.table_start[rows]
+    evidence = _evidence_in_chunks(view, query, rows)
+    if rule.kind == "span":
+        passes = shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
+    elif rule.kind == "chunk":
+        passes = evidence >= rule.fraction * length
+    else:
+        passes = shared > 0
+    grades: dict[tuple[int, int], tuple[int, int]] = {}  # (query, row) → (grade, span row)
+    for q, r, g, source, ev, n, ok in zip(
+        query.tolist(),
+        rows.tolist(),
+        view.span_grade[span].tolist(),
+        view.span_rows[span].tolist(),
+        evidence.tolist(),
+        length.tolist(),
+        passes.tolist(),
+        strict=True,
+    ):
+        if not ok:
+            continue
+        grade = g if rule.grade == "max" else max(1, -(-3 * ev // n))
+        if (q, r) not in grades or grade > grades[(q, r)][0]:
+            grades[(q, r)] = (grade, source)
+    table_ids = chunks.chunk_ids[np.lexsort((chunks.starts, _codes(chunks, spans)))]
+    labelled: dict[str, dict[str, int]] = {q: {} for q in queries}
+    made_by: dict[tuple[str, str], int] = {}
+    for (q, r), (g, source) in grades.items():
+        labelled[queries[q]][str(table_ids[r])] = int(g)
+        made_by[(queries[q], str(table_ids[r]))] = source
+    return ChunkQrels(Qrels.from_dict(labelled, name=f"{spans.source} ({rule})"), made_by)
+
+
+def _codes(chunks: ChunkTable, spans: SpanLabels) -> IntArray:
+    """The document codes of :func:`span_view` for the chunk table's rows."""
+    _, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
+    return codes[len(spans) :].astype(np.int64)
+
+
+def _evidence_in_chunks(view: SpanView, query: IntArray, rows: IntArray) -> IntArray:
+    """|c ∩ ∪S_q| of each (query, chunk row) pair: the evidence characters in the chunk."""
+    if not len(query):
+        return np.zeros(0, dtype=np.int64)
+    pair_query, pair_row = np.unique(np.stack([query, rows], axis=1), axis=0).T
+    pair_of = {
+        (q, r): i
+        for i, (q, r) in enumerate(zip(pair_query.tolist(), pair_row.tolist(), strict=True))
+    }
+    group = np.array([pair_of[(q, r)] for q, r in zip(query.tolist(), rows.tolist(), strict=True)])
+    # each pair a group of its own: the chunk against the query's spans of its document (a
+    # one-off conversion, not an evaluation's hot path)
+    owners, spans_idx = [], []
+    for i, (q, r) in enumerate(zip(pair_query.tolist(), pair_row.tolist(), strict=True)):
+        for s in range(int(view.span_offsets[q]), int(view.span_offsets[q + 1])):
+            if view.span_doc[s] == view.table_doc[r]:
+                owners.append(i)
+                spans_idx.append(s)
+    owner = np.array(owners, dtype=np.int64)
+    chosen = np.array(spans_idx, dtype=np.int64)
+    sums = overlap_sums(
+        len(pair_query),
+        np.arange(len(pair_query), dtype=np.int64),
+        view.table_doc[pair_row],
+        view.table_start[pair_row],
+        view.table_end[pair_row],
+        owner,
+        view.span_doc[chosen],
+        view.span_start[chosen],
+        view.span_end[chosen],
+    )
+    out: IntArray = sums.both.astype(np.int64)[group]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class SpanInputs:
+    """What the span measures read besides the run: the span labels and the chunk table of
+    the runs' chunking, or ``{run name: table}`` for runs over different chunkings."""
+
+    labels: SpanLabels
+    chunks: ChunkTable | Mapping[str, ChunkTable]
+
+    @property
+    def one_table(self) -> bool:
+        return isinstance(self.chunks, ChunkTable)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        tables = [self.chunks] if isinstance(self.chunks, ChunkTable) else self.chunks.values()
+        return (*self.labels.warnings, *(w for t in tables for w in t.warnings))
+
+    def table_of(self, run_name: str) -> ChunkTable:
+        """The chunk table of the run called ``run_name``."""
+        if isinstance(self.chunks, ChunkTable):
+            return self.chunks
+        if run_name in self.chunks:
+            return self.chunks[run_name]
+        raise InputError(
+            f"no chunk table for run '{run_name}' (tables given for: "
+            f"{', '.join(sorted(self.chunks))})",
+            field="chunks",
+        )

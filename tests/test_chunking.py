@@ -1,0 +1,105 @@
+"""Chunkers that keep offsets (``ragmeter chunk``): fixed windows by hand, the recursive
+splitter's invariants, word-piece windows against the tokenizer's own offsets."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.core.judgments import Corpus
+from ragmeter.errors import InputError
+from ragmeter.io.spans import read_chunks
+from ragmeter.pipeline.chunking import chunk_corpus
+
+TEXT = "First paragraph here. It has two sentences.\n\nSecond one is longer. Really.\nEnd."
+
+
+def _extents(corpus: Corpus, **options: object) -> list[tuple[int, int]]:
+    table = chunk_corpus(corpus, **options).table  # type: ignore[arg-type]
+    return list(zip(table.starts.tolist(), table.ends.tolist(), strict=True))
+
+
+def test_fixed_windows_by_hand() -> None:
+    corpus = Corpus.from_dict({"d": "abcdefghij", "empty": ""})
+    assert _extents(corpus, size=4) == [(0, 4), (4, 8), (8, 10)]
+    assert _extents(corpus, size=4, overlap=1) == [(0, 4), (3, 7), (6, 10)]
+    assert _extents(corpus, size=10) == [(0, 10)]
+    chunking = chunk_corpus(corpus, size=4, overlap=2)
+    assert chunking.table.chunk_ids.tolist() == ["d#0", "d#1", "d#2", "d#3"]
+    assert list(chunking.texts) == ["abcd", "cdef", "efgh", "ghij"]
+
+
+def test_bad_sizes() -> None:
+    corpus = Corpus.from_dict({"d": "abc"})
+    with pytest.raises(InputError, match="--overlap"):
+        chunk_corpus(corpus, size=4, overlap=4)
+    with pytest.raises(InputError, match="--size"):
+        chunk_corpus(corpus, size=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(alphabet="ab .\n", min_size=0, max_size=300),
+    st.integers(1, 40),
+    st.integers(0, 39),
+)
+def test_recursive_chunks_fit_and_cover(text: str, size: int, overlap: int) -> None:
+    overlap = min(overlap, size - 1)
+    extents = _extents(Corpus.from_dict({"d": text}), size=size, overlap=overlap, recursive=True)
+    assert all(0 < e - s <= size for s, e in extents)
+    covered = {x for s, e in extents for x in range(s, e)}
+    assert covered == set(range(len(text)))  # every character in some chunk
+    assert [s for s, _ in extents] == sorted(s for s, _ in extents)
+
+
+def test_recursive_splits_at_paragraphs_first() -> None:
+    extents = _extents(Corpus.from_dict({"d": TEXT}), size=50, recursive=True)
+    assert [TEXT[s:e] for s, e in extents] == [
+        "First paragraph here. It has two sentences.\n\n",
+        "Second one is longer. Really.\nEnd.",
+    ]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tokenizers") is None, reason="needs tokenizers")
+def test_token_windows_follow_the_tokenizer_offsets() -> None:
+    import tokenizers
+
+    from ragmeter.pipeline.embeddings import TOKENIZER_PATH
+
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()  # tokenizer.json pads to 128
+    offsets = tokenizer.encode(TEXT, add_special_tokens=False).offsets
+    extents = _extents(Corpus.from_dict({"d": TEXT}), size=5, overlap=2, tokens=True)
+    firsts = list(range(0, len(offsets), 3))
+    want = []
+    for first in firsts:
+        last = min(first + 5, len(offsets)) - 1
+        want.append((offsets[first][0], offsets[last][1]))
+        if first + 5 >= len(offsets):
+            break
+    assert extents == want
+
+
+def test_chunk_command_writes_table_and_texts(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text(json.dumps({"id": "d", "text": "abcdefghij"}) + "\n", encoding="utf-8")
+    table, texts = tmp_path / "t.csv", tmp_path / "x.jsonl"
+    args = ["chunk", str(corpus), "--size", "4", "--overlap", "1"]
+    result = CliRunner().invoke(app, [*args, "--table", str(table), "--texts", str(texts)])
+    assert result.exit_code == 0, result.stderr
+    read = read_chunks(table)
+    assert read.chunk_ids.tolist() == ["d#0", "d#1", "d#2"] and read.ends.tolist() == [4, 7, 10]
+    rows = [json.loads(line) for line in texts.read_text().splitlines()]
+    assert rows == [
+        {"id": "d#0", "text": "abcd"},
+        {"id": "d#1", "text": "defg"},
+        {"id": "d#2", "text": "ghij"},
+    ]

@@ -1,0 +1,188 @@
+"""``--spans`` / ``--chunks`` on the command line: evaluate, sweep and compare runs of
+different chunkings on one set of span labels; the numbers are the library's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter import Run, evaluate
+from ragmeter.cli import app
+from ragmeter.core.spans import SpanInputs
+from ragmeter.io.spans import read_chunks, read_spans
+
+runner = CliRunner()
+
+SPANS = [
+    {"query_id": "q1", "doc_id": "d1", "start": 10, "end": 20},
+    {"query_id": "q1", "doc_id": "d1", "start": 30, "end": 40},
+    {"query_id": "q2", "doc_id": "d2", "start": 0, "end": 5},
+]
+CHUNKS_A = [("c1", "d1", 0, 15), ("c2", "d1", 15, 30), ("c3", "d1", 30, 45), ("e1", "d2", 0, 10)]
+CHUNKS_B = [("c1", "d1", 0, 22), ("c3", "d1", 22, 45), ("e1", "d2", 0, 20)]
+
+
+def _write(tmp: Path, name: str, rows: list[dict[str, object]]) -> Path:
+    path = tmp / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    keys = ("chunk_id", "doc_id", "start", "end")
+    out = {
+        "spans": _write(tmp_path, "spans.jsonl", SPANS),  # type: ignore[arg-type]
+        "chunks_a": _write(
+            tmp_path, "a.jsonl", [dict(zip(keys, c, strict=True)) for c in CHUNKS_A]
+        ),
+        "chunks_b": _write(
+            tmp_path, "b.jsonl", [dict(zip(keys, c, strict=True)) for c in CHUNKS_B]
+        ),
+        "run_a": tmp_path / "run_a.txt",
+        "run_b": tmp_path / "run_b.txt",
+    }
+    out["run_a"].write_text("q1 Q0 c2 1 3 a\nq1 Q0 c1 2 2 a\nq2 Q0 e1 1 1 a\n", encoding="utf-8")
+    out["run_b"].write_text("q1 Q0 c1 1 3 b\nq1 Q0 c3 2 2 b\nq2 Q0 e1 1 1 b\n", encoding="utf-8")
+    return out
+
+
+def test_evaluate_prints_the_library_numbers(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = ["evaluate", str(files["run_a"]), "--spans", str(files["spans"])]
+    args += ["--chunks", str(files["chunks_a"]), "-m", "span_recall@1", "-m", "span_iou@2"]
+    result = runner.invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    metrics = json.loads(out.read_text())["runs"][0]["metrics"]
+    inputs = SpanInputs(read_spans(files["spans"]), read_chunks(files["chunks_a"]))
+    run = Run.from_lists({"q1": ["c2", "c1"], "q2": ["e1"]})
+    lib = evaluate(run, None, ["span_recall@1", "span_iou@2"], spans=inputs).run.means()
+    assert metrics["span_recall@1"]["mean"] == lib["span_recall@1"]
+    assert metrics["span_iou@2"]["mean"] == lib["span_iou@2"]
+    # by hand: q1 @1 c2 covers [15, 20) of 20 span characters; q2 e1 covers all of [0, 5)
+    assert lib["span_recall@1"] == pytest.approx((5 / 20 + 1) / 2, abs=1e-15)
+
+
+def test_compare_two_chunkings(files: dict[str, Path]) -> None:
+    args = ["compare", str(files["run_a"]), str(files["run_b"]), "--spans", str(files["spans"])]
+    args += [
+        "--chunks",
+        f"run_a.txt={files['chunks_a']}",
+        "--chunks",
+        f"run_b.txt={files['chunks_b']}",
+    ]
+    result = runner.invoke(
+        app, [*args, "--permutations", "100", "--bootstrap", "100", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "span_precision_omega" in result.stdout and "run_b.txt" in result.stdout
+
+
+def test_errors_are_one_line(files: dict[str, Path]) -> None:
+    base = ["evaluate", str(files["run_a"]), "--spans", str(files["spans"])]
+    result = runner.invoke(app, base)
+    assert result.exit_code == 2 and "--spans needs the chunk table" in result.stderr
+    result = runner.invoke(app, [*base, "--chunks", str(files["chunks_b"])])
+    assert result.exit_code == 2
+    assert "retrieved chunk 'c2'" in result.stderr and str(files["chunks_b"]) in result.stderr
+    result = runner.invoke(app, [*base, "--chunks", str(files["chunks_a"]), "-m", "ndcg@3"])
+    assert result.exit_code == 2 and "ndcg@3 needs chunk qrels" in result.stderr
+    result = runner.invoke(app, [*base, "--chunks", f"nope={files['chunks_a']}"])
+    assert result.exit_code == 2 and "'nope' is none of the runs" in result.stderr
+
+
+def test_report_on_two_chunkings(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    args = ["report", str(files["run_a"]), str(files["run_b"]), "--spans", str(files["spans"])]
+    args += [
+        "--chunks",
+        f"run_a.txt={files['chunks_a']}",
+        "--chunks",
+        f"run_b.txt={files['chunks_b']}",
+    ]
+    result = runner.invoke(
+        app, [*args, "-o", str(out), "--permutations", "100", "--bootstrap", "100"]
+    )
+    assert result.exit_code == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "span_recall@5" in page and "span_precision_omega" in page
+
+
+def test_spans_to_qrels_records_the_rule(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "chunk.qrels"
+    args = ["spans", "to-qrels", "--spans", str(files["spans"]), "--chunks", str(files["chunks_a"])]
+    result = runner.invoke(app, [*args, "-o", str(out), "--rule", "span=0.5"])
+    assert result.exit_code == 0, result.stderr
+    assert "rule span=0.5, grade max" in result.stderr
+    # q1's spans [10, 20), [30, 40): c1, c2 hold half of the first, c3 all of the second
+    assert out.read_text().split("\n")[:4] == ["q1 0 c1 1", "q1 0 c2 1", "q1 0 c3 1", "q2 0 e1 1"]
+    sidecar = (tmp_path / "chunk.qrels.provenance.jsonl").read_text()
+    assert "rule span=0.5, grade max" in sidecar
+    evaluated = runner.invoke(
+        app, ["evaluate", str(files["run_a"]), "--qrels", str(out), "-m", "P@2"]
+    )
+    assert evaluated.exit_code == 0, evaluated.stderr
+
+
+def test_to_qrels_names_who_marked_the_spans(files: dict[str, Path], tmp_path: Path) -> None:
+    """Spans exported by the labelling app name their annotator: each chunk label's
+    provenance is the person whose span graded it, the rule in the note."""
+    from ragmeter.io.provenance import read_provenance
+
+    rows = [dict(s, annotator=who) for s, who in zip(SPANS, ["alice", "bob", "bob"], strict=True)]
+    spans = _write(tmp_path, "marked.jsonl", rows)  # type: ignore[arg-type]
+    out = tmp_path / "marked.qrels"
+    args = ["spans", "to-qrels", "--spans", str(spans), "--chunks", str(files["chunks_a"])]
+    result = runner.invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    provenance = read_provenance(out)
+    assert provenance is not None and not provenance.has_llm
+    # q1's first span [10, 20) (alice) grades c1 and c2; its second [30, 40) (bob) c3
+    assert provenance.source_of("q1", "c1").annotator == "alice"  # type: ignore[union-attr]
+    assert provenance.source_of("q1", "c3").annotator == "bob"  # type: ignore[union-attr]
+    assert "rule any, grade max" in (provenance.source_of("q2", "e1").note or "")  # type: ignore[union-attr]
+
+
+def test_a_span_of_a_document_without_chunks_is_an_error(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    spans = _write(
+        tmp_path, "typo.jsonl", [*SPANS, {"query_id": "q2", "doc_id": "d9", "start": 0, "end": 3}]
+    )  # type: ignore[list-item]
+    args = [
+        "evaluate",
+        str(files["run_a"]),
+        "--spans",
+        str(spans),
+        "--chunks",
+        str(files["chunks_a"]),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert f"{spans}, line 4, field 'doc_id': document 'd9' has no chunk" in result.stderr
+
+
+def test_chunks_of_documents_absent_from_the_corpus_are_reported(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    corpus = _write(
+        tmp_path, "docs.jsonl", [{"id": "d1", "text": "x" * 45}, {"id": "d2", "text": "y" * 30}]
+    )
+    extra = [dict(zip(("chunk_id", "doc_id", "start", "end"), c, strict=True)) for c in CHUNKS_A]
+    chunks = _write(
+        tmp_path, "more.jsonl", [*extra, {"chunk_id": "z", "doc_id": "d7", "start": 0, "end": 4}]
+    )
+    args = [
+        "evaluate",
+        str(files["run_a"]),
+        "--spans",
+        str(files["spans"]),
+        "--chunks",
+        str(chunks),
+    ]
+    result = runner.invoke(app, [*args, "--corpus", str(corpus), "-m", "span_recall@2"])
+    assert result.exit_code == 0, result.stderr
+    assert "1 chunk(s) of documents absent from the corpus" in result.output
