@@ -112,3 +112,25 @@ def test_judge_relevance_writes_the_sidecar(tmp_path: Path) -> None:
     source = header["sources"][header["default"]]
     assert source["kind"] == "judge" and source["model"] == "fixed-judge"
     assert source["prompt_id"] == "relevance" and len(source["prompt_sha256"]) == 64
+
+
+def test_a_device_or_fifo_is_written_in_place_and_gets_no_sidecar(tmp_path: Path) -> None:
+    """``-o /dev/null`` or a pipe: the writer writes into it (renaming a temporary file over
+    it would replace the device with a file) and writes no sidecar beside it."""
+    import os
+    import stat
+    import threading
+
+    from ragmeter.io._common import atomic_write_text
+
+    fifo = tmp_path / "labels.txt"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    atomic_write_text(fifo, "q1 0 d1 3\n")
+    reader.join(10)
+    assert got == ["q1 0 d1 3\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert write_provenance(fifo, LabelProvenance.single(JUDGE)) is None
+    assert not provenance_path(fifo).exists()

@@ -324,8 +324,20 @@ def decode(data: bytes, source: str) -> str:
         ) from None
 
 
+def is_special_file(path: PathLike) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory: a device such as
+    ``/dev/null``, or a FIFO. Writers write into it in place (renaming a file over it would
+    replace the device) and write no sidecar beside it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place
+    (a device or FIFO such as ``/dev/null`` is written in place: :func:`is_special_file`).
 
     Either the complete new file replaces ``path`` or, if anything fails, ``path`` is left as it
     was and the temporary file is removed: nothing is ever half-written. A failure of the
@@ -335,6 +347,12 @@ def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
     import secrets  # here: hashlib's OpenSSL costs 4 ms at every start
 
     target = Path(path)
+    if is_special_file(target):  # /dev/null, /dev/stdout, a FIFO: never replaced by a file
+        try:
+            write(target)
+        except OSError as exc:
+            raise OutputError(str(target), exc.errno, _reason(exc)) from exc
+        return
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         write(tmp)

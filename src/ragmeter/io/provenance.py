@@ -22,7 +22,7 @@ from typing import Any
 
 from ragmeter.core.provenance import LabelProvenance, LabelSource, Pair
 from ragmeter.errors import InputError
-from ragmeter.io._common import PathLike, atomic_write_text
+from ragmeter.io._common import PathLike, atomic_write_text, is_special_file
 
 SUFFIX = ".provenance.jsonl"
 FORMAT_KEY = "ragmeter_label_provenance"
@@ -51,8 +51,11 @@ def format_provenance(provenance: LabelProvenance) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path:
-    """Write the sidecar of ``labels_path`` atomically; returns its path."""
+def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path | None:
+    """Write the sidecar of ``labels_path`` atomically; returns its path — ``None``, and
+    nothing written, when the labels went to a device or FIFO (``-o /dev/null``, a pipe)."""
+    if is_special_file(labels_path):
+        return None
     target = provenance_path(labels_path)
     atomic_write_text(target, format_provenance(provenance))
     return target
