@@ -10,6 +10,7 @@ import lzma
 import mmap
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
