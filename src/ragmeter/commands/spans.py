@@ -60,7 +60,7 @@ def to_qrels(
     pairs = sum(len(docs) for docs in done.qrels.to_dict().values())
     typer.echo(
         f"wrote {done.path}: {pairs} relevant chunk(s) of {done.qrels.n_queries} "
-        f"queries (rule {done.rule}); provenance {done.sidecar}",
+        f"queries (rule {done.rule}); provenance {done.sidecar or 'not written (not a file)'}",
         err=True,
     )
 

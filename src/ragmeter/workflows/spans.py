@@ -106,7 +106,7 @@ class ChunkQrelsOutcome:
 
     qrels: Any
     path: Path
-    sidecar: Path
+    sidecar: Path | None  # None: the qrels went to a device or pipe
     rule: str
 
 
