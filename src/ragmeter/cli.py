@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.commands.labels import CalibrationFile, label_lines, tell
+from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
@@ -141,6 +141,8 @@ def evaluate(
         engine=engine,
         workers=workers,
     )
+    described = label_description(qrels, calibration)
+    labels = lines_of(described)
     request = flow.EvaluateRequest(
         runs=runs,
         qrels=qrels,
@@ -150,8 +152,8 @@ def evaluate(
         inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model),
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
+        described_labels=described,
     )
-    labels = label_lines(qrels, calibration)
     saving = save or store is not None or name is not None
     estimate = ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, saving)
     if estimate is not None:

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.commands.labels import CalibrationFile, label_lines, tell
+from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
@@ -201,7 +201,8 @@ def compare_command(
     saving = save or store is not None or name is not None
     ppi_args = (ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, saving)
     pairs = (baseline, all_pairs, correction, bool(group or group_by))
-    labels = label_lines(qrels, calibration)
+    described = label_description(qrels, calibration)
+    labels = lines_of(described)
     if _compare_ppi(ppi_args, (runs, qrels, measure, settings, nugget), fmt, output, pairs):
         return tell(labels)
     request = CompareRequest(
@@ -224,6 +225,7 @@ def compare_command(
         groups=groups,
         group_by=group_by,
         nuggets=nugget,
+        described_labels=described,
     )
     try:
         outcome = compare_files(request)

@@ -1,0 +1,107 @@
+"""The labels' provenance in the machine-readable outputs and the other views: ``evaluate``,
+``compare`` and ``agreement`` JSON carry a ``labels`` object (what
+:func:`ragmeter.analysis.calibration.label_description` says), sweeps too; labels without a
+sidecar are of unknown origin — never claimed human — and no existing key changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from ragmeter.analysis.calibration import describe_labels, label_description
+from ragmeter.cli import app
+from test_calibration import label_files, run_file, save
+
+runner = CliRunner()
+LLM_LINE = "LLM labels (umbrela, model qwen2.5-7b): 8 of 8 pairs"
+
+
+def _json(args: list[str]) -> dict[str, Any]:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def test_the_description_of_llm_labels(tmp_path: Path) -> None:
+    _, llm = label_files(tmp_path)
+    described = label_description(llm)
+    assert described.lines == tuple(describe_labels(llm)) == (LLM_LINE,)
+    as_json = described.to_json()
+    assert as_json["provenance"] == LLM_LINE
+    assert as_json["llm"] is True
+    assert as_json["n_pairs"] == 8 and as_json["counts"] == {"judge": 8}
+    assert as_json["sources"]["judge"]["model"] == "qwen2.5-7b"
+    assert as_json["calibration"] is None
+
+
+def test_labels_without_a_sidecar_are_of_unknown_origin(tmp_path: Path) -> None:
+    human, _ = label_files(tmp_path)
+    as_json = label_description(human).to_json()
+    assert as_json["provenance"] == "labels of unknown origin"
+    assert as_json["llm"] is None  # unknown, not "no"
+    assert as_json["lines"] == [] and as_json["sources"] == {}
+
+
+def test_the_calibration_figures_when_one_applies(tmp_path: Path) -> None:
+    cal = save(tmp_path)
+    _, llm = label_files(tmp_path)
+    figures = label_description(llm, calibration=cal).to_json()["calibration"]
+    assert figures["applies"] is True and figures["file"] == "cal.json"
+    assert figures["n_pairs"] == 8
+    # κ by hand from PAIRS: 5 of 8 agree (p_o = 0.625); grades 0..3 number 2, 2, 2, 2 in
+    # the human labels and 1, 3, 2, 2 in the LLM's: p_e = (2·1 + 2·3 + 2·2 + 2·2) / 64 = 0.25
+    assert abs(figures["kappa"] - (0.625 - 0.25) / (1 - 0.25)) < 1e-12
+
+
+def test_evaluate_json_carries_the_labels(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    args = ["evaluate", str(run), "-m", "ndcg@5", "-f", "json", "--qrels"]
+    on_llm = _json([*args, str(llm)])
+    assert on_llm["labels"]["provenance"] == LLM_LINE and on_llm["labels"]["llm"] is True
+    on_human = _json([*args, str(human)])
+    assert on_human["labels"]["provenance"] == "labels of unknown origin"
+    # the other keys are as before
+    assert set(on_llm) == {"runs", "warnings", "labels"}
+    assert on_llm["runs"] == on_human["runs"]  # the same grades: the same numbers
+
+
+def test_the_sweep_json_and_curves_carry_the_labels(tmp_path: Path) -> None:
+    _, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    curves = tmp_path / "curves.json"
+    out = _json(
+        ["evaluate", str(run), "--qrels", str(llm), "-m", "ndcg", "--k", "1:3", "-f", "json",
+         "--curves", str(curves)]
+    )  # fmt: skip
+    assert out["labels"]["provenance"] == LLM_LINE
+    assert json.loads(curves.read_text())["labels"]["provenance"] == LLM_LINE
+    table = runner.invoke(
+        app, ["evaluate", str(run), "--qrels", str(llm), "-m", "ndcg", "--k", "1:3"]
+    )
+    assert f"labels: {LLM_LINE}" in table.stderr
+
+
+def test_compare_json_carries_the_labels(tmp_path: Path) -> None:
+    cal = save(tmp_path)
+    _, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    args = ["compare", str(run), str(run), "--qrels", str(llm), "-m", "ndcg@5", "-f", "json"]
+    out = _json([*args, "--calibration", str(cal)])
+    assert out["labels"]["provenance"] == LLM_LINE
+    assert out["labels"]["calibration"]["applies"] is True
+    assert "baseline" in out and "differences" in out
+    pairs = _json([*args, "--all-pairs"])
+    assert pairs["labels"]["llm"] is True and "pairs" in pairs
+
+
+def test_agreement_json_carries_both_label_files(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    out = _json(["agreement", str(human), str(llm), "-f", "json"])
+    assert out["labels"]["reference"]["provenance"] == "labels of unknown origin"
+    assert out["labels"]["compared"]["provenance"] == LLM_LINE
+    assert "kappa" in out
