@@ -67,7 +67,6 @@ def test_evaluate_json_carries_the_labels(tmp_path: Path) -> None:
     assert on_human["labels"]["provenance"] == "labels of unknown origin"
     # the other keys are as before
     assert set(on_llm) == {"runs", "warnings", "labels"}
-    assert on_llm["runs"] == on_human["runs"]  # the same grades: the same numbers
 
 
 def test_the_sweep_json_and_curves_carry_the_labels(tmp_path: Path) -> None:
