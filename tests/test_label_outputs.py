@@ -5,10 +5,13 @@ sidecar are of unknown origin — never claimed human — and no existing key ch
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from ragmeter.analysis.calibration import describe_labels, label_description
@@ -104,3 +107,99 @@ def test_agreement_json_carries_both_label_files(tmp_path: Path) -> None:
     assert out["labels"]["reference"]["provenance"] == "labels of unknown origin"
     assert out["labels"]["compared"]["provenance"] == LLM_LINE
     assert "kappa" in out
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+def _labelled_evaluation(labels: dict[str, Any] | None) -> Any:
+    import ragmeter
+
+    run = ragmeter.Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}}, name="r")
+    qrels = ragmeter.Qrels.from_dict({"q1": {"d1": 1}})
+    return ragmeter.evaluate(run, qrels, ["mrr"]).with_labels(labels)
+
+
+def test_the_store_records_the_labels(store_url: str, tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy")
+    from ragmeter.store import open_store
+
+    _, llm = label_files(tmp_path)
+    labels = label_description(llm).to_json()
+    with open_store(store_url) as store:
+        described = store.save_evaluation(_labelled_evaluation(labels), git=None)
+        plain = store.save_evaluation(_labelled_evaluation(None), git=None)
+        assert store.get_record(described).labels == labels
+        assert store.load_evaluation(described).evaluation.labels == labels
+        assert store.get_record(plain).labels is None
+        assert store.get_record(described).to_dict()["labels"]["llm"] is True
+
+
+def test_a_version_3_store_keeps_its_evaluations_without_labels(store_url: str) -> None:
+    sa = pytest.importorskip("sqlalchemy")
+    from ragmeter.store import open_store
+    from ragmeter.store import schema as store_schema
+    from test_store import _migrate_to
+
+    _migrate_to(store_url, 3)
+    engine = sa.create_engine(store_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.begin() as conn:
+        eid = conn.execute(
+            sa.text(
+                "INSERT INTO evaluations (name, created_at, command, parameters, measures, "
+                "warnings, ragmeter_version) VALUES ('old', :t, 'evaluate', '{}', '[]', '[]', "
+                "'0.1') RETURNING id"
+            ),
+            {"t": datetime(2024, 1, 1, tzinfo=UTC)},
+        ).scalar_one()
+    engine.dispose()
+    with open_store(store_url) as store:
+        assert store.schema_version() == store_schema.LATEST_VERSION == 4
+        record = store.get_record(int(eid))
+        assert record.labels is None and record.name == "old"
+
+
+def test_history_show_prints_the_recorded_labels(tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy")
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    db = str(tmp_path / "store.db")
+    for qrels, name in ((llm, "on-llm"), (human, "on-human")):
+        saved = runner.invoke(
+            app, ["evaluate", str(run), "--qrels", str(qrels), "-m", "ndcg@5", "--store", db,
+                  "--name", name],
+        )  # fmt: skip
+        assert saved.exit_code == 0, saved.output
+    shown = runner.invoke(app, ["history", "show", "on-llm", "--store", db])
+    assert shown.exit_code == 0, shown.output
+    assert f"labels: {LLM_LINE}" in shown.stdout
+    as_json = _json(["history", "show", "on-llm", "--store", db, "-f", "json"])
+    assert as_json["labels"]["provenance"] == LLM_LINE
+    unknown = runner.invoke(app, ["history", "show", "on-human", "--store", db])
+    assert "labels: labels of unknown origin" in unknown.stdout
+    assert "LLM" not in unknown.stdout
+
+
+def test_the_web_pages_of_a_saved_evaluation_show_its_labels(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    pytest.importorskip("sqlalchemy")
+    from fastapi.testclient import TestClient
+
+    from ragmeter.store import save_evaluation
+    from ragmeter.web.app import create_app
+    from ragmeter.web.config import build_config
+    from webdata import config_kwargs, write_collection
+
+    _, llm = label_files(tmp_path)
+    store = str(tmp_path / "store.db")
+    saved = save_evaluation(_labelled_evaluation(label_description(llm).to_json()), url=store)
+    older = save_evaluation(_labelled_evaluation(None), url=store)
+    paths = write_collection(tmp_path / "data")
+    config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
+    config.store_url = store
+    client: Any = TestClient(create_app(config))
+    assert LLM_LINE in client.get(f"/evaluations/{saved.id}").text
+    assert "not recorded" in client.get(f"/evaluations/{older.id}").text
+    assert "<td>LLM</td>" in client.get("/evaluations").text
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert LLM_LINE in client.get(f"/evaluations/{saved.id}/report").text

@@ -393,6 +393,26 @@ def label_description(
     )
 
 
+def recorded_label_lines(labels: Mapping[str, Any] | None) -> list[str]:
+    """The line(s) a view of a saved evaluation prints of its labels, from the ``labels``
+    object recorded with it (:meth:`LabelsDescription.to_json`): the provenance line — said
+    even for labels of unknown origin or made by people — then the calibration's line."""
+    if labels is None:
+        return ["not recorded (saved without a qrels file, or by an older ragmeter)"]
+    lines = [str(line) for line in labels.get("lines") or []]
+    provenance = str(labels.get("provenance") or "labels of unknown origin")
+    return lines if provenance in lines else [provenance, *lines]
+
+
+def labels_kind(labels: Mapping[str, Any] | None) -> str:
+    """One word for a list of saved evaluations: ``LLM`` (some labels from a judge),
+    ``human``, ``unknown`` (no sidecar) or ``""`` (not recorded)."""
+    if labels is None:
+        return ""
+    llm = labels.get("llm")
+    return "unknown" if llm is None else ("LLM" if llm else "human")
+
+
 def _calibration_for(qrels: Path, calibration: Path | None) -> Path | None:
     if calibration is None and calibration_beside(qrels).is_file():
         return calibration_beside(qrels)
@@ -466,6 +486,8 @@ __all__ = [
     "describe_labels",
     "gate",
     "label_description",
+    "labels_kind",
     "read_calibration",
+    "recorded_label_lines",
     "write_calibration",
 ]

@@ -184,6 +184,8 @@ def show_command(
 
 
 def _print_header(stored: StoredEvaluation) -> None:
+    from ragmeter.analysis.calibration import recorded_label_lines
+
     r = stored.record
     lines = [
         f"evaluation {r.label}, saved {r.created_at.isoformat(timespec='seconds')} "
@@ -192,6 +194,7 @@ def _print_header(stored: StoredEvaluation) -> None:
         f"qrels: {r.qrels_hash or 'unknown'}",
     ]
     lines += [f"run {run.name}: {run.content_hash or 'unknown'}" for run in r.runs]
+    lines += [f"labels: {line}" for line in recorded_label_lines(r.labels)]
     if r.parameters:
         lines.append("parameters: " + json.dumps(r.parameters, sort_keys=True))
     typer.echo("\n".join(lines))
