@@ -203,3 +203,32 @@ def test_the_web_pages_of_a_saved_evaluation_show_its_labels(tmp_path: Path) -> 
     assert "<td>LLM</td>" in client.get("/evaluations").text
     if importlib.util.find_spec("matplotlib") is not None:
         assert LLM_LINE in client.get(f"/evaluations/{saved.id}/report").text
+
+
+# -- the other views ------------------------------------------------------------------------
+
+
+def test_diagnose_prints_and_carries_the_labels(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    args = ["diagnose", str(run), "--k", "3", "--grade-map", "0:1,1:3,2:4,3:5", "--qrels"]
+    table = runner.invoke(app, [*args, str(llm)])
+    assert table.exit_code == 0, table.output
+    assert f"labels: {LLM_LINE}" in table.stderr
+    out = _json([*args, str(llm), "-f", "json"])
+    assert out["labels"]["provenance"] == LLM_LINE and "queries" in out
+    plain = runner.invoke(app, [*args, str(human)])
+    assert "labels:" not in plain.stderr  # no sidecar: nothing claimed
+
+
+def test_the_demo_says_once_that_its_labels_are_human() -> None:
+    from ragmeter.data import example_path
+    from ragmeter.workflows.demo import evaluate_all, example_labels
+    from test_demo import _small_systems
+
+    pairs = len(example_path("qrels.txt").read_text().splitlines())
+    data, systems = _small_systems()
+    line = f"human labels: {pairs:,} of {pairs:,} pairs"
+    assert example_labels(data).provenance == line
+    labels = evaluate_all(data, systems).labels
+    assert labels is not None and labels["llm"] is False and labels["provenance"] == line

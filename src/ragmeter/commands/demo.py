@@ -46,6 +46,7 @@ from ragmeter.workflows.demo import (
     answer_reports,
     compare_all,
     evaluate_all,
+    example_labels,
     load_example,
     results_json,
     retrieve_all,
@@ -193,6 +194,7 @@ def run_demo(
     for family, measures in FAMILIES.items():
         console.print(family_table(family, measures, evaluation, comparison))
     console.print(answers_table(answers, evaluation))
+    messages.insert(0, f"labels: {example_labels(data).provenance}")
     for message in messages:
         console.print(message)
     console.print(f"outputs in {out}/ ({seconds['total']:.1f} s)")
