@@ -9,6 +9,7 @@ import importlib.util
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -232,3 +233,42 @@ def test_the_demo_says_once_that_its_labels_are_human() -> None:
     assert example_labels(data).provenance == line
     labels = evaluate_all(data, systems).labels
     assert labels is not None and labels["llm"] is False and labels["provenance"] == line
+
+
+def test_the_all_pairs_page_captions_the_labels(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    args = ["compare", str(run), str(run), "-m", "ndcg@5", "--all-pairs", "-f", "html"]
+    page = runner.invoke(app, [*args, "--qrels", str(llm)])
+    assert page.exit_code == 0, page.output
+    assert f'<p class="labels">labels: {LLM_LINE}</p>' in page.stdout
+    plain = runner.invoke(app, [*args, "--qrels", str(human)])
+    assert 'class="labels"' not in plain.stdout
+
+
+class _Reporter:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def section(self, title: str) -> None:
+        self.lines.append(f"== {title}")
+
+    def write_line(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_the_pytest_gate_says_its_numbers_are_on_llm_labels(tmp_path: Path) -> None:
+    import ragmeter.pytest as plugin
+    from ragmeter.analysis.gate import check_runs
+
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    on_llm = check_runs(run, run, llm, ["ndcg@5 drop > 0.1"])
+    assert on_llm.labels == (LLM_LINE,)
+    assert on_llm.describe().splitlines()[-1] == f"  labels: {LLM_LINE}"
+    assert check_runs(run, run, human, ["ndcg@5 drop > 0.1"]).labels == ()
+
+    config = SimpleNamespace(stash={plugin._RESULTS: [on_llm]})
+    reporter = _Reporter()
+    plugin.pytest_terminal_summary(reporter, config)  # type: ignore[arg-type]
+    assert f"  labels: {LLM_LINE}" in reporter.lines

@@ -189,6 +189,10 @@ class GateResult:
     test: str
     alpha: float
     warnings: tuple[str, ...] = ()
+    #: what :func:`ragmeter.analysis.calibration.describe_labels` says of the qrels file the
+    #: runs were evaluated on (their provenance when a judge made some); printed after the
+    #: verdict by :meth:`describe`
+    labels: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -212,8 +216,9 @@ class GateResult:
 
     def describe(self) -> str:
         """One line per broken rule (an assertion message), or ``passed``."""
+        labels = [f"  labels: {line}" for line in self.labels]
         if not self.failed:
-            return f"{self.run} against {self.baseline}: every rule passed"
+            return "\n".join([f"{self.run} against {self.baseline}: every rule passed", *labels])
         lines = [f"{self.run} against {self.baseline}: {len(self.broken)} rule(s) broken"]
         for o in self.broken:
             sig = "" if math.isnan(o.p_adjusted) else f", p (Holm) {o.p_adjusted:.4g}"
@@ -221,7 +226,7 @@ class GateResult:
                 f"  {o.rule.text}: {o.rule.measure} {o.baseline_mean:.4f} → {o.run_mean:.4f} "
                 f"({o.rule.direction} {o.change:.4g}{'%' if o.rule.relative else ''}{sig})"
             )
-        return "\n".join(lines)
+        return "\n".join([*lines, *labels])
 
 
 def check_evaluation(
@@ -313,6 +318,8 @@ def check_runs(
 ) -> GateResult:
     """Evaluate ``run`` and ``baseline`` (Runs or run files) on ``qrels`` with the rules'
     measures and check the rules; ``options`` go to :func:`ragmeter.evaluation.evaluate`.
+    A qrels file's labels are described in the result's ``labels`` (their provenance when a
+    judge made some, a calibration found beside them).
 
     Example:
         >>> from ragmeter.core.data import Run
@@ -335,6 +342,11 @@ def check_runs(
     labels = read_qrels(qrels) if isinstance(qrels, (str, Path)) else qrels
     measures = list(dict.fromkeys(r.measure for r in parsed))
     evaluation = evaluate([base_obj, run_obj], labels, measures, **options)
-    return check_evaluation(
+    result = check_evaluation(
         evaluation, parsed, test=test, alpha=alpha, permutations=permutations, seed=seed
     )
+    if not isinstance(qrels, (str, Path)):
+        return result  # labels in memory carry no provenance sidecar: nothing to say
+    from ragmeter.analysis.calibration import describe_labels
+
+    return replace(result, labels=tuple(describe_labels(Path(qrels))))
