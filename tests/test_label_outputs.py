@@ -272,3 +272,48 @@ def test_the_pytest_gate_says_its_numbers_are_on_llm_labels(tmp_path: Path) -> N
     reporter = _Reporter()
     plugin.pytest_terminal_summary(reporter, config)  # type: ignore[arg-type]
     assert f"  labels: {LLM_LINE}" in reporter.lines
+
+
+# -- label files ragmeter writes ------------------------------------------------------------
+
+
+def test_offline_qrels_carry_the_offline_judge_sidecar(tmp_path: Path) -> None:
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.judges.api import label_source
+    from ragmeter.judges.offline import OfflineJudge, write_offline_qrels
+    from ragmeter.judges.tasks import make_task
+
+    path = tmp_path / "offline.txt"
+    judge = OfflineJudge("relevance", thresholds=[0.2, 0.4, 0.6, 0.8])
+    write_offline_qrels({"q1": {"d1": 3}}, path, judge=judge)
+    provenance = read_provenance(path)
+    assert provenance is not None and provenance.has_llm
+    source = provenance.source_of("q1", "d1")
+    assert source is not None and source.model == judge.model and "weak proxy" in str(source.note)
+    assert source.prompt_id == "offline-relevance"  # it reads no LLM prompt
+    # `ragmeter judge relevance --offline` writes the same source
+    assert label_source(make_task("relevance"), judge) == source
+
+
+def test_crux_qrels_carry_the_ratings_sidecar(tmp_path: Path) -> None:
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io.provenance import provenance_path, read_provenance, write_provenance
+    from test_calibration import UMBRELA
+
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text(
+        '{"query_id": "q1", "doc_id": "d1", "ratings": [4, 0]}\n'
+        '{"query_id": "q1", "doc_id": "d2", "ratings": [0, 5]}\n'
+    )
+    graded, diversity = tmp_path / "graded.txt", tmp_path / "diversity.txt"
+    args = ["crux", "build-qrels", str(judgments), "--out-graded", str(graded)]
+    args += ["--out-diversity", str(diversity)]
+    assert runner.invoke(app, args).exit_code == 0
+    assert not provenance_path(graded).exists()  # ratings of unknown origin: nothing claimed
+    write_provenance(judgments, LabelProvenance.single(UMBRELA))
+    assert runner.invoke(app, args).exit_code == 0
+    for derived in (graded, diversity):
+        assert read_provenance(derived) == LabelProvenance.single(UMBRELA)
+    assert label_description(graded).provenance == (
+        "LLM labels (umbrela, model qwen2.5-7b): 2 of 2 pairs"
+    )
