@@ -116,19 +116,22 @@ def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
     return groups
 
 
+CompareQrels = Annotated[
+    Path | None,
+    typer.Option(
+        "--qrels",
+        help="Relevance judgments. Without it, each run must be a samples file with "
+        "its own judgments.",
+    ),
+]
+
+
 def compare_command(
     runs: Annotated[
         list[Path],
         typer.Argument(help="Two or more run files (any format `ragmeter evaluate` reads)."),
     ],
-    qrels: Annotated[
-        Path | None,
-        typer.Option(
-            "--qrels",
-            help="Relevance judgments. Without it, each run must be a samples file with "
-            "its own judgments.",
-        ),
-    ] = None,
+    qrels: CompareQrels = None,
     measure: Measures = None,
     baseline: Annotated[
         str | None,
