@@ -179,6 +179,13 @@ def test_history_show_prints_the_recorded_labels(tmp_path: Path) -> None:
     unknown = runner.invoke(app, ["history", "show", "on-human", "--store", db])
     assert "labels: labels of unknown origin" in unknown.stdout
     assert "LLM" not in unknown.stdout
+    compared = runner.invoke(app, ["history", "compare", "on-llm", "on-human", "--store", db])
+    assert compared.exit_code == 0, compared.output
+    assert f"labels: #1 run.txt: {LLM_LINE}" in compared.stderr
+    assert "labels: #2 run.txt: labels of unknown origin" in compared.stderr
+    assert "the labels were made by others" in compared.output
+    both = _json(["history", "compare", "on-llm", "on-human", "--store", db, "-f", "json"])
+    assert both["labels"]["baseline"]["llm"] is True and both["labels"]["candidate"]["llm"] is None
 
 
 def test_the_web_pages_of_a_saved_evaluation_show_its_labels(tmp_path: Path) -> None:

@@ -242,8 +242,9 @@ def compare_command(
 ) -> None:
     """Compare a run of two saved evaluations: means side by side, the difference with its
     bootstrap CI, and a paired test on the queries both define."""
+    from ragmeter.commands.labels import tell
     from ragmeter.commands.output import emit_comparison
-    from ragmeter.workflows.history import compare_saved
+    from ragmeter.workflows.history import compare_saved, saved_label_lines
 
     settings = compare_settings(
         test=test,
@@ -264,6 +265,7 @@ def compare_command(
         except (RagmeterError, ValueError) as exc:
             fail(exc)
     emit_comparison(comparison, fmt, output)
+    tell(saved_label_lines(comparison))
 
 
 # -- plumbing -------------------------------------------------------------------------------
