@@ -102,6 +102,16 @@ def test_compare_json_carries_the_labels(tmp_path: Path) -> None:
     assert pairs["labels"]["llm"] is True and "pairs" in pairs
 
 
+def test_check_json_carries_the_labels(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    run = run_file(tmp_path)
+    args = ["check", str(run), "--baseline", str(run), "--fail-if", "ndcg@5 drop > 0.1"]
+    out = _json([*args, "--qrels", str(llm), "-f", "json"])
+    assert out["labels"]["provenance"] == LLM_LINE and "rules" in out
+    plain = _json([*args, "--qrels", str(human), "-f", "json"])
+    assert plain["labels"]["provenance"] == "labels of unknown origin"
+
+
 def test_agreement_json_carries_both_label_files(tmp_path: Path) -> None:
     human, llm = label_files(tmp_path)
     out = _json(["agreement", str(human), str(llm), "-f", "json"])
@@ -271,9 +281,10 @@ def test_the_pytest_gate_says_its_numbers_are_on_llm_labels(tmp_path: Path) -> N
     human, llm = label_files(tmp_path)
     run = run_file(tmp_path)
     on_llm = check_runs(run, run, llm, ["ndcg@5 drop > 0.1"])
-    assert on_llm.labels == (LLM_LINE,)
+    assert on_llm.label_lines == [LLM_LINE]
     assert on_llm.describe().splitlines()[-1] == f"  labels: {LLM_LINE}"
-    assert check_runs(run, run, human, ["ndcg@5 drop > 0.1"]).labels == ()
+    on_human = check_runs(run, run, human, ["ndcg@5 drop > 0.1"])
+    assert on_human.label_lines == [] and "labels" not in on_human.describe()
 
     config = SimpleNamespace(stash={plugin._RESULTS: [on_llm]})
     reporter = _Reporter()

@@ -189,10 +189,15 @@ class GateResult:
     test: str
     alpha: float
     warnings: tuple[str, ...] = ()
-    #: what :func:`ragmeter.analysis.calibration.describe_labels` says of the qrels file the
-    #: runs were evaluated on (their provenance when a judge made some); printed after the
-    #: verdict by :meth:`describe`
-    labels: tuple[str, ...] = ()
+    #: what the labels of the qrels file the runs were evaluated on are (the ``to_json()`` of
+    #: :class:`ragmeter.analysis.calibration.LabelsDescription`); its ``lines`` are printed
+    #: after the verdict by :meth:`describe`, the whole object is in :meth:`to_dict`
+    labels: Mapping[str, Any] | None = None
+
+    @property
+    def label_lines(self) -> list[str]:
+        """The labels' line(s): their provenance when a judge made some (else none)."""
+        return [str(line) for line in (self.labels or {}).get("lines") or []]
 
     @property
     def failed(self) -> bool:
@@ -212,11 +217,12 @@ class GateResult:
             "alpha": self.alpha,
             "rules": [o.to_dict() for o in self.outcomes],
             "warnings": list(self.warnings),
+            **({"labels": dict(self.labels)} if self.labels is not None else {}),
         }
 
     def describe(self) -> str:
         """One line per broken rule (an assertion message), or ``passed``."""
-        labels = [f"  labels: {line}" for line in self.labels]
+        labels = [f"  labels: {line}" for line in self.label_lines]
         if not self.failed:
             return "\n".join([f"{self.run} against {self.baseline}: every rule passed", *labels])
         lines = [f"{self.run} against {self.baseline}: {len(self.broken)} rule(s) broken"]
@@ -347,6 +353,6 @@ def check_runs(
     )
     if not isinstance(qrels, (str, Path)):
         return result  # labels in memory carry no provenance sidecar: nothing to say
-    from ragmeter.analysis.calibration import describe_labels
+    from ragmeter.analysis.calibration import label_description
 
-    return replace(result, labels=tuple(describe_labels(Path(qrels))))
+    return replace(result, labels=label_description(Path(qrels)).to_json())
