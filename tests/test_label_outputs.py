@@ -13,6 +13,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter.analysis.calibration import describe_labels, label_description
@@ -335,3 +337,29 @@ def test_crux_qrels_carry_the_ratings_sidecar(tmp_path: Path) -> None:
     assert label_description(graded).provenance == (
         "LLM labels (umbrela, model qwen2.5-7b): 2 of 2 pairs"
     )
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(makers=st.lists(st.sampled_from(["human", "judge", None]), min_size=1, max_size=12))
+def test_the_description_counts_every_judged_pair_once(
+    tmp_path: Path, makers: list[str | None]
+) -> None:
+    """Whatever made each pair: the counts add up to the judged pairs, ``llm`` says whether a
+    judge made one, and the lines are :func:`describe_labels`'."""
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+    from test_calibration import UMBRELA
+
+    qrels = tmp_path / "mixed.txt"
+    qrels.write_text("".join(f"q{i % 3} 0 d{i} 1\n" for i in range(len(makers))))
+    pairs = {(f"q{i % 3}", f"d{i}"): m for i, m in enumerate(makers) if m is not None}
+    sources = {"human": human_source(), "judge": UMBRELA}
+    write_provenance(qrels, LabelProvenance(sources=sources, pairs=pairs))
+    described = label_description(qrels).to_json()
+    assert sum(described["counts"].values()) == described["n_pairs"] == len(makers)
+    assert described["counts"].get("unknown", 0) == makers.count(None)
+    # a judge made one; else unknown when a maker is unknown; else people made them all
+    assert described["llm"] is (True if "judge" in makers else None if None in makers else False)
+    assert described["lines"] == describe_labels(qrels)

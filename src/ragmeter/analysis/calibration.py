@@ -324,7 +324,8 @@ class LabelsDescription:
     numbers were computed on: the same :func:`describe_labels` lines, and their parts.
 
     ``provenance`` is one line for every case (``labels of unknown origin`` without a
-    sidecar); ``llm`` whether any label comes from a judge (``None``: unknown, no sidecar);
+    sidecar); ``llm`` whether any label comes from a judge (``None``: unknown — no sidecar,
+    or no judge among the known makers while some labels' maker is unknown);
     ``n_pairs`` the judged pairs (``None``: not counted, for labels of unknown origin);
     ``counts`` the judged pairs each source made (``"unknown"``: of no known source);
     ``sources`` each source's fields (:meth:`LabelSource.to_json`); ``calibration`` the
@@ -385,7 +386,7 @@ def label_description(
         qrels.name,
         tuple(lines),
         provenance.describe(judged) if judged else provenance.describe(),
-        any(provenance.sources[sid].is_llm for sid in used),
+        _any_llm(provenance, used, "unknown" in counts),
         len(judged),
         counts,
         used,
@@ -411,6 +412,14 @@ def labels_kind(labels: Mapping[str, Any] | None) -> str:
         return ""
     llm = labels.get("llm")
     return "unknown" if llm is None else ("LLM" if llm else "human")
+
+
+def _any_llm(provenance: LabelProvenance, used: Iterable[str], unknown: bool) -> bool | None:
+    """``True`` when a judge made some label; else ``None`` when some label's maker is
+    unknown (it may have been a judge), ``False`` when every label was made by people."""
+    if any(provenance.sources[sid].is_llm for sid in used):
+        return True
+    return None if unknown else False
 
 
 def _calibration_for(qrels: Path, calibration: Path | None) -> Path | None:
