@@ -1,6 +1,6 @@
 """The labels' line beside the numbers: ``evaluate``, ``compare``, ``report``, ``check`` and
-``diagnose`` print on stderr what :func:`ragmeter.analysis.calibration.describe_labels` says of the qrels
-(their provenance when a judge made any label; a calibration's figures with
+``diagnose`` print on stderr what :func:`ragmeter.analysis.calibration.describe_labels` says
+of the qrels (their provenance when a judge made any label; a calibration's figures with
 ``--calibration`` or ``<qrels>.calibration.json``), so that stdout keeps the results and the
 tables stay as they are; :func:`label_description` gives the same, whole, for their JSON and
 the store."""
