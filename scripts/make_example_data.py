@@ -14,7 +14,8 @@ in ``scripts/example_text/``). This script assembles the files:
   there and takes the **default grade 1** (and sub-question ratings 0); the passages of
   another query that are relevant here were graded by hand (``example_text/also.py``).
   Hand-graded passages that no system retrieves stay in the qrels too (they are what the
-  oracle could have found).
+  oracle could have found). Beside it, ``qrels.txt.provenance.jsonl`` says the labels were
+  made by people (the label provenance sidecar of :mod:`ragmeter.io.provenance`).
 * ``subquestions.jsonl`` — ``{"query_id", "questions"}``, 2–4 per query.
 * ``judgments.jsonl`` — ``{"query_id", "doc_id", "ratings"}``, one 0..5 rating per
   sub-question for every passage in the qrels.
@@ -123,6 +124,15 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     )
 
 
+def write_human_provenance(qrels: Path) -> None:
+    """The sidecar saying that every label of ``qrels`` was made by hand."""
+    from ragmeter.core.provenance import LabelProvenance, LabelSource
+    from ragmeter.io.provenance import write_provenance
+
+    made_by = LabelSource(kind="human", note="graded by hand for the example collection")
+    write_provenance(qrels, LabelProvenance.single(made_by))
+
+
 def main() -> None:
     data = build()
     corpus = dict(data["corpus"])
@@ -152,6 +162,7 @@ def main() -> None:
             qrels_lines.append(f"{qid} 0 {d} {grade}\n")
             judgments.append({"query_id": qid, "doc_id": d, "ratings": ratings})
     (OUT / "qrels.txt").write_text("".join(qrels_lines), encoding="utf-8")
+    write_human_provenance(OUT / "qrels.txt")
     write_jsonl(OUT / "judgments.jsonl", judgments)
     write_jsonl(
         OUT / "subquestions.jsonl", [{"query_id": q, "questions": s} for q, s in subqs.items()]

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.commands import ppi as ppi_options
-from ragmeter.commands.labels import CalibrationFile, label_lines, tell
+from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AnswerFiles,
     AssignmentFiles,
@@ -130,6 +130,8 @@ def evaluate(
         engine=engine,
         workers=workers,
     )
+    described = label_description(qrels, calibration)
+    labels = lines_of(described)
     request = flow.EvaluateRequest(
         runs=runs,
         qrels=qrels,
@@ -140,6 +142,7 @@ def evaluate(
         k=context_k,
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         spans=span_files(spans, chunks, corpus),
+        described_labels=described,
     )
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
@@ -148,7 +151,6 @@ def evaluate(
     )  # fmt: skip
     if estimate is not None:
         return emit_evaluate_ppi(request, estimate, fmt, output, per_query=per_query)
-    labels = label_lines(qrels, calibration)
     try:
         if curves is not None and request.sweep_ks() is None:
             raise RagmeterError("--curves needs a --k sweep (e.g. --k 1:50)")

@@ -127,3 +127,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("ragmeter gates")
     for result in results:
         terminalreporter.write_line(result.describe().splitlines()[0])
+        for line in result.label_lines:  # numbers on LLM labels say so
+            terminalreporter.write_line(f"  labels: {line}")

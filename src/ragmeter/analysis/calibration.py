@@ -310,24 +310,167 @@ def describe_labels(
     from ragmeter.io.provenance import read_provenance
 
     provenance = read_provenance(qrels)
-    if calibration is None and calibration_beside(qrels).is_file():
-        calibration = calibration_beside(qrels)
+    calibration = _calibration_for(qrels, calibration)
     if (provenance is None or not provenance.has_llm) and calibration is None:
         return []
     judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
+    lines, _ = _lines(qrels, provenance, calibration, judged)
+    return lines
+
+
+@dataclass(frozen=True)
+class LabelsDescription:
+    """What the machine-readable views (JSON outputs, the store) record of the labels their
+    numbers were computed on: the same :func:`describe_labels` lines, and their parts.
+
+    ``provenance`` is one line for every case (``labels of unknown origin`` without a
+    sidecar); ``llm`` whether any label comes from a judge (``None``: unknown — no sidecar,
+    or no judge among the known makers while some labels' maker is unknown);
+    ``n_pairs`` the judged pairs (``None``: not counted, for labels of unknown origin);
+    ``counts`` the judged pairs each source made (``"unknown"``: of no known source);
+    ``sources`` each source's fields (:meth:`LabelSource.to_json`); ``calibration`` the
+    calibration's figures and whether they apply (``None`` without a calibration).
+    """
+
+    qrels: str
+    lines: tuple[str, ...]
+    provenance: str
+    llm: bool | None
+    n_pairs: int | None
+    counts: Mapping[str, int]
+    sources: Mapping[str, Mapping[str, Any]]
+    calibration: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``labels`` object of the JSON outputs (no NaN: undefined figures are null)."""
+        return {
+            "qrels": self.qrels,
+            "lines": list(self.lines),
+            "provenance": self.provenance,
+            "llm": self.llm,
+            "n_pairs": self.n_pairs,
+            "counts": dict(self.counts),
+            "sources": {sid: dict(src) for sid, src in self.sources.items()},
+            "calibration": None if self.calibration is None else dict(self.calibration),
+        }
+
+
+def label_description(
+    qrels: Path,
+    *,
+    calibration: Path | None = None,
+    pairs: Iterable[Pair] | None = None,
+) -> LabelsDescription:
+    """The :class:`LabelsDescription` of the labels of ``qrels`` (its ``lines`` are what
+    :func:`describe_labels` returns for the same arguments)."""
+    from ragmeter.io.provenance import read_provenance
+
+    provenance = read_provenance(qrels)
+    calibration = _calibration_for(qrels, calibration)
+    unknown = "labels of unknown origin"
+    if provenance is None and calibration is None and pairs is None:
+        # nothing to count them by: the qrels are not read a second time
+        return LabelsDescription(qrels.name, (), unknown, None, None, {}, {})
+    judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
+    lines, figures = _lines(qrels, provenance, calibration, judged)
+    if provenance is None:
+        counts: dict[str, int] = {"unknown": len(judged)} if judged else {}
+        return LabelsDescription(
+            qrels.name, tuple(lines), unknown, None, len(judged), counts, {}, figures
+        )
+    counts = {
+        (sid if sid is not None else "unknown"): n for sid, n in provenance.counts(judged).items()
+    }
+    used = {sid: provenance.sources[sid].to_json() for sid in counts if sid in provenance.sources}
+    return LabelsDescription(
+        qrels.name,
+        tuple(lines),
+        provenance.describe(judged) if judged else provenance.describe(),
+        _any_llm(provenance, used, "unknown" in counts),
+        len(judged),
+        counts,
+        used,
+        figures,
+    )
+
+
+def recorded_label_lines(labels: Mapping[str, Any] | None) -> list[str]:
+    """The line(s) a view of a saved evaluation prints of its labels, from the ``labels``
+    object recorded with it (:meth:`LabelsDescription.to_json`): the provenance line — said
+    even for labels of unknown origin or made by people — then the calibration's line."""
+    if labels is None:
+        return ["not recorded (saved without a qrels file, or by an older ragmeter)"]
+    lines = [str(line) for line in labels.get("lines") or []]
+    provenance = str(labels.get("provenance") or "labels of unknown origin")
+    return lines if provenance in lines else [provenance, *lines]
+
+
+def labels_kind(labels: Mapping[str, Any] | None) -> str:
+    """One word for a list of saved evaluations: ``LLM`` (some labels from a judge),
+    ``human``, ``unknown`` (no sidecar) or ``""`` (not recorded)."""
+    if labels is None:
+        return ""
+    llm = labels.get("llm")
+    return "unknown" if llm is None else ("LLM" if llm else "human")
+
+
+def _any_llm(provenance: LabelProvenance, used: Iterable[str], unknown: bool) -> bool | None:
+    """``True`` when a judge made some label; else ``None`` when some label's maker is
+    unknown (it may have been a judge), ``False`` when every label was made by people."""
+    if any(provenance.sources[sid].is_llm for sid in used):
+        return True
+    return None if unknown else False
+
+
+def _calibration_for(qrels: Path, calibration: Path | None) -> Path | None:
+    if calibration is None and calibration_beside(qrels).is_file():
+        return calibration_beside(qrels)
+    return calibration
+
+
+def _lines(
+    qrels: Path,
+    provenance: LabelProvenance | None,
+    calibration: Path | None,
+    judged: list[Pair],
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The :func:`describe_labels` lines, and the calibration's figures (``None``: none)."""
     lines = []
     if provenance is not None and provenance.has_llm:
         lines.append(provenance.describe(judged))
-    if calibration is not None:
-        cal = read_calibration(calibration)
-        verdict = gate(cal, provenance, judged, qrels_name=qrels.name)
-        if provenance is not None and not provenance.has_llm:
-            lines.append(f"calibration {calibration.name} not used: {verdict.reason}")
-        elif verdict.passed:
-            lines.append(f"calibration: {cal.summary()}")
-        else:
-            lines.append(f"calibration {calibration.name} does not apply: {verdict.reason}")
-    return lines
+    if calibration is None:
+        return lines, None
+    cal = read_calibration(calibration)
+    verdict = gate(cal, provenance, judged, qrels_name=qrels.name)
+    applies = verdict.passed and provenance is not None and provenance.has_llm
+    if provenance is not None and not provenance.has_llm:
+        lines.append(f"calibration {calibration.name} not used: {verdict.reason}")
+    elif verdict.passed:
+        lines.append(f"calibration: {cal.summary()}")
+    else:
+        lines.append(f"calibration {calibration.name} does not apply: {verdict.reason}")
+    return lines, _figures(cal, calibration, applies, verdict.reason)
+
+
+def _figures(cal: Calibration, path: Path, applies: bool, reason: str) -> dict[str, Any]:
+    """A calibration's figures for the JSON outputs (undefined ones null, never NaN)."""
+    tau_aps = [m["tau_ap"] for m in cal.content.get("leaderboard") or [] if m["tau_ap"] is not None]
+    return {
+        "file": path.name,
+        "sha256": cal.content.get("sha256"),
+        "applies": applies,
+        "reason": reason,
+        "judge": cal.judge.describe(),
+        "n_pairs": cal.n_pairs,
+        "kappa": _finite(cal.kappa),
+        "alpha": _finite(cal.content.get("alpha", {}).get("ordinal")),
+        "tau": _finite(cal.tau),
+        "tau_ap": _finite(min(tau_aps)) if tau_aps else None,
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
 
 
 def _judged_pairs(qrels: Path) -> list[Pair]:
@@ -343,6 +486,7 @@ __all__ = [
     "Calibration",
     "CalibrationError",
     "GateVerdict",
+    "LabelsDescription",
     "build_calibration",
     "calibration_beside",
     "calibration_judge",
@@ -350,6 +494,9 @@ __all__ = [
     "declared_judge",
     "describe_labels",
     "gate",
+    "label_description",
+    "labels_kind",
     "read_calibration",
+    "recorded_label_lines",
     "write_calibration",
 ]

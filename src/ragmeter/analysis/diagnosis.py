@@ -80,6 +80,9 @@ class Diagnosis:
     worst: tuple[QueryDiagnosis, ...]
     means: dict[str, float | None] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: what the labels are (the ``to_json()`` of
+    #: :class:`ragmeter.analysis.calibration.LabelsDescription`), when the caller knows
+    labels: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         """Queries per category."""
@@ -112,6 +115,7 @@ class Diagnosis:
             "worst": [q.to_dict() for q in self.worst],
             "queries": [q.to_dict() for q in self.queries],
             "warnings": list(self.warnings),
+            **({"labels": self.labels} if self.labels is not None else {}),
         }
 
 
@@ -137,8 +141,10 @@ def diagnose(
     pct_threshold: float = 0.8,
     worst: int = 10,
     missing: Missing = "zero",
+    labels: dict[str, Any] | None = None,
 ) -> Diagnosis:
-    """Classify each query of ``run`` (see the module docstring); one alignment."""
+    """Classify each query of ``run`` (see the module docstring); one alignment. ``labels``:
+    what the labels of ``qrels`` are, carried into the JSON (:attr:`Diagnosis.labels`)."""
     from ragmeter.evaluation import EvalInputs, compute, prepare, resolve_measures
     from ragmeter.metrics import setwise
 
@@ -194,4 +200,5 @@ def diagnose(
         tuple(worst_list),
         means,
         tuple(warnings),
+        labels,
     )

@@ -189,6 +189,15 @@ class GateResult:
     test: str
     alpha: float
     warnings: tuple[str, ...] = ()
+    #: what the labels of the qrels file the runs were evaluated on are (the ``to_json()`` of
+    #: :class:`ragmeter.analysis.calibration.LabelsDescription`); its ``lines`` are printed
+    #: after the verdict by :meth:`describe`, the whole object is in :meth:`to_dict`
+    labels: Mapping[str, Any] | None = None
+
+    @property
+    def label_lines(self) -> list[str]:
+        """The labels' line(s): their provenance when a judge made some (else none)."""
+        return [str(line) for line in (self.labels or {}).get("lines") or []]
 
     @property
     def failed(self) -> bool:
@@ -208,12 +217,14 @@ class GateResult:
             "alpha": self.alpha,
             "rules": [o.to_dict() for o in self.outcomes],
             "warnings": list(self.warnings),
+            **({"labels": dict(self.labels)} if self.labels is not None else {}),
         }
 
     def describe(self) -> str:
         """One line per broken rule (an assertion message), or ``passed``."""
+        labels = [f"  labels: {line}" for line in self.label_lines]
         if not self.failed:
-            return f"{self.run} against {self.baseline}: every rule passed"
+            return "\n".join([f"{self.run} against {self.baseline}: every rule passed", *labels])
         lines = [f"{self.run} against {self.baseline}: {len(self.broken)} rule(s) broken"]
         for o in self.broken:
             sig = "" if math.isnan(o.p_adjusted) else f", p (Holm) {o.p_adjusted:.4g}"
@@ -221,7 +232,7 @@ class GateResult:
                 f"  {o.rule.text}: {o.rule.measure} {o.baseline_mean:.4f} → {o.run_mean:.4f} "
                 f"({o.rule.direction} {o.change:.4g}{'%' if o.rule.relative else ''}{sig})"
             )
-        return "\n".join(lines)
+        return "\n".join([*lines, *labels])
 
 
 def check_evaluation(
@@ -313,6 +324,8 @@ def check_runs(
 ) -> GateResult:
     """Evaluate ``run`` and ``baseline`` (Runs or run files) on ``qrels`` with the rules'
     measures and check the rules; ``options`` go to :func:`ragmeter.evaluation.evaluate`.
+    A qrels file's labels are described in the result's ``labels`` (their provenance when a
+    judge made some, a calibration found beside them).
 
     Example:
         >>> from ragmeter.core.data import Run
@@ -335,6 +348,11 @@ def check_runs(
     labels = read_qrels(qrels) if isinstance(qrels, (str, Path)) else qrels
     measures = list(dict.fromkeys(r.measure for r in parsed))
     evaluation = evaluate([base_obj, run_obj], labels, measures, **options)
-    return check_evaluation(
+    result = check_evaluation(
         evaluation, parsed, test=test, alpha=alpha, permutations=permutations, seed=seed
     )
+    if not isinstance(qrels, (str, Path)):
+        return result  # labels in memory carry no provenance sidecar: nothing to say
+    from ragmeter.analysis.calibration import label_description
+
+    return replace(result, labels=label_description(Path(qrels)).to_json())

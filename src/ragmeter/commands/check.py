@@ -14,13 +14,14 @@ it cannot be used (edited by hand, from a newer ragmeter). The work is
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ragmeter.commands.labels import label_lines, tell
+from ragmeter.commands.labels import label_description, tell
 from ragmeter.commands.options import (
     DefaultK,
     Depth,
@@ -140,13 +141,13 @@ def check_command(
     _calibration_gate(request)
     if baseline is None:
         return
-    labels = label_lines(qrels, calibration)
+    described = label_description(qrels, calibration)
     try:
-        result = check_files(request)
+        result = check_files(replace(request, described_labels=described))
     except (RagmeterError, KeyError) as exc:
         fail(exc)
     emit_gate(result, fmt.value, output)
-    tell(labels)
+    tell(result.label_lines)
     if result.failed:
         raise typer.Exit(code=BROKEN)
 

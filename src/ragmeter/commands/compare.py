@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.commands.labels import CalibrationFile, label_lines, tell
+from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
     Bootstrap,
@@ -133,19 +133,22 @@ Baseline = Annotated[
 ]
 
 
+CompareQrels = Annotated[
+    Path | None,
+    typer.Option(
+        "--qrels",
+        help="Relevance judgments. Without it, each run must be a samples file with "
+        "its own judgments.",
+    ),
+]
+
+
 def compare_command(
     runs: Annotated[
         list[Path],
         typer.Argument(help="Two or more run files (any format `ragmeter evaluate` reads)."),
     ],
-    qrels: Annotated[
-        Path | None,
-        typer.Option(
-            "--qrels",
-            help="Relevance judgments. Without it, each run must be a samples file with "
-            "its own judgments.",
-        ),
-    ] = None,
+    qrels: CompareQrels = None,
     measure: Measures = None,
     baseline: Baseline = None,
     all_pairs: AllPairsOption = False,
@@ -211,6 +214,7 @@ def compare_command(
     inputs = (runs, qrels, measure, settings, nugget)
     if _compare_ppi(ppi_args, inputs, fmt, output, (baseline, all_pairs, correction)):
         return
+    described = label_description(qrels, calibration)
     request = CompareRequest(
         runs=runs,
         qrels=qrels,
@@ -232,6 +236,7 @@ def compare_command(
         group_by=group_by,
         nuggets=nugget,
         spans=span_files(spans, chunks, None),
+        described_labels=described,
     )
     try:
         outcome = compare_files(request)
@@ -241,7 +246,7 @@ def compare_command(
         emit_all_pairs(outcome.all_pairs, fmt, output, outcome.seeds)
     elif outcome.comparison is not None:
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds, asked=measure)
-    tell(label_lines(qrels, calibration))
+    tell(lines_of(described))
     if others["--save"]:
         save_and_tell(
             outcome.evaluation, store=store, name=name, command="compare",

@@ -47,6 +47,7 @@ def build_qrels(
 ) -> None:
     """Write graded and diversity qrels derived from sub-question judgments."""
     from ragmeter.io.judgments import read_judgments, write_crux_qrels
+    from ragmeter.io.provenance import carry_provenance
 
     if out_graded is None and out_diversity is None:
         fail(InputError("nothing to write: give --out-graded and/or --out-diversity"))
@@ -55,6 +56,9 @@ def build_qrels(
             raise InputError(f"--tau {tau}: expected 1..5")
         jud = read_judgments(judgments, questions=questions)
         skipped = write_crux_qrels(jud, graded=out_graded, diversity=out_diversity, tau=tau)
+        for derived in (out_graded, out_diversity):
+            if derived is not None:  # the ratings' makers made the labels derived from them
+                carry_provenance(judgments, derived)
     except RagmeterError as exc:
         fail(exc)
         return

@@ -48,6 +48,7 @@ from ragmeter.workflows.demo import (
     chunkings_side_by_side,
     compare_all,
     evaluate_all,
+    example_labels,
     load_example,
     results_json,
     retrieve_all,
@@ -213,6 +214,7 @@ def run_demo(
             )
         )
     )
+    messages.insert(0, f"labels: {example_labels(data).provenance}")
     for message in messages:
         console.print(message)
     console.print(f"outputs in {out}/ ({seconds['total']:.1f} s)")

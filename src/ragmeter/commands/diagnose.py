@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import GradeMap, Pool, PoolDepth, fail
 from ragmeter.errors import RagmeterError
 
@@ -46,12 +47,14 @@ def register(app: typer.Typer) -> None:
             int, typer.Option("--worst", help="List the N worst queries.", min=0)
         ] = 10,
         fmt: Annotated[DiagnoseFormat, typer.Option("--format", "-f")] = DiagnoseFormat.table,
+        calibration: CalibrationFile = None,
     ) -> None:
         """Classify queries as retrieval-limited (low PROC), selection-limited (high PROC,
         low %PROC) or fine; list the worst queries and the grade-4/5 passages they missed."""
         from ragmeter.analysis.diagnosis import diagnose as run_diagnosis
         from ragmeter.io.readers import read_qrels, read_run
 
+        described = label_description(qrels, calibration)
         try:
             result = run_diagnosis(
                 read_run(run),
@@ -63,13 +66,15 @@ def register(app: typer.Typer) -> None:
                 proc_threshold=proc_threshold,
                 pct_threshold=pct_threshold,
                 worst=worst,
+                labels=described.to_json() if described is not None else None,
             )
         except (RagmeterError, ValueError) as exc:
             fail(exc)
         if fmt is DiagnoseFormat.json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
-            return
-        _print(result)
+        else:
+            _print(result)
+        tell(lines_of(described))
 
 
 def _print(result: object) -> None:

@@ -183,6 +183,8 @@ def show_command(
 
 
 def _print_header(stored: StoredEvaluation) -> None:
+    from ragmeter.analysis.calibration import recorded_label_lines
+
     r = stored.record
     lines = [
         f"evaluation {r.label}, saved {r.created_at.isoformat(timespec='seconds')} "
@@ -191,6 +193,7 @@ def _print_header(stored: StoredEvaluation) -> None:
         f"qrels: {r.qrels_hash or 'unknown'}",
     ]
     lines += [f"run {run.name}: {run.content_hash or 'unknown'}" for run in r.runs]
+    lines += [f"labels: {line}" for line in recorded_label_lines(r.labels)]
     if r.parameters:
         lines.append("parameters: " + json.dumps(r.parameters, sort_keys=True))
     typer.echo("\n".join(lines))
@@ -238,8 +241,9 @@ def compare_command(
 ) -> None:
     """Compare a run of two saved evaluations: means side by side, the difference with its
     bootstrap CI, and a paired test on the queries both define."""
+    from ragmeter.commands.labels import tell
     from ragmeter.commands.output import emit_comparison
-    from ragmeter.workflows.history import compare_saved
+    from ragmeter.workflows.history import compare_saved, saved_label_lines
 
     settings = compare_settings(
         test=test,
@@ -260,6 +264,7 @@ def compare_command(
         except (RagmeterError, ValueError) as exc:
             fail(exc)
     emit_comparison(comparison, fmt, output)
+    tell(saved_label_lines(comparison))
 
 
 # -- plumbing -------------------------------------------------------------------------------

@@ -1,18 +1,22 @@
-"""The labels' line beside the numbers: ``evaluate``, ``compare``, ``report`` and ``check``
-print on stderr what :func:`ragmeter.analysis.calibration.describe_labels` says of the qrels
-(their provenance when a judge made any label; a calibration's figures with
+"""The labels' line beside the numbers: ``evaluate``, ``compare``, ``report``, ``check`` and
+``diagnose`` print on stderr what :func:`ragmeter.analysis.calibration.describe_labels` says
+of the qrels (their provenance when a judge made any label; a calibration's figures with
 ``--calibration`` or ``<qrels>.calibration.json``), so that stdout keeps the results and the
-tables stay as they are."""
+tables stay as they are; :func:`label_description` gives the same, whole, for their JSON and
+the store."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.analysis.calibration import LabelsDescription
 
 CalibrationFile = Annotated[
     Path | None,
@@ -37,6 +41,24 @@ def label_lines(qrels: Path | None, calibration: Path | None) -> list[str]:
         return describe_labels(qrels, calibration=calibration)
     except RagmeterError as exc:
         fail(exc)
+
+
+def label_description(qrels: Path | None, calibration: Path | None) -> LabelsDescription | None:
+    """What the JSON outputs and the store record of the labels of ``qrels`` (its ``lines``
+    are :func:`label_lines`'); a bad calibration is an error (status 2) before any work."""
+    if qrels is None:
+        label_lines(qrels, calibration)
+        return None
+    from ragmeter.analysis.calibration import label_description as describe
+
+    try:
+        return describe(qrels, calibration=calibration)
+    except RagmeterError as exc:
+        fail(exc)
+
+
+def lines_of(described: LabelsDescription | None) -> list[str]:
+    return [] if described is None else list(described.lines)
 
 
 def tell(lines: list[str]) -> None:

@@ -6,8 +6,8 @@ it. Nothing downstream recomputes a metric.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -117,11 +117,21 @@ class RunResult:
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
-    """Results of one or more runs on the same measures, with the warnings collected."""
+    """Results of one or more runs on the same measures, with the warnings collected.
+
+    ``labels``: what the labels the numbers were computed on are (the ``to_json()`` of
+    :class:`ragmeter.analysis.calibration.LabelsDescription`: provenance, counts per source,
+    a calibration's figures), attached by the workflow that read the qrels file
+    (:meth:`with_labels`); ``None`` when no qrels file was described."""
 
     runs: tuple[RunResult, ...]
     measures: tuple[Measure, ...]
     warnings: tuple[str, ...] = field(default=())
+    labels: Mapping[str, Any] | None = field(default=None)
+
+    def with_labels(self, labels: Mapping[str, Any] | None) -> Evaluation:
+        """This evaluation, its labels described by ``labels`` (see the class docstring)."""
+        return replace(self, labels=labels)
 
     def __iter__(self) -> Iterator[RunResult]:
         return iter(self.runs)
@@ -172,6 +182,8 @@ class Evaluation:
         names = {str(m): m.canonical for m in self.measures if str(m) != m.canonical}
         if names:
             out["measure_names"] = names
+        if self.labels is not None:
+            out["labels"] = dict(self.labels)
         return out
 
     def to_pandas(self) -> pd.DataFrame:

@@ -105,12 +105,15 @@ class Sweep:
         return out
 
     def to_json(self) -> str:
-        """``{"ks": [...], "runs": {run: {measure: [points]}}, "warnings": [...]}``; no NaN."""
-        body = {
+        """``{"ks": [...], "runs": {run: {measure: [points]}}, "warnings": [...]}``, and
+        ``labels`` when the evaluation's labels are described; no NaN."""
+        body: dict[str, Any] = {
             "ks": list(self.ks),
             "runs": self.curves(),
             "warnings": list(self.evaluation.warnings),
         }
+        if self.evaluation.labels is not None:
+            body["labels"] = dict(self.evaluation.labels)
         return json.dumps(body, indent=2, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:

@@ -61,6 +61,19 @@ def write_provenance(labels_path: PathLike, provenance: LabelProvenance) -> Path
     return target
 
 
+def carry_provenance(source: PathLike, target: PathLike) -> Path | None:
+    """Give the label file ``target``, derived label by label from ``source`` (the same
+    (query, doc) pairs, e.g. CRUX qrels from sub-question ratings), the sidecar of
+    ``source``; returns its path, or ``None`` when ``source`` has none (its labels, and so
+    the derived ones, are of unknown origin: nothing is written, and a stale sidecar beside
+    ``target`` is removed rather than left to claim otherwise)."""
+    provenance = read_provenance(source)
+    if provenance is None:
+        provenance_path(target).unlink(missing_ok=True)
+        return None
+    return write_provenance(target, provenance)
+
+
 def read_provenance(labels_path: PathLike) -> LabelProvenance | None:
     """The provenance of the label file ``labels_path``; ``None`` without a sidecar.
 
@@ -136,4 +149,11 @@ def _sources(value: Any, path: Path, n: int) -> dict[str, LabelSource]:
     return out
 
 
-__all__ = ["SUFFIX", "format_provenance", "provenance_path", "read_provenance", "write_provenance"]
+__all__ = [
+    "SUFFIX",
+    "carry_provenance",
+    "format_provenance",
+    "provenance_path",
+    "read_provenance",
+    "write_provenance",
+]

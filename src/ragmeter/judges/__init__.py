@@ -17,11 +17,12 @@ label and why (``missing``, ``summary.left_out``), cache hits included.
 
 Python::
 
-    from ragmeter.judges import JudgeConfig, judge_relevance, write_qrels
+    from ragmeter.judges import JudgeConfig, judge_relevance, write_label_provenance, write_qrels
     config = JudgeConfig(base_urls=("http://127.0.0.1:8080/v1",), model="qwen2.5-7b",
                          concurrency=32)
     out = judge_relevance(run, queries, corpus, judge=config, cache="judgments.sqlite")
     write_qrels(out.labels, "qrels.txt"); print("\\n".join(out.summary.lines()))
+    write_label_provenance(out, "qrels.txt")  # the sidecar: which judge made the labels
     if not out.complete:   # pairs left out: unparsed (cached −1), failed, or never asked
         print(out.missing[:5])   # [Missing(ident=("q1", "d7"), reason="failed", detail=…)]
 
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         judge_subquestions,
         judge_udcg,
         write_judgments,
+        write_label_provenance,
         write_qrels,
         write_questions,
         write_utilities,
@@ -83,6 +85,7 @@ _LAZY = {
     "judge_subquestions": "ragmeter.judges.api",
     "judge_udcg": "ragmeter.judges.api",
     "write_judgments": "ragmeter.judges.api",
+    "write_label_provenance": "ragmeter.judges.api",
     "write_qrels": "ragmeter.judges.api",
     "write_questions": "ragmeter.judges.api",
     "write_utilities": "ragmeter.judges.api",
@@ -139,6 +142,7 @@ __all__ = [
     "run_probes",
     "write_ensemble",
     "write_judgments",
+    "write_label_provenance",
     "write_qrels",
     "write_questions",
     "write_utilities",

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from ragmeter.core.provenance import LabelSource
     from ragmeter.pipeline.embeddings import MiniLMEncoder
 
 __all__ = [
@@ -166,6 +167,16 @@ class OfflineJudge:
         return f"all-MiniLM-L6-v2-cosine (offline, weak proxy) thresholds={cuts}"
 
     @property
+    def label_source(self) -> LabelSource:
+        """Who made its labels, for the provenance sidecar: this judge (its thresholds in the
+        ``model``), no prompt — it reads no prompt —, and the weak-proxy note."""
+        from ragmeter.core.provenance import LabelSource
+
+        return LabelSource(
+            kind="judge", model=self.model, prompt_id=f"offline-{self.task_name}", note=self.note
+        )
+
+    @property
     def request_params(self) -> dict[str, Any]:
         return {"offline": "minilm-cosine", "thresholds": list(self.thresholds)}
 
@@ -241,10 +252,19 @@ def judge_relevance_offline(
 
 
 def write_offline_qrels(
-    labels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]
+    labels: Mapping[str, Mapping[str, int]],
+    path: str | os.PathLike[str],
+    *,
+    judge: OfflineJudge | None = None,
 ) -> None:
-    """Write ``{qid: {docid: grade}}`` as TREC qrels ``qid 0 docid grade`` (atomically)."""
+    """Write ``{qid: {docid: grade}}`` as TREC qrels ``qid 0 docid grade`` (atomically), with
+    the provenance sidecar saying that ``judge`` (default: the relevance judge with its
+    default thresholds) made every label."""
     from ragmeter.core.data import Qrels
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io.provenance import write_provenance
     from ragmeter.io.trec import write_trec_qrels
 
     write_trec_qrels(Qrels.from_dict({q: dict(d) for q, d in labels.items()}), path)
+    made_by = (judge or OfflineJudge("relevance")).label_source
+    write_provenance(path, LabelProvenance.single(made_by))

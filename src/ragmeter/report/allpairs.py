@@ -389,10 +389,13 @@ def to_html(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
         "td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#555}"
     )
     body = html_table(t) + (seeds_html(seeds) if seeds else "")
+    # the labels' line(s) under the title, as every view of numbers on LLM labels prints them
+    lines = (t.labels or {}).get("lines") or []
+    caption = "".join(f'<p class="labels">labels: {html.escape(str(line))}</p>\n' for line in lines)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>ragmeter compare: all pairs</title><style>{style}</style></head>\n"
-        f"<body><h1>ragmeter compare: all pairs</h1>\n{body}</body></html>\n"
+        f"<body><h1>ragmeter compare: all pairs</h1>\n{caption}{body}</body></html>\n"
     )
 
 

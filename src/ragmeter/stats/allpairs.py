@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -155,6 +155,9 @@ class AllPairs:
     directions: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     tie_tolerance: float = 0.0
+    #: what the labels are (the ``to_json()`` of
+    #: :class:`ragmeter.analysis.calibration.LabelsDescription`), when the workflow knows
+    labels: Mapping[str, Any] | None = None
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -213,6 +216,7 @@ class AllPairs:
             ],
             "pairs": [p.to_dict() for p in self.pairs],
             "warnings": list(self.warnings),
+            **({"labels": dict(self.labels)} if self.labels is not None else {}),
         }
 
 

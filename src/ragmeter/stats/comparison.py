@@ -35,7 +35,7 @@ Rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -241,6 +241,9 @@ class Comparison:
     warnings: tuple[str, ...] = field(default=())
     #: |run − baseline| ≤ this on a query is a tie in the win/tie/loss counts
     tie_tolerance: float = 0.0
+    #: what the labels are (the ``to_json()`` of
+    #: :class:`ragmeter.analysis.calibration.LabelsDescription`), when the workflow knows
+    labels: Mapping[str, Any] | None = None
 
     @property
     def effect_name(self) -> str:
@@ -316,6 +319,7 @@ class Comparison:
             "differences": [d.to_dict() for d in self.differences],
             "notes": list(self.notes),
             "warnings": list(self.warnings),
+            **({"labels": dict(self.labels)} if self.labels is not None else {}),
         }
 
 

@@ -52,6 +52,9 @@ class EvaluationRecord:
         runs: the runs, in order.
         ragmeter_version: the version that saved it.
         warnings: the evaluation's warnings.
+        labels: what the labels its numbers were computed on are (the ``to_json()`` of
+            :class:`ragmeter.analysis.calibration.LabelsDescription`); ``None``: not
+            described (saved without a qrels file, or by an older ragmeter).
     """
 
     id: int
@@ -66,6 +69,7 @@ class EvaluationRecord:
     runs: tuple[RunRecord, ...]
     ragmeter_version: str
     warnings: tuple[str, ...] = field(default=())
+    labels: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -87,6 +91,7 @@ class EvaluationRecord:
             "runs": [r.to_dict() for r in self.runs],
             "ragmeter_version": self.ragmeter_version,
             "warnings": list(self.warnings),
+            "labels": self.labels,
         }
 
 

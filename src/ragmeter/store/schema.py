@@ -17,7 +17,10 @@ migrations change them), while :data:`METADATA` describes the latest shape for q
 Tables (latest):
 
 * ``evaluations``: one row per saved evaluation; ``measures`` is the JSON list of measure
-  names whose positions the value cells refer to; ``parameters`` and ``warnings`` are JSON.
+  names whose positions the value cells refer to; ``parameters`` and ``warnings`` are JSON;
+  ``labels`` what the labels its numbers were computed on are (JSON, the ``to_json()`` of
+  :class:`ragmeter.analysis.calibration.LabelsDescription`; NULL: not described, as in
+  evaluations saved before version 4).
 * ``runs``: the runs of an evaluation (``position`` order) with their input hash and their
   means (JSON ``{measure: mean}``; NA is ``null``).
 * ``run_queries``: the evaluated query ids of a run (``row`` order).
@@ -55,6 +58,7 @@ evaluations = sa.Table(
     sa.Column("measures", sa.Text, nullable=False),
     sa.Column("warnings", sa.Text, nullable=False),
     sa.Column("ragmeter_version", sa.Text, nullable=False),
+    sa.Column("labels", sa.Text, nullable=True),
     sqlite_autoincrement=True,
 )
 
@@ -186,6 +190,12 @@ def _v3_cells_without_foreign_key(conn: sa.Connection) -> None:
         conn.execute(sa.text(f'ALTER TABLE query_values DROP CONSTRAINT "{key["name"]}"'))
 
 
+def _v4_labels(conn: sa.Connection) -> None:
+    """Version 4: what the labels of each evaluation are (their provenance, counts per source,
+    a calibration's figures) as JSON; NULL for the evaluations saved before."""
+    conn.execute(sa.text("ALTER TABLE evaluations ADD COLUMN labels TEXT"))
+
+
 Migration = Callable[[sa.Connection], None]
 
 #: (version, migration) in order; append, never edit an applied one
@@ -193,6 +203,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _v1_tables),
     (2, _v2_version_and_name_index),
     (3, _v3_cells_without_foreign_key),
+    (4, _v4_labels),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

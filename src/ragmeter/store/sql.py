@@ -86,6 +86,7 @@ class Store:
         run_hashes: Sequence[str | None] | None = None,
         git: GitState | Literal["auto"] | None = "auto",
         created_at: datetime | None = None,
+        labels: Mapping[str, Any] | None = None,
     ) -> int:
         """Store an evaluation with its provenance, in one transaction; returns its id.
 
@@ -100,6 +101,8 @@ class Store:
             git: the commit to record; ``"auto"`` reads the working directory's, ``None``
                 records none.
             created_at: the time to record (default: now); stored in UTC.
+            labels: what the labels are (default: the evaluation's ``labels``, see
+                :class:`~ragmeter.evaluation.results.Evaluation`).
         """
         from ragmeter import __version__
 
@@ -108,6 +111,7 @@ class Store:
                 f"{len(run_hashes)} run hashes for {len(evaluation.runs)} runs; give one per run"
             )
         state = git_state() if git == "auto" else git
+        labels = labels if labels is not None else evaluation.labels
         when = (created_at or datetime.now(UTC)).astimezone(UTC)
         row = {
             "name": name,
@@ -120,6 +124,7 @@ class Store:
             "measures": _dumps([str(m) for m in evaluation.measures], "measures"),
             "warnings": _dumps(list(evaluation.warnings), "warnings"),
             "ragmeter_version": __version__,
+            "labels": None if labels is None else _dumps(dict(labels), "labels"),
         }
         hashes = list(run_hashes) if run_hashes is not None else [None] * len(evaluation.runs)
         try:
@@ -231,7 +236,7 @@ class Store:
             record = _evaluation_record(row, [_run_record(r) for r in run_rows])
             measures = tuple(_parse_measure(m) for m in record.measures)
             results = tuple(_load_run(conn, r, measures) for r in run_rows)
-        evaluation = Evaluation(results, measures, record.warnings)
+        evaluation = Evaluation(results, measures, record.warnings, record.labels)
         return StoredEvaluation(record=record, evaluation=evaluation)
 
     def resolve(self, reference: str | int) -> int:
@@ -489,6 +494,7 @@ def _evaluation_record(row: sa.RowMapping, runs: list[RunRecord]) -> EvaluationR
         runs=tuple(runs),
         ragmeter_version=row["ragmeter_version"],
         warnings=tuple(json.loads(row["warnings"])),
+        labels=None if row["labels"] is None else json.loads(row["labels"]),
     )
 
 

@@ -60,6 +60,9 @@ class AgreementOutcome:
     leaderboard: LeaderboardAgreement | None = None
     notes: list[str] = field(default_factory=list)
     calibration: dict[str, Any] | None = None
+    #: what each label file's labels are, ``{"reference": …, "compared": …}`` (each the
+    #: ``to_json()`` of :class:`ragmeter.analysis.calibration.LabelsDescription`)
+    labels: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.pairs)
@@ -68,6 +71,8 @@ class AgreementOutcome:
             out["leaderboard_queries"] = self.leaderboard.coverage.to_dict()
         if self.calibration is not None:
             out["calibration"] = {"sha256": self.calibration["sha256"]}
+        if self.labels is not None:
+            out["labels"] = self.labels
         return out
 
 
@@ -223,7 +228,17 @@ def run_agreement(request: AgreementRequest, *, version: str) -> AgreementOutcom
             reference_origin=_origin(request.qrels_a),
         )
         write_calibration(request.save_calibration, calibration)
-    return AgreementOutcome(pairs, board, notes, calibration)
+    return AgreementOutcome(pairs, board, notes, calibration, _labels(request))
+
+
+def _labels(request: AgreementRequest) -> dict[str, Any]:
+    """What each label file's labels are (its provenance, a calibration found beside it)."""
+    from ragmeter.analysis.calibration import label_description
+
+    return {
+        "reference": label_description(request.qrels_a).to_json(),
+        "compared": label_description(request.qrels_b).to_json(),
+    }
 
 
 def _judge(

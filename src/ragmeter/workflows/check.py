@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragmeter.analysis.calibration import GateVerdict
+from ragmeter.analysis.calibration import GateVerdict, LabelsDescription
 from ragmeter.analysis.gate import GateResult, check_evaluation, parse_rules
 from ragmeter.errors import RagmeterError, StoreError
 from ragmeter.workflows.evaluate import EvaluationSettings
@@ -47,6 +47,9 @@ class CheckRequest:
     calibration: Path | None = None
     min_kappa: float | None = None
     min_tau: float | None = None
+    #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
+    #: carried into the result's JSON
+    described_labels: LabelsDescription | None = None
 
 
 def check_calibration(request: CheckRequest) -> GateVerdict | None:
@@ -95,7 +98,7 @@ def check_files(request: CheckRequest) -> GateResult:
     else:
         evaluated = evaluate(run, qrels, measures, **options)
         evaluation = _with_stored_baseline(request, evaluated, qrels)
-    return check_evaluation(
+    result = check_evaluation(
         evaluation,
         rules,
         test=request.test,
@@ -103,6 +106,8 @@ def check_files(request: CheckRequest) -> GateResult:
         permutations=request.permutations,
         seed=request.seed,
     )
+    described = request.described_labels
+    return result if described is None else replace(result, labels=described.to_json())
 
 
 def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Qrels) -> Evaluation:

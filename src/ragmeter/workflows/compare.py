@@ -10,7 +10,7 @@ compared as one system (:func:`ragmeter.analysis.seeds.merge_groups`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,6 +26,7 @@ from ragmeter.workflows.evaluate import (
 )
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.calibration import LabelsDescription
     from ragmeter.core.data import Run
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.allpairs import AllPairs
@@ -83,6 +84,9 @@ class CompareRequest:
     nuggets: NuggetInputs | None = None
     #: ``--spans`` / ``--chunks``: runs of different chunkings on the same span labels
     spans: SpanFiles | None = None
+    #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
+    #: carried into the JSON outputs and the store
+    described_labels: LabelsDescription | None = None
 
 
 @dataclass(frozen=True)
@@ -240,16 +244,19 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
                 for r, p in zip(run_objs, paths, strict=True)
             ]
         )
+    labels = request.described_labels.to_json() if request.described_labels else None
+    result = result.with_labels(labels)
     compared, seeds, base = _grouped(request, result, run_names, paths)
     parameters: dict[str, Any] = {"measures": names, **request.settings.saved()}
     if request.all_pairs:
         from ragmeter.stats.allpairs import all_pairs
 
-        table = all_pairs(compared, **request.compare.pairs_options())
+        table = replace(all_pairs(compared, **request.compare.pairs_options()), labels=labels)
         parameters |= {"all_pairs": True, **request.compare.pairs_options()}
         comparison = None
     else:
         comparison = compare(compared, baseline=base, **request.compare.options())
+        comparison = replace(comparison, labels=labels)
         table = None
         parameters |= {"baseline": comparison.baseline, **request.compare.options()}
     if seeds:

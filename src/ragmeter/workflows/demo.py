@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.errors import MissingExtraError
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.calibration import LabelsDescription
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Answers, Corpus, Judgments
     from ragmeter.evaluation.results import Evaluation
@@ -172,7 +173,14 @@ def evaluate_all(data: ExampleData, systems: Systems) -> Evaluation:
         )
         for name, run in systems.runs.items()
     ]
-    return Evaluation.concat(parts)
+    return Evaluation.concat(parts).with_labels(example_labels(data).to_json())
+
+
+def example_labels(data: ExampleData) -> LabelsDescription:
+    """What the example's labels are: graded by hand (its qrels' provenance sidecar)."""
+    from ragmeter.analysis.calibration import label_description
+
+    return label_description(data.qrels_path)
 
 
 def chunkings_side_by_side(folder: Path | None = None) -> tuple[Evaluation, Comparison]:
@@ -276,6 +284,7 @@ def write_report(
             },
             rel_level=REL_LEVEL,
             title="ragmeter demo: four retrievers on the Vellmar transit example",
+            inputs=[("labels", example_labels(data).provenance)],
         )
     except MissingExtraError as exc:  # matplotlib is not installed
         return f"HTML report: skipped ({exc})"

@@ -23,6 +23,7 @@ from ragmeter.metrics.defaults import (
 )
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.calibration import LabelsDescription
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
@@ -239,6 +240,9 @@ class EvaluateRequest:
     nuggets: NuggetInputs | None = None
     #: ``--spans`` and ``--chunks`` (the span measures)
     spans: SpanFiles | None = None
+    #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
+    #: carried by the evaluation into its JSON and the store
+    described_labels: LabelsDescription | None = None
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
@@ -323,6 +327,8 @@ def evaluate_files(
             request.runs, labels if labels is not None else request.qrels, names, options,
             own_queries,
         )  # fmt: skip
+    if request.described_labels is not None:
+        evaluation = evaluation.with_labels(request.described_labels.to_json())
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
     return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
 

@@ -52,7 +52,22 @@ def compare_saved(
     pair, shared, notes = paired(base_stored, base_run, new_stored, new_run, measures)
     options = (settings or CompareSettings()).options()
     comparison = compare(pair, baseline=0, measures=shared, **options)
-    return replace(comparison, warnings=(*comparison.warnings, *notes))
+    labels = {"baseline": base_stored.record.labels, "candidate": new_stored.record.labels}
+    return replace(comparison, warnings=(*comparison.warnings, *notes), labels=labels)
+
+
+def saved_label_lines(comparison: Comparison) -> list[str]:
+    """What the labels of each side of :func:`compare_saved`'s comparison were, one line per
+    fact, each naming its evaluation (``#3 bm25.txt: LLM labels (…): 8 of 8 pairs``)."""
+    from ragmeter.analysis.calibration import recorded_label_lines
+
+    sides = comparison.labels or {}
+    names = dict(zip(("baseline", "candidate"), comparison.runs, strict=False))
+    return [
+        f"{names.get(side, side)}: {line}"
+        for side in ("baseline", "candidate")
+        for line in recorded_label_lines(sides.get(side))
+    ]
 
 
 def pick(store: Store, reference: str, run: str | None) -> tuple[StoredEvaluation, RunResult]:
@@ -131,6 +146,12 @@ def _differences(base: StoredEvaluation, new: StoredEvaluation) -> list[str]:
         notes.append(
             "the qrels differ between the two evaluations (another sha256): the runs were "
             "judged against different relevance judgments"
+        )
+    base_labels, new_labels = base.record.labels, new.record.labels
+    if base_labels and new_labels and base_labels.get("sources") != new_labels.get("sources"):
+        notes.append(
+            "the labels were made by others between the two evaluations (their provenance "
+            "differs): see the labels lines"
         )
     base_params, new_params = base.record.parameters, new.record.parameters
     changed = [

@@ -77,14 +77,21 @@ def evaluations(web: Web, request: Request) -> HTMLResponse:
     opened = open_store_or_reason(web.config.store_url)
     if isinstance(opened, str):
         return web.page(request, "evaluations.html", available=False, reason=opened, rows=[])
+    from ragmeter.analysis.calibration import labels_kind
+
     with opened as store:
         rows = store.list_evaluations(limit=500)
         url = store.url
-    return web.page(request, "evaluations.html", available=True, rows=rows, store_url=url)
+    kinds = {r.id: labels_kind(r.labels) for r in rows}
+    return web.page(
+        request, "evaluations.html", available=True, rows=rows, store_url=url, label_kinds=kinds
+    )
 
 
 @router.get("/evaluations/{evaluation_id}", response_class=HTMLResponse)
 def stored_evaluation(web: Web, request: Request, evaluation_id: int) -> HTMLResponse:
+    from ragmeter.analysis.calibration import recorded_label_lines
+
     stored = load_stored(web.config.store_url, evaluation_id)
     record, evaluation = stored.record, stored.evaluation
     measures = list(record.measures)
@@ -102,6 +109,7 @@ def stored_evaluation(web: Web, request: Request, evaluation_id: int) -> HTMLRes
         per_query=per_query,
         defined_notes=notes,
         has_report=html_report_module() is not None,
+        label_lines=recorded_label_lines(record.labels),
     )
 
 
@@ -110,8 +118,11 @@ def stored_report(web: Web, evaluation_id: int) -> HTMLResponse:
     module = html_report_module()
     if module is None:
         raise HTTPException(404, "the HTML report is not available in this installation")
+    from ragmeter.analysis.calibration import recorded_label_lines
+
     stored = load_stored(web.config.store_url, evaluation_id)
+    labels = [("labels", line) for line in recorded_label_lines(stored.record.labels)]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "report.html"
-        module.write_html_report(path, stored.evaluation)
+        module.write_html_report(path, stored.evaluation, inputs=labels)
         return HTMLResponse(path.read_text(encoding="utf-8"))
