@@ -30,6 +30,7 @@ from ragmeter.commands.options import (
     Pool,
     PoolDepth,
     QrelsFile,
+    QueryIdFrom,
     Questions,
     RelLevel,
     RunFiles,
@@ -124,6 +125,7 @@ def evaluate(
     alpha: PPIAlpha = None,
     ppi_lambda: PPILambda = None,
     labelled_queries: LabelledQueries = None,
+    query_id_from: QueryIdFrom = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -212,6 +214,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.check",
     "ragmeter.commands.measures",
     "ragmeter.commands.sample",
+    "ragmeter.commands.monitor",
 )
 
 

@@ -36,7 +36,7 @@ from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
 from ragmeter.io.partitions import is_partitioned, read_partitioned_qrels, read_partitioned_run
 from ragmeter.io.samples import Samples, read_samples
 
-Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"]
+Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv", "otlp", "phoenix"]
 #: the names of the formats read (see :data:`ragmeter.io.formats.FORMATS_REGISTRY`)
 FORMATS: tuple[str, ...] = FORMATS_REGISTRY.names()
 
@@ -84,6 +84,13 @@ def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
     map. Only samples may be evaluated without separate qrels; a run read as its own qrels
     would score itself perfect."""
     fmt = detect_format(path, format)
+    if fmt in ("otlp", "phoenix"):
+        return False
+    if fmt in ("json", "jsonl", "parquet"):
+        from ragmeter.io.traces import sniff_traces
+
+        if sniff_traces(path) is not None:
+            return False
     if fmt in ("json", "yaml"):
         from ragmeter.io.formats import document_kind
         from ragmeter.io.samples import load_document
