@@ -425,7 +425,7 @@ def sniff_traces(path: PathLike) -> TraceKind | None:
         return "phoenix" if "context.span_id" in names else None
     try:
         with open_binary(path) as fh:
-            for raw in fh:
+            for raw in _lines(fh, source=str(path)):
                 if raw.strip():
                     head = raw[:64].lstrip()
                     if not head.startswith(b"{"):
@@ -451,7 +451,7 @@ def iter_spans(path: PathLike, notes: list[str] | None = None) -> Iterator[Span]
     kind: TraceKind | None = None
     with open_binary(path) as fh:
         pending: tuple[int, bytes] | None = None
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in enumerate(_lines(fh, source), start=1):
             if pending is not None:
                 yield from _line_spans(*pending, source, kind)
             if not raw.strip():
@@ -476,6 +476,26 @@ def iter_spans(path: PathLike, notes: list[str] | None = None) -> Iterator[Span]
                 )
             return
         yield from spans
+
+
+def _lines(fh: Any, source: str) -> Iterator[bytes]:
+    """The lines of a (possibly decompressing) binary stream, newline kept, read in chunks;
+    a line longer than :func:`~ragmeter.io._common.max_line_bytes` is an error."""
+    from ragmeter.io._common import READ_CHUNK, line_too_long, max_line_bytes
+
+    cap = max_line_bytes()
+    rest = b""
+    number = 0
+    while chunk := fh.read(READ_CHUNK):
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            number += 1
+            yield part + b"\n"
+        if len(rest) > cap:
+            raise line_too_long(source, number + 1, cap)
+    if rest:
+        yield rest
 
 
 def _first_kind(raw: bytes, source: str, line: int) -> TraceKind:
