@@ -123,6 +123,8 @@ class Traces:
     without_documents: int = 0
     content_ids: int = 0
     notes: list[str] = field(default_factory=list)
+    #: with ``keep_spans``: every span as (span id, trace id, stage, start ns, duration ms)
+    span_rows: list[tuple[str, str, str, int, float]] = field(default_factory=list)
 
     def describe(self) -> list[str]:
         """The notes of the read, one line each: what was left out or identified by content,
@@ -606,8 +608,14 @@ def retrieval_of(span: Span, source: str, query_id_from: str) -> tuple[Retrieval
     )
 
 
-def read_traces(paths: PathLike | Iterable[PathLike], query_id_from: str | None = None) -> Traces:
-    """Read trace files (see the module docstring): rankings, answers and latencies."""
+def read_traces(
+    paths: PathLike | Iterable[PathLike],
+    query_id_from: str | None = None,
+    *,
+    keep_spans: bool = False,
+) -> Traces:
+    """Read trace files (see the module docstring): rankings, answers and latencies;
+    ``keep_spans`` also keeps every span's ids, stage and times (``span_rows``)."""
     path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     how = query_id_from or default_query_id_from()
     traces = Traces(source=", ".join(str(p) for p in path_list))
@@ -616,6 +624,10 @@ def read_traces(paths: PathLike | Iterable[PathLike], query_id_from: str | None 
         for span in iter_spans(path, traces.notes):
             traces.spans += 1
             traces.latencies.setdefault(span.stage, []).append(span.duration_ms)
+            if keep_spans:
+                traces.span_rows.append(
+                    (span.span_id, span.trace_id, span.stage, span.start_ns, span.duration_ms)
+                )
             if span.kind == "RETRIEVER":
                 retrieval, hashed = retrieval_of(span, source, how)
                 traces.content_ids += hashed

@@ -1,0 +1,474 @@
+"""``ragmeter monitor``: read production traces, sample retriever spans per window, judge the
+sampled passages (the relevance prompts of ``ragmeter judge``, cached), score each span with
+the evaluation path of ``ragmeter evaluate`` and store spans, samples and window figures.
+
+A span's judged measures are those of ``ragmeter evaluate`` on a run of one query (the span)
+whose qrels are the judge's grades of its top ``depth`` passages: P@K and nDCG@K over judged
+retrieved passages (the ideal ranking of nDCG is that of the retrieved passages), as Phoenix
+computes them from LLM-judged retriever spans. The figures are computed on LLM labels and say
+so (:meth:`MonitorOutcome.labels_line`). The statistics are :mod:`ragmeter.analysis.monitor`'s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.analysis.monitor import (
+    MonitorError,
+    SampleSpec,
+    WindowFigure,
+    choose,
+    latency_figures,
+    mean_figure,
+    window_of,
+)
+from ragmeter.errors import InputError
+
+if TYPE_CHECKING:
+    from ragmeter.analysis.gate import GateResult
+    from ragmeter.core.provenance import LabelSource
+    from ragmeter.io.traces import Retrieval
+    from ragmeter.judges.runner import Progress
+    from ragmeter.judges.types import Judge
+    from ragmeter.store.monitor import SampleRow, SpanRow
+    from ragmeter.store.sql import Store
+
+#: the judged measures by default: nDCG@5 on the judge's grades, and P@5 counting grade ≥ 2
+#: (UMBRELA's "highly relevant") as relevant
+DEFAULT_MEASURES: tuple[str, ...] = ("ndcg@5", "P@5(rel_level=2)")
+DEFAULT_STREAM = "production"
+
+
+@dataclass(frozen=True)
+class MonitorRequest:
+    """What ``ragmeter monitor`` was asked."""
+
+    traces: Sequence[str | os.PathLike[str]]
+    store: str
+    sample: SampleSpec
+    window_s: int = 86400
+    stream: str = DEFAULT_STREAM
+    seed: int = 0
+    measures: Sequence[str] = DEFAULT_MEASURES
+    depth: int = 10
+    prompt: str = "umbrela"
+    query_id_from: str | None = None
+
+
+@dataclass
+class MonitorOutcome:
+    """What a monitor run did and the stream's figures for its window length afterwards."""
+
+    stream: str
+    window_s: int
+    spans_read: int
+    new_spans: int
+    sampled: int
+    pairs_judged: int
+    pairs_unlabelled: int
+    judge: LabelSource
+    figures: list[WindowFigure]
+    notes: list[str] = field(default_factory=list)
+    judge_lines: list[str] = field(default_factory=list)
+
+    def labels_line(self) -> str:
+        from ragmeter.core.provenance import LabelProvenance
+
+        return f"computed on {LabelProvenance.single(self.judge).describe()}"
+
+
+def canonical_measures(names: Sequence[str]) -> list[str]:
+    """The measures' canonical names (as ``ragmeter evaluate`` prints them)."""
+    from ragmeter.measures import REGISTRY
+
+    out: list[str] = []
+    for name in names:
+        out.extend(str(m) for m in REGISTRY.parse(name))
+    return list(dict.fromkeys(out))
+
+
+def _span_rows(traces: Any) -> list[SpanRow]:
+    from ragmeter.store.monitor import SpanRow
+
+    return [SpanRow(*row) for row in traces.span_rows]
+
+
+def _passages(retrievals: Sequence[Retrieval], depth: int) -> dict[str, str]:
+    """``{doc id: text}`` of the sampled top passages; a passage without text cannot be
+    judged: an error naming the file, the line and the attribute."""
+    texts: dict[str, str] = {}
+    for r in retrievals:
+        for i, (doc, text) in enumerate(zip(r.doc_ids[:depth], r.texts[:depth], strict=True)):
+            if text is None:
+                raise InputError(
+                    f"retriever span {r.span_id}: document {doc!r} has no content to judge",
+                    line=r.line,
+                    field=f"retrieval.documents.{i}.document.content",
+                )
+            texts.setdefault(doc, text)
+    return texts
+
+
+def span_values(
+    retrievals: Sequence[Retrieval],
+    labels: Mapping[str, Mapping[str, int]],
+    measures: Sequence[str],
+    depth: int,
+) -> dict[str, dict[str, float]]:
+    """Each span's measure values: ``ragmeter evaluate`` of the span's top ``depth`` against
+    the judge's grades (a span without any label is NA on every measure)."""
+    from ragmeter.core.data import Run
+    from ragmeter.evaluation import evaluate
+
+    nan = dict.fromkeys(measures, math.nan)
+    out = {r.span_id: dict(nan) for r in retrievals}
+    judged = [r for r in retrievals if labels.get(r.span_id)]
+    if not judged:
+        return out
+    run = Run.from_lists({r.span_id: list(r.doc_ids[:depth]) for r in judged}, name="sample")
+    qrels = {r.span_id: dict(labels[r.span_id]) for r in judged}
+    result = evaluate(run, qrels, list(measures)).runs[0]
+    for qid, row in zip(result.query_ids, result.values.tolist(), strict=True):
+        out[str(qid)] = {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
+    return out
+
+
+def _check_judge(samples: Sequence[SampleRow], source: LabelSource, stream: str) -> None:
+    """A stream's figures come from one judge: another one would mix two scales in a mean."""
+    for s in samples:
+        if not s.judge.same_judge(source):
+            raise MonitorError(
+                f"stream {stream!r} was judged by {s.judge.describe()}; this run's judge is "
+                f"{source.describe()}. Use the same judge, or another --name"
+            )
+
+
+def run_monitor(
+    request: MonitorRequest,
+    judge: Judge | Any,
+    *,
+    cache: Any = ":memory:",
+    progress: Progress | None = None,
+) -> MonitorOutcome:
+    """Read, sample, judge, score and store (see the module docstring)."""
+    from ragmeter.io.traces import read_traces
+    from ragmeter.judges.api import as_judge, label_source, relevance_job
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import SampleRow, add_spans, known_spans, load_samples
+
+    measures = canonical_measures(request.measures)
+    traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
+    rows = {r.span_id: r for r in _span_rows(traces)}
+    the_judge = as_judge(judge)
+    with open_store(request.store) as store:
+        known = known_spans(store, request.stream, rows)
+        stored = load_samples(store, request.stream)
+        fresh = [r for r in traces.retrievals if r.span_id not in known]
+        fresh = list({r.span_id: r for r in fresh}.values())
+        held = _held_per_window(store, request.stream, request.window_s, stored)
+        wanted = choose(
+            [(window_of(r.start_ns, request.window_s), r.span_id) for r in fresh],
+            request.sample,
+            request.seed,
+            held,
+        )
+        sampled = [r for r in fresh if r.span_id in wanted]
+        job = relevance_job(
+            {r.span_id: list(r.doc_ids) for r in sampled},
+            {r.span_id: r.query for r in sampled},
+            _passages(sampled, request.depth),
+            depth=request.depth,
+            prompt=request.prompt,
+        )
+        source = label_source(job.task, the_judge)
+        _check_judge(stored, source, request.stream)
+        result = job.execute(the_judge, cache=cache, progress=progress) if sampled else None
+        labels = result.labels if result is not None else {}
+        values = span_values(sampled, labels, measures, request.depth)
+        samples = [
+            SampleRow(
+                span_id=r.span_id,
+                window_s=request.window_s,
+                window_start=window_of(r.start_ns, request.window_s),
+                query_id=r.query_id,
+                judge=source,
+                pairs=min(len(r.doc_ids), request.depth),
+                unlabelled=min(len(r.doc_ids), request.depth) - len(labels.get(r.span_id, {})),
+                values=values[r.span_id],
+            )
+            for r in sampled
+        ]
+        new_rows = [row for span_id, row in rows.items() if span_id not in known]
+        add_spans(store, request.stream, new_rows, samples)
+        figures = refresh_windows(store, request.stream, request.window_s, measures, source)
+    return MonitorOutcome(
+        stream=request.stream,
+        window_s=request.window_s,
+        spans_read=traces.spans,
+        new_spans=len(new_rows),
+        sampled=len(samples),
+        pairs_judged=sum(s.pairs for s in samples),
+        pairs_unlabelled=sum(s.unlabelled for s in samples),
+        judge=source,
+        figures=figures,
+        notes=traces.describe(),
+        judge_lines=[] if result is None else [*result.summary.lines(), *result.notes],
+    )
+
+
+def _held_per_window(
+    store: Store, stream: str, window_s: int, stored: Sequence[SampleRow]
+) -> dict[int, int]:
+    """How many stored samples each window (of this length) holds."""
+    from ragmeter.store.monitor import load_spans
+
+    if not stored:
+        return {}
+    starts = {s.span_id: s.started_ns for s in load_spans(store, stream)}
+    held: dict[int, int] = {}
+    for s in stored:
+        w = window_of(starts[s.span_id], window_s)
+        held[w] = held.get(w, 0) + 1
+    return held
+
+
+def refresh_windows(
+    store: Store,
+    stream: str,
+    window_s: int,
+    measures: Sequence[str],
+    judge: LabelSource | None,
+) -> list[WindowFigure]:
+    """Recompute and store the stream's window figures: each measure's mean and interval
+    over the window's samples, and the stages' latency percentiles over its spans."""
+    from ragmeter.store.monitor import load_samples, load_spans, save_windows
+
+    spans = load_spans(store, stream)
+    starts = {s.span_id: s.started_ns for s in spans}
+    per_window: dict[int, dict[str, list[float]]] = {}
+    for s in load_samples(store, stream):
+        w = window_of(starts[s.span_id], window_s)
+        bucket = per_window.setdefault(w, {})
+        for m in measures:
+            bucket.setdefault(m, []).append(s.values.get(m, math.nan))
+    durations: dict[int, dict[str, list[float]]] = {}
+    for span in spans:
+        stages = durations.setdefault(window_of(span.started_ns, window_s), {})
+        stages.setdefault(span.stage, []).append(span.duration_ms)
+    figures: list[WindowFigure] = []
+    for w in sorted(set(per_window) | set(durations)):
+        for m in measures:
+            figures.append(mean_figure(w, m, per_window.get(w, {}).get(m, []), seed=w))
+        figures.extend(latency_figures(w, durations.get(w, {})))
+    save_windows(store, stream, window_s, figures, judge)
+    return figures
+
+
+# -- drift ----------------------------------------------------------------------------------
+
+
+def window_label(start: int, window_s: int) -> str:
+    """``2026-01-05`` for a day window, ``2026-01-05T13:00Z`` for shorter ones."""
+    when = datetime.fromtimestamp(start, UTC)
+    if window_s % 86400 == 0:
+        return when.strftime("%Y-%m-%d")
+    return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _parse_time(text: str) -> int | None:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp())
+
+
+def window_values(store: Store, stream: str, window_s: int) -> dict[int, dict[str, list[float]]]:
+    """The samples' values by window (of this length) and measure."""
+    from ragmeter.store.monitor import load_samples, load_spans
+
+    starts = {s.span_id: s.started_ns for s in load_spans(store, stream)}
+    out: dict[int, dict[str, list[float]]] = {}
+    for s in load_samples(store, stream):
+        bucket = out.setdefault(window_of(starts[s.span_id], window_s), {})
+        for m, v in s.values.items():
+            bucket.setdefault(m, []).append(v)
+    return out
+
+
+def _pick_window(
+    windows: Sequence[int], text: str, window_s: int, what: str, before: int | None = None
+) -> int:
+    candidates = [w for w in windows if before is None or w < before]
+    if not candidates:
+        raise MonitorError(f"{what}: no judged window{' before it' if before else ''}")
+    if text == "latest":
+        return candidates[-1]
+    if text == "previous":
+        return candidates[-1]
+    if text == "first":
+        return candidates[0]
+    at = _parse_time(text)
+    if at is None:
+        raise MonitorError(
+            f"{what} {text!r}: expected latest, previous, first or a time (2026-01-05, "
+            "2026-01-05T13:00Z)"
+        )
+    w = window_of(at * 1_000_000_000, window_s)
+    if w not in windows:
+        raise MonitorError(f"{what} {text!r}: no judged span in the window starting there")
+    return w
+
+
+@dataclass(frozen=True)
+class MonitorCheckRequest:
+    """What ``ragmeter monitor check`` was asked: rules, the window checked (``at``) and the
+    baseline: ``previous`` (the judged window before it), ``first``, a time, or ``stored:REF``
+    (a saved evaluation of the store, its first run unless ``REF:RUN``)."""
+
+    store: str
+    rules: Sequence[str]
+    window_s: int = 86400
+    stream: str = DEFAULT_STREAM
+    baseline: str = "previous"
+    at: str = "latest"
+    alpha: float = 0.05
+
+
+def check_monitor(request: MonitorCheckRequest) -> GateResult:
+    """Check the rules on the window ``at`` against the baseline (Welch's t for
+    ``significant``; :func:`ragmeter.analysis.monitor.check_windows`)."""
+    from ragmeter.analysis.gate import parse_rules
+    from ragmeter.analysis.monitor import check_windows
+    from ragmeter.store import open_store
+
+    rules = parse_rules(list(request.rules))
+    with open_store(request.store, create=False) as store:
+        by_window = window_values(store, request.stream, request.window_s)
+        if not by_window:
+            raise MonitorError(f"stream {request.stream!r} has no judged sample in {store.url}")
+        windows = sorted(by_window)
+        current = _pick_window(windows, request.at, request.window_s, "--at")
+        name = f"{request.stream} {window_label(current, request.window_s)}"
+        if request.baseline.startswith("stored:"):
+            base_values, base_name = _stored_baseline(store, request.baseline[len("stored:") :])
+        else:
+            base = _pick_window(
+                windows, request.baseline, request.window_s, "--baseline", before=current
+            )
+            base_values = by_window[base]
+            base_name = f"{request.stream} {window_label(base, request.window_s)}"
+        samples = _judge_line(store, request.stream)
+    return check_windows(
+        by_window[current],
+        base_values,
+        rules,
+        current_name=name,
+        baseline_name=base_name,
+        alpha=request.alpha,
+        warnings=[samples] if samples else [],
+    )
+
+
+def _judge_line(store: Store, stream: str) -> str:
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.store.monitor import load_samples
+
+    samples = load_samples(store, stream)
+    if not samples:
+        return ""
+    return f"computed on {LabelProvenance.single(samples[0].judge).describe()}"
+
+
+def _stored_baseline(store: Store, reference: str) -> tuple[dict[str, list[float]], str]:
+    """The per-query values of a saved evaluation's run (``REF`` or ``REF:RUN``)."""
+    ref, _, run_name = reference.partition(":")
+    stored = store.load_evaluation(store.resolve(ref))
+    evaluation = stored.evaluation
+    run = evaluation[run_name] if run_name else evaluation.runs[0]
+    values = {str(m): run.column(m).tolist() for m in run.measures}
+    return values, f"stored {ref} ({run.name})"
+
+
+# -- trends ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """A window's change of a measure against the judged window before it: the difference
+    of the means and Welch's two-sided p (unadjusted; NaN when it cannot be computed)."""
+
+    difference: float
+    p_value: float
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return not math.isnan(self.p_value) and self.p_value <= alpha
+
+
+@dataclass
+class Trend:
+    """A stream's stored window figures (one window length), the judge of its samples, and
+    each judged window's change against the previous one."""
+
+    stream: str
+    window_s: int
+    rows: list[Any]
+    judge: LabelSource | None
+    changes: dict[tuple[str, int], Change] = field(default_factory=dict)
+
+    def measures(self) -> list[str]:
+        return list(dict.fromkeys(r.measure for r in self.rows))
+
+    def windows(self) -> list[int]:
+        return sorted({r.window_start for r in self.rows})
+
+    def latest(self) -> list[Any]:
+        """The figures of the latest window."""
+        if not self.rows:
+            return []
+        last = max(r.window_start for r in self.rows)
+        return [r for r in self.rows if r.window_start == last]
+
+    def labels_line(self) -> str:
+        from ragmeter.core.provenance import LabelProvenance
+
+        if self.judge is None:
+            return ""
+        return f"judged measures computed on {LabelProvenance.single(self.judge).describe()}"
+
+
+def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
+    """The stream's figures for ``window_s`` as stored by its last monitor run, with the
+    changes between consecutive judged windows (Welch's t on the spans' values)."""
+    from ragmeter.analysis.monitor import welch_test
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_windows
+
+    with open_store(store_url, create=False) as store:
+        rows = load_windows(store, stream, window_s)
+        if not rows:
+            raise MonitorError(
+                f"no figures for stream {stream!r} with {window_s}s windows in {store.url}; "
+                "run ragmeter monitor with this --name and --window first"
+            )
+        by_window = window_values(store, stream, window_s)
+    judge = next((r.judge for r in rows if r.judge is not None), None)
+    trend = Trend(stream, window_s, rows, judge)
+    windows = sorted(by_window)
+    for before, after in itertools.pairwise(windows):
+        for measure, values in by_window[after].items():
+            test = welch_test(values, by_window[before].get(measure, []))
+            previous = [v for v in by_window[before].get(measure, []) if not math.isnan(v)]
+            current = [v for v in values if not math.isnan(v)]
+            if previous and current:
+                diff = sum(current) / len(current) - sum(previous) / len(previous)
+                trend.changes[(measure, after)] = Change(diff, test.p_value)
+    return trend
