@@ -74,6 +74,16 @@ def window_text(seconds: int) -> str:
     return f"{seconds}s"
 
 
+def window_label(start: int, window_s: int) -> str:
+    """``2026-01-05`` for a day window, ``2026-01-05T13:00Z`` for shorter ones."""
+    from datetime import UTC, datetime
+
+    when = datetime.fromtimestamp(start, UTC)
+    if window_s % 86400 == 0:
+        return when.strftime("%Y-%m-%d")
+    return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
 @dataclass(frozen=True)
 class SampleSpec:
     """How many spans to judge per window: a count, or a rate in (0, 1]."""

@@ -24,7 +24,7 @@ def _interval(low: float, high: float) -> str:
 
 
 def _label(start: int, window_s: int) -> str:
-    from ragmeter.workflows.monitor import window_label
+    from ragmeter.analysis.monitor import window_label
 
     return window_label(start, window_s)
 

@@ -26,6 +26,7 @@ from ragmeter.analysis.monitor import (
     choose,
     latency_figures,
     mean_figure,
+    window_label,
     window_of,
 )
 from ragmeter.errors import InputError
@@ -271,14 +272,6 @@ def refresh_windows(
 
 
 # -- drift ----------------------------------------------------------------------------------
-
-
-def window_label(start: int, window_s: int) -> str:
-    """``2026-01-05`` for a day window, ``2026-01-05T13:00Z`` for shorter ones."""
-    when = datetime.fromtimestamp(start, UTC)
-    if window_s % 86400 == 0:
-        return when.strftime("%Y-%m-%d")
-    return when.strftime("%Y-%m-%dT%H:%MZ")
 
 
 def _parse_time(text: str) -> int | None:
