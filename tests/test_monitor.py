@@ -136,7 +136,10 @@ def test_week_of_traffic_flags_day_five(server: FakeServer, tmp_path: Path) -> N
     traces = write_week(tmp_path / "week.json")
     out = runner.invoke(app, monitor_args(server, tmp_path, traces))
     assert out.exit_code == 0, out.output
-    assert "210 span(s) read, 210 new; 42 retriever span(s) sampled" in out.output
+    assert (
+        "210 span(s) read, 210 new; 42 retriever span(s) sampled, 210 pair(s) labelled"
+        in out.output
+    )
     assert "computed on LLM labels (umbrela, model m)" in out.output
 
     rule = ["--fail-if", "ndcg@5 drop > 0.05 significant", "--baseline", "first"]
@@ -242,3 +245,36 @@ def test_unknown_stream_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "monitor.db").touch()
     out = runner.invoke(app, ["monitor", "metrics", *store_args(tmp_path), "--name", "nope"])
     assert out.exit_code == 2 and "ragmeter: error:" in out.output
+
+
+def test_demo_week_is_flagged_on_day_five(tmp_path: Path) -> None:
+    """The documented demo: labels by construction, no judge; days 2–4 pass against day 1,
+    day 5 fails, and so does day 5 against day 4 (the default baseline, the previous day)."""
+    out = runner.invoke(app, ["monitor", "demo", str(tmp_path / "demo")])
+    assert out.exit_code == 0, out.output
+    traces, labels = tmp_path / "demo" / "traces.json", tmp_path / "demo" / "labels.txt"
+    assert (tmp_path / "demo" / "labels.txt.provenance.jsonl").exists()
+    store = ["--store", f"sqlite:///{tmp_path / 'demo' / 'monitor.db'}"]
+    run = runner.invoke(app, ["monitor", str(traces), "--labels", str(labels), *store])
+    assert run.exit_code == 0, run.output
+    assert "human (synthetic, by construction)" in run.output
+    rule = ["--fail-if", "ndcg@5 drop > 0.05 significant"]
+    for day, status in (("06", 0), ("07", 0), ("08", 0), ("09", 1)):
+        args = ["monitor", "check", *rule, "--baseline", "first", "--at", f"2026-01-{day}"]
+        assert runner.invoke(app, [*args, *store]).exit_code == status, day
+    at_five = ["monitor", "check", *rule, "--at", "2026-01-09", *store]
+    assert runner.invoke(app, at_five).exit_code == 1
+    # the same traces evaluated whole against the labels: the query ids meet
+    evaluated = runner.invoke(
+        app, ["evaluate", str(traces), "--qrels", str(labels), "-m", "ndcg@5"]
+    )
+    assert evaluated.exit_code == 0, evaluated.output
+
+
+def test_labels_without_provenance_are_refused(tmp_path: Path) -> None:
+    runner.invoke(app, ["monitor", "demo", str(tmp_path), "--days", "2", "--degrade-day", "2"])
+    (tmp_path / "labels.txt.provenance.jsonl").unlink()
+    store = ["--store", f"sqlite:///{tmp_path / 'monitor.db'}"]
+    args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
+    out = runner.invoke(app, [*args, *store])
+    assert out.exit_code == 2 and "no provenance sidecar" in out.output

@@ -87,6 +87,14 @@ def run_command(
         str | None,
         typer.Option("--query-id-from", help="hash (default), text or a span attribute."),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Qrels to label the sampled spans with (by query id) instead of a judge; "
+            "its provenance sidecar must say who made them.",
+        ),
+    ] = None,
     seed: Seed = 0,
     base_url: BaseUrl = None,
     model: Model = None,
@@ -122,7 +130,12 @@ def run_command(
             depth=depth,
             prompt=prompt,
             query_id_from=query_id_from,
+            labels=labels,
         )
+        if labels is not None:
+            outcome = flow.run_monitor(request, None)
+            print_outcome(outcome)
+            return
         judge, _ = build_judge(
             prompt,
             offline=offline,
@@ -248,6 +261,31 @@ def report_command(
     except RagmeterError as exc:
         fail(exc)
     typer.echo(f"wrote {output}", err=True)
+
+
+@monitor_app.command("demo")
+def demo_command(
+    out: Annotated[Path, typer.Argument(help="The folder to write the traces and labels in.")],
+    days: Annotated[int, typer.Option("--days", min=2, help="Days of traffic.")] = 7,
+    degrade_day: Annotated[
+        int, typer.Option("--degrade-day", min=2, help="The first degraded day (1-based).")
+    ] = 5,
+    per_day: Annotated[int, typer.Option("--per-day", min=2, help="Requests per day.")] = 60,
+    seed: Seed = 0,
+) -> None:
+    """Write a week of synthetic traffic as OTLP traces (retrieval degrading on day 5) and
+    the labels of its passages, then print the commands that monitor and check it."""
+    from ragmeter.workflows.monitor_demo import write_demo_week
+
+    if degrade_day > days:
+        fail(RagmeterError(f"--degrade-day {degrade_day} is after the last day ({days})"))
+    files = write_demo_week(out, days=days, degrade_day=degrade_day, per_day=per_day, seed=seed)
+    store = f"sqlite:///{out / 'monitor.db'}"
+    typer.echo(f"wrote {files.traces} ({files.requests} requests) and {files.labels}")
+    typer.echo(f"  ragmeter monitor {files.traces} --labels {files.labels} --store {store}")
+    typer.echo(
+        f'  ragmeter monitor check --store {store} --fail-if "ndcg@5 drop > 0.05 significant"'
+    )
 
 
 def _emit(text: str, output: Path | None) -> None:

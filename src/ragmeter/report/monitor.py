@@ -38,12 +38,13 @@ def print_outcome(outcome: MonitorOutcome, *, file: object = None) -> None:
     console = Console(file=file, stderr=file is None)  # type: ignore[arg-type]
     console.print(
         f"{outcome.stream}: {outcome.spans_read} span(s) read, {outcome.new_spans} new; "
-        f"{outcome.sampled} retriever span(s) sampled, {outcome.pairs_judged} pair(s) judged "
+        f"{outcome.sampled} retriever span(s) sampled, {outcome.pairs_judged} pair(s) labelled "
         f"({outcome.pairs_unlabelled} without a label)",
         highlight=False,
+        soft_wrap=True,
     )
     for line in [*outcome.notes, *outcome.judge_lines]:
-        console.print(f"  {line}", highlight=False)
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
     judged = [f for f in outcome.figures if not f.measure.startswith("latency_ms.")]
     out = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
     table = Table(

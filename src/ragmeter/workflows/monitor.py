@@ -60,6 +60,9 @@ class MonitorRequest:
     depth: int = 10
     prompt: str = "umbrela"
     query_id_from: str | None = None
+    #: labels from a qrels file (by query id) instead of a judge; its provenance sidecar
+    #: says who made them
+    labels: str | os.PathLike[str] | None = None
 
 
 @dataclass
@@ -159,14 +162,12 @@ def run_monitor(
 ) -> MonitorOutcome:
     """Read, sample, judge, score and store (see the module docstring)."""
     from ragmeter.io.traces import read_traces
-    from ragmeter.judges.api import as_judge, label_source, relevance_job
     from ragmeter.store import open_store
     from ragmeter.store.monitor import SampleRow, add_spans, known_spans, load_samples
 
     measures = canonical_measures(request.measures)
     traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
     rows = {r.span_id: r for r in _span_rows(traces)}
-    the_judge = as_judge(judge)
     with open_store(request.store) as store:
         known = known_spans(store, request.stream, rows)
         stored = load_samples(store, request.stream)
@@ -180,17 +181,7 @@ def run_monitor(
             held,
         )
         sampled = [r for r in fresh if r.span_id in wanted]
-        job = relevance_job(
-            {r.span_id: list(r.doc_ids) for r in sampled},
-            {r.span_id: r.query for r in sampled},
-            _passages(sampled, request.depth),
-            depth=request.depth,
-            prompt=request.prompt,
-        )
-        source = label_source(job.task, the_judge)
-        _check_judge(stored, source, request.stream)
-        result = job.execute(the_judge, cache=cache, progress=progress) if sampled else None
-        labels = result.labels if result is not None else {}
+        labels, source, lines = _label_sampled(request, sampled, judge, stored, cache, progress)
         values = span_values(sampled, labels, measures, request.depth)
         samples = [
             SampleRow(
@@ -219,8 +210,70 @@ def run_monitor(
         judge=source,
         figures=figures,
         notes=traces.describe(),
-        judge_lines=[] if result is None else [*result.summary.lines(), *result.notes],
+        judge_lines=lines,
     )
+
+
+def _label_sampled(
+    request: MonitorRequest,
+    sampled: Sequence[Retrieval],
+    judge: Any,
+    stored: Sequence[SampleRow],
+    cache: Any,
+    progress: Progress | None,
+) -> tuple[dict[str, dict[str, int]], LabelSource, list[str]]:
+    """``{span id: {doc id: grade}}`` of the sampled spans, who made the labels, and the
+    judge's summary lines: the judge's grades of each span's top ``depth`` (cached), or the
+    labels of ``request.labels`` by the span's query id."""
+    from ragmeter.judges.api import as_judge, label_source, relevance_job
+
+    if request.labels is not None:
+        by_query, source = labels_file(request.labels)
+        _check_judge(stored, source, request.stream)
+        labels = {
+            r.span_id: {
+                d: by_query[r.query_id][d]
+                for d in r.doc_ids[: request.depth]
+                if d in by_query.get(r.query_id, {})
+            }
+            for r in sampled
+        }
+        return labels, source, [f"labels from {request.labels} ({source.describe()})"]
+    the_judge = as_judge(judge)
+    job = relevance_job(
+        {r.span_id: list(r.doc_ids) for r in sampled},
+        {r.span_id: r.query for r in sampled},
+        _passages(sampled, request.depth),
+        depth=request.depth,
+        prompt=request.prompt,
+    )
+    source = label_source(job.task, the_judge)
+    _check_judge(stored, source, request.stream)
+    if not sampled:
+        return {}, source, []
+    result = job.execute(the_judge, cache=cache, progress=progress)
+    return result.labels, source, [*result.summary.lines(), *result.notes]
+
+
+def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]], LabelSource]:
+    """The qrels of ``path`` and the one source its provenance sidecar names; a file
+    without a sidecar, or with labels from several sources, is refused (a window's figures
+    come from one maker of labels)."""
+    from ragmeter.io.provenance import provenance_path, read_provenance
+    from ragmeter.io.readers import read_qrels
+
+    prov = read_provenance(path)
+    if prov is None:
+        raise MonitorError(
+            f"{path}: no provenance sidecar ({provenance_path(path).name}) says who made "
+            "these labels; ragmeter monitor needs it"
+        )
+    if len(prov.sources) != 1:
+        raise MonitorError(
+            f"{path}: labels from {len(prov.sources)} sources; ragmeter monitor takes the "
+            "labels of one maker"
+        )
+    return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
 
 
 def _held_per_window(
