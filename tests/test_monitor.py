@@ -150,7 +150,7 @@ def test_week_of_traffic_flags_day_five(server: FakeServer, tmp_path: Path) -> N
         app,
         ["monitor", "check", *rule, "--at", "2026-01-09", "-f", "json", *store_args(tmp_path)],
     )
-    assert flagged.exit_code == 1, flagged.output
+    assert flagged.exit_code == 3, flagged.output
     verdict = json.loads(flagged.output)
     (outcome,) = verdict["rules"]
     assert outcome["broken"] and verdict["test"] == "welch"
@@ -259,11 +259,11 @@ def test_demo_week_is_flagged_on_day_five(tmp_path: Path) -> None:
     assert run.exit_code == 0, run.output
     assert "human (synthetic, by construction)" in run.output
     rule = ["--fail-if", "ndcg@5 drop > 0.05 significant"]
-    for day, status in (("06", 0), ("07", 0), ("08", 0), ("09", 1)):
+    for day, status in (("06", 0), ("07", 0), ("08", 0), ("09", 3)):
         args = ["monitor", "check", *rule, "--baseline", "first", "--at", f"2026-01-{day}"]
         assert runner.invoke(app, [*args, *store]).exit_code == status, day
     at_five = ["monitor", "check", *rule, "--at", "2026-01-09", *store]
-    assert runner.invoke(app, at_five).exit_code == 1
+    assert runner.invoke(app, at_five).exit_code == 3
     # the same traces evaluated whole against the labels: the query ids meet
     evaluated = runner.invoke(
         app, ["evaluate", str(traces), "--qrels", str(labels), "-m", "ndcg@5"]

@@ -193,9 +193,10 @@ def check_command(
     ] = 0.05,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or markdown.")] = "table",
 ) -> None:
-    """Exit 1 when the window checked breaks a rule against the baseline (significant:
-    Welch's t test, Holm over the rules); 0 when every rule passes."""
+    """Exit 3 (as ragmeter check) when the window checked breaks a rule against the
+    baseline (significant: Welch's t test, Holm over the rules); 0 when every rule passes."""
     from ragmeter.analysis.monitor import parse_window
+    from ragmeter.commands.check import BROKEN
     from ragmeter.report.gate import print_table, render
     from ragmeter.workflows import monitor as flow
 
@@ -218,7 +219,7 @@ def check_command(
         print_table(result)
     else:
         typer.echo(render(result, fmt), nl=False)  # type: ignore[arg-type]
-    raise typer.Exit(code=1 if result.failed else 0)
+    raise typer.Exit(code=BROKEN if result.failed else 0)
 
 
 @monitor_app.command("metrics")

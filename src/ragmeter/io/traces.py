@@ -48,7 +48,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -66,7 +65,8 @@ if TYPE_CHECKING:
 QUERY_ID_ENV = "RAGMETER_QUERY_ID_FROM"
 TraceKind = Literal["otlp", "phoenix"]
 
-_DOC = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content)$")
+_DOC_PREFIX = "retrieval.documents."
+_DOC_FIELDS = frozenset(("id", "score", "content"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +267,7 @@ def _otlp_value(value: Any, source: str, line: int, key: str) -> Any:
 def _otlp_attributes(items: Any, source: str, line: int) -> dict[str, Any]:
     if items is None:
         return {}
-    if not isinstance(items, list):
+    if type(items) is not list:
         raise InputError(
             "attributes is not a list of key/value objects",
             source=source,
@@ -276,15 +276,27 @@ def _otlp_attributes(items: Any, source: str, line: int) -> dict[str, Any]:
         )
     out: dict[str, Any] = {}
     for kv in items:
-        if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
+        # the common case first, without a call: a string or a double (millions per file)
+        key = kv.get("key") if type(kv) is dict else None
+        if type(key) is not str:
             raise InputError(
                 "an attribute has no string key", source=source, line=line, field="attributes"
             )
-        value = _otlp_value(kv.get("value"), source, line, kv["key"])
-        if isinstance(value, dict):
-            _flatten(value, kv["key"], out)
+        value = kv.get("value")
+        if type(value) is dict and len(value) == 1:
+            text = value.get("stringValue")
+            if type(text) is str:
+                out[key] = text
+                continue
+            number = value.get("doubleValue")
+            if type(number) is float:
+                out[key] = number
+                continue
+        parsed = _otlp_value(value, source, line, key)
+        if isinstance(parsed, dict):
+            _flatten(parsed, key, out)
         else:
-            out[kv["key"]] = value
+            out[key] = parsed
     return out
 
 
@@ -543,13 +555,15 @@ def _parquet_spans(path: PathLike, source: str) -> Iterator[Span]:
 
 
 def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]], int]:
-    """``(rank index, field, value)`` of a retriever span's documents; and how many had no
-    id."""
+    """``(rank index, id, score, content)`` of a retriever span's documents in rank order;
+    and how many had no id."""
     found: dict[int, dict[str, Any]] = {}
+    prefix = len(_DOC_PREFIX)
     for key, value in span.attributes.items():
-        m = _DOC.match(key)
-        if m is not None:
-            found.setdefault(int(m[1]), {})[m[2]] = value
+        if key.startswith(_DOC_PREFIX):
+            number, _, rest = key[prefix:].partition(".document.")
+            if rest in _DOC_FIELDS and number.isdigit():
+                found.setdefault(int(number), {})[rest] = value
     docs: list[tuple[int, str, Any, Any]] = []
     hashed = 0
     for index in sorted(found):
