@@ -224,7 +224,9 @@ def test_prometheus_exposition(server: FakeServer, tmp_path: Path) -> None:
         for line in out.output.splitlines()
         if not line.startswith("#")
     }
-    key = 'ragmeter_monitor_mean{stream="production",measure="ndcg@5",judge="umbrela, model m"}'
+    key = (
+        'ragmeter_monitor_mean{stream="production",measure="ndcg@5",labelled_by="umbrela, model m"}'
+    )
     assert values[key] == pytest.approx(1 / math.log2(6))  # day 5 is the latest
     start = values['ragmeter_monitor_window_start_seconds{stream="production"}']
     assert start == DAY0_NS // 10**9 + 4 * 86400

@@ -12,6 +12,10 @@ The format comes from the file extension unless ``format=`` names it:
 * ``.yaml .yml``: ``yaml`` — as JSON (needs PyYAML).
 * ``.csv`` / ``.tsv``: ``csv`` / ``tsv`` — named columns, header row required.
 * ``.parquet .pq``: ``parquet`` — named columns.
+* traces — ``otlp`` (OpenTelemetry, one ``ExportTraceServiceRequest`` per line) and
+  ``phoenix`` (Arize Phoenix span exports, JSONL or Parquet), recognised by content in
+  ``.json``, ``.jsonl`` and ``.parquet`` files, read as the run of their retriever spans
+  (:mod:`ragmeter.io.traces`); they hold no qrels.
 
 A JSON/JSONL/YAML file holds *samples* when its records have a retrieved list or an
 ``expected_output`` (:mod:`ragmeter.io.samples`), *rows* when they have query and doc id

@@ -98,8 +98,9 @@ def prometheus_text(trend: Trend) -> str:
     """The latest window's figures as Prometheus gauges (text exposition format 0.0.4).
 
     ``ragmeter_monitor_mean`` (and ``_low``, ``_high``, ``_sample_size``) per judged measure,
-    labelled with the stream, the measure and the judge; ``ragmeter_monitor_latency_ms`` per
-    stage and quantile; ``ragmeter_monitor_window_start_seconds``. An undefined mean is NaN."""
+    labelled with the stream, the measure and who made the labels (``labelled_by``);
+    ``ragmeter_monitor_latency_ms`` per stage and quantile;
+    ``ragmeter_monitor_window_start_seconds``. An undefined mean is NaN."""
     latest = trend.latest()
     judge = trend.judge.describe() if trend.judge is not None else ""
     stream = ("stream", trend.stream)
@@ -117,7 +118,7 @@ def prometheus_text(trend: Trend) -> str:
             labels = _labels([stream, ("stage", stage), ("quantile", quantile)])
             families["ragmeter_monitor_latency_ms"][1].append(f"{labels} {_value(row.mean)}")
             continue
-        labels = _labels([stream, ("measure", row.measure), ("judge", judge)])
+        labels = _labels([stream, ("measure", row.measure), ("labelled_by", judge)])
         for family, value in (
             ("ragmeter_monitor_mean", row.mean),
             ("ragmeter_monitor_low", row.low),
