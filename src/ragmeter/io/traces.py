@@ -49,7 +49,6 @@ import json
 import math
 import os
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -123,6 +122,9 @@ class Traces:
     without_documents: int = 0
     content_ids: int = 0
     notes: list[str] = field(default_factory=list)
+    #: with ``latest_only``: retriever spans that repeated a query, and those queries
+    repeated: int = 0
+    repeated_queries: set[str] = field(default_factory=set)
     #: with ``keep_spans``: every span as (span id, trace id, stage, start ns, duration ms)
     span_rows: list[tuple[str, str, str, int, float]] = field(default_factory=list)
 
@@ -627,12 +629,16 @@ def read_traces(
     query_id_from: str | None = None,
     *,
     keep_spans: bool = False,
+    latest_only: bool = False,
 ) -> Traces:
     """Read trace files (see the module docstring): rankings, answers and latencies;
-    ``keep_spans`` also keeps every span's ids, stage and times (``span_rows``)."""
+    ``keep_spans`` also keeps every span's ids, stage and times (``span_rows``);
+    ``latest_only`` keeps only the latest ranking of each query (memory bounded by the
+    queries, not the spans; ``repeated`` counts the others)."""
     path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     how = query_id_from or default_query_id_from()
     traces = Traces(source=", ".join(str(p) for p in path_list))
+    latest: dict[str, Retrieval] = {}
     for path in path_list:
         source = str(path)
         for span in iter_spans(path, traces.notes):
@@ -647,27 +653,37 @@ def read_traces(
                 traces.content_ids += hashed
                 if retrieval is None:
                     traces.without_documents += 1
+                elif latest_only:
+                    _keep_latest(latest, retrieval, traces)
                 else:
                     traces.retrievals.append(retrieval)
             elif span.kind == "LLM":
                 answer = span.attributes.get("output.value")
                 if isinstance(answer, str):
                     traces.answers[span.trace_id] = answer
+    if latest_only:
+        traces.retrievals = list(latest.values())
     return traces
+
+
+def _keep_latest(latest: dict[str, Retrieval], r: Retrieval, traces: Traces) -> None:
+    held = latest.get(r.query_id)
+    if held is not None:
+        traces.repeated += 1
+        traces.repeated_queries.add(r.query_id)
+    if held is None or r.start_ns >= held.start_ns:
+        latest[r.query_id] = r
 
 
 def traces_run(traces: Traces, name: str) -> Run:
     """The run of ``traces``: each query's latest ranking (by span start time)."""
+    from dataclasses import replace
+
     from ragmeter.core.data import Run
 
     latest: dict[str, Retrieval] = {}
-    repeats: Counter[str] = Counter()
     for r in traces.retrievals:
-        held = latest.get(r.query_id)
-        if held is not None:
-            repeats[r.query_id] += 1
-        if held is None or r.start_ns >= held.start_ns:
-            latest[r.query_id] = r
+        _keep_latest(latest, r, traces)
     if not latest:
         raise InputError(
             "no retriever span with documents; expected OpenInference RETRIEVER spans "
@@ -681,13 +697,11 @@ def traces_run(traces: Traces, name: str) -> Run:
         docs.extend(r.doc_ids)
     run = Run.from_columns(qids, docs, None, name=name, order="given", source=traces.source)
     notes = traces.describe()
-    if repeats:
+    if traces.repeated:
         notes.append(
-            f"{traces.source}: {sum(repeats.values())} retriever span(s) repeat a query of "
-            f"{len(repeats)} quer(ies); each query keeps its latest span"
+            f"{traces.source}: {traces.repeated} retriever span(s) repeat a query of "
+            f"{len(traces.repeated_queries)} quer(ies); each query keeps its latest span"
         )
-    from dataclasses import replace
-
     return replace(run, warnings=(*run.warnings, *notes))
 
 
@@ -697,4 +711,5 @@ def read_traces_run(
     """The run of a trace file (see :func:`traces_run`), named after the file by default."""
     from pathlib import Path
 
-    return traces_run(read_traces(path, query_id_from), name or Path(path).name)
+    traces = read_traces(path, query_id_from, latest_only=True)
+    return traces_run(traces, name or Path(path).name)
