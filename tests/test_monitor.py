@@ -280,3 +280,30 @@ def test_labels_without_provenance_are_refused(tmp_path: Path) -> None:
     args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
     out = runner.invoke(app, [*args, *store])
     assert out.exit_code == 2 and "no provenance sidecar" in out.output
+
+
+def test_serve_has_metrics_and_trend_pages(tmp_path: Path) -> None:
+    """``/metrics`` and ``/monitor/{stream}`` of ``ragmeter serve`` show the numbers of
+    ``ragmeter monitor metrics`` and ``report`` (one evaluation path, one number)."""
+    pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
+    from fastapi.testclient import TestClient
+
+    from ragmeter.web.app import create_app
+    from ragmeter.web.config import build_config
+    from webdata import config_kwargs, write_collection
+
+    runner.invoke(app, ["monitor", "demo", str(tmp_path), "--days", "3", "--degrade-day", "3"])
+    store = ["--store", f"sqlite:///{tmp_path / 'monitor.db'}"]
+    args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
+    assert runner.invoke(app, [*args, *store]).exit_code == 0
+    cli = runner.invoke(app, ["monitor", "metrics", *store]).output
+    config = build_config(**config_kwargs(write_collection(tmp_path / "data"), tmp_path))  # type: ignore[arg-type]
+    config.store_url = f"sqlite:///{tmp_path / 'monitor.db'}"
+    client = TestClient(create_app(config))
+    metrics = client.get("/metrics")
+    assert metrics.status_code == 200 and metrics.text == cli
+    assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+    page = client.get("/monitor/production")
+    assert page.status_code == 200 and "<h2>ndcg@5</h2>" in page.text
+    assert client.get("/monitor/nope").status_code == 404
+    assert client.get("/metrics?window=1w").status_code == 400

@@ -6,7 +6,7 @@ number comes from :mod:`ragmeter.workflows.monitor` (the stored window figures).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -94,16 +94,14 @@ def _value(v: float) -> str:
     return repr(float(v))
 
 
-def prometheus_text(trend: Trend) -> str:
-    """The latest window's figures as Prometheus gauges (text exposition format 0.0.4).
+def prometheus_text(trends: Trend | Sequence[Trend]) -> str:
+    """The latest window's figures of each stream as Prometheus gauges (text exposition
+    format 0.0.4), each family's ``# HELP`` and ``# TYPE`` once.
 
     ``ragmeter_monitor_mean`` (and ``_low``, ``_high``, ``_sample_size``) per judged measure,
     labelled with the stream, the measure and who made the labels (``labelled_by``);
     ``ragmeter_monitor_latency_ms`` per stage and quantile;
     ``ragmeter_monitor_window_start_seconds``. An undefined mean is NaN."""
-    latest = trend.latest()
-    judge = trend.judge.describe() if trend.judge is not None else ""
-    stream = ("stream", trend.stream)
     families: dict[str, tuple[str, list[str]]] = {
         "ragmeter_monitor_mean": ("Mean of a judged measure over the latest window's sample.", []),
         "ragmeter_monitor_low": ("Low end of the 95% bootstrap interval of the mean.", []),
@@ -112,6 +110,21 @@ def prometheus_text(trend: Trend) -> str:
         "ragmeter_monitor_latency_ms": ("Latency quantile of a stage in the window, in ms.", []),
         "ragmeter_monitor_window_start_seconds": ("Start of the latest window (Unix time).", []),
     }
+    for trend in [trends] if not isinstance(trends, Sequence) else trends:
+        _trend_samples(trend, families)
+    lines: list[str] = []
+    for name, (help_text, samples) in families.items():
+        if not samples:
+            continue
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
+        lines += [f"{name}{s}" for s in samples]
+    return "\n".join(lines) + "\n"
+
+
+def _trend_samples(trend: Trend, families: dict[str, tuple[str, list[str]]]) -> None:
+    latest = trend.latest()
+    judge = trend.judge.describe() if trend.judge is not None else ""
+    stream = ("stream", trend.stream)
     for row in latest:
         if row.measure.startswith("latency_ms."):
             quantile, stage = _latency_parts(row.measure)
@@ -130,13 +143,6 @@ def prometheus_text(trend: Trend) -> str:
         families["ragmeter_monitor_window_start_seconds"][1].append(
             f"{_labels([stream])} {_value(float(latest[0].window_start))}"
         )
-    lines: list[str] = []
-    for name, (help_text, samples) in families.items():
-        if not samples:
-            continue
-        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
-        lines += [f"{name}{s}" for s in samples]
-    return "\n".join(lines) + "\n"
 
 
 def _latency_parts(measure: str) -> tuple[str, str]:

@@ -26,6 +26,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 ``GET /history``             the label event log
 ``GET /evaluations``         stored evaluations (``--store``, else the default store);
                              ``/evaluations/{id}`` one of them, ``…/report`` its HTML report
+``GET /monitor/{stream}``    the trend page of a monitored stream (``?window=1d``)
+``GET /metrics``             every stream's latest window, Prometheus text format
 ==========================  ======================================================
 
 Security (see :mod:`ragmeter.web.security`): an access token when configured, a CSRF token on
@@ -47,13 +49,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.web import security
 from ragmeter.web.limits import BodyLimit
-from ragmeter.web.routes import evaluations, exports, labelling, reviewing
+from ragmeter.web.routes import evaluations, exports, labelling, monitoring, reviewing
 from ragmeter.web.state import HERE, BadInput, WebConfig, WebState, wants_json, web_state
 
 __all__ = ["ROUTERS", "BadInput", "WebConfig", "create_app"]
 
 #: the routers of the app, by concern, in the order they are included
-ROUTERS = (labelling.router, reviewing.router, evaluations.router, exports.router)
+ROUTERS = (
+    labelling.router,
+    reviewing.router,
+    evaluations.router,
+    exports.router,
+    monitoring.router,
+)
 
 
 def create_app(config: WebConfig) -> FastAPI:

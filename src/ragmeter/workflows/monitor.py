@@ -518,3 +518,15 @@ def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
                 diff = sum(current) / len(current) - sum(previous) / len(previous)
                 trend.changes[(measure, after)] = Change(diff, test.p_value)
     return trend
+
+
+def stored_trends(store_url: str | None, window_s: int) -> list[Trend]:
+    """The trend of every stream of the store with figures for ``window_s`` (the default
+    store when ``store_url`` is None)."""
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_windows, streams
+
+    with open_store(store_url, create=False) as store:
+        names = [s for s in streams(store) if load_windows(store, s, window_s)]
+        url = store.url
+    return [stored_trend(url, name, window_s) for name in names]
