@@ -307,3 +307,19 @@ def test_serve_has_metrics_and_trend_pages(tmp_path: Path) -> None:
     assert page.status_code == 200 and "<h2>ndcg@5</h2>" in page.text
     assert client.get("/monitor/nope").status_code == 404
     assert client.get("/metrics?window=1w").status_code == 400
+
+
+def test_postgresql_store(postgres_url: str, tmp_path: Path) -> None:
+    """The same demo on PostgreSQL: day 5 flagged, a rerun adds nothing."""
+    runner.invoke(app, ["monitor", "demo", str(tmp_path), "--days", "5"])
+    store = ["--store", postgres_url]
+    args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
+    first = runner.invoke(app, [*args, *store])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, [*args, *store])
+    assert "900 span(s) read, 0 new; 0 retriever span(s) sampled" in again.output
+    rule = ["--fail-if", "ndcg@5 drop > 0.05 significant", "--baseline", "first"]
+    assert (
+        runner.invoke(app, ["monitor", "check", *rule, "--at", "2026-01-08", *store]).exit_code == 0
+    )
+    assert runner.invoke(app, ["monitor", "check", *rule, *store]).exit_code == 3
