@@ -323,3 +323,33 @@ def test_postgresql_store(postgres_url: str, tmp_path: Path) -> None:
         runner.invoke(app, ["monitor", "check", *rule, "--at", "2026-01-08", *store]).exit_code == 0
     )
     assert runner.invoke(app, ["monitor", "check", *rule, *store]).exit_code == 3
+
+
+def test_span_measures_are_evaluate_numbers(tmp_path: Path) -> None:
+    """One name, one number: a sampled span's ra_nwg@5 (grades mapped) is what ragmeter
+    evaluate gives its ranking against the same labels."""
+    import ragmeter
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.io.traces import query_hash
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_samples
+
+    docs = ["a", "b", "c", "d"]
+    traces = write_lines(
+        tmp_path / "t.json", [request(rag_trace(1, "the question", docs, DAY0_NS, texts=docs))]
+    )
+    qid = query_hash("the question")
+    grades = {"a": 0, "b": 3, "c": 2, "d": 1}
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(f"{qid} 0 {d} {g}\n" for d, g in grades.items()))
+    write_provenance(labels, LabelProvenance.single(human_source("alice")))
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    args = ["monitor", str(traces), "--labels", str(labels), "--store", url]
+    out = runner.invoke(app, [*args, "-m", "ra_nwg@5", "--grade-map", "0:1,1:3,2:4,3:5"])
+    assert out.exit_code == 0, out.output
+    with open_store(url) as store:
+        (sample,) = load_samples(store, "production")
+    run = ragmeter.Run.from_lists({qid: docs})
+    expected = ragmeter.evaluate(run, {qid: grades}, ["ra_nwg@5"], grade_map="0:1,1:3,2:4,3:5")
+    assert sample.values["ra_nwg@5"] == pytest.approx(expected.runs[0].means()["ra_nwg@5"])

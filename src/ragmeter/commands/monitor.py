@@ -95,6 +95,14 @@ def run_command(
             "its provenance sidecar must say who made them.",
         ),
     ] = None,
+    grade_map: Annotated[
+        str | None,
+        typer.Option(
+            "--grade-map",
+            help="Map grades before scoring, as evaluate's (RA-nWG reads 1..5: 0:1,1:3,2:4,3:5 "
+            "for UMBRELA's 0..3).",
+        ),
+    ] = None,
     seed: Seed = 0,
     base_url: BaseUrl = None,
     model: Model = None,
@@ -131,6 +139,7 @@ def run_command(
             prompt=prompt,
             query_id_from=query_id_from,
             labels=labels,
+            grade_map=grade_map,
         )
         if labels is not None:
             outcome = flow.run_monitor(request, None)

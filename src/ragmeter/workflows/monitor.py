@@ -63,6 +63,9 @@ class MonitorRequest:
     #: labels from a qrels file (by query id) instead of a judge; its provenance sidecar
     #: says who made them
     labels: str | os.PathLike[str] | None = None
+    #: grades mapped before scoring, as ``ragmeter evaluate --grade-map`` (RA-nWG reads the
+    #: 1..5 utility scale: ``0:1,1:3,2:4,3:5`` for UMBRELA's grades)
+    grade_map: str | None = None
 
 
 @dataclass
@@ -124,6 +127,7 @@ def span_values(
     labels: Mapping[str, Mapping[str, int]],
     measures: Sequence[str],
     depth: int,
+    grade_map: str | None = None,
 ) -> dict[str, dict[str, float]]:
     """Each span's measure values: ``ragmeter evaluate`` of the span's top ``depth`` against
     the judge's grades (a span without any label is NA on every measure)."""
@@ -137,7 +141,7 @@ def span_values(
         return out
     run = Run.from_lists({r.span_id: list(r.doc_ids[:depth]) for r in judged}, name="sample")
     qrels = {r.span_id: dict(labels[r.span_id]) for r in judged}
-    result = evaluate(run, qrels, list(measures)).runs[0]
+    result = evaluate(run, qrels, list(measures), grade_map=grade_map).runs[0]
     for qid, row in zip(result.query_ids, result.values.tolist(), strict=True):
         out[str(qid)] = {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
     return out
@@ -182,7 +186,7 @@ def run_monitor(
         )
         sampled = [r for r in fresh if r.span_id in wanted]
         labels, source, lines = _label_sampled(request, sampled, judge, stored, cache, progress)
-        values = span_values(sampled, labels, measures, request.depth)
+        values = span_values(sampled, labels, measures, request.depth, request.grade_map)
         samples = [
             SampleRow(
                 span_id=r.span_id,
