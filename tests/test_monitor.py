@@ -251,7 +251,11 @@ def test_unknown_stream_is_an_error(tmp_path: Path) -> None:
 
 def test_demo_week_is_flagged_on_day_five(tmp_path: Path) -> None:
     """The documented demo: labels by construction, no judge; days 2–4 pass against day 1,
-    day 5 fails, and so does day 5 against day 4 (the default baseline, the previous day)."""
+    day 5 fails, and so does day 5 against day 4 (the default baseline, the previous day);
+    the retriever's p95 latency rises on day 5."""
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_windows
+
     out = runner.invoke(app, ["monitor", "demo", str(tmp_path / "demo")])
     assert out.exit_code == 0, out.output
     traces, labels = tmp_path / "demo" / "traces.json", tmp_path / "demo" / "labels.txt"
@@ -266,6 +270,25 @@ def test_demo_week_is_flagged_on_day_five(tmp_path: Path) -> None:
         assert runner.invoke(app, [*args, *store]).exit_code == status, day
     at_five = ["monitor", "check", *rule, "--at", "2026-01-09", *store]
     assert runner.invoke(app, at_five).exit_code == 3
+    # the retriever is 3× slower from day 5: its p95 latency rises
+    slow = ["--fail-if", "latency_ms.p95(stage=retriever) rise > 50%", "--baseline", "first"]
+    for day, status in (("08", 0), ("09", 3)):
+        checked = runner.invoke(
+            app, ["monitor", "check", *slow, "--at", f"2026-01-{day}", "-f", "json", *store]
+        )
+        assert checked.exit_code == status, checked.output
+    (latency,) = json.loads(checked.output)["rules"]
+    with open_store(store[1]) as opened:
+        rows = {
+            (r.window_start, r.measure): r.mean for r in load_windows(opened, "production", 86400)
+        }
+    name = "latency_ms.p95(stage=retriever)"
+    assert latency["run"] == pytest.approx(rows[(DAY0_NS // 10**9 + 4 * 86400, name)])
+    assert latency["baseline"] == pytest.approx(rows[(DAY0_NS // 10**9, name)])
+    refused = runner.invoke(
+        app, ["monitor", "check", "--fail-if", f"{name} rise > 5 significant", *store]
+    )
+    assert refused.exit_code == 2 and "latency rule compares" in refused.output
     # the same traces evaluated whole against the labels: the query ids meet
     evaluated = runner.invoke(
         app, ["evaluate", str(traces), "--qrels", str(labels), "-m", "ndcg@5"]

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 _WINDOW = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_LATENCY = re.compile(r"^latency_ms\.p([0-9]{1,2})\(stage=([^()]+)\)$")
 #: the latency percentiles reported per stage
 LATENCY_QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
 
@@ -177,6 +178,44 @@ def latency_name(stage: str, quantile: float) -> str:
     return f"latency_ms.p{round(quantile * 100):d}(stage={stage})"
 
 
+def latency_quantile(measure: str) -> float | None:
+    """The quantile a latency measure names (``latency_ms.p95(stage=retriever)`` → 0.95),
+    ``None`` for another measure."""
+    m = _LATENCY.match(measure)
+    return None if m is None else int(m[1]) / 100
+
+
+def _statistic(measure: str, values: np.ndarray) -> float:
+    """A window's figure: the mean, or the quantile of a latency measure."""
+    q = latency_quantile(measure)
+    return float(values.mean()) if q is None else float(np.quantile(values, q))
+
+
+def parse_monitor_rule(text: str) -> Any:
+    """A ``--fail-if`` rule of ``ragmeter check``'s grammar, whose measure may also be a
+    stage's latency quantile in ms: ``latency_ms.p95(stage=retriever) rise > 50``."""
+    from ragmeter.analysis.gate import _RULE, GRAMMAR, Rule, RuleError, parse_rule
+
+    m = _RULE.match(text)
+    if m is None or latency_quantile(m["measure"]) is None:
+        return parse_rule(text)
+    # the measure is ours; the rest of the grammar is read by parse_rule on a stand-in
+    stand_in = parse_rule(text.replace(m["measure"], "mrr", 1))
+    if not 0 < int(_LATENCY.match(m["measure"])[1]) < 100:  # type: ignore[index]
+        raise RuleError(
+            f"--fail-if {text!r}: a quantile between p1 and p99; a rule reads {GRAMMAR}"
+        )
+    return Rule(
+        text=stand_in.text,
+        measure=m["measure"],
+        direction=stand_in.direction,
+        inclusive=stand_in.inclusive,
+        amount=stand_in.amount,
+        relative=stand_in.relative,
+        significant=stand_in.significant,
+    )
+
+
 def latency_figures(
     window_start: int, durations: Mapping[str, Sequence[float]]
 ) -> list[WindowFigure]:
@@ -258,6 +297,12 @@ def check_windows(
         (defined(current, r.measure, current_name), defined(baseline, r.measure, baseline_name))
         for r in rules
     ]
+    for r in rules:
+        if r.significant and latency_quantile(r.measure) is not None:
+            raise MonitorError(
+                f"--fail-if {r.text!r}: significant tests a mean; a latency rule compares "
+                "the windows' quantiles (drop it)"
+            )
     tests = [
         welch_test(x, y) if r.significant else None for r, (x, y) in zip(rules, pairs, strict=True)
     ]
@@ -272,7 +317,7 @@ def check_windows(
     p_adj = {i: float(p) for i, p in zip(significant, adjusted, strict=True)}
     outcomes = []
     for i, (rule, (x, y)) in enumerate(zip(rules, pairs, strict=True)):
-        mu_run, mu_base = float(x.mean()), float(y.mean())
+        mu_run, mu_base = _statistic(rule.measure, x), _statistic(rule.measure, y)
         change = rule.change(mu_base, mu_run)
         past = rule.passes_threshold(change)
         test = tests[i]

@@ -20,11 +20,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.analysis.monitor import (
+    LATENCY_QUANTILES,
     MonitorError,
     SampleSpec,
     WindowFigure,
     choose,
     latency_figures,
+    latency_name,
     mean_figure,
     window_label,
     window_of,
@@ -341,16 +343,27 @@ def _parse_time(text: str) -> int | None:
     return int(when.timestamp())
 
 
-def window_values(store: Store, stream: str, window_s: int) -> dict[int, dict[str, list[float]]]:
-    """The samples' values by window (of this length) and measure."""
+def window_values(
+    store: Store, stream: str, window_s: int, *, latencies: bool = False
+) -> dict[int, dict[str, list[float]]]:
+    """The samples' values by window (of this length) and measure; ``latencies`` adds each
+    stage's span durations under its latency measures' names (for the gate's quantiles)."""
     from ragmeter.store.monitor import load_samples, load_spans
 
-    starts = {s.span_id: s.started_ns for s in load_spans(store, stream)}
+    spans = load_spans(store, stream)
+    starts = {s.span_id: s.started_ns for s in spans}
     out: dict[int, dict[str, list[float]]] = {}
     for s in load_samples(store, stream):
         bucket = out.setdefault(window_of(starts[s.span_id], window_s), {})
         for m, v in s.values.items():
             bucket.setdefault(m, []).append(v)
+    if latencies:
+        for span in spans:
+            held = out.get(window_of(span.started_ns, window_s))
+            if held is None:  # a window without a judged sample is not a window checked
+                continue
+            for q in LATENCY_QUANTILES:
+                held.setdefault(latency_name(span.stage, q), []).append(span.duration_ms)
     return out
 
 
@@ -396,13 +409,15 @@ class MonitorCheckRequest:
 def check_monitor(request: MonitorCheckRequest) -> GateResult:
     """Check the rules on the window ``at`` against the baseline (Welch's t for
     ``significant``; :func:`ragmeter.analysis.monitor.check_windows`)."""
-    from ragmeter.analysis.gate import parse_rules
-    from ragmeter.analysis.monitor import check_windows
+    from ragmeter.analysis.gate import GRAMMAR, RuleError
+    from ragmeter.analysis.monitor import check_windows, parse_monitor_rule
     from ragmeter.store import open_store
 
-    rules = parse_rules(list(request.rules))
+    if not request.rules:
+        raise RuleError(f"no rule given; give one or more --fail-if {GRAMMAR}")
+    rules = [parse_monitor_rule(r) for r in request.rules]
     with open_store(request.store, create=False) as store:
-        by_window = window_values(store, request.stream, request.window_s)
+        by_window = window_values(store, request.stream, request.window_s, latencies=True)
         if not by_window:
             raise MonitorError(f"stream {request.stream!r} has no judged sample in {store.url}")
         windows = sorted(by_window)
