@@ -376,3 +376,53 @@ def test_span_measures_are_evaluate_numbers(tmp_path: Path) -> None:
     run = ragmeter.Run.from_lists({qid: docs})
     expected = ragmeter.evaluate(run, {qid: grades}, ["ra_nwg@5"], grade_map="0:1,1:3,2:4,3:5")
     assert sample.values["ra_nwg@5"] == pytest.approx(expected.runs[0].means()["ra_nwg@5"])
+
+
+def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
+    """The judge also rates passage 5 of every span relevant; people label 4 of the 10
+    sampled spans. P@5 by hand: Y = useful/5, Ŷ = (useful + 1)/5; the estimate is PPI++'s
+    (:func:`ragmeter.stats.ppi.ppi_mean`, matched to ppi-python in its own tests)."""
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.io.traces import query_hash
+    from ragmeter.stats.ppi import ppi_mean
+
+    def biased(request: dict[str, Any]) -> str:
+        text = prompt_of(request)
+        return (
+            "##final score: 3" if USEFUL in text or f"{FILLER} #4" in text else "##final score: 0"
+        )
+
+    traces = write_week(tmp_path / "day.json", range(1))
+    useful = [2 + i % 2 for i in range(PER_DAY)]
+    human = tmp_path / "human.txt"
+    lines = []
+    for i in range(4):
+        qid = query_hash(f"question {i}")
+        lines += [f"{qid} 0 doc{i}-{j} {3 if j < useful[i] else 0}\n" for j in range(5)]
+    human.write_text("".join(lines))
+    write_provenance(human, LabelProvenance.single(human_source("alice")))
+    with FakeServer(biased) as server:
+        out = runner.invoke(app, monitor_args(server, tmp_path, traces, sample="1.0"))
+    assert out.exit_code == 0, out.output
+    result = runner.invoke(
+        app,
+        [
+            "monitor",
+            "ppi",
+            "--human-qrels",
+            str(human),
+            "-m",
+            "P@5(rel_level=2)",
+            *store_args(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    y = [useful[i] / 5 for i in range(4)]
+    yhat = [(useful[i] + 1) / 5 for i in range(4)]
+    rest = [(useful[i] + 1) / 5 for i in range(4, PER_DAY)]
+    expected = ppi_mean(y, yhat, rest, alpha=0.05)
+    assert f"{expected.estimate:.4f}" in result.output
+    assert f"[{expected.ci[0]:.4f}, {expected.ci[1]:.4f}]" in result.output  # type: ignore[index]
+    assert f"{np.mean(yhat + rest):.4f}" in result.output  # the LLM-only mean
+    assert "corrected by human (alice)" in " ".join(result.output.split())

@@ -273,6 +273,51 @@ def report_command(
     typer.echo(f"wrote {output}", err=True)
 
 
+@monitor_app.command("ppi")
+def ppi_command(
+    human_qrels: Annotated[
+        Path,
+        typer.Option(
+            "--human-qrels",
+            help="People's labels (e.g. exported from ragmeter serve) of sampled passages.",
+        ),
+    ],
+    store: RequiredStore = None,
+    name: Stream = "production",
+    window: Window = "1d",
+    measure: Annotated[
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measures (default: the stream's)."),
+    ] = None,
+    grade_map: Annotated[
+        str | None, typer.Option("--grade-map", help="The grade map of the monitor run.")
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="1 − the interval's level.")
+    ] = 0.05,
+) -> None:
+    """Correct each window's judged means with people's labels of some sampled spans
+    (prediction-powered inference, PPI++): the estimate of the mean under human labels,
+    with its interval."""
+    from ragmeter.analysis.monitor import parse_window
+    from ragmeter.report.monitor import print_ppi
+    from ragmeter.workflows import monitor as flow
+
+    try:
+        result = flow.monitor_ppi(
+            _store(store),
+            name,
+            parse_window(window),
+            human_qrels,
+            measures=measure,
+            grade_map=grade_map,
+            alpha=alpha,
+        )
+    except RagmeterError as exc:
+        fail(exc)
+    print_ppi(result)
+
+
 @monitor_app.command("demo")
 def demo_command(
     out: Annotated[Path, typer.Argument(help="The folder to write the traces and labels in.")],

@@ -206,3 +206,41 @@ def _window_row(trend: Trend, row: Any, alpha: float) -> str:
         f'<td class="num">{escape(_interval(row.low, row.high))}</td>'
         f"<td>{escape(mark)}</td></tr>"
     )
+
+
+def print_ppi(result: Any, *, file: object = None) -> None:
+    """Per measure, each window's LLM-label mean beside its prediction-powered estimate and
+    interval (one table per measure, so that a table fits 80 columns)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    judge = result.judge.describe() if result.judge is not None else "unknown"
+    level = round(100 * (1 - result.alpha))
+    for measure in dict.fromkeys(w.measure for w in result.windows):
+        table = Table(
+            title=f"ragmeter monitor ppi: {result.stream}, {measure}",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+        )
+        for header in ("window", "human", "LLM only", "LLM mean", "PPI", f"{level}% CI", "λ"):
+            table.add_column(header, justify="left" if header == "window" else "right")
+        for w in (w for w in result.windows if w.measure == measure):
+            e = w.estimate
+            table.add_row(
+                _label(w.window_start, result.window_s),
+                str(w.n_labelled),
+                str(w.n_unlabelled),
+                _num(w.llm_mean),
+                "none" if e is None else _num(e.estimate),
+                "" if e is None or e.ci is None else _interval(*e.ci),
+                "" if e is None else f"{e.lam:.2f}",
+            )
+        console.print(table)
+    console.print(
+        f"The stream's labels ({judge}) corrected by {result.human}: PPI++, power-tuned λ, "
+        f"{level}% normal intervals; human: spans whose judged passages people labelled "
+        "(they should be a uniform sample of the window's).",
+        highlight=False,
+    )

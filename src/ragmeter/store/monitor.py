@@ -47,6 +47,8 @@ class SampleRow:
     pairs: int
     unlabelled: int
     values: Mapping[str, float]
+    #: the passages judged, in rank order
+    doc_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def add_spans(
             "measure_values": json.dumps(
                 {k: (None if math.isnan(v) else v) for k, v in s.values.items()}
             ),
+            "doc_ids": json.dumps(list(s.doc_ids)),
         }
         for s in samples
     ]
@@ -140,6 +143,7 @@ def load_samples(store: Store, stream: str) -> list[SampleRow]:
                 k: (math.nan if v is None else float(v))
                 for k, v in json.loads(r["measure_values"]).items()
             },
+            doc_ids=tuple(json.loads(r["doc_ids"])),
         )
         for r in rows
     ]

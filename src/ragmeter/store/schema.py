@@ -26,7 +26,8 @@ Tables (latest):
   stage, start (ns since the epoch) and duration (ms) — the latencies, and what a rerun skips.
 * ``monitor_samples``: the sampled retriever spans: window, query id, judge identity (JSON
   of :class:`~ragmeter.core.provenance.LabelSource`), the pairs judged and left unlabelled,
-  and the span's measure values (JSON ``{measure: value}``; NA is ``null``).
+  the span's measure values (JSON ``{measure: value}``; NA is ``null``) and the ids of the
+  passages judged (JSON list, rank order).
 * ``monitor_windows``: per stream, window length, window start and measure: the sample size,
   mean and interval (recomputed from the samples after each monitor run).
 
@@ -127,6 +128,7 @@ monitor_samples = sa.Table(
     sa.Column("pairs", sa.Integer, nullable=False),
     sa.Column("unlabelled", sa.Integer, nullable=False),
     sa.Column("measure_values", sa.Text, nullable=False),
+    sa.Column("doc_ids", sa.Text, nullable=False),
 )
 
 monitor_windows = sa.Table(

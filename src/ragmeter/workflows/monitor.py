@@ -199,6 +199,7 @@ def run_monitor(
                 pairs=min(len(r.doc_ids), request.depth),
                 unlabelled=min(len(r.doc_ids), request.depth) - len(labels.get(r.span_id, {})),
                 values=values[r.span_id],
+                doc_ids=tuple(r.doc_ids[: request.depth]),
             )
             for r in sampled
         ]
@@ -549,3 +550,131 @@ def stored_trends(store_url: str | None, window_s: int) -> list[Trend]:
         names = [s for s in streams(store) if load_windows(store, s, window_s)]
         url = store.url
     return [stored_trend(url, name, window_s) for name in names]
+
+
+# -- human labels: prediction-powered windows ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowPPI:
+    """One measure in one window corrected by the human labels of some of its sampled spans
+    (``estimate`` ``None`` when none of them is labelled)."""
+
+    window_start: int
+    measure: str
+    n_labelled: int
+    n_unlabelled: int
+    llm_mean: float
+    estimate: Any
+
+
+@dataclass
+class MonitorPPI:
+    stream: str
+    window_s: int
+    windows: list[WindowPPI]
+    judge: LabelSource | None
+    human: str
+    alpha: float
+
+
+def _human_labels(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]], str]:
+    """The human qrels and how their origin reads; labels a sidecar says an LLM made are
+    refused (a prediction-powered estimate corrects LLM labels with people's)."""
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.readers import read_qrels
+
+    prov = read_provenance(path)
+    if prov is not None and prov.has_llm:
+        raise MonitorError(
+            f"{path}: its provenance says {prov.describe()}; --human-qrels takes people's labels"
+        )
+    origin = prov.describe() if prov is not None else "human labels of unrecorded origin"
+    return read_qrels(path).to_dict(), origin
+
+
+def monitor_ppi(
+    store_url: str,
+    stream: str,
+    window_s: int,
+    human_qrels: str | os.PathLike[str],
+    *,
+    measures: Sequence[str] | None = None,
+    grade_map: str | None = None,
+    alpha: float = 0.05,
+) -> MonitorPPI:
+    """Each window's judged measures corrected by people's labels (PPI++,
+    :func:`ragmeter.stats.ppi.ppi_mean`): a sampled span is *labelled* when the human qrels
+    grade every passage that was judged for it; its Y is ``ragmeter evaluate`` of its ranking
+    against those grades (``grade_map`` as the monitor run's), its Ŷ the stored value under
+    the judge's labels. The labelled spans must be a uniform sample of the window's sampled
+    spans for the estimate to be unbiased."""
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_samples
+
+    human, origin = _human_labels(human_qrels)
+    with open_store(store_url, create=False) as store:
+        samples = load_samples(store, stream)
+        starts = {s.span_id: s.started_ns for s in _spans(store, stream)}
+    if not samples:
+        raise MonitorError(f"stream {stream!r} has no judged sample in {store_url}")
+    names = canonical_measures(measures) if measures else list(samples[0].values)
+    labelled = [
+        s for s in samples if s.doc_ids and all(d in human.get(s.query_id, {}) for d in s.doc_ids)
+    ]
+    y = _human_values(labelled, human, names, grade_map)
+    windows: dict[int, list[SampleRow]] = {}
+    for s in samples:
+        windows.setdefault(window_of(starts[s.span_id], window_s), []).append(s)
+    out = [_window_ppi(w, m, windows[w], y, alpha) for w in sorted(windows) for m in names]
+    return MonitorPPI(stream, window_s, out, samples[0].judge, origin, alpha)
+
+
+def _spans(store: Store, stream: str) -> list[SpanRow]:
+    from ragmeter.store.monitor import load_spans
+
+    return load_spans(store, stream)
+
+
+def _human_values(
+    labelled: Sequence[SampleRow],
+    human: Mapping[str, Mapping[str, int]],
+    measures: Sequence[str],
+    grade_map: str | None,
+) -> dict[str, dict[str, float]]:
+    """Each labelled span's measures under the human grades of its judged passages."""
+    from ragmeter.core.data import Run
+    from ragmeter.evaluation import evaluate
+
+    if not labelled:
+        return {}
+    run = Run.from_lists({s.span_id: list(s.doc_ids) for s in labelled}, name="human")
+    qrels = {s.span_id: {d: human[s.query_id][d] for d in s.doc_ids} for s in labelled}
+    result = evaluate(run, qrels, list(measures), grade_map=grade_map).runs[0]
+    return {
+        str(q): {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
+        for q, row in zip(result.query_ids, result.values.tolist(), strict=True)
+    }
+
+
+def _window_ppi(
+    window: int,
+    measure: str,
+    samples: Sequence[SampleRow],
+    y: Mapping[str, Mapping[str, float]],
+    alpha: float,
+) -> WindowPPI:
+    from ragmeter.stats.ppi import ppi_mean
+
+    pairs = [
+        (y[s.span_id][measure], s.values.get(measure, math.nan)) for s in samples if s.span_id in y
+    ]
+    pairs = [(a, b) for a, b in pairs if not (math.isnan(a) or math.isnan(b))]
+    rest = [s.values.get(measure, math.nan) for s in samples if s.span_id not in y]
+    rest = [v for v in rest if not math.isnan(v)]
+    everything = [b for _, b in pairs] + rest
+    llm_mean = sum(everything) / len(everything) if everything else math.nan
+    estimate = None
+    if pairs:
+        estimate = ppi_mean([a for a, _ in pairs], [b for _, b in pairs], rest, alpha=alpha)
+    return WindowPPI(window, measure, len(pairs), len(rest), llm_mean, estimate)
