@@ -213,3 +213,17 @@ def test_evaluate_query_id_from_option(tmp_path: Path, monkeypatch: pytest.Monke
         assert json.loads(out.output)["runs"][0]["metrics"]["mrr"]["mean"] == 0.5
     finally:
         monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+
+
+def test_sniffing_reads_only_the_head(tmp_path: Path) -> None:
+    """A long one-line JSON run is not read whole to learn it is not traces; a long OTLP
+    line is still recognised by its head."""
+    big = {f"q{i}": {f"d{j}": float(j) for j in range(50)} for i in range(3000)}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(big))
+    assert path.stat().st_size > 1 << 20
+    assert sniff_traces(path) is None
+    assert read_run(path).n_queries == 3000
+    docs = [f"d{j}" for j in range(20_000)]
+    long = write_lines(tmp_path / "t.json", [request(rag_trace(1, "q", docs, DAY0_NS))])
+    assert long.stat().st_size > 1 << 20 and sniff_traces(long) == "otlp"

@@ -48,6 +48,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,9 @@ QUERY_ID_ENV = "RAGMETER_QUERY_ID_FROM"
 TraceKind = Literal["otlp", "phoenix"]
 
 _DOC_PREFIX = "retrieval.documents."
+#: how much of a file :func:`sniff_traces` reads
+_SNIFF_BYTES = 1 << 20
+_OTLP_HEAD = re.compile(rb'^\{\s*"resourceSpans"\s*:')
 _DOC_FIELDS = frozenset(("id", "score", "content"))
 
 
@@ -441,18 +445,19 @@ def sniff_traces(path: PathLike) -> TraceKind | None:
         return "phoenix" if "context.span_id" in names else None
     try:
         with open_binary(path) as fh:
-            for raw in _lines(fh, source=str(path)):
-                if raw.strip():
-                    head = raw[:64].lstrip()
-                    if not head.startswith(b"{"):
-                        return None
-                    try:
-                        return trace_kind_of(json.loads(raw))
-                    except ValueError:
-                        return None
-    except OSError:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, InputError):
         return None
-    return None
+    head = head.lstrip()
+    first, newline, _ = head.partition(b"\n")
+    if not newline:  # one long line (or a document) beyond the sniffed bytes: only OTLP's
+        return "otlp" if _OTLP_HEAD.match(head) else None
+    if not first.startswith(b"{"):
+        return None
+    try:
+        return trace_kind_of(json.loads(first))
+    except ValueError:
+        return None
 
 
 # -- reading --------------------------------------------------------------------------------
