@@ -426,3 +426,31 @@ def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
     assert f"[{expected.ci[0]:.4f}, {expected.ci[1]:.4f}]" in result.output  # type: ignore[index]
     assert f"{np.mean(yhat + rest):.4f}" in result.output  # the LLM-only mean
     assert "corrected by human (alice)" in " ".join(result.output.split())
+
+
+def test_export_for_labelling_opens_in_serve(server: FakeServer, tmp_path: Path) -> None:
+    """--export writes the sampled spans as a collection ragmeter serve opens, with the
+    judge's labels and their provenance (people label them; monitor ppi reads their export)."""
+    pytest.importorskip("fastapi", reason="the web extra is not installed")
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.web.config import build_config
+
+    traces = write_week(tmp_path / "day.json", range(1))
+    out_dir = tmp_path / "to_label"
+    args = [*monitor_args(server, tmp_path, traces, sample="4"), "--export", str(out_dir)]
+    out = runner.invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "4 sampled quer(ies) and 20 passage(s) written to" in " ".join(out.output.split())
+    prov = read_provenance(out_dir / "llm_labels.txt")
+    assert prov is not None and prov.has_llm
+    qrels = read_qrels(out_dir / "llm_labels.txt")
+    assert len(qrels) == 20 and qrels.n_queries == 4
+    config = build_config(
+        queries=out_dir / "queries.jsonl",
+        corpus=out_dir / "corpus.jsonl",
+        runs=[out_dir / "run.txt"],
+        depth=10,
+        labels=tmp_path / "labels.db",
+    )
+    assert config is not None

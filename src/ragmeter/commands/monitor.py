@@ -103,6 +103,14 @@ def run_command(
             "for UMBRELA's 0..3).",
         ),
     ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            help="Write this run's sampled spans to this folder for people to label "
+            "(queries, corpus, run, the judge's labels) with ragmeter serve.",
+        ),
+    ] = None,
     seed: Seed = 0,
     base_url: BaseUrl = None,
     model: Model = None,
@@ -140,6 +148,7 @@ def run_command(
             query_id_from=query_id_from,
             labels=labels,
             grade_map=grade_map,
+            export=export,
         )
         if labels is not None:
             outcome = flow.run_monitor(request, None)

@@ -12,6 +12,7 @@ so (:meth:`MonitorOutcome.labels_line`). The statistics are :mod:`ragmeter.analy
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -68,6 +69,8 @@ class MonitorRequest:
     #: grades mapped before scoring, as ``ragmeter evaluate --grade-map`` (RA-nWG reads the
     #: 1..5 utility scale: ``0:1,1:3,2:4,3:5`` for UMBRELA's grades)
     grade_map: str | None = None
+    #: a folder to write this run's sampled spans in for people to label (``ragmeter serve``)
+    export: str | os.PathLike[str] | None = None
 
 
 @dataclass
@@ -206,6 +209,9 @@ def run_monitor(
         new_rows = [row for span_id, row in rows.items() if span_id not in known]
         add_spans(store, request.stream, new_rows, samples)
         figures = refresh_windows(store, request.stream, request.window_s, measures, source)
+    notes = traces.describe()
+    if request.export is not None and sampled:
+        notes.append(export_for_labelling(sampled, labels, source, request.export, request.depth))
     return MonitorOutcome(
         stream=request.stream,
         window_s=request.window_s,
@@ -216,7 +222,7 @@ def run_monitor(
         pairs_unlabelled=sum(s.unlabelled for s in samples),
         judge=source,
         figures=figures,
-        notes=traces.describe(),
+        notes=notes,
         judge_lines=lines,
     )
 
@@ -281,6 +287,57 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
             "labels of one maker"
         )
     return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
+
+
+def export_for_labelling(
+    sampled: Sequence[Retrieval],
+    labels: Mapping[str, Mapping[str, int]],
+    source: LabelSource,
+    folder: str | os.PathLike[str],
+    depth: int,
+) -> str:
+    """Write the sampled spans as a collection people can label with ``ragmeter serve``:
+    ``queries.jsonl`` and ``corpus.jsonl`` ({id, text}), ``run.txt`` (each query's judged
+    passages, rank order; several spans of a query pooled) and the judge's labels,
+    ``llm_labels.txt``, with their provenance sidecar. Their labels, exported from the app,
+    are the ``--human-qrels`` of ``ragmeter monitor ppi``. Returns a line saying so."""
+    from pathlib import Path
+
+    from ragmeter.core.data import Run
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io._common import atomic_write_text
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.io.trec import write_trec_qrels, write_trec_run
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    queries: dict[str, str] = {}
+    passages: dict[str, str] = {}
+    pooled: dict[str, dict[str, None]] = {}
+    grades: dict[str, dict[str, int]] = {}
+    for r in sampled:
+        queries.setdefault(r.query_id, r.query)
+        for doc, text in zip(r.doc_ids[:depth], r.texts[:depth], strict=True):
+            passages.setdefault(doc, text or "")
+            pooled.setdefault(r.query_id, {})[doc] = None
+            if doc in labels.get(r.span_id, {}):
+                grades.setdefault(r.query_id, {})[doc] = labels[r.span_id][doc]
+    lines = (json.dumps({"id": k, "text": v}, ensure_ascii=False) for k, v in queries.items())
+    atomic_write_text(out / "queries.jsonl", "".join(f"{line}\n" for line in lines))
+    lines = (json.dumps({"id": k, "text": v}, ensure_ascii=False) for k, v in passages.items())
+    atomic_write_text(out / "corpus.jsonl", "".join(f"{line}\n" for line in lines))
+    write_trec_run(
+        Run.from_lists({q: list(d) for q, d in pooled.items()}, name="sampled"), out / "run.txt"
+    )
+    if grades:
+        from ragmeter.core.data import Qrels
+
+        write_trec_qrels(Qrels.from_dict(grades), out / "llm_labels.txt")
+        write_provenance(out / "llm_labels.txt", LabelProvenance.single(source))
+    return (
+        f"{len(queries)} sampled quer(ies) and {len(passages)} passage(s) written to {out} "
+        "for people to label (ragmeter serve)"
+    )
 
 
 def _held_per_window(
