@@ -200,19 +200,17 @@ def test_traces_hold_no_qrels(tmp_path: Path) -> None:
 def test_evaluate_query_id_from_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ragmeter.io.traces import QUERY_ID_ENV
 
-    monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+    # the option sets the variable for the process: monkeypatch puts back its absence
+    monkeypatch.setenv(QUERY_ID_ENV, "hash")
     attrs = retriever_attributes("some text", ["a", "b"], **{"session.id": "S1"})
     span = otlp_span("t" * 32, "s" * 16, "RETRIEVER", DAY0_NS, 5, attrs)
     path = write_lines(tmp_path / "t.jsonl", [request([span])])
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("S1 0 b 1\n")
     args = ["evaluate", str(path), "--qrels", str(qrels), "-m", "mrr", "-f", "json"]
-    try:
-        out = runner.invoke(app, [*args, "--query-id-from", "session.id"])
-        assert out.exit_code == 0, out.output
-        assert json.loads(out.output)["runs"][0]["metrics"]["mrr"]["mean"] == 0.5
-    finally:
-        monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+    out = runner.invoke(app, [*args, "--query-id-from", "session.id"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["runs"][0]["metrics"]["mrr"]["mean"] == 0.5
 
 
 def test_sniffing_reads_only_the_head(tmp_path: Path) -> None:
