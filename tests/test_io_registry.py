@@ -33,7 +33,10 @@ def test_every_extension_selects_its_format() -> None:
     assert {path: detect_format(path) for path in expected} == expected
     assert detect_format("a.txt", "YML") == "yaml"
     assert detect_format("a.txt", ".csv") == "csv"
-    assert set(FORMATS) == {"trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"}
+    assert set(FORMATS) == {
+        *("trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"),
+        *("otlp", "phoenix"),
+    }
 
 
 def test_unknown_format_names_the_choices() -> None:

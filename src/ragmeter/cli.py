@@ -32,6 +32,7 @@ from ragmeter.commands.options import (
     Pool,
     PoolDepth,
     QrelsFile,
+    QueryIdFrom,
     Questions,
     RelLevel,
     RunFiles,
@@ -113,6 +114,7 @@ def evaluate(
     alpha: ppi_options.PPIAlpha = None,
     ppi_lambda: ppi_options.PPILambda = None,
     labelled_queries: ppi_options.LabelledQueries = None,
+    query_id_from: QueryIdFrom = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -202,6 +204,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.measures",
     "ragmeter.commands.sample",
     "ragmeter.commands.spans",
+    "ragmeter.commands.monitor",
 )
 
 

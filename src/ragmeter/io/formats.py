@@ -135,7 +135,34 @@ def _default_name(path: PathLike, name: str | None) -> str:
 def _jsonl_run(path: PathLike, name: str | None) -> Run:
     from ragmeter.io.jsonl import read_jsonl_run
 
+    traces = _traces_run(path, name)
+    if traces is not None:
+        return traces
     return read_jsonl_run(path, name=_default_name(path, name))
+
+
+def _traces_run(path: PathLike, name: str | None) -> Run | None:
+    """The run of a trace file (OTLP JSON or a Phoenix span export), sniffed by content;
+    ``None`` when the file holds no spans."""
+    from ragmeter.io.traces import read_traces_run, sniff_traces
+
+    if sniff_traces(path) is None:
+        return None
+    return read_traces_run(path, _default_name(path, name))
+
+
+def _spans_run(path: PathLike, name: str | None) -> Run:
+    from ragmeter.io.traces import read_traces_run
+
+    return read_traces_run(path, _default_name(path, name))
+
+
+def _no_qrels(path: PathLike, name: str | None) -> Qrels:
+    raise InputError(
+        "a trace file holds rankings, not relevance judgments; give qrels in another format",
+        source=str(path),
+        field="format",
+    )
 
 
 def _jsonl_qrels(path: PathLike, name: str | None) -> Qrels:
@@ -173,6 +200,9 @@ def _delimited(delimiter: Literal["csv", "tsv"]) -> tuple[RunReader, QrelsReader
 def _parquet_run(path: PathLike, name: str | None) -> Run:
     from ragmeter.io.tabular import read_parquet_run
 
+    traces = _traces_run(path, name)
+    if traces is not None:
+        return traces
     return read_parquet_run(path, name=_default_name(path, name))
 
 
@@ -203,6 +233,9 @@ def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsRe
         from ragmeter.io.samples import load_document, samples_from_document
 
         run_name = _default_name(path, name)
+        traces = _traces_run(path, name) if kind == "json" else None
+        if traces is not None:  # the Collector's file exporter writes JSON lines to .json
+            return traces
         doc = load_document(path, kind)
         found = document_kind(doc)
         if found == "samples":
@@ -308,6 +341,22 @@ def _build() -> FormatRegistry:
         ),
         FileFormat("csv", (".csv",), "named columns, header row required", *csv_read, *csv_write),
         FileFormat("tsv", (".tsv",), "named columns, header row required", *tsv_read, *tsv_write),
+        FileFormat(
+            "otlp",
+            (),
+            "OpenTelemetry traces, one ExportTraceServiceRequest per line (read as a run; "
+            ".json and .jsonl files are recognised by content)",
+            _spans_run,
+            _no_qrels,
+            aliases=("traces",),
+        ),
+        FileFormat(
+            "phoenix",
+            (),
+            "Arize Phoenix span exports, JSONL or Parquet (read as a run; recognised by content)",
+            _spans_run,
+            _no_qrels,
+        ),
     ):
         registry.register(fmt)
     return registry

@@ -12,6 +12,10 @@ The format comes from the file extension unless ``format=`` names it:
 * ``.yaml .yml``: ``yaml`` — as JSON (needs PyYAML).
 * ``.csv`` / ``.tsv``: ``csv`` / ``tsv`` — named columns, header row required.
 * ``.parquet .pq``: ``parquet`` — named columns.
+* traces — ``otlp`` (OpenTelemetry, one ``ExportTraceServiceRequest`` per line) and
+  ``phoenix`` (Arize Phoenix span exports, JSONL or Parquet), recognised by content in
+  ``.json``, ``.jsonl`` and ``.parquet`` files, read as the run of their retriever spans
+  (:mod:`ragmeter.io.traces`); they hold no qrels.
 
 A JSON/JSONL/YAML file holds *samples* when its records have a retrieved list or an
 ``expected_output`` (:mod:`ragmeter.io.samples`), *rows* when they have query and doc id
@@ -36,7 +40,7 @@ from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
 from ragmeter.io.partitions import is_partitioned, read_partitioned_qrels, read_partitioned_run
 from ragmeter.io.samples import Samples, read_samples
 
-Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv"]
+Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv", "otlp", "phoenix"]
 #: the names of the formats read (see :data:`ragmeter.io.formats.FORMATS_REGISTRY`)
 FORMATS: tuple[str, ...] = FORMATS_REGISTRY.names()
 
@@ -84,6 +88,13 @@ def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
     map. Only samples may be evaluated without separate qrels; a run read as its own qrels
     would score itself perfect."""
     fmt = detect_format(path, format)
+    if fmt in ("otlp", "phoenix"):
+        return False
+    if fmt in ("json", "jsonl", "parquet"):
+        from ragmeter.io.traces import sniff_traces
+
+        if sniff_traces(path) is not None:
+            return False
     if fmt in ("json", "yaml"):
         from ragmeter.io.formats import document_kind
         from ragmeter.io.samples import load_document

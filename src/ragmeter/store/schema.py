@@ -25,6 +25,14 @@ Tables (latest):
   means (JSON ``{measure: mean}``; NA is ``null``).
 * ``run_queries``: the evaluated query ids of a run (``row`` order).
 * ``query_values``: one cell per run × query row × measure position; NA is NULL.
+* ``monitor_spans``: every span ``ragmeter monitor`` read, per stream (its name): trace,
+  stage, start (ns since the epoch) and duration (ms) — the latencies, and what a rerun skips.
+* ``monitor_samples``: the sampled retriever spans: window, query id, judge identity (JSON
+  of :class:`~ragmeter.core.provenance.LabelSource`), the pairs judged and left unlabelled,
+  the span's measure values (JSON ``{measure: value}``; NA is ``null``) and the ids of the
+  passages judged (JSON list, rank order).
+* ``monitor_windows``: per stream, window length, window start and measure: the sample size,
+  mean and interval (recomputed from the samples after each monitor run).
 
 Saves write the cells with ``COPY`` (PostgreSQL) or the driver's ``executemany`` (SQLite).
 """
@@ -99,6 +107,47 @@ query_values = sa.Table(
     sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("measure", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("value", sa.Double, nullable=True),
+)
+
+monitor_spans = sa.Table(
+    "monitor_spans",
+    METADATA,
+    sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("span_id", sa.Text, primary_key=True),
+    sa.Column("trace_id", sa.Text, nullable=False),
+    sa.Column("stage", sa.Text, nullable=False),
+    sa.Column("started_ns", sa.BigInteger, nullable=False),
+    sa.Column("duration_ms", sa.Double, nullable=False),
+)
+
+monitor_samples = sa.Table(
+    "monitor_samples",
+    METADATA,
+    sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("span_id", sa.Text, primary_key=True),
+    sa.Column("window_s", sa.Integer, nullable=False),
+    sa.Column("window_start", sa.BigInteger, nullable=False),
+    sa.Column("query_id", sa.Text, nullable=False),
+    sa.Column("judge", sa.Text, nullable=False),
+    sa.Column("pairs", sa.Integer, nullable=False),
+    sa.Column("unlabelled", sa.Integer, nullable=False),
+    sa.Column("measure_values", sa.Text, nullable=False),
+    sa.Column("doc_ids", sa.Text, nullable=False),
+)
+
+monitor_windows = sa.Table(
+    "monitor_windows",
+    METADATA,
+    sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("measure", sa.Text, primary_key=True),
+    sa.Column("n", sa.Integer, nullable=False),
+    sa.Column("mean", sa.Double, nullable=True),
+    sa.Column("low", sa.Double, nullable=True),
+    sa.Column("high", sa.Double, nullable=True),
+    sa.Column("judge", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
 
 
@@ -196,6 +245,17 @@ def _v4_labels(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE evaluations ADD COLUMN labels TEXT"))
 
 
+def _v5_monitor(conn: sa.Connection) -> None:
+    """Version 5: the tables of ``ragmeter monitor`` (spans read, judged samples, windows)."""
+    meta = sa.MetaData()
+    for table in (monitor_spans, monitor_samples, monitor_windows):
+        table.to_metadata(meta)
+    meta.create_all(conn)
+    conn.execute(
+        sa.text("CREATE INDEX ix_monitor_spans_start ON monitor_spans (stream, started_ns)")
+    )
+
+
 Migration = Callable[[sa.Connection], None]
 
 #: (version, migration) in order; append, never edit an applied one
@@ -204,6 +264,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (2, _v2_version_and_name_index),
     (3, _v3_cells_without_foreign_key),
     (4, _v4_labels),
+    (5, _v5_monitor),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -9,6 +9,7 @@ serialises schema migrations with an advisory lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -281,6 +282,15 @@ class Store:
         return row, run_rows
 
     # -- transactions and migrations --------------------------------------------------------
+    def connect(self) -> sa.Connection:
+        """A connection for reading (close it, e.g. ``with store.connect() as conn``)."""
+        return self._engine.connect()
+
+    def transaction(self) -> contextlib.AbstractContextManager[sa.Connection]:
+        """A write transaction (see :meth:`_write`), for the store's other tables
+        (:mod:`ragmeter.store.monitor`)."""
+        return self._write()
+
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
         """A write transaction: committed on success, rolled back on any exception."""

@@ -28,6 +28,8 @@ labels with ``fetch`` — every action also works as a plain form post. Routes:
 ``GET /history``             the label event log
 ``GET /evaluations``         stored evaluations (``--store``, else the default store);
                              ``/evaluations/{id}`` one of them, ``…/report`` its HTML report
+``GET /monitor/{stream}``    the trend page of a monitored stream (``?window=1d``)
+``GET /metrics``             every stream's latest window, Prometheus text format
 ==========================  ======================================================
 
 Security (see :mod:`ragmeter.web.security`): an access token when configured, a CSRF token on
@@ -49,7 +51,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.web import security
 from ragmeter.web.limits import BodyLimit
-from ragmeter.web.routes import calibrating, evaluations, exports, labelling, reviewing
+from ragmeter.web.routes import (
+    calibrating,
+    evaluations,
+    exports,
+    labelling,
+    monitoring,
+    reviewing,
+)
 from ragmeter.web.state import HERE, BadInput, WebConfig, WebState, wants_json, web_state
 
 __all__ = ["ROUTERS", "BadInput", "WebConfig", "create_app"]
@@ -61,6 +70,7 @@ ROUTERS = (
     evaluations.router,
     calibrating.router,
     exports.router,
+    monitoring.router,
 )
 
 

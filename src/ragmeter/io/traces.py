@@ -1,0 +1,720 @@
+"""Traces as input: OpenTelemetry (OTLP JSON) and Arize Phoenix span exports read as runs.
+
+Two shapes of traces are read, line by line (a file is streamed, never read whole):
+
+* **OTLP JSON** — one ``ExportTraceServiceRequest`` per line, as the OpenTelemetry
+  Collector's file exporter writes it: ``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}``,
+  each span with ``traceId``, ``spanId``, ``parentSpanId``, ``name``,
+  ``startTimeUnixNano``/``endTimeUnixNano`` and ``attributes`` as ``[{"key", "value":
+  {"stringValue" | "intValue" | "doubleValue" | "boolValue" | "arrayValue" | "kvlistValue"}}]``.
+* **Phoenix span exports** — one span per JSONL line or Parquet row, with ``context``
+  (``trace_id``, ``span_id``), ``parent_id``, ``span_kind``, ``start_time``/``end_time`` (ISO 8601
+  or timestamps) and ``attributes`` (nested objects, or flat ``attributes.*`` columns as in
+  Phoenix's span dataframe).
+
+Spans follow the OpenInference semantic conventions: ``openinference.span.kind`` (or Phoenix's
+``span_kind``) says what a span is. A ``RETRIEVER`` span is one ranking: the query is its
+``input.value``, its documents ``retrieval.documents.N.document.id`` / ``.score`` /
+``.content`` in the order of N (rank 1 first). A document without an id gets the id ``c``
+followed by the first 16 hex digits of the SHA-256 of its content (counted in the notes). An
+``LLM`` span's ``output.value`` is the answer of its trace. Every span's duration is a latency
+of its stage (its kind in lower case, or its name when it has no kind).
+
+**Query ids.** A ranking's query id comes from ``query_id_from``:
+
+* ``"hash"`` (the default): ``q`` followed by the first 16 hex digits of the SHA-256 of the
+  normalised query text — Unicode NFKC, case folded, runs of white space made one space, ends
+  stripped — so that a question asked again, even as "What is RAG? " or "what is rag?",
+  gets the same id and meets its qrels (:func:`query_hash`);
+* ``"text"``: the query text itself;
+* any other value names a span attribute (``session.id``, ``metadata.query_id``; a key inside
+  the JSON object of the ``metadata`` attribute is found too). A retriever span without it is
+  an error naming the file, the line and the attribute.
+
+As a run (:func:`traces_run`, what ``ragmeter evaluate TRACES`` reads) each query keeps the
+ranking of its latest span (by start time); repeated queries are counted in the run's
+warnings. ``$RAGMETER_QUERY_ID_FROM`` sets ``query_id_from`` for the readers of the format
+registry (``ragmeter evaluate --query-id-from`` sets it).
+
+**Bad input.** A malformed line is an error naming the file, the line and the field. Retriever
+spans without documents are counted, not read. A last line without its newline that does not
+parse is taken for a file still being written: what was complete is read and a note says which
+line was left. Spans may come in any order of time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from ragmeter.errors import InputError
+from ragmeter.io._common import PathLike, format_suffix, open_binary
+
+if TYPE_CHECKING:
+    from ragmeter.core.data import Run
+
+#: the environment variable that sets ``query_id_from`` for the registry's readers
+QUERY_ID_ENV = "RAGMETER_QUERY_ID_FROM"
+TraceKind = Literal["otlp", "phoenix"]
+
+_DOC_PREFIX = "retrieval.documents."
+#: how much of a file :func:`sniff_traces` reads
+_SNIFF_BYTES = 1 << 20
+_OTLP_HEAD = re.compile(rb'^\{\s*"resourceSpans"\s*:')
+_DOC_FIELDS = frozenset(("id", "score", "content"))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One span: ids, OpenInference kind (upper case, ``""`` when not given), times in
+    nanoseconds since the epoch, flat attributes (dotted keys) and the line it was read from."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    start_ns: int
+    end_ns: int
+    attributes: Mapping[str, Any]
+    line: int
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def stage(self) -> str:
+        """The stage whose latency this span measures: its kind, else its name."""
+        return self.kind.lower() if self.kind else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """One retriever span read as a ranking (documents in rank order)."""
+
+    trace_id: str
+    span_id: str
+    query_id: str
+    query: str
+    start_ns: int
+    duration_ms: float
+    doc_ids: tuple[str, ...]
+    scores: tuple[float | None, ...]
+    texts: tuple[str | None, ...]
+    line: int
+
+
+@dataclass
+class Traces:
+    """What a trace file held: its rankings, answers (by trace id), per-stage latencies in
+    milliseconds, and notes (counts of what was not read, an incomplete last line)."""
+
+    source: str
+    retrievals: list[Retrieval] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    spans: int = 0
+    without_documents: int = 0
+    content_ids: int = 0
+    notes: list[str] = field(default_factory=list)
+    #: with ``latest_only``: retriever spans that repeated a query, and those queries
+    repeated: int = 0
+    repeated_queries: set[str] = field(default_factory=set)
+    #: with ``keep_spans``: every span as (span id, trace id, stage, start ns, duration ms)
+    span_rows: list[tuple[str, str, str, int, float]] = field(default_factory=list)
+
+    def describe(self) -> list[str]:
+        """The notes of the read, one line each: what was left out or identified by content,
+        an incomplete last line."""
+        lines: list[str] = []
+        if self.without_documents:
+            lines.append(
+                f"{self.source}: {self.without_documents} retriever span(s) without "
+                "documents left out"
+            )
+        if self.content_ids:
+            lines.append(
+                f"{self.source}: {self.content_ids} document(s) without an id identified by "
+                "a hash of their content"
+            )
+        return lines + self.notes
+
+
+# -- query ids ----------------------------------------------------------------------------
+
+
+def normalise_query(text: str) -> str:
+    """NFKC, case folded, white space runs made one space, ends stripped."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def query_hash(text: str) -> str:
+    """The default query id: ``q`` + 16 hex digits of SHA-256 of the normalised text.
+
+    >>> query_hash("What is RAG? ") == query_hash("what  is rag?")
+    True
+    """
+    return "q" + hashlib.sha256(normalise_query(text).encode("utf-8")).hexdigest()[:16]
+
+
+def default_query_id_from() -> str:
+    """``$RAGMETER_QUERY_ID_FROM``, else ``"hash"``."""
+    return os.environ.get(QUERY_ID_ENV, "").strip() or "hash"
+
+
+def set_query_id_from(value: str) -> None:
+    """Make ``value`` the ``query_id_from`` of the registry's readers in this process (sets
+    ``$RAGMETER_QUERY_ID_FROM``; ``ragmeter evaluate --query-id-from``)."""
+    if not value.strip():
+        raise InputError("--query-id-from is empty; expected hash, text or an attribute name")
+    os.environ[QUERY_ID_ENV] = value.strip()
+
+
+def _attribute(attrs: Mapping[str, Any], key: str) -> Any:
+    """``attrs[key]``, or a key inside an attribute holding a JSON object (``metadata``)."""
+    if key in attrs:
+        return attrs[key]
+    head, _, rest = key.partition(".")
+    while rest:
+        holder = attrs.get(head)
+        if isinstance(holder, str) and holder.startswith("{"):
+            try:
+                inner = json.loads(holder)
+            except ValueError:
+                inner = None
+            if isinstance(inner, Mapping) and rest in inner:
+                return inner[rest]
+        step, _, rest = rest.partition(".")
+        head = f"{head}.{step}"
+    return None
+
+
+def query_id_of(span: Span, query: str, query_id_from: str, source: str) -> str:
+    """The query id of a retriever span (see the module docstring)."""
+    if query_id_from == "hash":
+        return query_hash(query)
+    if query_id_from == "text":
+        return query
+    value = _attribute(span.attributes, query_id_from)
+    if value is None or isinstance(value, bool | Mapping | list) or value == "":
+        raise InputError(
+            f"retriever span {span.span_id} has no attribute {query_id_from!r} to take its "
+            "query id from (--query-id-from)",
+            source=source,
+            line=span.line,
+            field=query_id_from,
+        )
+    return str(value)
+
+
+# -- attribute values -----------------------------------------------------------------------
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    """Nested objects and lists as dotted keys (``retrieval.documents.0.document.id``)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list | tuple) and prefix.endswith("documents"):
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}.{i}", out)
+    else:
+        out[prefix] = value
+
+
+def _otlp_value(value: Any, source: str, line: int, key: str) -> Any:
+    """The Python value of an OTLP JSON ``AnyValue``."""
+    if not isinstance(value, Mapping):
+        raise InputError(
+            "attribute value is not an AnyValue object", source=source, line=line, field=key
+        )
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:  # int64 is a string in OTLP JSON
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            raise InputError(
+                f"intValue {value['intValue']!r} is not an integer",
+                source=source,
+                line=line,
+                field=key,
+            ) from None
+    if "doubleValue" in value:
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):
+            raise InputError(
+                f"doubleValue {value['doubleValue']!r} is not a number",
+                source=source,
+                line=line,
+                field=key,
+            ) from None
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        items = (value["arrayValue"] or {}).get("values") or []
+        return [_otlp_value(v, source, line, key) for v in items]
+    if "kvlistValue" in value:
+        items = (value["kvlistValue"] or {}).get("values") or []
+        return {kv.get("key"): _otlp_value(kv.get("value"), source, line, key) for kv in items}
+    return None  # an empty AnyValue or bytesValue: no value ragmeter reads
+
+
+def _otlp_attributes(items: Any, source: str, line: int) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if type(items) is not list:
+        raise InputError(
+            "attributes is not a list of key/value objects",
+            source=source,
+            line=line,
+            field="attributes",
+        )
+    out: dict[str, Any] = {}
+    for kv in items:
+        # the common case first, without a call: a string or a double (millions per file)
+        key = kv.get("key") if type(kv) is dict else None
+        if type(key) is not str:
+            raise InputError(
+                "an attribute has no string key", source=source, line=line, field="attributes"
+            )
+        value = kv.get("value")
+        if type(value) is dict and len(value) == 1:
+            text = value.get("stringValue")
+            if type(text) is str:
+                out[key] = text
+                continue
+            number = value.get("doubleValue")
+            if type(number) is float:
+                out[key] = number
+                continue
+        parsed = _otlp_value(value, source, line, key)
+        if isinstance(parsed, dict):
+            _flatten(parsed, key, out)
+        else:
+            out[key] = parsed
+    return out
+
+
+def _nanos(value: Any, source: str, line: int, key: str) -> int:
+    """Nanoseconds since the epoch from an OTLP integer (or its string), an ISO 8601 text or
+    a datetime."""
+    if isinstance(value, datetime):
+        return _datetime_ns(value)
+    if isinstance(value, bool) or value is None:
+        raise InputError("no time given", source=source, line=line, field=key)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            return _datetime_ns(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except ValueError:
+            pass
+    raise InputError(
+        f"{value!r} is not a time (nanoseconds since the epoch or ISO 8601)",
+        source=source,
+        line=line,
+        field=key,
+    )
+
+
+def _datetime_ns(value: datetime) -> int:
+    from datetime import UTC
+
+    if value.tzinfo is None:  # Phoenix writes naive UTC times in its dataframes
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp()) * 1_000_000_000 + value.microsecond * 1000
+
+
+def _text(value: Any, source: str, line: int, key: str, *, required: bool = True) -> str:
+    if isinstance(value, str) and value:
+        return value
+    if value is None and not required:
+        return ""
+    raise InputError(
+        f"expected a non-empty string, got {value!r}", source=source, line=line, field=key
+    )
+
+
+# -- the two shapes ---------------------------------------------------------------------------
+
+
+def _otlp_spans(request: Any, source: str, line: int) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest``."""
+    if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
+        raise InputError(
+            "expected an ExportTraceServiceRequest object with a resourceSpans list",
+            source=source,
+            line=line,
+            field="resourceSpans",
+        )
+    for resource in request["resourceSpans"]:
+        for scope in (resource or {}).get("scopeSpans") or []:
+            spans = (scope or {}).get("spans") or []
+            if not isinstance(spans, list):
+                raise InputError(
+                    "spans is not a list", source=source, line=line, field="scopeSpans.spans"
+                )
+            for raw in spans:
+                yield _otlp_span(raw, source, line)
+
+
+def _otlp_span(raw: Any, source: str, line: int) -> Span:
+    if not isinstance(raw, Mapping):
+        raise InputError("a span is not an object", source=source, line=line, field="spans")
+    attrs = _otlp_attributes(raw.get("attributes"), source, line)
+    return Span(
+        trace_id=_text(raw.get("traceId"), source, line, "traceId"),
+        span_id=_text(raw.get("spanId"), source, line, "spanId"),
+        parent_id=raw.get("parentSpanId") or None,
+        name=str(raw.get("name") or ""),
+        kind=str(attrs.get("openinference.span.kind") or "").upper(),
+        start_ns=_nanos(raw.get("startTimeUnixNano"), source, line, "startTimeUnixNano"),
+        end_ns=_nanos(raw.get("endTimeUnixNano"), source, line, "endTimeUnixNano"),
+        attributes=attrs,
+        line=line,
+    )
+
+
+def _phoenix_span(record: Any, source: str, line: int) -> Span:
+    """One span of a Phoenix export: nested (``context``, ``attributes`` objects) or flat
+    (``context.span_id``, ``attributes.input.value`` columns)."""
+    if not isinstance(record, Mapping):
+        raise InputError("expected a span object", source=source, line=line)
+    flat: dict[str, Any] = {}
+    _flatten(record, "", flat)
+    attrs: dict[str, Any] = {}
+    for key, value in flat.items():
+        if key.startswith("attributes."):
+            if isinstance(value, list | tuple) and key.endswith("documents"):
+                _flatten(list(value), key[len("attributes.") :], attrs)
+            elif value is not None:
+                attrs[key[len("attributes.") :]] = value
+    kind = flat.get("span_kind") or attrs.get("openinference.span.kind") or ""
+    return Span(
+        trace_id=_text(flat.get("context.trace_id"), source, line, "context.trace_id"),
+        span_id=_text(flat.get("context.span_id"), source, line, "context.span_id"),
+        parent_id=flat.get("parent_id") or None,
+        name=str(flat.get("name") or ""),
+        kind=str(kind).upper(),
+        start_ns=_nanos(flat.get("start_time"), source, line, "start_time"),
+        end_ns=_nanos(flat.get("end_time"), source, line, "end_time"),
+        attributes=attrs,
+        line=line,
+    )
+
+
+def trace_kind_of(record: Any) -> TraceKind | None:
+    """``otlp`` or ``phoenix`` when a JSON record (or a table's column names) is a span
+    record of that shape, else ``None``."""
+    if isinstance(record, Mapping):
+        if "resourceSpans" in record:
+            return "otlp"
+        context = record.get("context")
+        if isinstance(context, Mapping) and "span_id" in context:
+            return "phoenix"
+        if "context.span_id" in record:
+            return "phoenix"
+    return None
+
+
+def sniff_traces(path: PathLike) -> TraceKind | None:
+    """What trace shape the file at ``path`` holds (``None``: not traces): the first line of
+    a JSON/JSONL file, the column names of a Parquet file."""
+    if format_suffix(path) in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.read_schema(os.fspath(path)).names
+        except (OSError, ValueError):
+            return None
+        return "phoenix" if "context.span_id" in names else None
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, InputError):
+        return None
+    head = head.lstrip()
+    first, newline, _ = head.partition(b"\n")
+    if not newline:  # one long line (or a document) beyond the sniffed bytes: only OTLP's
+        return "otlp" if _OTLP_HEAD.match(head) else None
+    if not first.startswith(b"{"):
+        return None
+    try:
+        return trace_kind_of(json.loads(first))
+    except ValueError:
+        return None
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def iter_spans(path: PathLike, notes: list[str] | None = None) -> Iterator[Span]:
+    """Every span of a trace file, streamed (see the module docstring)."""
+    source = str(path)
+    if format_suffix(path) in (".parquet", ".pq"):
+        yield from _parquet_spans(path, source)
+        return
+    kind: TraceKind | None = None
+    with open_binary(path) as fh:
+        pending: tuple[int, bytes] | None = None
+        for number, raw in enumerate(_lines(fh, source), start=1):
+            if pending is not None:
+                yield from _line_spans(*pending, source, kind)
+            if not raw.strip():
+                pending = None
+                continue
+            if kind is None:
+                kind = _first_kind(raw, source, number)
+            pending = (number, raw)
+        if pending is None:
+            return
+        number, raw = pending
+        try:
+            spans = list(_line_spans(number, raw, source, kind))
+        except InputError:
+            if raw.endswith(b"\n"):
+                raise
+            # a last line cut short: the exporter is still writing it
+            if notes is not None:
+                notes.append(
+                    f"{source}: line {number} is incomplete (the file is still being "
+                    f"written?); read up to line {number - 1}"
+                )
+            return
+        yield from spans
+
+
+def _lines(fh: Any, source: str) -> Iterator[bytes]:
+    """The lines of a (possibly decompressing) binary stream, newline kept, read in chunks;
+    a line longer than :func:`~ragmeter.io._common.max_line_bytes` is an error."""
+    from ragmeter.io._common import READ_CHUNK, line_too_long, max_line_bytes
+
+    cap = max_line_bytes()
+    rest = b""
+    number = 0
+    while chunk := fh.read(READ_CHUNK):
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            number += 1
+            yield part + b"\n"
+        if len(rest) > cap:
+            raise line_too_long(source, number + 1, cap)
+    if rest:
+        yield rest
+
+
+def _first_kind(raw: bytes, source: str, line: int) -> TraceKind:
+    from ragmeter.io._documents import loads
+
+    kind = trace_kind_of(loads(raw.decode("utf-8", "replace"), source, line))
+    if kind is None:
+        raise InputError(
+            "not a span record: expected an OTLP ExportTraceServiceRequest (resourceSpans) "
+            "or a Phoenix span (context.span_id)",
+            source=source,
+            line=line,
+        )
+    return kind
+
+
+def _line_spans(number: int, raw: bytes, source: str, kind: TraceKind | None) -> Iterator[Span]:
+    from ragmeter.io._documents import loads
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("line is not UTF-8 text", source=source, line=number) from None
+    record = loads(text, source, number)
+    if kind == "otlp":
+        yield from _otlp_spans(record, source, number)
+    else:
+        yield _phoenix_span(record, source, number)
+
+
+def _parquet_spans(path: PathLike, source: str) -> Iterator[Span]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(os.fspath(path))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read Parquet: {exc}", source=source) from None
+    row = 0
+    for batch in table.iter_batches(batch_size=8192):
+        for record in batch.to_pylist():
+            row += 1
+            yield _phoenix_span(record, f"{source} (row {row})", row)
+
+
+def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]], int]:
+    """``(rank index, id, score, content)`` of a retriever span's documents in rank order;
+    and how many had no id."""
+    found: dict[int, dict[str, Any]] = {}
+    prefix = len(_DOC_PREFIX)
+    for key, value in span.attributes.items():
+        if key.startswith(_DOC_PREFIX):
+            number, _, rest = key[prefix:].partition(".document.")
+            if rest in _DOC_FIELDS and number.isdigit():
+                found.setdefault(int(number), {})[rest] = value
+    docs: list[tuple[int, str, Any, Any]] = []
+    hashed = 0
+    for index in sorted(found):
+        doc = found[index]
+        content = doc.get("content")
+        doc_id = doc.get("id")
+        if doc_id is None or doc_id == "":
+            if not isinstance(content, str):
+                raise InputError(
+                    f"retriever span {span.span_id}: document {index} has neither an id nor "
+                    "content",
+                    source=source,
+                    line=span.line,
+                    field=f"retrieval.documents.{index}.document.id",
+                )
+            doc_id = "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+            hashed += 1
+        score = doc.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            raise InputError(
+                f"score {score!r} is not a number",
+                source=source,
+                line=span.line,
+                field=f"retrieval.documents.{index}.document.score",
+            )
+        docs.append((index, str(doc_id), score, content if isinstance(content, str) else None))
+    return docs, hashed
+
+
+def retrieval_of(span: Span, source: str, query_id_from: str) -> tuple[Retrieval | None, int]:
+    """The ranking of a retriever span (``None`` without documents) and how many of its
+    documents had no id."""
+    docs, hashed = _documents(span, source)
+    if not docs:
+        return None, 0
+    query = span.attributes.get("input.value")
+    query_text = _text(query, source, span.line, "input.value")
+    seen: dict[str, tuple[int, str, Any, Any]] = {}
+    for doc in docs:
+        seen.setdefault(doc[1], doc)  # a repeated doc keeps its best rank
+    kept = list(seen.values())
+    return (
+        Retrieval(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            query_id=query_id_of(span, query_text, query_id_from, source),
+            query=query_text,
+            start_ns=span.start_ns,
+            duration_ms=span.duration_ms,
+            doc_ids=tuple(d[1] for d in kept),
+            scores=tuple(None if d[2] is None else float(d[2]) for d in kept),
+            texts=tuple(d[3] for d in kept),
+            line=span.line,
+        ),
+        hashed,
+    )
+
+
+def read_traces(
+    paths: PathLike | Iterable[PathLike],
+    query_id_from: str | None = None,
+    *,
+    keep_spans: bool = False,
+    latest_only: bool = False,
+) -> Traces:
+    """Read trace files (see the module docstring): rankings, answers and latencies;
+    ``keep_spans`` also keeps every span's ids, stage and times (``span_rows``);
+    ``latest_only`` keeps only the latest ranking of each query (memory bounded by the
+    queries, not the spans; ``repeated`` counts the others)."""
+    path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    how = query_id_from or default_query_id_from()
+    traces = Traces(source=", ".join(str(p) for p in path_list))
+    latest: dict[str, Retrieval] = {}
+    for path in path_list:
+        source = str(path)
+        for span in iter_spans(path, traces.notes):
+            traces.spans += 1
+            traces.latencies.setdefault(span.stage, []).append(span.duration_ms)
+            if keep_spans:
+                traces.span_rows.append(
+                    (span.span_id, span.trace_id, span.stage, span.start_ns, span.duration_ms)
+                )
+            if span.kind == "RETRIEVER":
+                retrieval, hashed = retrieval_of(span, source, how)
+                traces.content_ids += hashed
+                if retrieval is None:
+                    traces.without_documents += 1
+                elif latest_only:
+                    _keep_latest(latest, retrieval, traces)
+                else:
+                    traces.retrievals.append(retrieval)
+            elif span.kind == "LLM":
+                answer = span.attributes.get("output.value")
+                if isinstance(answer, str):
+                    traces.answers[span.trace_id] = answer
+    if latest_only:
+        traces.retrievals = list(latest.values())
+    return traces
+
+
+def _keep_latest(latest: dict[str, Retrieval], r: Retrieval, traces: Traces) -> None:
+    held = latest.get(r.query_id)
+    if held is not None:
+        traces.repeated += 1
+        traces.repeated_queries.add(r.query_id)
+    if held is None or r.start_ns >= held.start_ns:
+        latest[r.query_id] = r
+
+
+def traces_run(traces: Traces, name: str) -> Run:
+    """The run of ``traces``: each query's latest ranking (by span start time)."""
+    from dataclasses import replace
+
+    from ragmeter.core.data import Run
+
+    latest: dict[str, Retrieval] = {}
+    for r in traces.retrievals:
+        _keep_latest(latest, r, traces)
+    if not latest:
+        raise InputError(
+            "no retriever span with documents; expected OpenInference RETRIEVER spans "
+            "(retrieval.documents.N.document.id)",
+            source=traces.source,
+        )
+    qids: list[str] = []
+    docs: list[str] = []
+    for qid, r in latest.items():
+        qids.extend([qid] * len(r.doc_ids))
+        docs.extend(r.doc_ids)
+    run = Run.from_columns(qids, docs, None, name=name, order="given", source=traces.source)
+    notes = traces.describe()
+    if traces.repeated:
+        notes.append(
+            f"{traces.source}: {traces.repeated} retriever span(s) repeat a query of "
+            f"{len(traces.repeated_queries)} quer(ies); each query keeps its latest span"
+        )
+    return replace(run, warnings=(*run.warnings, *notes))
+
+
+def read_traces_run(
+    path: PathLike, name: str | None = None, query_id_from: str | None = None
+) -> Run:
+    """The run of a trace file (see :func:`traces_run`), named after the file by default."""
+    from pathlib import Path
+
+    traces = read_traces(path, query_id_from, latest_only=True)
+    return traces_run(traces, name or Path(path).name)

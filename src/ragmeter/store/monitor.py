@@ -1,0 +1,227 @@
+"""The monitor's tables in the store: spans read, judged samples and window figures (see
+:mod:`ragmeter.store.schema`, version 4). A *stream* names one monitored system (``--name``).
+
+Every write is one transaction; a rerun adds only the spans the store does not hold yet.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ragmeter.core.provenance import LabelSource
+from ragmeter.errors import StoreError
+from ragmeter.store import schema
+from ragmeter.store.sql import Store
+
+#: ids per ``IN (…)`` look-up (below SQLite's and PostgreSQL's parameter limits)
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class SpanRow:
+    """A span read: its latency row."""
+
+    span_id: str
+    trace_id: str
+    stage: str
+    started_ns: int
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """A judged retriever span: its window, query, judge, pairs and measure values."""
+
+    span_id: str
+    window_s: int
+    window_start: int
+    query_id: str
+    judge: LabelSource
+    pairs: int
+    unlabelled: int
+    values: Mapping[str, float]
+    #: the passages judged, in rank order
+    doc_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WindowRow:
+    """A stored window figure (NaN for NULL)."""
+
+    window_s: int
+    window_start: int
+    measure: str
+    n: int
+    mean: float
+    low: float
+    high: float
+    judge: LabelSource | None
+
+
+def known_spans(store: Store, stream: str, span_ids: Iterable[str]) -> set[str]:
+    """The ids among ``span_ids`` the stream already holds."""
+    ids = list(dict.fromkeys(span_ids))
+    found: set[str] = set()
+    t = schema.monitor_spans
+    with store.connect() as conn:
+        for i in range(0, len(ids), _CHUNK):
+            query = sa.select(t.c.span_id).where(
+                t.c.stream == stream, t.c.span_id.in_(ids[i : i + _CHUNK])
+            )
+            found.update(conn.execute(query).scalars())
+    return found
+
+
+def add_spans(
+    store: Store, stream: str, spans: Sequence[SpanRow], samples: Sequence[SampleRow]
+) -> None:
+    """Add new spans and the samples judged among them, in one transaction."""
+    span_rows = [
+        {
+            "stream": stream,
+            "span_id": s.span_id,
+            "trace_id": s.trace_id,
+            "stage": s.stage,
+            "started_ns": s.started_ns,
+            "duration_ms": s.duration_ms,
+        }
+        for s in spans
+    ]
+    sample_rows = [
+        {
+            "stream": stream,
+            "span_id": s.span_id,
+            "window_s": s.window_s,
+            "window_start": s.window_start,
+            "query_id": s.query_id,
+            "judge": json.dumps(s.judge.to_json(), sort_keys=True),
+            "pairs": s.pairs,
+            "unlabelled": s.unlabelled,
+            "measure_values": json.dumps(
+                {k: (None if math.isnan(v) else v) for k, v in s.values.items()}
+            ),
+            "doc_ids": json.dumps(list(s.doc_ids)),
+        }
+        for s in samples
+    ]
+    try:
+        with store.transaction() as conn:
+            for table, rows in (
+                (schema.monitor_spans, span_rows),
+                (schema.monitor_samples, sample_rows),
+            ):
+                for i in range(0, len(rows), 10_000):
+                    conn.execute(sa.insert(table), rows[i : i + 10_000])
+    except sa.exc.DBAPIError as exc:
+        raise StoreError(
+            f"cannot save the monitored spans to {store.url}: {exc.orig}; nothing was saved"
+        ) from exc
+
+
+def load_samples(store: Store, stream: str) -> list[SampleRow]:
+    """Every judged sample of the stream."""
+    t = schema.monitor_samples
+    with store.connect() as conn:
+        rows = conn.execute(sa.select(t).where(t.c.stream == stream)).mappings().all()
+    return [
+        SampleRow(
+            span_id=r["span_id"],
+            window_s=r["window_s"],
+            window_start=r["window_start"],
+            query_id=r["query_id"],
+            judge=LabelSource.from_json(json.loads(r["judge"])),
+            pairs=r["pairs"],
+            unlabelled=r["unlabelled"],
+            values={
+                k: (math.nan if v is None else float(v))
+                for k, v in json.loads(r["measure_values"]).items()
+            },
+            doc_ids=tuple(json.loads(r["doc_ids"])),
+        )
+        for r in rows
+    ]
+
+
+def load_spans(store: Store, stream: str) -> list[SpanRow]:
+    """Every span of the stream (its latency rows)."""
+    t = schema.monitor_spans
+    with store.connect() as conn:
+        rows = conn.execute(
+            sa.select(t.c.span_id, t.c.trace_id, t.c.stage, t.c.started_ns, t.c.duration_ms).where(
+                t.c.stream == stream
+            )
+        ).all()
+    return [SpanRow(*row) for row in rows]
+
+
+def save_windows(
+    store: Store,
+    stream: str,
+    window_s: int,
+    figures: Iterable[Any],
+    judge: LabelSource | None,
+) -> None:
+    """Replace the stream's figures for this window length (``WindowFigure`` objects)."""
+    t = schema.monitor_windows
+    now = datetime.now(UTC)
+    judge_text = json.dumps(judge.to_json(), sort_keys=True) if judge is not None else None
+
+    def clean(v: float) -> float | None:
+        return None if math.isnan(v) else float(v)
+
+    rows = [
+        {
+            "stream": stream,
+            "window_s": window_s,
+            "window_start": f.window_start,
+            "measure": f.measure,
+            "n": f.n,
+            "mean": clean(f.mean),
+            "low": clean(f.low),
+            "high": clean(f.high),
+            "judge": None if f.measure.startswith("latency_ms.") else judge_text,
+            "updated_at": now,
+        }
+        for f in figures
+    ]
+    with store.transaction() as conn:
+        conn.execute(sa.delete(t).where(t.c.stream == stream, t.c.window_s == window_s))
+        if rows:
+            conn.execute(sa.insert(t), rows)
+
+
+def load_windows(store: Store, stream: str, window_s: int | None = None) -> list[WindowRow]:
+    """The stream's stored figures (one window length, or all), by window then measure."""
+    t = schema.monitor_windows
+    query = sa.select(t).where(t.c.stream == stream)
+    if window_s is not None:
+        query = query.where(t.c.window_s == window_s)
+    with store.connect() as conn:
+        rows = conn.execute(query.order_by(t.c.window_s, t.c.window_start, t.c.measure)).mappings()
+        return [
+            WindowRow(
+                window_s=r["window_s"],
+                window_start=r["window_start"],
+                measure=r["measure"],
+                n=r["n"],
+                mean=math.nan if r["mean"] is None else r["mean"],
+                low=math.nan if r["low"] is None else r["low"],
+                high=math.nan if r["high"] is None else r["high"],
+                judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
+            )
+            for r in rows
+        ]
+
+
+def streams(store: Store) -> list[str]:
+    """The names of the monitored streams."""
+    t = schema.monitor_spans
+    with store.connect() as conn:
+        return list(conn.execute(sa.select(t.c.stream).distinct().order_by(t.c.stream)).scalars())
