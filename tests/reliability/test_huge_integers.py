@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import ragmeter
 from ragmeter.cli import app
 from ragmeter.errors import InputError, MeasureError
-from ragmeter.measures import MAX_CUTOFF, parse_measures
+from ragmeter.measures import MAX_CUTOFF, MAX_DEPTH, parse_measures
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
 RUN, QRELS = EXAMPLES / "run_bm25.txt", EXAMPLES / "qrels.txt"
@@ -69,7 +69,7 @@ def test_the_library_checks_the_same_ranges() -> None:
     with pytest.raises(InputError, match="field 'depth'"):
         ragmeter.evaluate(run, qrels, ["ndcg@10"], depth=-1)
     full = ragmeter.evaluate(run, qrels, ["ndcg@10"]).run.means()
-    assert ragmeter.evaluate(run, qrels, ["ndcg@10"], depth=MAX_CUTOFF).run.means() == full
+    assert ragmeter.evaluate(run, qrels, ["ndcg@10"], depth=MAX_DEPTH).run.means() == full
 
 
 def test_history_show_of_a_huge_id_is_not_found(tmp_path: Path) -> None:

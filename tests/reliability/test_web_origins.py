@@ -104,5 +104,6 @@ def test_get_evaluate_reads_the_measures_of_the_query_string(config: Any) -> Non
     assert browser.grade("q1", "d1", 2).status_code == 200
     page = browser.client.get("/evaluate", params=[("measure", "P@1"), ("measure", "mrr")])
     assert page.status_code == 200
-    assert "P@1" in page.text and "mrr" in page.text
+    # the page names measures canonically (P@1 is precision@1, as everywhere else)
+    assert "precision@1" in page.text and "mrr" in page.text
     assert "ndcg@10" not in page.text  # the default measures are not shown

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.measures import MAX_CUTOFF
+from ragmeter.measures import MAX_DEPTH
 
 #: the largest grade (and relevance level): trec_eval keeps grades in 32-bit integers
 MAX_GRADE = 2**31 - 1
@@ -75,7 +75,7 @@ class EvalInputs:
         for name in ("depth", "pool_depth", "default_k", "context_k"):
             value = getattr(self, name)
             if isinstance(value, int) and not isinstance(value, bool):
-                _check_range(name, value, 1, MAX_CUTOFF)
+                _check_range(name, value, 1, MAX_DEPTH)
 
     @property
     def input_warnings(self) -> tuple[str, ...]:

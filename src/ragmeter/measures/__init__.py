@@ -490,13 +490,17 @@ def _parse_cutoff_text(name: str, text: str) -> int | float:
     return value
 
 
-#: the largest cutoff (and evaluation depth): ranks are counted in 32-bit integers, and a
-#: larger number (``ndcg@99999999999999999999``) is a range error, not an overflow
-MAX_CUTOFF = 2**31 - 1
+#: the largest whole-number cutoff: the largest 64-bit integer, which trec_eval reads for any
+#: larger number (``P.99999999999999999999`` is ``P_9223372036854775807`` there); a larger
+#: number (``ndcg@99999999999999999999``) is a range error, not an overflow
+MAX_CUTOFF = 2**63 - 1
+#: the largest evaluation depth (``--depth``, pool depth, default K): ranks are counted in
+#: 32-bit integers
+MAX_DEPTH = 2**31 - 1
 
 
 def _coerce_cutoff(spec: Family, k: int | float) -> int | float:
-    if k > MAX_CUTOFF:  # before float(k): an int past float's range overflows it
+    if spec.cutoff_type is int and k > MAX_CUTOFF:  # before float(k): a huge int overflows it
         raise MeasureError(f"{spec.name}: cutoff must be ≤ {MAX_CUTOFF}, got {k}")
     if spec.cutoff_type is int:
         if isinstance(k, float):
