@@ -153,9 +153,7 @@ def evaluate(
             flow.write_curves(outcome.sweep, curves)
         emit_sweep(outcome.sweep, fmt, per_query=per_query, output=output)
     else:
-        emit_evaluation(
-            outcome.evaluation, fmt, per_query=per_query, output=output, asked=measure
-        )
+        emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output, asked=measure)
     if save or store is not None or name is not None:
         save_and_tell(
             outcome.evaluation,
