@@ -298,7 +298,8 @@ def test_the_documented_retrieve_examples_name_files_that_exist() -> None:
         if "ragmeter retrieve" not in block or "$EX" in block:
             continue
         for path in re.findall(r"--(?:corpus|queries) (\S+)", block):
-            assert (REPO / path).is_file(), path
+            if "$" not in path:  # a file a loop of the block makes (texts-$n.jsonl)
+                assert (REPO / path).is_file(), path
 
 
 def test_the_docs_cite_no_document_outside_the_repository() -> None:

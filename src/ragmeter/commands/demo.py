@@ -147,7 +147,7 @@ def run_demo(
     files: list[Path] = []
     messages: list[str] = []
     started = time.perf_counter()
-    stages = 12  # the labelled steps below and in retrieve_all: each advances the bar once
+    stages = 13  # the labelled steps below and in retrieve_all: each advances the bar once
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
