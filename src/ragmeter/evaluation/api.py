@@ -30,6 +30,7 @@ from ragmeter.evaluation.stream import (
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
+    from ragmeter.core.gold_answers import GoldAnswers
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.core.spans import SpanInputs
@@ -83,6 +84,7 @@ def evaluate(
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
     spans: SpanInputs | None = None,
+    gold_answers: GoldAnswers | None = None,
     workers: int | None = None,
     engine: str | Engine = "local",
 ) -> Evaluation:
@@ -132,6 +134,9 @@ def evaluate(
         nugget_assignments: nuggets assigned to run answers (by run name) and passages.
         citation_support: the support of each answer sentence by its citations.
         spans: span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
+        gold_answers: each query's gold answers, for the answer containment measures
+            (:mod:`ragmeter.metrics.containment`; the passages' texts from ``corpus``, or the
+            run's own); without ``qrels``, the evaluated queries are those of this file.
         workers: processes that read and evaluate blocks of a plain TREC run file, or the
             partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB
             or more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates
@@ -151,7 +156,11 @@ def evaluate(
     """
     if qrels is None:
         labelled = (judgments, nuggets, citation_support, spans)
-        qrels = _derived_qrels(measures, default_k, tau, *labelled)
+        qrels = (
+            gold_answers.query_qrels()
+            if gold_answers is not None and all(x is None for x in labelled)
+            else _derived_qrels(measures, default_k, tau, *labelled)
+        )
     inputs = EvalInputs(
         qrels=_as_qrels(qrels),
         missing=missing,
@@ -173,6 +182,7 @@ def evaluate(
         nugget_assignments=nugget_assignments,
         citation_support=citation_support,
         spans=spans,
+        gold_answers=gold_answers,
     )
     return _dispatch(runs, inputs, measures, engine=engine, workers=workers)
 

@@ -6,6 +6,7 @@ The registry (:mod:`ragmeter.measures`) imports this package on its first lookup
 from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_measures
 from ragmeter.metrics import (
     answer_text,
+    containment,
     coverage,
     cwl,
     diversity,
@@ -24,6 +25,7 @@ __all__ = [
     "Family",
     "Measure",
     "answer_text",
+    "containment",
     "coverage",
     "cwl",
     "diversity",

@@ -149,12 +149,14 @@ def coverage_options(
 @dataclass(frozen=True)
 class MeasureInputs:
     """Side inputs some measures need: passage lengths for token budgets (``ra_nwg@512t``,
-    from ``corpus`` counted by ``tokenizer``) and per-passage utilities (``udcg@K``)."""
+    from ``corpus`` counted by ``tokenizer``), per-passage utilities (``udcg@K``) and gold
+    answers (``answer_recall@K``, with the passages' texts from ``corpus``)."""
 
     corpus: Path | None = None
     tokenizer: str | None = None
     utilities: Path | None = None
     udcg_model: str | None = None
+    gold_answers: Path | None = None
 
     def options(self, names: Sequence[str | Measure]) -> dict[str, Any]:
         """Read only when a measure needs them; a missing one is left for the measure to
@@ -171,6 +173,14 @@ class MeasureInputs:
             from ragmeter.io.utilities import read_utilities
 
             out["utilities"] = read_utilities(self.utilities, model=self.udcg_model)
+        if self.gold_answers is not None:
+            from ragmeter.io.gold_answers import read_gold_answers
+
+            out["gold_answers"] = read_gold_answers(self.gold_answers)
+            if self.corpus is not None and any("gold_answers" in m.needs for m in measures):
+                from ragmeter.io.judgments import read_corpus
+
+                out["corpus"] = read_corpus(self.corpus)
         return out
 
 
@@ -319,7 +329,11 @@ def evaluate_files(
     if request.nuggets is not None:
         options.update(request.nuggets.options(request.runs))
     options.update(overrides or {})
-    own_queries = coverage is not None or request.nuggets is not None
+    own_queries = (
+        coverage is not None
+        or request.nuggets is not None
+        or request.inputs.gold_answers is not None
+    )
     if request.spans is not None:
         evaluation = _evaluate_spans(request, names, options)
     else:
@@ -416,6 +430,7 @@ def _parameters(
             corpus=request.inputs.corpus,
             answers=list(coverage.answers) if coverage else None,
             utilities=request.inputs.utilities,
+            gold_answers=request.inputs.gold_answers,
             **_nugget_files(request.nuggets),
             **(request.spans.files() if request.spans is not None else {}),
         ),
