@@ -33,6 +33,7 @@ METRIC_PAGES: dict[str, str] = {
     "coverage": "Coverage (CRUX)",
     "nuggets": "Nuggets and citation support (TREC RAG)",
     "answer_text": "Answer text measures",
+    "containment": "Answer containment",
     "interop": "ir_measures' measures",
     "cwl": "C/W/L measures",
     "diversity": "Diversity measures (ndeval)",
