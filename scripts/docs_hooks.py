@@ -32,6 +32,7 @@ METRIC_PAGES: dict[str, str] = {
     "udcg": "UDCG",
     "coverage": "Coverage (CRUX)",
     "nuggets": "Nuggets and citation support (TREC RAG)",
+    "ragchecker": "RAGChecker's context metrics",
     "answer_text": "Answer text measures",
     "containment": "Answer containment",
     "interop": "ir_measures' measures",
