@@ -45,7 +45,7 @@ from ragmeter.metrics.nuggets import _view
 #: the code of full support (not 0, partial 1, support 2)
 SUPPORT = 2
 
-#: what a family of this module computes from (entailment grid of the top K, answer row)
+#: the entailment of each nugget (column) by each chunk of the context (row)
 Grid = npt.NDArray[np.bool_]
 
 
@@ -54,7 +54,7 @@ def _context(al: Aligned, m: Measure, i: int, grid: npt.NDArray[np.int8]) -> Gri
     k = len(grid) if m.k is None else int(m.k)
     if al.cutoffs is not None and al.cutoffs[i] >= 0:
         k = min(k, int(al.cutoffs[i]))
-    return grid[: max(k, 0)] == SUPPORT
+    return np.equal(grid[: max(k, 0)], SUPPORT)
 
 
 def _ratio(num: int, den: int) -> float:
