@@ -217,3 +217,34 @@ def test_a_query_listed_twice_is_an_error(tmp_path: Path) -> None:
     path.write_text('{"id": "q1", "answers": ["x"]}\n{"id": "q1", "answers": ["y"]}\n')
     with pytest.raises(InputError, match="line 2: query 'q1' listed twice"):
         read_gold_answers(path)
+
+
+def _files(tmp_path: Path) -> list[str]:
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d3 1 2 r\nq1 Q0 d1 2 1 r\n", encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in PASSAGES.items()),
+        encoding="utf-8",
+    )
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"query_id": "q1", "answers": ["Paris"]}\n', encoding="utf-8")
+    return ["evaluate", str(run), "--gold-answers", str(gold), "--corpus", str(corpus)]
+
+
+def test_gold_answers_without_qrels_default_to_answer_containment(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, [*_files(tmp_path), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    metrics = json.loads(out.output)["runs"][0]["metrics"]
+    # h = (1, 0): recall 1 at 5 and 20, precision@5 = 1/5
+    assert {m: v["mean"] for m, v in metrics.items()} == {
+        "answer_recall@5": 1.0,
+        "answer_recall@20": 1.0,
+        "answer_precision@5": 0.2,
+    }
+
+
+def test_a_measure_needing_qrels_is_refused_without_them(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, [*_files(tmp_path), "-m", "ndcg@10", "-m", "answer_recall@1"])
+    assert out.exit_code == 2
+    assert "ndcg@10 needs qrels: give --qrels" in out.output

@@ -255,8 +255,21 @@ def _derived_qrels(
             )
         return spans.labels.query_qrels()  # type: ignore[no-any-return]
     if gold_answers is not None:
+        _refuse_without_qrels(measures, default_k, "gold_answers", "qrels")
         return gold_answers.query_qrels()
     raise MissingInputError("these measures need qrels")
+
+
+def _refuse_without_qrels(
+    measures: Iterable[str | Measure] | str, default_k: int, own: str, what: str
+) -> None:
+    """Only the measures needing ``own`` can be read off the queries of those labels: any
+    other is an error naming them (scored against no judgment, it would read 0)."""
+    others = [str(m) for m in resolve_measures(measures, default_k=default_k) if own not in m.needs]
+    if others:
+        raise MissingInputError(
+            f"{', '.join(others)} {'needs' if len(others) == 1 else 'need'} {what}: give --qrels"
+        )
 
 
 def _listed(runs: Any) -> tuple[list[str | None] | None, list[RunSource]]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.metrics.defaults import (
+    ANSWER_MEASURES,
     CITATION_MEASURES,
     COVERAGE_MEASURES,
     DEFAULT_MEASURES,
@@ -256,7 +257,7 @@ class EvaluateRequest:
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
-        span measures with span labels)."""
+        span measures with span labels, answer containment with gold answers and no qrels)."""
         if self.measures:
             return list(self.measures)
         if self.spans is not None:
@@ -269,6 +270,8 @@ class EvaluateRequest:
         if self.coverage is not None:
             density = ["density"] if self.coverage.corpus is not None else []
             return [*COVERAGE_MEASURES, *density]
+        if self.qrels is None and self.inputs.gold_answers is not None:
+            return list(ANSWER_MEASURES)
         return list(DEFAULT_MEASURES)
 
     def sweep_ks(self) -> list[int] | None:
