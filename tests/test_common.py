@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from ragmeter import Measure, Qrels, Run, evaluate
+from ragmeter.core.gold_answers import GoldAnswers
 from ragmeter.core.judgments import Answers, Corpus, Judgments
 from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets, SentenceSupport
 from ragmeter.core.spans import ChunkTable, SpanInputs, SpanLabels
@@ -88,7 +89,10 @@ def _scaled(family: Family) -> dict[str, Any]:
 
 
 #: the side inputs this file can build, by the name a family's ``needs`` uses
-BUILT = {"qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations", "spans"}
+BUILT = {
+    "qrels", "judgments", "corpus", "answers", "utilities", "nuggets", "citations", "spans",
+    "gold_answers",
+}  # fmt: skip
 #: per-sample families score answer samples, not runs: checked by the test_sample_* below
 SAMPLE_FAMILIES = [f for f in FAMILIES if "samples" in f.needs]
 RUN_FAMILIES = [f for f in FAMILIES if "samples" not in f.needs]
@@ -129,7 +133,25 @@ def _side_inputs(
         out.update(_nugget_inputs(run, qrels, rng))
     if "spans" in needs:
         out.update(_span_inputs(run, qrels, rng))
+    if "gold_answers" in needs:
+        out.update(_gold_answer_inputs(run, qrels, rng))
     return out
+
+
+def _gold_answer_inputs(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], rng: Any
+) -> dict[str, Any]:
+    """Passage texts of a few words and gold answers for most queries (some listed without
+    any, some answers only an article: both NA)."""
+    words = ["the", "tower", "Paris", "a", "bridge", "river,"]
+    docs = sorted(set(DOCS) | {d for r in run.values() for d in r})
+    corpus = {d: " ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for d in docs}
+    gold = {
+        q: [" ".join(rng.choice(words) for _ in range(rng.randint(1, 2)))]
+        for q in sorted(set(qrels) | set(run))
+        if rng.random() < 0.8
+    }
+    return {"corpus": Corpus.from_dict(corpus), "gold_answers": GoldAnswers.from_dict(gold)}
 
 
 def _span_inputs(

@@ -202,6 +202,15 @@ CorpusFile = Annotated[
         "(ra_nwg@512t) also {id, length} rows, TSV/CSV/Parquet with id + text/length.",
     ),
 ]
+GoldAnswersFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--gold-answers",
+        help="Gold answers JSONL {query_id, answers: [...]} for answer_recall@K and "
+        "answer_precision@K (passage texts from --corpus). Without --qrels, its queries "
+        "are evaluated.",
+    ),
+]
 AnswerFiles = Annotated[
     list[Path] | None,
     typer.Option(

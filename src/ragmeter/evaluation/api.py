@@ -30,6 +30,7 @@ from ragmeter.evaluation.stream import (
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
+    from ragmeter.core.gold_answers import GoldAnswers
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.core.spans import SpanInputs
@@ -83,20 +84,20 @@ def evaluate(
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
     spans: SpanInputs | None = None,
+    gold_answers: GoldAnswers | None = None,
     workers: int | None = None,
     engine: str | Engine = "local",
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
 
     Args:
-        runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a list of them, or
-            ``{name: Run}``; or a run file's path (``{name: path}`` names it), or an iterator
-            of blocks of one run (each a :class:`Run` of whole queries), or a list mixing
-            them. A TREC run file is evaluated in blocks of queries, so that memory is
-            bounded by the block, not the file (it must be grouped by query; see
-            :mod:`ragmeter.evaluation.stream`); a file in another format is read whole. A
-            folder or glob of files partitioned by query is evaluated one partition at a
-            time (:mod:`ragmeter.io.partitions`).
+        runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a list of them, or ``{name:
+            Run}``; or a run file's path (``{name: path}`` names it), or an iterator of blocks
+            of one run (each a :class:`Run` of whole queries), or a list mixing them. A TREC run
+            file is evaluated in blocks of queries, so that memory is bounded by the block, not
+            the file (it must be grouped by query; see :mod:`ragmeter.evaluation.stream`); a
+            file in another format is read whole. A folder or glob of files partitioned by query
+            is evaluated one partition at a time (:mod:`ragmeter.io.partitions`).
         qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
             or a folder or glob of partitions.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
@@ -132,14 +133,14 @@ def evaluate(
         nugget_assignments: nuggets assigned to run answers (by run name) and passages.
         citation_support: the support of each answer sentence by its citations.
         spans: span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
+        gold_answers: each query's gold answers (:mod:`ragmeter.metrics.containment`).
         workers: processes that read and evaluate blocks of a plain TREC run file, or the
-            partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB
-            or more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates
-            in this process. With
-            ``engine="ray"``: the CPUs of a Ray instance started here, and the most tasks in
-            flight.
-        engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray
-            tasks on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
+            partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB or
+            more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this
+            process. With ``engine="ray"``: the CPUs of a Ray instance started here, and the
+            most tasks in flight.
+        engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray tasks
+            on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
             ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
 
     Example:
@@ -149,9 +150,8 @@ def evaluate(
         >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
         0.6509209298
     """
-    if qrels is None:
-        labelled = (judgments, nuggets, citation_support, spans)
-        qrels = _derived_qrels(measures, default_k, tau, *labelled)
+    labelled = (judgments, nuggets, citation_support, spans, gold_answers)
+    qrels = _derived_qrels(measures, default_k, tau, *labelled) if qrels is None else qrels
     inputs = EvalInputs(
         qrels=_as_qrels(qrels),
         missing=missing,
@@ -173,6 +173,7 @@ def evaluate(
         nugget_assignments=nugget_assignments,
         citation_support=citation_support,
         spans=spans,
+        gold_answers=gold_answers,
     )
     return _dispatch(runs, inputs, measures, engine=engine, workers=workers)
 
@@ -224,11 +225,13 @@ def _derived_qrels(
     nuggets: Nuggets | None = None,
     citations: CitationSupport | None = None,
     spans: SpanInputs | None = None,
+    gold_answers: GoldAnswers | None = None,
 ) -> Qrels:
     """The evaluated queries when no qrels are given: the judged ones (the classical measures
     then use the CRUX graded qrels), else those with nuggets, else those with judged answers,
     else those with span labels (span measures only: a chunk has no grade until a rule says
-    which overlap makes it relevant, see :func:`ragmeter.core.spans.chunk_qrels`)."""
+    which overlap makes it relevant, see :func:`ragmeter.core.spans.chunk_qrels`), else
+    those of the gold answers."""
     if judgments is not None:
         coverage_only = all(
             "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
@@ -251,7 +254,22 @@ def _derived_qrels(
                 "spans with `ragmeter spans to-qrels`"
             )
         return spans.labels.query_qrels()  # type: ignore[no-any-return]
+    if gold_answers is not None:
+        _refuse_without_qrels(measures, default_k, "gold_answers", "qrels")
+        return gold_answers.query_qrels()
     raise MissingInputError("these measures need qrels")
+
+
+def _refuse_without_qrels(
+    measures: Iterable[str | Measure] | str, default_k: int, own: str, what: str
+) -> None:
+    """Only the measures needing ``own`` can be read off the queries of those labels: any
+    other is an error naming them (scored against no judgment, it would read 0)."""
+    others = [str(m) for m in resolve_measures(measures, default_k=default_k) if own not in m.needs]
+    if others:
+        raise MissingInputError(
+            f"{', '.join(others)} {'needs' if len(others) == 1 else 'need'} {what}: give --qrels"
+        )
 
 
 def _listed(runs: Any) -> tuple[list[str | None] | None, list[RunSource]]:

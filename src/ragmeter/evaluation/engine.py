@@ -167,6 +167,8 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         nugget_assignments=inputs.nugget_assignments,
         citation_support=inputs.citation_support,
         spans=inputs.spans,
+        gold_answers=inputs.gold_answers,
+        corpus=inputs.corpus,
     )
     return Prepared(aligned, tuple(warnings), outside, selection)
 

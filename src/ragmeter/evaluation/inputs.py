@@ -21,6 +21,7 @@ from ragmeter.measures import MAX_DEPTH
 MAX_GRADE = 2**31 - 1
 
 if TYPE_CHECKING:
+    from ragmeter.core.gold_answers import GoldAnswers
     from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.core.spans import SpanInputs
@@ -60,6 +61,7 @@ class EvalInputs:
     nugget_assignments: NuggetAssignments | None = None
     citation_support: CitationSupport | None = None
     spans: SpanInputs | None = None
+    gold_answers: GoldAnswers | None = None
 
     def __post_init__(self) -> None:
         # refused, not read: below 0 an unjudged document would count as relevant while the

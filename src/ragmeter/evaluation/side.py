@@ -21,10 +21,12 @@ import numpy as np
 from ragmeter import _accel
 from ragmeter.core.align import Aligned
 from ragmeter.core.data import Qrels, Run
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, MissingInputError
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
+    from ragmeter.core.gold_answers import GoldAnswers
+    from ragmeter.core.judgments import Corpus
     from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
     from ragmeter.core.spans import SpanInputs
     from ragmeter.io.lengths import PassageLengths
@@ -55,6 +57,8 @@ def with_side_inputs(
     nugget_assignments: NuggetAssignments | None = None,
     citation_support: CitationSupport | None = None,
     spans: SpanInputs | None = None,
+    gold_answers: GoldAnswers | None = None,
+    corpus: Corpus | None = None,
 ) -> Aligned:
     """``aligned`` with the side arrays the ``measures`` need.
 
@@ -63,9 +67,14 @@ def with_side_inputs(
     error naming it. A family needing ``utilities`` gets the utility of each retrieved item
     (NaN where the utilities have none: the family decides whether that is an error, see
     :mod:`ragmeter.metrics.udcg`). A family that ``reads_run`` (a measure defined through
-    :func:`ragmeter.define_measure`) gets the retrieved doc ids and their scores.
+    :func:`ragmeter.define_measure`) gets the retrieved doc ids and their scores. A family
+    needing ``gold_answers`` gets whether each retrieved passage contains a gold answer
+    (:mod:`ragmeter.metrics.containment`), its text from the ``corpus``, else the run's own.
     """
     side: dict[str, Any] = dict(aligned.side)
+    if any("gold_answers" in m.needs for m in measures) and gold_answers is not None:
+        side["answer_hits"] = _answer_hits(aligned, run, gold_answers, corpus)
+        aligned = replace(aligned, side=side)
     if any({"nuggets", "citations"} & set(m.needs) for m in measures):
         from ragmeter.core.nuggets import nugget_view, split_items
 
@@ -107,6 +116,46 @@ def with_side_inputs(
         item_queries = aligned.query_ids[aligned.query_of_item]
         side["item_utility"] = utilities.lookup(item_queries, item_docs)
     return replace(aligned, side=side)
+
+
+def _answer_hits(aligned: Aligned, run: Run, gold: GoldAnswers, corpus: Corpus | None) -> list[Any]:
+    """Per evaluated query, whether each retrieved passage contains one of its gold answers
+    (``None`` for a query without them)."""
+    from ragmeter.metrics.containment import answer_hits
+
+    rows = _accel.indices(aligned.run_rows)
+    docs = run.doc_ids.take(rows)
+    texts = _item_texts(aligned, docs, corpus, run.texts.take(rows) if run.texts else None)
+    out: list[Any] = []
+    for i, q in enumerate(aligned.query_ids.tolist()):
+        answers = gold.answers_of(str(q))
+        lo, hi = int(aligned.offsets[i]), int(aligned.offsets[i + 1])
+        out.append(None if answers is None else answer_hits(texts[lo:hi], answers))
+    return out
+
+
+def _item_texts(aligned: Aligned, docs: Any, corpus: Corpus | None, own: Any) -> list[str]:
+    """The text of each retrieved passage: the corpus's (every retrieved doc must be in it),
+    else the run's own texts; neither is an error."""
+    if corpus is not None:
+        where = corpus.lookup(docs)
+        absent = np.flatnonzero(where < 0)
+        if len(absent):
+            i = int(absent[0])
+            query = aligned.query_ids[aligned.query_of_item[i]]
+            more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
+            raise InputError(
+                f"no text for retrieved doc '{docs[i].as_py()}' of query '{query}'{more}; "
+                "answer containment reads the text of every retrieved passage",
+                source=corpus.name,
+            )
+        return [str(t) for t in corpus.texts.take(where).to_pylist()]
+    if own is not None:
+        return ["" if t is None else str(t) for t in own.to_pylist()]
+    raise MissingInputError(
+        "answer containment needs the retrieved passages' texts: give --corpus (or a run "
+        "that carries them)"
+    )
 
 
 def _span_view(aligned: Aligned, run: Run, spans: SpanInputs) -> Any:

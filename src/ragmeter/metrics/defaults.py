@@ -19,3 +19,5 @@ NUGGET_MEASURES: tuple[str, ...] = (
 )
 #: with citation support judgments: the support evaluation's two summaries
 CITATION_MEASURES: tuple[str, ...] = ("citation_precision", "citation_recall")
+#: with gold answers and no qrels: answer containment at FlashRAG's default 5 and DPR's 20
+ANSWER_MEASURES: tuple[str, ...] = ("answer_recall@5", "answer_recall@20", "answer_precision@5")

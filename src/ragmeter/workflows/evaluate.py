@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.metrics.defaults import (
+    ANSWER_MEASURES,
     CITATION_MEASURES,
     COVERAGE_MEASURES,
     DEFAULT_MEASURES,
@@ -149,12 +150,14 @@ def coverage_options(
 @dataclass(frozen=True)
 class MeasureInputs:
     """Side inputs some measures need: passage lengths for token budgets (``ra_nwg@512t``,
-    from ``corpus`` counted by ``tokenizer``) and per-passage utilities (``udcg@K``)."""
+    from ``corpus`` counted by ``tokenizer``), per-passage utilities (``udcg@K``) and gold
+    answers (``answer_recall@K``, with the passages' texts from ``corpus``)."""
 
     corpus: Path | None = None
     tokenizer: str | None = None
     utilities: Path | None = None
     udcg_model: str | None = None
+    gold_answers: Path | None = None
 
     def options(self, names: Sequence[str | Measure]) -> dict[str, Any]:
         """Read only when a measure needs them; a missing one is left for the measure to
@@ -171,6 +174,14 @@ class MeasureInputs:
             from ragmeter.io.utilities import read_utilities
 
             out["utilities"] = read_utilities(self.utilities, model=self.udcg_model)
+        if self.gold_answers is not None:
+            from ragmeter.io.gold_answers import read_gold_answers
+
+            out["gold_answers"] = read_gold_answers(self.gold_answers)
+            if self.corpus is not None and any("gold_answers" in m.needs for m in measures):
+                from ragmeter.io.judgments import read_corpus
+
+                out["corpus"] = read_corpus(self.corpus)
         return out
 
 
@@ -246,7 +257,7 @@ class EvaluateRequest:
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
-        span measures with span labels)."""
+        span measures with span labels, answer containment with gold answers and no qrels)."""
         if self.measures:
             return list(self.measures)
         if self.spans is not None:
@@ -259,6 +270,8 @@ class EvaluateRequest:
         if self.coverage is not None:
             density = ["density"] if self.coverage.corpus is not None else []
             return [*COVERAGE_MEASURES, *density]
+        if self.qrels is None and self.inputs.gold_answers is not None:
+            return list(ANSWER_MEASURES)
         return list(DEFAULT_MEASURES)
 
     def sweep_ks(self) -> list[int] | None:
@@ -319,7 +332,11 @@ def evaluate_files(
     if request.nuggets is not None:
         options.update(request.nuggets.options(request.runs))
     options.update(overrides or {})
-    own_queries = coverage is not None or request.nuggets is not None
+    own_queries = (
+        coverage is not None
+        or request.nuggets is not None
+        or request.inputs.gold_answers is not None
+    )
     if request.spans is not None:
         evaluation = _evaluate_spans(request, names, options)
     else:
@@ -416,6 +433,7 @@ def _parameters(
             corpus=request.inputs.corpus,
             answers=list(coverage.answers) if coverage else None,
             utilities=request.inputs.utilities,
+            gold_answers=request.inputs.gold_answers,
             **_nugget_files(request.nuggets),
             **(request.spans.files() if request.spans is not None else {}),
         ),
