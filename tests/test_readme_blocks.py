@@ -116,7 +116,10 @@ SKIPPED: dict[tuple[str, str], str] = {
         "a template: runs/pr.trec, llm.qrels and cal.json are yours; docs/trust-labels.md runs "
         "the same gate on the example collection"
     ),
-    ("docs/judges-umbrela.md", "from ragmeter.judges import JudgeConfig"): (
+    (
+        "docs/judges-umbrela.md",
+        'out = judge_relevance(run, queries, corpus, judge=JudgeConfig(("http://h:8000/v1",), "m",',
+    ): (
         f"{_TEMPLATE} (run, queries, corpus and the servers); tests/test_judges_umbrela.py "
         "runs the same calls against the test server"
     ),
@@ -174,6 +177,35 @@ SKIPPED: dict[tuple[str, str], str] = {
         "python benchmarks/ray_bench.py --queries 50000 --partitions 8 --out /tmp/ragmeter-ray",
     ): ("a benchmark of minutes (benchmarks/ is not part of the copy)"),
     (
+        "docs/limits.md",
+        "ragmeter serve --run bm25.trec --host 0.0.0.0 --ssl-certfile cert.pem "
+        "--ssl-keyfile key.pem",
+    ): (
+        "a template: bm25.trec and the certificate are yours; "
+        "tests/reliability/test_web_server.py serves HTTPS with a certificate it makes"
+    ),
+    (
+        "docs/monitoring.md",
+        "ragmeter monitor traces/*.json --store postgresql+psycopg://ragmeter@db/ragmeter \\",
+    ): (
+        f"{_TEMPLATE} (traces/, a PostgreSQL store); tests/test_monitor.py monitors a week of "
+        "traffic with the test server as the judge"
+    ),
+    (
+        "docs/monitoring.md",
+        "ragmeter serve --queries to_label/queries.jsonl --corpus to_label/corpus.jsonl \\",
+    ): (
+        "a template: to_label/ is the --export of a judged monitor run (the page's demo labels "
+        "from a file); tests/test_monitor.py opens such an export in the web app"
+    ),
+    (
+        "docs/monitoring.md",
+        "ragmeter monitor ppi --store sqlite:///monitor.db --human-qrels human.txt -m ndcg@5",
+    ): (
+        "a template: a judged monitor store and people's labels of its samples are yours; "
+        "tests/test_monitor.py corrects a biased judge with PPI"
+    ),
+    (
         "docs/trec_eval.md",
         'T=$(mktemp -d) && cp -r ../shared/reference/trec_eval-10.0/. "$T" && make -s -C "$T"',
     ): (
@@ -198,6 +230,7 @@ STAND_INS: dict[tuple[str, str], str] = {
 
 #: blocks documented to end with another status than 0: a broken rule of the gate is 3
 EXIT_STATUS: dict[tuple[str, str], int] = {
+    ("docs/monitoring.md", "ragmeter monitor check --store sqlite:///demo/monitor.db \\"): 3,
     ("docs/check.md", "ragmeter check examples/run_dense.txt --qrels examples/qrels.txt \\"): 3,
     (
         "docs/trust-labels.md",
@@ -430,7 +463,10 @@ def test_the_serve_block_shows_texts_and_warns_of_nothing(
     readme_run: dict[str, tuple[str, str]],
 ) -> None:
     pytest.importorskip("fastapi", reason="the web extra is needed")
-    serve = next(b for b in all_blocks("bash") if "ragmeter serve" in b.text)
+    # the web app's own page (other pages' serve blocks are templates: TLS, an export)
+    serve = next(
+        b for b in all_blocks("bash") if b.page == "docs/web.md" and "ragmeter serve" in b.text
+    )
     status, output = readme_run[serve.where]
     assert status == "ok", output
     assert "warning:" not in output and "passages to label" in output
@@ -458,20 +494,25 @@ def _named_outputs() -> set[str]:
     names: set[str] = set()
     for block in all_blocks("bash"):
         for match in re.finditer(
-            r"(?:-o|--out|--out-graded|--out-diversity|--curves|--save-calibration|>)\s+(\S+)",
+            r"(?:-o|--out|--out-graded|--out-diversity|--curves|--save-calibration|--table"
+            r"|--texts|>)\s+(\S+)",
             block.text,
         ):
-            names.add(Path(match.group(1).replace("$r", "*")).name)
+            names |= _loop_values(Path(match.group(1)).name, block.text)
         names |= {Path(m).name for m in re.findall(r"^cp\s+\S+\s+(\S+)$", block.text, re.M)}
         if "ragmeter demo" in block.text:
             names.add("ragmeter-demo")
     for block in all_blocks("python"):  # open_store("sqlite:///history.db"), "evals.json"
         names |= set(re.findall(r"[\"'/]([\w-]+\.(?:db|json|html))[\"']", block.text))
-    expanded = set()
-    for name in names:
-        if "*" in name:
-            expanded |= {name.replace("*", r) for r in ("bm25", "dense", "mmr")}
-        else:
-            expanded.add(name)
     # a label file ragmeter writes has its provenance beside it (who made each label)
-    return expanded | {f"{name}.provenance.jsonl" for name in expanded}
+    return names | {f"{name}.provenance.jsonl" for name in names}
+
+
+def _loop_values(name: str, script: str) -> set[str]:
+    """``name`` with the variable of each ``for VAR in A B C; do`` loop of the script replaced
+    by each of its values (``run-$n.txt`` in ``for n in 200 400``: run-200.txt, run-400.txt)."""
+    names = {name}
+    for var, values in re.findall(r"^\s*for (\w+) in ([^;\n]+); do", script, re.M):
+        pattern = re.compile(rf"\$(?:{var}\b|{{{var}}})")
+        names = {pattern.sub(value, n) for n in names for value in values.split()}
+    return names
