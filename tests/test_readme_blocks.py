@@ -123,6 +123,21 @@ SKIPPED: dict[tuple[str, str], str] = {
         f"{_TEMPLATE} (run, queries, corpus and the servers); tests/test_judges_umbrela.py "
         "runs the same calls against the test server"
     ),
+    (
+        "docs/answers.md",
+        "ragmeter evaluate run.txt --gold-answers gold.jsonl --corpus corpus.jsonl \\",
+    ): (
+        "a template: run.txt, gold.jsonl and corpus.jsonl are yours; tests/test_containment.py "
+        "runs the same command on a collection it writes"
+    ),
+    (
+        "docs/nuggets.md",
+        "ragmeter evaluate run.txt --nuggets nuggets.jsonl --assignments "
+        "passage_assignments.jsonl \\",
+    ): (
+        "a template: the run, nuggets and assignments are yours; tests/test_ragchecker.py "
+        "computes the same measures on hand-made assignments"
+    ),
     ("docs/check.md", "# on main, nightly: save the baseline"): (
         "a template for your own CI: runs/main.trec, runs/pr.trec and qrels.txt are yours; "
         "tests/test_check.py gates against a saved baseline"
