@@ -44,6 +44,7 @@ line was left. Spans may come in any order of time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -69,7 +70,8 @@ _DOC_PREFIX = "retrieval.documents."
 #: how much of a file :func:`sniff_traces` reads
 _SNIFF_BYTES = 1 << 20
 _OTLP_HEAD = re.compile(rb'^\{\s*"resourceSpans"\s*:')
-_DOC_FIELDS = frozenset(("id", "score", "content"))
+#: a document's fields, and where each is kept while its span is read
+_DOC_FIELDS = {"id": 0, "score": 1, "content": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,7 @@ def normalise_query(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+@functools.lru_cache(maxsize=1 << 16)  # questions repeat in production traffic
 def query_hash(text: str) -> str:
     """The default query id: ``q`` + 16 hex digits of SHA-256 of the normalised text.
 
@@ -561,22 +564,43 @@ def _parquet_spans(path: PathLike, source: str) -> Iterator[Span]:
             yield _phoenix_span(record, f"{source} (row {row})", row)
 
 
+#: what each attribute key seen is: ``(rank index, field slot)`` of a document, or ``None``;
+#: the same few dozen keys come back in every span, so each is taken apart once (bounded:
+#: cleared when full)
+_DOC_KEYS: dict[str, tuple[int, int] | None] = {}
+_DOC_KEYS_MAX = 1 << 16
+
+
+def _doc_key(key: str) -> tuple[int, int] | None:
+    """``(rank index, field slot)`` when ``key`` is ``retrieval.documents.N.document.FIELD``."""
+    if key.startswith(_DOC_PREFIX):
+        number, _, rest = key[len(_DOC_PREFIX) :].partition(".document.")
+        if rest in _DOC_FIELDS and number.isdigit():
+            return int(number), _DOC_FIELDS[rest]
+    return None
+
+
 def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]], int]:
     """``(rank index, id, score, content)`` of a retriever span's documents in rank order;
     and how many had no id."""
-    found: dict[int, dict[str, Any]] = {}
-    prefix = len(_DOC_PREFIX)
+    found: dict[int, list[Any]] = {}  # rank index: [id, score, content], None where absent
+    known = _DOC_KEYS
+    if len(known) > _DOC_KEYS_MAX:
+        known.clear()
     for key, value in span.attributes.items():
-        if key.startswith(_DOC_PREFIX):
-            number, _, rest = key[prefix:].partition(".document.")
-            if rest in _DOC_FIELDS and number.isdigit():
-                found.setdefault(int(number), {})[rest] = value
+        try:
+            hit = known[key]
+        except KeyError:
+            hit = known[key] = _doc_key(key)
+        if hit is not None:
+            fields = found.get(hit[0])
+            if fields is None:
+                fields = found[hit[0]] = [None, None, None]
+            fields[hit[1]] = value
     docs: list[tuple[int, str, Any, Any]] = []
     hashed = 0
     for index in sorted(found):
-        doc = found[index]
-        content = doc.get("content")
-        doc_id = doc.get("id")
+        doc_id, score, content = found[index]
         if doc_id is None or doc_id == "":
             if not isinstance(content, str):
                 raise InputError(
@@ -588,7 +612,6 @@ def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]]
                 )
             doc_id = "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
             hashed += 1
-        score = doc.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
             raise InputError(
                 f"score {score!r} is not a number",
