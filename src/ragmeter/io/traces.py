@@ -665,7 +665,11 @@ def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]]
                 )
             doc_id = "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
             hashed += 1
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        if (
+            score is not None
+            and type(score) is not float
+            and (isinstance(score, bool) or not isinstance(score, int | float))
+        ):
             raise InputError(
                 f"score {score!r} is not a number",
                 source=source,
@@ -684,10 +688,16 @@ def retrieval_of(span: Span, source: str, query_id_from: str) -> tuple[Retrieval
         return None, 0
     query = span.attributes.get("input.value")
     query_text = _text(query, source, span.line, "input.value")
-    seen: dict[str, tuple[int, str, Any, Any]] = {}
-    for doc in docs:
-        seen.setdefault(doc[1], doc)  # a repeated doc keeps its best rank
-    kept = list(seen.values())
+    seen: set[str] = set()
+    ids: list[str] = []
+    scores: list[float | None] = []
+    texts: list[str | None] = []
+    for _, doc_id, score, text in docs:
+        if doc_id not in seen:  # a repeated doc keeps its best rank
+            seen.add(doc_id)
+            ids.append(doc_id)
+            scores.append(None if score is None else float(score))
+            texts.append(text)
     return (
         Retrieval(
             trace_id=span.trace_id,
@@ -696,9 +706,9 @@ def retrieval_of(span: Span, source: str, query_id_from: str) -> tuple[Retrieval
             query=query_text,
             start_ns=span.start_ns,
             duration_ms=span.duration_ms,
-            doc_ids=tuple(d[1] for d in kept),
-            scores=tuple(None if d[2] is None else float(d[2]) for d in kept),
-            texts=tuple(d[3] for d in kept),
+            doc_ids=tuple(ids),
+            scores=tuple(scores),
+            texts=tuple(texts),
             line=span.line,
         ),
         hashed,
