@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -259,7 +260,7 @@ def test_orjson_and_json_read_the_same_values(
     path = tmp_path / "t.json"
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
-    def read(loads: object) -> list[tuple[object, ...]]:
+    def read(loads: object) -> list[tuple[int, int, list[tuple[str, Any]]]]:
         monkeypatch.setattr(traces_module, "_ORJSON_LOADS", loads)
         return [
             (s.start_ns, s.end_ns, sorted(s.attributes.items(), key=repr))
