@@ -12,6 +12,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -276,3 +278,40 @@ def test_orjson_and_json_read_the_same_values(
     assert dict(exact[1][2])["input.value"] == "q \ud800"
     assert dict(exact[3][2])["retrieval.documents.0.document.id"] == "d\u00e9"
     assert repr(read(orjson.loads)) == repr(exact)  # repr: NaN is not equal to itself
+
+
+_ANY_VALUE = st.one_of(
+    st.builds(lambda s: {"stringValue": s}, st.text(max_size=12)),
+    st.builds(lambda f: {"doubleValue": f}, st.floats(allow_nan=False, allow_infinity=False)),
+    st.builds(lambda i: {"intValue": str(i)}, st.integers(-(2**70), 2**70)),
+    # a bare number (not a string): json.loads reads an integer, orjson a float past 64 bits
+    st.builds(lambda i: {"intValue": i}, st.integers(-(2**70), 2**70)),
+    st.builds(lambda b: {"boolValue": b}, st.booleans()),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=8), _ANY_VALUE), max_size=6),
+    st.integers(0, 2**63) | st.integers(2**64 + 1, 2**70),
+)
+def test_orjson_never_changes_a_value(attributes: list[tuple[str, Any]], start: int) -> None:
+    pytest.importorskip("orjson")
+    import orjson
+
+    from ragmeter.io import traces as traces_module
+
+    items = [{"key": k, "value": v} for k, v in attributes]
+    span = {"traceId": "t", "spanId": "s", "startTimeUnixNano": start, "attributes": items}
+    span["endTimeUnixNano"] = start
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+
+    def spans(loads: object) -> str:
+        saved = traces_module._ORJSON_LOADS
+        traces_module._ORJSON_LOADS = loads
+        try:
+            return repr(list(traces_module._line_spans(1, line, "t.json", "otlp")))
+        finally:
+            traces_module._ORJSON_LOADS = saved
+
+    assert spans(orjson.loads) == spans(None)
