@@ -324,6 +324,8 @@ def _otlp_attributes(items: Any, source: str, line: int, lossy: bool = False) ->
 def _nanos(value: Any, source: str, line: int, key: str) -> int:
     """Nanoseconds since the epoch from an OTLP integer (or its string), an ISO 8601 text or
     a datetime."""
+    if type(value) is str and value.isascii() and value.isdigit():  # OTLP's int64 text
+        return int(value)
     if isinstance(value, datetime):
         return _datetime_ns(value)
     if isinstance(value, bool) or value is None:
