@@ -5,11 +5,13 @@ the OpenTelemetry Collector's file exporter writes it; 5 000 distinct questions,
 repeat), then times, in a fresh process, ``ragmeter.read_run(TRACES)`` — the path of
 ``ragmeter evaluate TRACES`` — and reports wall time, spans per second and the process's
 peak RSS (``ru_maxrss``). Each scale runs once untimed (page cache warm), then ``--repeat``
-times; the best wall time is kept.
+times; the best wall time is kept. The reader parses with orjson where it is installed (the
+``traces`` extra); ``--json-only`` hides orjson from the timed process.
 
 Usage::
 
     python benchmarks/traces_bench.py --data DIR --scales 100000 1000000 [--repeat 3]
+        [--json-only]
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def write_traces(path: Path, n: int) -> None:
 
 _CHILD = """
 import sys, time
+if sys.argv[2] == "json-only":
+    sys.modules["orjson"] = None  # an import of orjson fails: Python's json parses
 t = time.perf_counter()
 from ragmeter import read_run
 run = read_run(sys.argv[1])
@@ -64,11 +68,14 @@ print(time.perf_counter() - t, len(run), run.n_queries)
 """
 
 
-def time_read(path: Path) -> tuple[float, float, int]:
+def time_read(path: Path, json_only: bool = False) -> tuple[float, float, int]:
     """Wall seconds (read only, after imports are timed in), peak RSS MiB, queries."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path)], check=True, capture_output=True, text=True
+        [sys.executable, "-c", _CHILD, str(path), "json-only" if json_only else "any"],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     seconds, _rows, queries = done.stdout.split()
@@ -80,6 +87,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("benchmarks/data"))
     parser.add_argument("--scales", type=int, nargs="+", default=[100_000])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--json-only", action="store_true", help="parse without orjson")
     args = parser.parse_args()
     args.data.mkdir(parents=True, exist_ok=True)
     print("| spans | file MiB | wall s | spans/s | peak MiB | queries |")
@@ -90,8 +98,8 @@ def main() -> None:
             t = time.perf_counter()
             write_traces(path, n)
             print(f"(wrote {path} in {time.perf_counter() - t:.0f} s)", file=sys.stderr)
-        time_read(path)  # warm the page cache
-        runs = [time_read(path) for _ in range(args.repeat)]
+        time_read(path, args.json_only)  # warm the page cache
+        runs = [time_read(path, args.json_only) for _ in range(args.repeat)]
         best = min(runs)
         size = os.path.getsize(path) / 2**20
         print(

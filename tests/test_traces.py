@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -225,3 +229,89 @@ def test_sniffing_reads_only_the_head(tmp_path: Path) -> None:
     docs = [f"d{j}" for j in range(20_000)]
     long = write_lines(tmp_path / "t.json", [request(rag_trace(1, "q", docs, DAY0_NS))])
     assert long.stat().st_size > 1 << 20 and sniff_traces(long) == "otlp"
+
+
+def _hand_line(attributes: str, start: str = '"1767571200000000000"') -> str:
+    # written out by hand: numbers json.loads and orjson read differently
+    return (
+        '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t1","spanId":"s1",'
+        f'"startTimeUnixNano":{start},"endTimeUnixNano":1767571200020000000,'
+        f'"attributes":[{attributes}]}}]}}]}}]}}'
+    )
+
+
+def test_orjson_and_json_read_the_same_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("orjson")
+    from ragmeter.io import traces as traces_module
+
+    kind = '{"key":"openinference.span.kind","value":{"stringValue":"RETRIEVER"}},'
+    doc = '{"key":"retrieval.documents.0.document.id","value":{"stringValue":"d\\u00e9"}},'
+    query = '{"key":"input.value","value":{"stringValue":"q \\ud800"}},'
+    plain = '{"key":"input.value","value":{"stringValue":"plain"}}'
+    lines = [
+        # an intValue past 64 bits: an integer to json.loads, a float to orjson
+        _hand_line(kind + doc + plain + ',{"key":"n","value":{"intValue":123456789012345678901}}'),
+        # NaN and a lone surrogate: json.loads only
+        _hand_line(kind + doc + query + '{"key":"x","value":{"doubleValue":NaN}}'),
+        # a start time past 64 bits (a number, not a string)
+        _hand_line(kind + doc + plain, start="18446744073709551616001"),
+        _hand_line(kind + doc + plain),
+    ]
+    path = tmp_path / "t.json"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+    def read(loads: object) -> list[tuple[int, int, list[tuple[str, Any]]]]:
+        monkeypatch.setattr(traces_module, "_ORJSON_LOADS", loads)
+        return [
+            (s.start_ns, s.end_ns, sorted(s.attributes.items(), key=repr))
+            for s in traces_module.iter_spans(path)
+        ]
+
+    import orjson
+
+    exact = read(None)
+    assert dict(exact[0][2])["n"] == 123456789012345678901
+    assert exact[2][0] == 18446744073709551616001
+    assert math.isnan(dict(exact[1][2])["x"])
+    assert dict(exact[1][2])["input.value"] == "q \ud800"
+    assert dict(exact[3][2])["retrieval.documents.0.document.id"] == "d\u00e9"
+    assert repr(read(orjson.loads)) == repr(exact)  # repr: NaN is not equal to itself
+
+
+_ANY_VALUE = st.one_of(
+    st.builds(lambda s: {"stringValue": s}, st.text(max_size=12)),
+    st.builds(lambda f: {"doubleValue": f}, st.floats(allow_nan=False, allow_infinity=False)),
+    st.builds(lambda i: {"intValue": str(i)}, st.integers(-(2**70), 2**70)),
+    # a bare number (not a string): json.loads reads an integer, orjson a float past 64 bits
+    st.builds(lambda i: {"intValue": i}, st.integers(-(2**70), 2**70)),
+    st.builds(lambda b: {"boolValue": b}, st.booleans()),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=8), _ANY_VALUE), max_size=6),
+    st.integers(0, 2**63) | st.integers(2**64 + 1, 2**70),
+)
+def test_orjson_never_changes_a_value(attributes: list[tuple[str, Any]], start: int) -> None:
+    pytest.importorskip("orjson")
+    import orjson
+
+    from ragmeter.io import traces as traces_module
+
+    items = [{"key": k, "value": v} for k, v in attributes]
+    span = {"traceId": "t", "spanId": "s", "startTimeUnixNano": start, "attributes": items}
+    span["endTimeUnixNano"] = start
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+
+    def spans(loads: object) -> str:
+        saved = traces_module._ORJSON_LOADS
+        traces_module._ORJSON_LOADS = loads
+        try:
+            return repr(list(traces_module._line_spans(1, line, "t.json", "otlp")))
+        finally:
+            traces_module._ORJSON_LOADS = saved
+
+    assert spans(orjson.loads) == spans(None)
