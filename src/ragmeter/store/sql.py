@@ -346,6 +346,26 @@ def create_engine(url: str) -> sa.Engine:
         ) from exc
 
 
+def _journal_wal(cursor: Any) -> None:
+    """``PRAGMA journal_mode = WAL``, retried while another connection holds the lock: the
+    change needs an exclusive lock and SQLite answers "database is locked" at once instead of
+    waiting its busy timeout (several processes opening a new store together)."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.2)
+
+
 def _sqlite_engine(url: sa.URL) -> sa.Engine:
     if url.database and url.database != ":memory:" and not url.database.startswith("file:"):
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -359,7 +379,7 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _journal_wal(cursor)
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
