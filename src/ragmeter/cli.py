@@ -200,6 +200,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.demo",
     "ragmeter.commands.judge",
     "ragmeter.commands.judge_nuggets",
+    "ragmeter.commands.judge_erag",
     "ragmeter.commands.agreement",
     "ragmeter.commands.report",
     "ragmeter.commands.check",

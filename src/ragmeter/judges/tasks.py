@@ -13,6 +13,7 @@
 |                 |                                 | ``not_support``                        |
 | ``citation_support`` | query, sentence, passage   | the same three labels                  |
 | ``umbrela``, ``umbrela-fewshot`` | query, passage | grade 0..3 (UMBRELA, TREC RAG's prompts) |
+| ``erag``        | query, passage                  | the generated answer text (eRAG)       |
 
 Every parser tries the **strict** form the prompt asks for first (a bare digit; numbered
 questions; ``CORRECT``/``INCORRECT`` then a reason; the first token's log-probabilities), then
@@ -54,6 +55,7 @@ TASKS = (
     "citation_support",
     "umbrela",
     "umbrela-fewshot",
+    "erag",
 )
 
 #: the reply the udcg prompt asks for when the passage holds no answer
@@ -338,6 +340,21 @@ def parse_support(text: str) -> Parsed:
     return None, "unparsed"
 
 
+_ANSWER_PREFIX = re.compile(r"^\W*(?:final\s+)?answer\s*[:：-]\s*", re.IGNORECASE)
+
+
+def parse_answer(text: str) -> Parsed:
+    """The generator's answer (task ``erag``): the reply without ``<think>`` blocks and
+    surrounding white space (strict); with an ``Answer:`` prefix dropped (lenient). A reply
+    with no text left is unparsed (``None``): an empty answer is a server glitch, not an
+    answer to score 0."""
+    body = _THINK.sub("", text).strip()
+    stripped = _ANSWER_PREFIX.sub("", body, count=1).strip()
+    if not stripped:
+        return None, "unparsed"
+    return stripped, "ok" if stripped == body else "lenient"
+
+
 def _is_marker_prefix(token: str) -> bool:
     t = token.strip().upper()
     return bool(t) and (NO_ANSWER.startswith(t) or t.startswith(NO_ANSWER))
@@ -470,6 +487,10 @@ def make_task(
             lambda t, top, _: parse_no_answer(t, top),
             top_logprobs=top_logprobs,
         )
+    if name == "erag":
+        return Task(
+            name, ("query", "passage"), max_tokens or 64, 8, lambda t, _, __: parse_answer(t)
+        )
     if name.startswith("umbrela"):  # umbrela, umbrela-fewshot, and the probe's variant
         return _umbrela_task(name, max_tokens=max_tokens, grade_logprobs=grade_logprobs)
     nugget_task = _nugget_task(name, n=n, max_tokens=max_tokens)
@@ -535,6 +556,7 @@ __all__ = [
     "Task",
     "load_prompt",
     "make_task",
+    "parse_answer",
     "parse_correctness",
     "parse_grade",
     "parse_importance",
