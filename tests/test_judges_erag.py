@@ -189,3 +189,241 @@ def test_bad_options_exit_2(server: FakeServer, tmp_path: Path) -> None:
     result = invoke(args)
     assert result.exit_code == 2 and "line 1" in result.output and "answers[0]" in result.output
     assert sum(server.state.seen.values()) == 0
+
+
+# -- side by side with eRAG's own eval ---------------------------------------------------------
+#
+# erag_eval: the function ``eval`` of alirezasalemi7/eRAG, erag/eval.py (commit 2181fd8), ported
+# with its logic unchanged: renamed, type hints added, formatted, ``in d.keys()`` written ``in
+# d``, the checks on the callables' outputs and the messages of its errors dropped. The PyPI
+# package pins pytrec_eval == 0.5, which clashes with the pytrec-eval-terrier ragmeter's tests
+# use (both are the module ``pytrec_eval``), so it is ported here instead of installed.
+#
+# MIT License. Copyright (c) 2024 Alireza Salemi. Permission is hereby granted, free of charge,
+# to any person obtaining a copy of this software and associated documentation files (the
+# "Software"), to deal in the Software without restriction, including without limitation the
+# rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the
+# Software, and to permit persons to whom the Software is furnished to do so, subject to the
+# following conditions: The above copyright notice and this permission notice shall be included
+# in all copies or substantial portions of the Software. THE SOFTWARE IS PROVIDED "AS IS",
+# WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES
+# OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+# ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE
+# OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+
+
+def erag_eval(
+    retrieval_results: dict[str, list[str]],
+    expected_outputs: dict[str, list[str]],
+    text_generator: Any,
+    downstream_metric: Any,
+    retrieval_metrics: set[str],
+) -> dict[str, Any]:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    assert set(retrieval_results.keys()) == set(expected_outputs.keys())
+    max_length_retrieval_lists = max(len(lst) for lst in retrieval_results.values())
+    flatten_inputs = {
+        f"{query}@{i}": {"query": query, "document": [doc]}
+        for query, documents in retrieval_results.items()
+        for i, doc in enumerate(documents)
+    }
+    evaluation_scores = dict()
+    for i in range(max_length_retrieval_lists):
+        current_input = dict()
+        current_expected_outputs = dict()
+        for query in retrieval_results:
+            if f"{query}@{i}" in flatten_inputs:
+                item = flatten_inputs[f"{query}@{i}"]
+                current_input[item["query"]] = item["document"]
+                current_expected_outputs[item["query"]] = expected_outputs[item["query"]]
+        current_generated_outputs = text_generator(current_input)
+        current_evaluation_scores = downstream_metric(
+            current_generated_outputs, current_expected_outputs
+        )
+        for query, score in current_evaluation_scores.items():
+            evaluation_scores[f"{query}@{i}"] = score
+    qrel: dict[str, dict[str, Any]] = dict()
+    run: dict[str, dict[str, Any]] = dict()
+    binary_downstream_metric = True
+    for query in retrieval_results:
+        run[query] = dict()
+        qrel[query] = dict()
+        for j in range(len(retrieval_results[query])):
+            run[query][str(j)] = len(retrieval_results[query]) - j
+            qrel[query][str(j)] = evaluation_scores[f"{query}@{j}"]
+            if qrel[query][str(j)] in [0, 1]:
+                qrel[query][str(j)] = int(qrel[query][str(j)])
+            if qrel[query][str(j)] not in [0, 1]:
+                binary_downstream_metric = False
+            if qrel[query][str(j)] > 1 or qrel[query][str(j)] < 0:
+                raise RuntimeError("The returning value of the downstream_metric must be in [0,1].")
+    if binary_downstream_metric:
+        evaluator = pytrec_eval.RelevanceEvaluator(qrel, retrieval_metrics)
+        results = evaluator.evaluate(run)
+    else:
+        results = dict()
+        for query, labels in qrel.items():
+            results[query] = dict()
+            for metric in retrieval_metrics:
+                if "_" in metric:
+                    metric_without_cut = metric[: metric.find("_")]
+                    assert metric_without_cut in {"success", "P"}
+                    cut_value = int(metric[metric.find("_") + 1 :])
+                else:
+                    metric_without_cut = metric
+                    cut_value = len(labels)
+                if metric_without_cut == "success":
+                    max_value = 0
+                    for i in range(cut_value):
+                        max_value = max(max_value, labels[str(i)])
+                    results[query][metric] = max_value
+                elif metric_without_cut == "P":
+                    mean_value = 0
+                    for i in range(cut_value):
+                        mean_value += labels[str(i)]
+                    results[query][metric] = mean_value / cut_value
+    final_results: dict[str, Any] = {"per_input": results, "aggregated": dict()}
+    for metric in retrieval_metrics:
+        values = [value[metric] for key, value in results.items()]
+        final_results["aggregated"][metric] = sum(values) / len(values)
+    return final_results
+
+
+def _erag_inputs(files: dict[str, Path], depth: int) -> tuple[Any, Any, Any]:
+    """eRAG's inputs (keyed by query text) for the queries with gold answers: their top
+    ``depth`` passage texts, their gold answers, and the fake server's generator."""
+    qtext = {r["id"]: r["text"] for r in map(json.loads, files["queries"].read_text().splitlines())}
+    ptext = {r["id"]: r["text"] for r in map(json.loads, files["corpus"].read_text().splitlines())}
+    ranked: dict[str, list[str]] = {}
+    for line in files["run"].read_text().splitlines():
+        q, _, d, *_ = line.split()
+        ranked.setdefault(q, []).append(d)
+    gold = {
+        r["query_id"]: r["answers"] for r in map(json.loads, files["gold"].read_text().splitlines())
+    }
+    retrieval = {qtext[q]: [ptext[d] for d in ranked[q][:depth]] for q in gold if gold[q]}
+    expected = {qtext[q]: gold[q] for q in gold if gold[q]}
+
+    def text_generator(inputs: dict[str, list[str]]) -> dict[str, str]:
+        return {q: generate(q, docs[0]) for q, docs in inputs.items()}
+
+    return retrieval, expected, text_generator
+
+
+def _metric(name: str) -> Callable[[dict[str, str], dict[str, list[str]]], dict[str, float]]:
+    def downstream(preds: dict[str, str], golds: dict[str, list[str]]) -> dict[str, float]:
+        return {q: score_answer(preds[q], golds[q], name) for q in preds}
+
+    return downstream
+
+
+def test_side_by_side_with_erag_eval_on_binary_labels(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    out = tmp_path / "erag.qrels"
+    assert invoke(erag_args(files, server, tmp_path, out)).exit_code == 0
+    retrieval, expected, generator = _erag_inputs(files, 3)
+    theirs = erag_eval(
+        retrieval,
+        expected,
+        generator,
+        _metric("em"),
+        {"P_3", "P_1", "success_3", "success_1", "ndcg_cut_3", "map", "recip_rank"},
+    )["aggregated"]
+    assert theirs["P_1"] == pytest.approx(1 / 3)  # only q0 is answered from its first passage
+    # the run eRAG evaluates: each query's top 3 (its eval sees no more)
+    run = tmp_path / "top3.txt"
+    run.write_text(
+        "".join(
+            line + "\n"
+            for line in files["run"].read_text().splitlines()
+            if int(line.split()[3]) <= 3
+        )
+    )
+    ours_names = {
+        "P_3": "precision@3",
+        "P_1": "precision@1",
+        "success_3": "success@3",
+        "success_1": "success@1",
+        "ndcg_cut_3": "ndcg@3",
+        "map": "map",
+        "recip_rank": "mrr",
+    }
+    args = ["evaluate", str(run), "--qrels", str(out), "-f", "json"]
+    for name in ours_names.values():
+        args += ["-m", name]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    metrics = doc["runs"][0]["metrics"]
+    for theirs_name, ours_name in ours_names.items():
+        assert metrics[ours_name]["mean"] == pytest.approx(theirs[theirs_name], abs=1e-12)
+        assert metrics[ours_name]["n"] == 3
+    # a number on these labels says they are LLM labels
+    assert doc["labels"]["llm"] is True and "erag, model gen" in doc["labels"]["provenance"]
+
+
+def test_side_by_side_with_erag_eval_on_continuous_labels(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    files = collection(tmp_path)
+    out = tmp_path / "erag_f1.txt"
+    assert invoke([*erag_args(files, server, tmp_path, out), "--metric", "f1"]).exit_code == 0
+    retrieval, expected, generator = _erag_inputs(files, 3)
+    theirs = erag_eval(retrieval, expected, generator, _metric("f1"), {"P_3", "success_3", "P_2"})
+    scores: dict[str, list[float]] = {}
+    for line in out.read_text().splitlines():
+        q, _d, u = line.split()
+        scores.setdefault(q, []).append(float(u))  # written in rank order
+    qtext = {r["id"]: r["text"] for r in map(json.loads, files["queries"].read_text().splitlines())}
+    for q, values in scores.items():
+        per = theirs["per_input"][qtext[q]]
+        assert per["P_3"] == pytest.approx(sum(values) / 3)
+        assert per["P_2"] == pytest.approx(sum(values[:2]) / 2)
+        assert per["success_3"] == pytest.approx(max(values))
+
+
+def test_example_collection(server: FakeServer, tmp_path: Path) -> None:
+    """The example collection, its reference answers as gold answers, a generator that answers
+    with the passage's first clause: binarized token F1 labels, then every family runs."""
+    from ragmeter.data import example_path
+
+    server.state.responder = lambda r: _PROMPT.search(prompt_of(r))["passage"].split(",")[0]  # type: ignore[index]
+    pools: dict[str, list[str]] = {}
+    for line in example_path("qrels.txt").read_text().splitlines():
+        q, _, d, _ = line.split()
+        pools.setdefault(q, []).append(d)
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {r + 1} {100 - r} pool\n"
+            for q, docs in pools.items()
+            for r, d in enumerate(docs[:5])
+        )
+    )
+    refs = [json.loads(line) for line in example_path("references.jsonl").read_text().splitlines()]
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl", [{"query_id": r["id"], "answers": [r["text"]]} for r in refs]
+    )
+    out = tmp_path / "erag.qrels"
+    args = ["judge", "erag", "--run", str(run), "--queries", str(example_path("queries.jsonl"))]
+    args += ["--corpus", str(example_path("corpus.jsonl")), "--gold-answers", str(gold)]
+    args += ["--depth", "5", "--metric", "f1", "--binarize", "0.1", "--out", str(out)]
+    args += [
+        "--base-url",
+        server.url,
+        "--model",
+        "gen",
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "-q",
+    ]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 30 * 5
+    result = invoke(
+        ["evaluate", str(run), "--qrels", str(out), "-m", "ndcg@5", "-m", "map", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)["runs"][0]["metrics"]
+    assert {m["n"] for m in metrics.values()} == {30}
