@@ -427,3 +427,27 @@ def test_example_collection(server: FakeServer, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["runs"][0]["metrics"]
     assert {m["n"] for m in metrics.values()} == {30}
+
+
+def test_python_api(server: FakeServer) -> None:
+    from ragmeter.core.gold_answers import GoldAnswers
+    from ragmeter.judges import JudgeConfig, judge_erag
+
+    texts = {"d0": "the answer is Paris.", "d1": "the answer is Lyon.", "d2": "nothing"}
+    result = judge_erag(
+        {"q": ["d0", "d1", "d2"], "x": ["d1"]},
+        {"q": "capital of France?", "x": "unknown?"},
+        texts,
+        GoldAnswers.from_dict({"q": ["Paris", "Paris, France"]}),
+        judge=JudgeConfig(base_urls=(server.url,), model="gen"),
+        metric="f1",
+        depth=3,
+    )
+    # "Paris" vs "Paris": 1; "Lyon": 0; "no idea": 0
+    assert result.labels.labels == {"q": {"d0": 1, "d1": 0, "d2": 0}}
+    assert result.labels.answers["q"] == {"d0": "Paris", "d1": "Lyon", "d2": "no idea"}
+    assert not result.labels.integer and result.labels.no_gold == ["x"]
+    assert result.complete and result.source is not None
+    assert result.source.aggregation == (
+        "eRAG: f1 of the answer from the passage alone vs the gold answers (max)"
+    )

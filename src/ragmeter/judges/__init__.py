@@ -7,7 +7,9 @@ Tasks (prompts ship as package data in ``judges/prompts/``; see :mod:`ragmeter.j
 keyword overlap), ``udcg`` (1 − P(no answer) → utilities), and the TREC RAG tasks
 ``nuggets``, ``nugget_importance``, ``nugget_support`` and ``citation_support`` (their jobs
 in :mod:`ragmeter.judges.nuggets`); UMBRELA's relevance prompts ``umbrela`` and
-``umbrela-fewshot`` (grade 0..3, :mod:`ragmeter.judges.umbrela`). Several samples per pair
+``umbrela-fewshot`` (grade 0..3, :mod:`ragmeter.judges.umbrela`); ``erag`` (the generator's
+answer from one passage, scored against gold answers → qrels or utilities,
+:mod:`ragmeter.judges.erag`). Several samples per pair
 and several judges vote (:mod:`ragmeter.judges.votes`, :mod:`ragmeter.judges.ensemble`);
 bias probes in :mod:`ragmeter.judges.probes`. Unparseable output is stored as −1
 with its raw text, never as 0. A reply that is not a completion (no ``choices``, ``content``
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     )
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.ensemble import EnsembleResult, run_ensemble, write_ensemble
+    from ragmeter.judges.erag import judge_erag, write_erag
     from ragmeter.judges.llm import LLMJudge
     from ragmeter.judges.probes import ProbeReport, probe_job, run_probes
     from ragmeter.judges.runner import Missing, arun_judgments, run_judgments
@@ -93,6 +96,8 @@ _LAZY = {
     "EnsembleResult": "ragmeter.judges.ensemble",
     "run_ensemble": "ragmeter.judges.ensemble",
     "write_ensemble": "ragmeter.judges.ensemble",
+    "judge_erag": "ragmeter.judges.erag",
+    "write_erag": "ragmeter.judges.erag",
     "ProbeReport": "ragmeter.judges.probes",
     "probe_job": "ragmeter.judges.probes",
     "run_probes": "ragmeter.judges.probes",
@@ -131,6 +136,7 @@ __all__ = [
     "arun_judgments",
     "judge_answerability",
     "judge_correctness",
+    "judge_erag",
     "judge_relevance",
     "judge_subquestions",
     "judge_udcg",
@@ -141,6 +147,7 @@ __all__ = [
     "run_judgments",
     "run_probes",
     "write_ensemble",
+    "write_erag",
     "write_judgments",
     "write_label_provenance",
     "write_qrels",
