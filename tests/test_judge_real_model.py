@@ -166,3 +166,40 @@ def test_judge_relevance_then_evaluate_with_the_labels(smollm2_server: str, tmp_
     )
     assert evaluated.exit_code == 0, evaluated.output
     assert "ndcg@2" in evaluated.output
+
+
+def test_judge_erag_with_the_real_model(smollm2_server: str, tmp_path: Path) -> None:
+    """``ragmeter judge erag`` with SmolLM2 as the generator: each passage alone, its answer
+    scored by token F1 against the reference answer (the gold answer here) → utilities."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.data import example_path
+    from ragmeter.io.utilities import read_utilities
+
+    run, gold = tmp_path / "run.txt", tmp_path / "gold.jsonl"
+    run.write_text(EXAMPLE_RUN)
+    refs = [json.loads(line) for line in example_path("references.jsonl").read_text().splitlines()]
+    gold.write_text(
+        "".join(
+            json.dumps({"query_id": r["id"], "answers": [r["text"]]}) + "\n"
+            for r in refs
+            if r["id"] in ("q12", "q14")
+        )
+    )
+    out, summary = tmp_path / "erag.txt", tmp_path / "s.json"
+    args = ["judge", "erag", "--run", str(run), "--depth", "2", "--gold-answers", str(gold)]
+    args += ["--queries", str(example_path("queries.jsonl"))]
+    args += ["--corpus", str(example_path("corpus.jsonl")), "--metric", "f1"]
+    args += ["--base-url", smollm2_server, "--model", "SmolLM2-135M-Instruct", "-j", "2"]
+    args += ["--timeout", "120", "--cache", str(tmp_path / "c.sqlite"), "--out", str(out)]
+    args += ["--summary-json", str(summary), "--quiet"]
+    result = CliRunner().invoke(app, args)
+    stats = json.loads(summary.read_text())
+    assert result.exit_code == (0 if stats["complete"] else 1), result.output
+    assert stats["items"] == stats["calls"] == 4 and stats["failures"] == 0
+    utilities = read_utilities(out)
+    assert set(utilities.query_ids.to_pylist()) <= {"q12", "q14"}
+    assert all(0.0 <= u <= 1.0 for u in utilities.values)
