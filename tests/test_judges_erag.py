@@ -176,6 +176,14 @@ def test_another_metric_reuses_the_cached_answers(server: FakeServer, tmp_path: 
     assert lines["q0 d1"] == "1" and lines["q1 d1"] == "0"
 
 
+def test_dry_run_counts_the_requests(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    result = invoke([*erag_args(files, server, tmp_path, tmp_path / "x"), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "9 calls to make" in result.output and "0 cached" in result.output
+    assert sum(server.state.seen.values()) == 0 and not (tmp_path / "x").exists()
+
+
 def test_bad_options_exit_2(server: FakeServer, tmp_path: Path) -> None:
     files = collection(tmp_path)
     out = tmp_path / "x"

@@ -8,10 +8,10 @@ For passage ``d`` of query ``q`` with the generator's answer ``a(q, d)`` and gol
 
     label(q, d) = max over g in G(q) of metric(a(q, d), g)
 
-``metric`` is one of ragmeter's answer metrics (:mod:`ragmeter.metrics.answers`, SQuAD's
-normalisation): ``em`` (exact match, 0/1), ``f1`` (token F1) or ``rougeL`` (ROUGE-L F); each
-is already the maximum over the gold answers. With ``binarize=T`` the label is
-``1 if score ≥ T else 0``.
+``metric`` is one of ragmeter's answer metrics (:mod:`ragmeter.metrics.answers`): ``em``
+(exact match, 0/1) or ``f1`` (token F1), after SQuAD's normalisation, or ``rougeL`` (ROUGE-L
+F on rouge-score's tokens); each is already the maximum over the gold answers. With
+``binarize=T`` the label is ``1 if score ≥ T else 0``.
 
 Integer labels (``em``, or any metric binarized) are written as TREC qrels, on which every
 measure family runs; continuous scores (``f1``, ``rougeL`` unbinarized) cannot be qrels (their
