@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 pytest.importorskip("aiohttp", reason="the LLM judge needs the 'judges' extra (aiohttp)")
@@ -111,6 +113,23 @@ def test_scores_by_hand() -> None:
     assert label_of(2 / 3, 0.5) == 1 and label_of(2 / 3, 0.7) == 0 and label_of(1.0, None) == 1
     with pytest.raises(ValueError):
         score_answer("x", [], "em")
+
+
+_WORDS = st.sampled_from(["the", "red", "car", "a", "Blue", "blue,", "Paris", "42", "."])
+_TEXTS = st.lists(_WORDS, max_size=6).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(answer=_TEXTS, gold=st.lists(_TEXTS, min_size=1, max_size=3))
+def test_score_invariants(answer: str, gold: list[str]) -> None:
+    """Every score lies in [0, 1] and is the maximum over the gold answers taken one by one;
+    an exact match is a token F1 of 1 (same normalisation)."""
+    for metric in ("em", "f1", "rougeL"):
+        score = score_answer(answer, gold, metric)
+        assert 0.0 <= score <= 1.0
+        assert score == max(score_answer(answer, [g], metric) for g in gold)
+    if score_answer(answer, gold, "em") == 1.0:
+        assert score_answer(answer, gold, "f1") == 1.0
 
 
 # -- the command -----------------------------------------------------------------------------

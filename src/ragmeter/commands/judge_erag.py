@@ -61,7 +61,7 @@ def erag(
     binarize: Binarize = None,
     max_tokens: MaxTokens = None,
 ) -> None:
-    """eRAG: each passage alone to the generator → labels.
+    """eRAG: the answer from each passage alone, scored vs gold → labels.
 
     Each of a query's top --depth passages is given alone, with the query, to the model
     (the generator); its answer is scored against the query's gold answers with --metric,
