@@ -138,6 +138,13 @@ SKIPPED: dict[tuple[str, str], str] = {
         "a template: the run, nuggets and assignments are yours; tests/test_ragchecker.py "
         "computes the same measures on hand-made assignments"
     ),
+    (
+        "docs/judges.md",
+        "ragmeter judge erag --run run.txt --queries queries.jsonl --corpus corpus.jsonl \\",
+    ): (
+        f"{_TEMPLATE} (the generator's server, run.txt, gold.jsonl …); tests/test_judges_erag.py "
+        "runs the same command against the test server"
+    ),
     ("docs/check.md", "# on main, nightly: save the baseline"): (
         "a template for your own CI: runs/main.trec, runs/pr.trec and qrels.txt are yours; "
         "tests/test_check.py gates against a saved baseline"
@@ -229,6 +236,14 @@ SKIPPED: dict[tuple[str, str], str] = {
     ),
 }
 if not LONG:
+    SKIPPED[
+        "docs/judges.md",
+        'python -c "import json; '
+        "[print(json.dumps({'query_id': r['id'], 'answers': [r['text']]}))",
+    ] = (
+        "long-running: asks the real judge model (SmolLM2) served by the skipped block above; "
+        "tests/test_judge_real_model.py runs judge erag on it, RAGMETER_README_LONG=1 runs the block"
+    )
     SKIPPED["docs/judges.md", 'pip install -e ".[judges,baselines]"'] = (
         "long-running: builds and serves a real judge model (SmolLM2 on llama-cpp-python); "
         "tests/test_judge_real_model.py covers it, RAGMETER_README_LONG=1 runs the block"
