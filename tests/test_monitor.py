@@ -305,6 +305,30 @@ def test_labels_without_provenance_are_refused(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "no provenance sidecar" in out.output
 
 
+def test_export_names_labels_by_their_maker_and_says_when_empty(tmp_path: Path) -> None:
+    """With --labels (people's labels, not a judge's) the export's labels file is
+    human_labels.txt; a rerun with no new span writes nothing and says so."""
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.readers import read_qrels
+
+    runner.invoke(app, ["monitor", "demo", str(tmp_path), "--days", "2", "--degrade-day", "2"])
+    store = ["--store", f"sqlite:///{tmp_path / 'monitor.db'}", "--sample", "3"]
+    args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
+    first = runner.invoke(app, [*args, *store, "--export", str(tmp_path / "one")])
+    assert first.exit_code == 0, first.output
+    assert "their labels in human_labels.txt" in " ".join(first.output.split())
+    assert not (tmp_path / "one" / "llm_labels.txt").exists()
+    prov = read_provenance(tmp_path / "one" / "human_labels.txt")
+    assert prov is not None and not prov.has_llm
+    # 3 spans sampled in each of 2 days, 10 passages each; the demo labels every passage
+    assert read_qrels(tmp_path / "one" / "human_labels.txt").n_queries == 6
+    again = runner.invoke(app, [*args, *store, "--export", str(tmp_path / "two")])
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert f"no span sampled in this run (0 new span(s)): nothing written to {tmp_path}" in said
+    assert not (tmp_path / "two").exists()
+
+
 def test_serve_has_metrics_and_trend_pages(tmp_path: Path) -> None:
     """``/metrics`` and ``/monitor/{stream}`` of ``ragmeter serve`` show the numbers of
     ``ragmeter monitor metrics`` and ``report`` (one evaluation path, one number)."""

@@ -107,8 +107,8 @@ def run_command(
         Path | None,
         typer.Option(
             "--export",
-            help="Write this run's sampled spans to this folder for people to label "
-            "(queries, corpus, run, the judge's labels) with ragmeter serve.",
+            help="Write this run's sampled spans to this folder for people to label with "
+            "ragmeter serve (queries, corpus, run, and their labels named by who made them).",
         ),
     ] = None,
     seed: Seed = 0,

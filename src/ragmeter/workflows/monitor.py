@@ -210,8 +210,13 @@ def run_monitor(
         add_spans(store, request.stream, new_rows, samples)
         figures = refresh_windows(store, request.stream, request.window_s, measures, source)
     notes = traces.describe()
-    if request.export is not None and sampled:
-        notes.append(export_for_labelling(sampled, labels, source, request.export, request.depth))
+    if request.export is not None:
+        notes.append(
+            export_for_labelling(sampled, labels, source, request.export, request.depth)
+            if sampled
+            else f"no span sampled in this run ({len(new_rows)} new span(s)): nothing "
+            f"written to {request.export}"
+        )
     return MonitorOutcome(
         stream=request.stream,
         window_s=request.window_s,
@@ -289,6 +294,10 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
     return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
 
 
+#: the labels file of an export, by who made the labels (:attr:`LabelSource.kind`)
+EXPORTED_LABELS: dict[str, str] = {"judge": "llm_labels.txt", "human": "human_labels.txt"}
+
+
 def export_for_labelling(
     sampled: Sequence[Retrieval],
     labels: Mapping[str, Mapping[str, int]],
@@ -298,15 +307,18 @@ def export_for_labelling(
 ) -> str:
     """Write the sampled spans as a collection people can label with ``ragmeter serve``:
     ``queries.jsonl`` and ``corpus.jsonl`` ({id, text}), ``run.txt`` (each query's judged
-    passages, rank order; several spans of a query pooled) and the judge's labels,
-    ``llm_labels.txt``, with their provenance sidecar. Their labels, exported from the app,
-    are the ``--human-qrels`` of ``ragmeter monitor ppi``. Returns a line saying so."""
+    passages, rank order; several spans of a query pooled) and the sampled spans' labels
+    with their provenance sidecar, named by who made them (:data:`EXPORTED_LABELS`: a judge's
+    ``llm_labels.txt``, people's ``human_labels.txt``; a labels file an earlier export left
+    in the folder is removed, as it would not describe this collection). People's labels,
+    exported from the app, are the ``--human-qrels`` of ``ragmeter monitor ppi``. Returns a
+    line saying so."""
     from pathlib import Path
 
     from ragmeter.core.data import Run
     from ragmeter.core.provenance import LabelProvenance
     from ragmeter.io._common import atomic_write_text
-    from ragmeter.io.provenance import write_provenance
+    from ragmeter.io.provenance import provenance_path, write_provenance
     from ragmeter.io.trec import write_trec_qrels, write_trec_run
 
     out = Path(folder)
@@ -329,14 +341,20 @@ def export_for_labelling(
     write_trec_run(
         Run.from_lists({q: list(d) for q, d in pooled.items()}, name="sampled"), out / "run.txt"
     )
+    for stale in EXPORTED_LABELS.values():
+        (out / stale).unlink(missing_ok=True)
+        provenance_path(out / stale).unlink(missing_ok=True)
+    written = ""
     if grades:
         from ragmeter.core.data import Qrels
 
-        write_trec_qrels(Qrels.from_dict(grades), out / "llm_labels.txt")
-        write_provenance(out / "llm_labels.txt", LabelProvenance.single(source))
+        labels_path = out / EXPORTED_LABELS[source.kind]
+        write_trec_qrels(Qrels.from_dict(grades), labels_path)
+        write_provenance(labels_path, LabelProvenance.single(source))
+        written = f", their labels in {labels_path.name}"
     return (
-        f"{len(queries)} sampled quer(ies) and {len(passages)} passage(s) written to {out} "
-        "for people to label (ragmeter serve)"
+        f"{len(queries)} sampled quer(ies) and {len(passages)} passage(s) written to {out}"
+        f"{written}, for people to label (ragmeter serve)"
     )
 
 
