@@ -370,6 +370,24 @@ def test_postgresql_store(postgres_url: str, tmp_path: Path) -> None:
         runner.invoke(app, ["monitor", "check", *rule, "--at", "2026-01-08", *store]).exit_code == 0
     )
     assert runner.invoke(app, ["monitor", "check", *rule, *store]).exit_code == 3
+    # people's labels of a few spans: the windows' PPI estimates round-trip on PostgreSQL
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_ppi
+    from ragmeter.workflows.monitor import monitor_ppi, ppi_rows
+
+    lines = (tmp_path / "labels.txt").read_text().splitlines(keepends=True)
+    some = {line.split()[0] for line in lines[:: len(lines) // 8]}
+    human = tmp_path / "human.txt"
+    human.write_text("".join(line for line in lines if line.split()[0] in some))
+    write_provenance(human, LabelProvenance.single(human_source("bob")))
+    result = monitor_ppi(postgres_url, "production", 86400, human, measures=["ndcg@5"])
+    assert any(w.n_labelled for w in result.windows)
+    with open_store(postgres_url) as opened:
+        stored = load_ppi(opened, "production", 86400)
+    # (an undefined figure is math.nan on both sides, which tuples compare as equal)
+    assert stored == ppi_rows(result)
 
 
 def test_span_measures_are_evaluate_numbers(tmp_path: Path) -> None:
