@@ -229,6 +229,26 @@ def test_evaluate_query_id_from_option(tmp_path: Path, monkeypatch: pytest.Monke
     assert QUERY_ID_ENV not in os.environ
 
 
+def test_evaluate_files_records_where_query_ids_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.io.traces import QUERY_ID_ENV
+    from ragmeter.workflows.evaluate import EvaluateRequest, evaluate_files
+
+    monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+    path, qrels = _session_trace(tmp_path)
+    asked = EvaluateRequest(runs=[path], qrels=qrels, measures=["mrr"], query_id_from="session.id")
+    outcome = evaluate_files(asked)
+    assert outcome.evaluation.runs[0].means()["mrr"] == 0.5
+    assert outcome.parameters["query_id_from"] == "session.id"
+    default = evaluate_files(EvaluateRequest(runs=[path], qrels=qrels, measures=["mrr"]))
+    assert default.parameters["query_id_from"] == "hash"
+    trec = tmp_path / "run.txt"
+    trec.write_text("S1 Q0 b 1 2.0 r\n")
+    plain = evaluate_files(EvaluateRequest(runs=[trec], qrels=qrels, measures=["mrr"]))
+    assert "query_id_from" not in plain.parameters
+
+
 def test_query_id_from_is_a_read_run_parameter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

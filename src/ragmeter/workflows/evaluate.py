@@ -443,6 +443,7 @@ def _parameters(
         "tau": coverage.tau if coverage is not None else None,
         "tokenizer": request.inputs.tokenizer,
         "udcg_model": request.inputs.udcg_model,
+        **_query_ids_of_traces(request),
         "inputs": input_files(
             qrels=request.qrels,
             runs=list(request.runs),
@@ -457,6 +458,17 @@ def _parameters(
             **(request.spans.files() if request.spans is not None else {}),
         ),
     }
+
+
+def _query_ids_of_traces(request: EvaluateRequest) -> dict[str, str]:
+    """Where the trace files' query ids came from (recorded with a save; nothing without
+    trace files, so that other saves keep their parameters)."""
+    from ragmeter.io.readers import detect_format, is_traces
+    from ragmeter.io.traces import resolve_query_id_from
+
+    if not any(p.is_file() and is_traces(p, detect_format(p)) for p in request.runs):
+        return {}
+    return {"query_id_from": resolve_query_id_from(request.query_id_from)}
 
 
 def _nugget_files(nuggets: NuggetInputs | None) -> dict[str, Any]:
