@@ -305,6 +305,30 @@ def test_labels_without_provenance_are_refused(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "no provenance sidecar" in out.output
 
 
+def test_export_names_labels_by_their_maker_and_says_when_empty(tmp_path: Path) -> None:
+    """With --labels (people's labels, not a judge's) the export's labels file is
+    human_labels.txt; a rerun with no new span writes nothing and says so."""
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.readers import read_qrels
+
+    runner.invoke(app, ["monitor", "demo", str(tmp_path), "--days", "2", "--degrade-day", "2"])
+    store = ["--store", f"sqlite:///{tmp_path / 'monitor.db'}", "--sample", "3"]
+    args = ["monitor", str(tmp_path / "traces.json"), "--labels", str(tmp_path / "labels.txt")]
+    first = runner.invoke(app, [*args, *store, "--export", str(tmp_path / "one")])
+    assert first.exit_code == 0, first.output
+    assert "their labels in human_labels.txt" in " ".join(first.output.split())
+    assert not (tmp_path / "one" / "llm_labels.txt").exists()
+    prov = read_provenance(tmp_path / "one" / "human_labels.txt")
+    assert prov is not None and not prov.has_llm
+    # 3 spans sampled in each of 2 days, 10 passages each; the demo labels every passage
+    assert read_qrels(tmp_path / "one" / "human_labels.txt").n_queries == 6
+    again = runner.invoke(app, [*args, *store, "--export", str(tmp_path / "two")])
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert f"no span sampled in this run (0 new span(s)): nothing written to {tmp_path}" in said
+    assert not (tmp_path / "two").exists()
+
+
 def test_serve_has_metrics_and_trend_pages(tmp_path: Path) -> None:
     """``/metrics`` and ``/monitor/{stream}`` of ``ragmeter serve`` show the numbers of
     ``ragmeter monitor metrics`` and ``report`` (one evaluation path, one number)."""
@@ -346,6 +370,24 @@ def test_postgresql_store(postgres_url: str, tmp_path: Path) -> None:
         runner.invoke(app, ["monitor", "check", *rule, "--at", "2026-01-08", *store]).exit_code == 0
     )
     assert runner.invoke(app, ["monitor", "check", *rule, *store]).exit_code == 3
+    # people's labels of a few spans: the windows' PPI estimates round-trip on PostgreSQL
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_ppi
+    from ragmeter.workflows.monitor import monitor_ppi, ppi_rows
+
+    lines = (tmp_path / "labels.txt").read_text().splitlines(keepends=True)
+    some = {line.split()[0] for line in lines[:: len(lines) // 8]}
+    human = tmp_path / "human.txt"
+    human.write_text("".join(line for line in lines if line.split()[0] in some))
+    write_provenance(human, LabelProvenance.single(human_source("bob")))
+    result = monitor_ppi(postgres_url, "production", 86400, human, measures=["ndcg@5"])
+    assert any(w.n_labelled for w in result.windows)
+    with open_store(postgres_url) as opened:
+        stored = load_ppi(opened, "production", 86400)
+    # (an undefined figure is math.nan on both sides, which tuples compare as equal)
+    assert stored == ppi_rows(result)
 
 
 def test_span_measures_are_evaluate_numbers(tmp_path: Path) -> None:
@@ -378,20 +420,18 @@ def test_span_measures_are_evaluate_numbers(tmp_path: Path) -> None:
     assert sample.values["ra_nwg@5"] == pytest.approx(expected.runs[0].means()["ra_nwg@5"])
 
 
-def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
-    """The judge also rates passage 5 of every span relevant; people label 4 of the 10
-    sampled spans. P@5 by hand: Y = useful/5, Ŷ = (useful + 1)/5; the estimate is PPI++'s
-    (:func:`ragmeter.stats.ppi.ppi_mean`, matched to ppi-python in its own tests)."""
+def _biased(request: dict[str, Any]) -> str:
+    """The judge of the PPI tests: it also rates passage 5 of every span relevant."""
+    text = prompt_of(request)
+    return "##final score: 3" if USEFUL in text or f"{FILLER} #4" in text else "##final score: 0"
+
+
+def _judged_by_a_biased_judge(tmp_path: Path) -> tuple[Path, Path, list[int]]:
+    """A day of traffic, every span judged by :func:`_biased`; people's labels (alice) of
+    its first 4 spans. Returns the traces, the human qrels and each span's useful passages."""
     from ragmeter.core.provenance import LabelProvenance, human_source
     from ragmeter.io.provenance import write_provenance
     from ragmeter.io.traces import query_hash
-    from ragmeter.stats.ppi import ppi_mean
-
-    def biased(request: dict[str, Any]) -> str:
-        text = prompt_of(request)
-        return (
-            "##final score: 3" if USEFUL in text or f"{FILLER} #4" in text else "##final score: 0"
-        )
 
     traces = write_week(tmp_path / "day.json", range(1))
     useful = [2 + i % 2 for i in range(PER_DAY)]
@@ -402,21 +442,25 @@ def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
         lines += [f"{qid} 0 doc{i}-{j} {3 if j < useful[i] else 0}\n" for j in range(5)]
     human.write_text("".join(lines))
     write_provenance(human, LabelProvenance.single(human_source("alice")))
-    with FakeServer(biased) as server:
+    with FakeServer(_biased) as server:
         out = runner.invoke(app, monitor_args(server, tmp_path, traces, sample="1.0"))
     assert out.exit_code == 0, out.output
-    result = runner.invoke(
-        app,
-        [
-            "monitor",
-            "ppi",
-            "--human-qrels",
-            str(human),
-            "-m",
-            "P@5(rel_level=2)",
-            *store_args(tmp_path),
-        ],
-    )
+    return traces, human, useful
+
+
+def _monitor_ppi(tmp_path: Path, human: Path) -> Any:
+    args = ["monitor", "ppi", "--human-qrels", str(human), "-m", "P@5(rel_level=2)"]
+    return runner.invoke(app, [*args, *store_args(tmp_path)])
+
+
+def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
+    """The judge also rates passage 5 of every span relevant; people label 4 of the 10
+    sampled spans. P@5 by hand: Y = useful/5, Ŷ = (useful + 1)/5; the estimate is PPI++'s
+    (:func:`ragmeter.stats.ppi.ppi_mean`, matched to ppi-python in its own tests)."""
+    from ragmeter.stats.ppi import ppi_mean
+
+    _, human, useful = _judged_by_a_biased_judge(tmp_path)
+    result = _monitor_ppi(tmp_path, human)
     assert result.exit_code == 0, result.output
     y = [useful[i] / 5 for i in range(4)]
     yhat = [(useful[i] + 1) / 5 for i in range(4)]
@@ -426,6 +470,85 @@ def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
     assert f"[{expected.ci[0]:.4f}, {expected.ci[1]:.4f}]" in result.output  # type: ignore[index]
     assert f"{np.mean(yhat + rest):.4f}" in result.output  # the LLM-only mean
     assert "corrected by human (alice)" in " ".join(result.output.split())
+
+
+def test_ppi_estimates_are_stored_reported_and_scraped(tmp_path: Path) -> None:
+    """``monitor ppi`` stores each window's estimate; ``monitor report``, ``monitor metrics``
+    and ``/metrics`` show the stored number. Expected values from ppi-python (PPI++,
+    power-tuned λ) on P@5 computed by hand; a monitor run that adds samples to the window
+    removes its estimate."""
+    ppi_py = pytest.importorskip("ppi_py")
+    from ragmeter.store import open_store
+    from ragmeter.store.monitor import load_ppi
+
+    traces, human, useful = _judged_by_a_biased_judge(tmp_path)
+    assert _monitor_ppi(tmp_path, human).exit_code == 0
+    y = np.array([useful[i] / 5 for i in range(4)])
+    yhat = np.array([(useful[i] + 1) / 5 for i in range(4)])
+    rest = np.array([(useful[i] + 1) / 5 for i in range(4, PER_DAY)])
+    point = float(np.asarray(ppi_py.ppi_mean_pointestimate(y, yhat, rest)).item())
+    low, high = (float(np.asarray(v).item()) for v in ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05))
+    url = store_args(tmp_path)[1]
+    with open_store(url) as store:
+        (row,) = load_ppi(store, "production", 86400)
+    assert (row.window_start, row.measure) == (DAY0_NS // 10**9, "precision@5(rel_level=2)")
+    assert (row.n_labelled, row.n_unlabelled, row.human) == (4, 6, "human (alice) labels")
+    assert row.estimate == pytest.approx(point, abs=1e-12)
+    assert (row.low, row.high) == pytest.approx((low, high), abs=1e-12)
+    assert row.llm_mean == pytest.approx(float(np.mean(np.concatenate([yhat, rest]))))
+
+    page = tmp_path / "trend.html"
+    report = runner.invoke(app, ["monitor", "report", *store_args(tmp_path), "-o", str(page)])
+    assert report.exit_code == 0, report.output
+    html = page.read_text()
+    assert f'<span class="ppi">{point:.4f}</span>' in html
+    assert f"[{low:.4f}, {high:.4f}]" in html and "corrected by human (alice)" in html
+
+    metrics = runner.invoke(app, ["monitor", "metrics", *store_args(tmp_path)])
+    assert metrics.exit_code == 0, metrics.output
+    key = (
+        'ragmeter_monitor_ppi_estimate{stream="production",measure="precision@5(rel_level=2)",'
+        'labelled_by="umbrela, model m",corrected_by="human (alice) labels"}'
+    )
+    values = dict(line.rsplit(" ", 1) for line in metrics.output.splitlines() if line[0] != "#")
+    assert float(values[key]) == pytest.approx(point, abs=1e-12)
+    assert float(values[key.replace("_estimate", "_labelled")]) == 4.0
+    # /metrics serves the exposition of every stream's stored figures: the same text
+    from ragmeter.report.monitor import prometheus_text
+    from ragmeter.workflows.monitor import stored_trends
+
+    assert prometheus_text(stored_trends(url, 86400)) == metrics.output
+    if _has_web():
+        from fastapi.testclient import TestClient
+
+        from ragmeter.web.app import create_app
+        from ragmeter.web.config import build_config
+        from webdata import config_kwargs, write_collection
+
+        kwargs = config_kwargs(write_collection(tmp_path / "data"), tmp_path)
+        config = build_config(**kwargs)  # type: ignore[arg-type]
+        config.store_url = url
+        scraped = TestClient(create_app(config)).get("/metrics")
+        assert scraped.status_code == 200 and scraped.text == metrics.output
+
+    # a span arrives later in the same day and is sampled: the day's estimate is removed
+    late = request(rag_trace(99, "question 99", ["x"], DAY0_NS + HOUR_NS // 2, texts=[USEFUL]))
+    more = write_lines(tmp_path / "late.json", [late])
+    with FakeServer(_biased) as server:
+        rerun = runner.invoke(app, monitor_args(server, tmp_path, traces, more, sample="1.0"))
+    assert rerun.exit_code == 0, rerun.output
+    assert "estimates of 1 window(s) were removed" in " ".join(rerun.output.split())
+    with open_store(url) as store:
+        assert load_ppi(store, "production") == []
+
+
+def _has_web() -> bool:
+    try:
+        import fastapi  # noqa: F401
+        import httpx  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_export_for_labelling_opens_in_serve(server: FakeServer, tmp_path: Path) -> None:

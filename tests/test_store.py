@@ -599,6 +599,38 @@ def test_a_newer_store_is_refused(store_url: str) -> None:
         open_store(store_url)
 
 
+def test_upgrade_from_version_5_keeps_monitor_figures_and_adds_ppi(store_url: str) -> None:
+    """Version 6 adds the windows' PPI estimates beside a version-5 store's monitor tables,
+    which keep their rows; the new table round-trips (NaN as NULL)."""
+    from ragmeter.core.provenance import LabelSource
+    from ragmeter.store.monitor import PPIRow, load_ppi, load_windows, save_ppi
+
+    _migrate_to(store_url, 5)
+    engine = sa.create_engine(resolve_url(store_url), poolclass=sa.pool.NullPool)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO monitor_windows (stream, window_s, window_start, measure, n, mean, "
+                "low, high, judge, updated_at) VALUES ('s', 86400, 0, 'ndcg@5', 3, 0.5, 0.25, "
+                "0.75, NULL, :t)"
+            ),
+            {"t": datetime(2026, 1, 1, tzinfo=UTC)},
+        )
+    engine.dispose()
+    judge = LabelSource(kind="judge", model="m", prompt_id="umbrela")
+    row = PPIRow(86400, 0, "ndcg@5", 2, 1, 0.5, 0.4, math.nan, math.nan, 0.3, 0.05, "h", judge)
+    with open_store(store_url) as store:
+        assert store.schema_version() == 6
+        (window,) = load_windows(store, "s", 86400)
+        assert (window.n, window.mean, window.low, window.high) == (3, 0.5, 0.25, 0.75)
+        assert load_ppi(store, "s") == []
+        save_ppi(store, "s", 86400, [row])
+        (back,) = load_ppi(store, "s", 86400)
+        assert math.isnan(back.low) and math.isnan(back.high)
+        assert (back.estimate, back.lam, back.judge) == (0.4, 0.3, judge)
+        assert back.human == "h"
+
+
 # -- locations ------------------------------------------------------------------------------
 
 

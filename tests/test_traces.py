@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -201,20 +202,73 @@ def test_traces_hold_no_qrels(tmp_path: Path) -> None:
         read_qrels(path, format="otlp")
 
 
-def test_evaluate_query_id_from_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmeter.io.traces import QUERY_ID_ENV
-
-    # the option sets the variable for the process: monkeypatch puts back its absence
-    monkeypatch.setenv(QUERY_ID_ENV, "hash")
+def _session_trace(tmp_path: Path) -> tuple[Path, Path]:
+    """A trace of one retriever span (session S1, documents a, b) and qrels judging b."""
     attrs = retriever_attributes("some text", ["a", "b"], **{"session.id": "S1"})
     span = otlp_span("t" * 32, "s" * 16, "RETRIEVER", DAY0_NS, 5, attrs)
     path = write_lines(tmp_path / "t.jsonl", [request([span])])
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("S1 0 b 1\n")
-    args = ["evaluate", str(path), "--qrels", str(qrels), "-m", "mrr", "-f", "json"]
+    return path, qrels
+
+
+def test_evaluate_query_id_from_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.io.traces import QUERY_ID_ENV
+
+    monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+    path, qrels = _session_trace(tmp_path)
+    trec = tmp_path / "run.txt"
+    trec.write_text("S1 Q0 b 1 2.0 r\nS1 Q0 a 2 1.0 r\n")
+    args = ["evaluate", str(path), str(trec), "--qrels", str(qrels), "-m", "mrr", "-f", "json"]
     out = runner.invoke(app, [*args, "--query-id-from", "session.id"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["runs"][0]["metrics"]["mrr"]["mean"] == 0.5
+    runs = json.loads(out.output)["runs"]
+    # b is at rank 2 in the trace (1/2), at rank 1 in the TREC run, which has its own ids
+    assert [r["metrics"]["mrr"]["mean"] for r in runs] == [0.5, 1.0]
+    # the option is carried by the request, not left in the process's environment
+    assert QUERY_ID_ENV not in os.environ
+
+
+def test_evaluate_files_records_where_query_ids_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.io.traces import QUERY_ID_ENV
+    from ragmeter.workflows.evaluate import EvaluateRequest, evaluate_files
+
+    monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+    path, qrels = _session_trace(tmp_path)
+    asked = EvaluateRequest(runs=[path], qrels=qrels, measures=["mrr"], query_id_from="session.id")
+    outcome = evaluate_files(asked)
+    assert outcome.evaluation.runs[0].means()["mrr"] == 0.5
+    assert outcome.parameters["query_id_from"] == "session.id"
+    default = evaluate_files(EvaluateRequest(runs=[path], qrels=qrels, measures=["mrr"]))
+    assert default.parameters["query_id_from"] == "hash"
+    trec = tmp_path / "run.txt"
+    trec.write_text("S1 Q0 b 1 2.0 r\n")
+    plain = evaluate_files(EvaluateRequest(runs=[trec], qrels=qrels, measures=["mrr"]))
+    assert "query_id_from" not in plain.parameters
+
+
+def test_query_id_from_is_a_read_run_parameter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.io.traces import QUERY_ID_ENV, query_hash
+
+    path, _ = _session_trace(tmp_path)
+    monkeypatch.delenv(QUERY_ID_ENV, raising=False)
+
+    def ids(run: Any) -> list[str]:
+        return list(run.query_ids)
+
+    assert ids(read_run(path)) == [query_hash("some text")]
+    assert ids(read_run(path, query_id_from="session.id")) == ["S1"]
+    assert ids(read_run(path, query_id_from="text")) == ["some text"]
+    # the environment variable is the user's default; the parameter wins over it
+    monkeypatch.setenv(QUERY_ID_ENV, "session.id")
+    assert ids(read_run(path)) == ["S1"]
+    assert ids(read_run(path, query_id_from="text")) == ["some text"]
+    with pytest.raises(InputError, match="--query-id-from is empty"):
+        read_run(path, query_id_from=" ")
 
 
 def test_sniffing_reads_only_the_head(tmp_path: Path) -> None:

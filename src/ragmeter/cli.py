@@ -147,6 +147,7 @@ def evaluate(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         spans=span_files(spans, chunks, corpus),
         described_labels=described,
+        query_id_from=query_id_from,
     )
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(

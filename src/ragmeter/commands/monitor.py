@@ -107,8 +107,8 @@ def run_command(
         Path | None,
         typer.Option(
             "--export",
-            help="Write this run's sampled spans to this folder for people to label "
-            "(queries, corpus, run, the judge's labels) with ragmeter serve.",
+            help="Write this run's sampled spans to this folder for people to label with "
+            "ragmeter serve (queries, corpus, run, and their labels named by who made them).",
         ),
     ] = None,
     seed: Seed = 0,
@@ -307,7 +307,7 @@ def ppi_command(
 ) -> None:
     """Correct each window's judged means with people's labels of some sampled spans
     (prediction-powered inference, PPI++): the estimate of the mean under human labels,
-    with its interval."""
+    with its interval, printed and stored with the windows' figures."""
     from ragmeter.analysis.monitor import parse_window
     from ragmeter.report.monitor import print_ppi
     from ragmeter.workflows import monitor as flow
@@ -325,6 +325,10 @@ def ppi_command(
     except RagmeterError as exc:
         fail(exc)
     print_ppi(result)
+    typer.echo(
+        "stored with the windows' figures (ragmeter monitor report, monitor metrics, /metrics)",
+        err=True,
+    )
 
 
 @monitor_app.command("demo")

@@ -161,21 +161,13 @@ RunFiles = Annotated[
 ]
 
 
-def _query_id_from(value: str | None) -> str | None:
-    if value is not None:
-        from ragmeter.io.traces import set_query_id_from
-
-        set_query_id_from(value)
-    return value
-
-
 QueryIdFrom = Annotated[
     str | None,
     typer.Option(
         "--query-id-from",
         help="Traces: where a ranking's query id comes from: hash (of the normalised query "
-        "text; the default), text, or a span attribute (session.id, metadata.query_id).",
-        callback=_query_id_from,
+        "text), text, or a span attribute (session.id, metadata.query_id). Default: "
+        "$RAGMETER_QUERY_ID_FROM, else hash.",
     ),
 ]
 QrelsFile = Annotated[

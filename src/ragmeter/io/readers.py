@@ -52,16 +52,33 @@ def detect_format(path: PathLike, format: str | None = None) -> Format:
     return FORMATS_REGISTRY.for_path(path, format).name  # type: ignore[return-value]
 
 
-def read_run(path: PathLike, *, format: str | None = None, name: str | None = None) -> Run:
+def read_run(
+    path: PathLike,
+    *,
+    format: str | None = None,
+    name: str | None = None,
+    query_id_from: str | None = None,
+) -> Run:
     """Read a run from a file in any supported format (see the module docstring).
 
     ``name`` defaults to the file name. TREC runs are ordered by score (ties by doc id
     descending); sample files keep the given order. A folder or a glob of files partitioned
     by query is read whole (:mod:`ragmeter.io.partitions`), named after the folder.
+    ``query_id_from``: where a trace file's rankings take their query ids
+    (:mod:`ragmeter.io.traces`; ``None``: ``$RAGMETER_QUERY_ID_FROM``, else ``hash``);
+    files that are not traces have their own query ids and ignore it.
     """
     if is_partitioned(path):
         return read_partitioned_run(path, format=format, name=name)
-    run = FORMATS_REGISTRY.for_path(path, format).read_run(path, name)
+    fmt = FORMATS_REGISTRY.for_path(path, format)
+    if query_id_from is not None and is_traces(path, fmt.name):
+        from pathlib import Path
+
+        from ragmeter.io.traces import read_traces_run
+
+        run = read_traces_run(path, name or Path(path).name, query_id_from)
+    else:
+        run = fmt.read_run(path, name)
     check_large_input(len(run), str(path))
     return run
 
@@ -81,6 +98,18 @@ def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = 
     return qrels
 
 
+def is_traces(path: PathLike, format: str) -> bool:
+    """Whether ``path``, of format ``format``, holds traces: an ``otlp`` or ``phoenix`` file,
+    or a JSON, JSONL or Parquet file whose content is spans."""
+    if format in ("otlp", "phoenix"):
+        return True
+    if format in ("json", "jsonl", "parquet"):
+        from ragmeter.io.traces import sniff_traces
+
+        return sniff_traces(path) is not None
+    return False
+
+
 def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
     """Whether the file at ``path`` holds samples, which carry their own judgments
     (``expected_output``; a RAGAS or DeepEval dataset's reference contexts), rather than a run
@@ -88,13 +117,8 @@ def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
     map. Only samples may be evaluated without separate qrels; a run read as its own qrels
     would score itself perfect."""
     fmt = detect_format(path, format)
-    if fmt in ("otlp", "phoenix"):
+    if is_traces(path, fmt):
         return False
-    if fmt in ("json", "jsonl", "parquet"):
-        from ragmeter.io.traces import sniff_traces
-
-        if sniff_traces(path) is not None:
-            return False
     if fmt in ("json", "yaml"):
         from ragmeter.io.formats import document_kind
         from ragmeter.io.samples import load_document

@@ -33,8 +33,9 @@ of its stage (its kind in lower case, or its name when it has no kind).
 
 As a run (:func:`traces_run`, what ``ragmeter evaluate TRACES`` reads) each query keeps the
 ranking of its latest span (by start time); repeated queries are counted in the run's
-warnings. ``$RAGMETER_QUERY_ID_FROM`` sets ``query_id_from`` for the readers of the format
-registry (``ragmeter evaluate --query-id-from`` sets it).
+warnings. ``query_id_from`` is a parameter of the readers (``read_run(path,
+query_id_from=...)``, ``ragmeter evaluate --query-id-from``); when none is given,
+``$RAGMETER_QUERY_ID_FROM`` is the default (a user's setting, read, never written).
 
 **Bad input.** A malformed line is an error naming the file, the line and the field. Retriever
 spans without documents are counted, not read. A last line without its newline that does not
@@ -65,7 +66,7 @@ from ragmeter.io._common import PathLike, format_suffix, open_binary
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
 
-#: the environment variable that sets ``query_id_from`` for the registry's readers
+#: the environment variable giving the default ``query_id_from`` (a user's setting)
 QUERY_ID_ENV = "RAGMETER_QUERY_ID_FROM"
 TraceKind = Literal["otlp", "phoenix"]
 
@@ -177,12 +178,13 @@ def default_query_id_from() -> str:
     return os.environ.get(QUERY_ID_ENV, "").strip() or "hash"
 
 
-def set_query_id_from(value: str) -> None:
-    """Make ``value`` the ``query_id_from`` of the registry's readers in this process (sets
-    ``$RAGMETER_QUERY_ID_FROM``; ``ragmeter evaluate --query-id-from``)."""
+def resolve_query_id_from(value: str | None) -> str:
+    """``value`` stripped (an empty one is an error), else :func:`default_query_id_from`."""
+    if value is None:
+        return default_query_id_from()
     if not value.strip():
         raise InputError("--query-id-from is empty; expected hash, text or an attribute name")
-    os.environ[QUERY_ID_ENV] = value.strip()
+    return value.strip()
 
 
 def _attribute(attrs: Mapping[str, Any], key: str) -> Any:
@@ -732,7 +734,7 @@ def read_traces(
     ``latest_only`` keeps only the latest ranking of each query (memory bounded by the
     queries, not the spans; ``repeated`` counts the others)."""
     path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    how = query_id_from or default_query_id_from()
+    how = resolve_query_id_from(query_id_from)
     traces = Traces(source=", ".join(str(p) for p in path_list))
     latest: dict[str, Retrieval] = {}
     for path in path_list:

@@ -101,7 +101,10 @@ def prometheus_text(trends: Trend | Sequence[Trend]) -> str:
     ``ragmeter_monitor_mean`` (and ``_low``, ``_high``, ``_sample_size``) per judged measure,
     labelled with the stream, the measure and who made the labels (``labelled_by``);
     ``ragmeter_monitor_latency_ms`` per stage and quantile;
-    ``ragmeter_monitor_window_start_seconds``. An undefined mean is NaN."""
+    ``ragmeter_monitor_window_start_seconds``; where people's labels corrected the latest
+    window (``ragmeter monitor ppi``, stored), ``ragmeter_monitor_ppi_estimate`` (and
+    ``_low``, ``_high``, ``_labelled``) per measure, also labelled with who made the human
+    labels (``corrected_by``). An undefined mean is NaN."""
     families: dict[str, tuple[str, list[str]]] = {
         "ragmeter_monitor_mean": ("Mean of a judged measure over the latest window's sample.", []),
         "ragmeter_monitor_low": ("Low end of the 95% bootstrap interval of the mean.", []),
@@ -109,6 +112,13 @@ def prometheus_text(trends: Trend | Sequence[Trend]) -> str:
         "ragmeter_monitor_sample_size": ("Judged spans with a defined value in the window.", []),
         "ragmeter_monitor_latency_ms": ("Latency quantile of a stage in the window, in ms.", []),
         "ragmeter_monitor_window_start_seconds": ("Start of the latest window (Unix time).", []),
+        "ragmeter_monitor_ppi_estimate": (
+            "Prediction-powered estimate of the mean under human labels (PPI++).",
+            [],
+        ),
+        "ragmeter_monitor_ppi_low": ("Low end of the PPI estimate's interval.", []),
+        "ragmeter_monitor_ppi_high": ("High end of the PPI estimate's interval.", []),
+        "ragmeter_monitor_ppi_labelled": ("Sampled spans people labelled in the window.", []),
     }
     for trend in [trends] if not isinstance(trends, Sequence) else trends:
         _trend_samples(trend, families)
@@ -143,6 +153,17 @@ def _trend_samples(trend: Trend, families: dict[str, tuple[str, list[str]]]) -> 
         families["ragmeter_monitor_window_start_seconds"][1].append(
             f"{_labels([stream])} {_value(float(latest[0].window_start))}"
         )
+    for ppi in trend.latest_ppi():
+        labels = _labels(
+            [stream, ("measure", ppi.measure), ("labelled_by", judge), ("corrected_by", ppi.human)]
+        )
+        for family, value in (
+            ("ragmeter_monitor_ppi_estimate", ppi.estimate),
+            ("ragmeter_monitor_ppi_low", ppi.low),
+            ("ragmeter_monitor_ppi_high", ppi.high),
+            ("ragmeter_monitor_ppi_labelled", float(ppi.n_labelled)),
+        ):
+            families[family][1].append(f"{labels} {_value(value)}")
 
 
 def _latency_parts(measure: str) -> tuple[str, str]:
@@ -172,25 +193,55 @@ def trend_html(trend: Trend, *, alpha: float = 0.05) -> str:
         f'<p class="lead">Windows of {_length(trend.window_s)}; {escape(trend.labels_line())}. '
         "Means with 95% bootstrap intervals over the judged spans of each window; ▲/▼ marks "
         f"a change against the previous window with Welch's p ≤ {alpha:g}. Latencies are "
-        f"quantiles over every span.</p></div></header>\n"
+        f"quantiles over every span.{_ppi_lead(trend)}</p></div></header>\n"
         f'<main class="wrap">{"".join(sections)}</main>\n'
         f'<footer><div class="wrap">Made by ragmeter {escape(__version__)} on {generated}. '
         "Self-contained: no script, nothing fetched.</div></footer>\n</body></html>\n"
     )
 
 
+def _ppi_lead(trend: Trend) -> str:
+    line = trend.ppi_line()
+    if not line:
+        return ""
+    return (
+        f" {escape(line)}: the PPI columns give, where people labelled some of a window's "
+        "sampled spans, the estimate of its mean under human labels."
+    )
+
+
 def _measure_table(trend: Trend, measure: str, alpha: float) -> str:
     rows = [r for r in trend.rows if r.measure == measure]
-    body = "".join(_window_row(trend, r, alpha) for r in rows)
+    with_ppi = any(m == measure for m, _ in trend.ppi)
+    body = "".join(_window_row(trend, r, alpha, with_ppi) for r in rows)
+    ppi_head = ""
+    if with_ppi:
+        level = round(100 * (1 - next(iter(trend.ppi.values())).alpha))
+        ppi_head = (
+            '<th class="num">labelled</th><th class="num">PPI</th>'
+            f'<th class="num">PPI {level}% interval</th>'
+        )
     return (
         f'<section><h2>{escape(measure)}</h2><table class="summary"><thead><tr>'
         '<th>window</th><th class="num">n</th><th class="num">mean</th>'
-        '<th class="num">95% interval</th><th>change</th></tr></thead>'
+        f'<th class="num">95% interval</th>{ppi_head}<th>change</th></tr></thead>'
         f"<tbody>{body}</tbody></table></section>"
     )
 
 
-def _window_row(trend: Trend, row: Any, alpha: float) -> str:
+def _ppi_cells(trend: Trend, row: Any) -> str:
+    ppi = trend.ppi.get((row.measure, row.window_start))
+    if ppi is None:
+        return '<td class="num"></td><td class="num"></td><td class="num"></td>'
+    estimate = "none" if math.isnan(ppi.estimate) else _num(ppi.estimate)
+    return (
+        f'<td class="num">{ppi.n_labelled}</td>'
+        f'<td class="num"><span class="ppi">{estimate}</span></td>'
+        f'<td class="num">{escape(_interval(ppi.low, ppi.high))}</td>'
+    )
+
+
+def _window_row(trend: Trend, row: Any, alpha: float, with_ppi: bool = False) -> str:
     change = trend.changes.get((row.measure, row.window_start))
     mark, css = "", ""
     if change is not None:
@@ -204,6 +255,7 @@ def _window_row(trend: Trend, row: Any, alpha: float) -> str:
         f'<td class="num">{row.n}</td><td class="num{css}"><span class="mean">'
         f"{_num(row.mean)}</span></td>"
         f'<td class="num">{escape(_interval(row.low, row.high))}</td>'
+        f"{_ppi_cells(trend, row) if with_ppi else ''}"
         f"<td>{escape(mark)}</td></tr>"
     )
 

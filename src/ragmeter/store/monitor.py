@@ -1,11 +1,13 @@
-"""The monitor's tables in the store: spans read, judged samples and window figures (see
-:mod:`ragmeter.store.schema`, version 4). A *stream* names one monitored system (``--name``).
+"""The monitor's tables in the store: spans read, judged samples, window figures and the
+windows' prediction-powered estimates (see :mod:`ragmeter.store.schema`, versions 5 and 6).
+A *stream* names one monitored system (``--name``).
 
 Every write is one transaction; a rerun adds only the spans the store does not hold yet.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,6 +65,128 @@ class WindowRow:
     low: float
     high: float
     judge: LabelSource | None
+
+
+@dataclass(frozen=True)
+class PPIRow:
+    """A window's prediction-powered estimate of a measure (NaN for NULL): the spans
+    labelled by people and not, the LLM-label mean, the estimate and its ``1 − alpha``
+    interval (NaN below 2 labelled spans), λ, who made the human labels and the judge's
+    labels they correct."""
+
+    window_s: int
+    window_start: int
+    measure: str
+    n_labelled: int
+    n_unlabelled: int
+    llm_mean: float
+    estimate: float
+    low: float
+    high: float
+    lam: float
+    alpha: float
+    human: str
+    judge: LabelSource | None
+
+
+def _clean(v: float) -> float | None:
+    return None if math.isnan(v) else float(v)
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _judge_text(judge: LabelSource | None) -> str | None:
+    return json.dumps(judge.to_json(), sort_keys=True) if judge is not None else None
+
+
+def save_ppi(store: Store, stream: str, window_s: int, rows: Iterable[PPIRow]) -> None:
+    """Replace the stream's estimates for this window length."""
+    t = schema.monitor_ppi
+    now = datetime.now(UTC)
+    values = [
+        {
+            "stream": stream,
+            "window_s": window_s,
+            "window_start": r.window_start,
+            "measure": r.measure,
+            "n_labelled": r.n_labelled,
+            "n_unlabelled": r.n_unlabelled,
+            "llm_mean": _clean(r.llm_mean),
+            "estimate": _clean(r.estimate),
+            "low": _clean(r.low),
+            "high": _clean(r.high),
+            "lam": _clean(r.lam),
+            "alpha": r.alpha,
+            "human": r.human,
+            "judge": _judge_text(r.judge),
+            "updated_at": now,
+        }
+        for r in rows
+    ]
+    with store.transaction() as conn:
+        conn.execute(sa.delete(t).where(t.c.stream == stream, t.c.window_s == window_s))
+        if values:
+            conn.execute(sa.insert(t), values)
+
+
+def load_ppi(store: Store, stream: str, window_s: int | None = None) -> list[PPIRow]:
+    """The stream's stored estimates (one window length, or all), by window then measure."""
+    t = schema.monitor_ppi
+    query = sa.select(t).where(t.c.stream == stream)
+    if window_s is not None:
+        query = query.where(t.c.window_s == window_s)
+    with store.connect() as conn:
+        rows = conn.execute(query.order_by(t.c.window_s, t.c.window_start, t.c.measure)).mappings()
+        return [
+            PPIRow(
+                window_s=r["window_s"],
+                window_start=r["window_start"],
+                measure=r["measure"],
+                n_labelled=r["n_labelled"],
+                n_unlabelled=r["n_unlabelled"],
+                llm_mean=_nan(r["llm_mean"]),
+                estimate=_nan(r["estimate"]),
+                low=_nan(r["low"]),
+                high=_nan(r["high"]),
+                lam=_nan(r["lam"]),
+                alpha=r["alpha"],
+                human=r["human"],
+                judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
+            )
+            for r in rows
+        ]
+
+
+def drop_stale_ppi(store: Store, stream: str, started_s: Iterable[int]) -> int:
+    """Remove the estimates of every window (of any length) holding one of the times
+    ``started_s`` (seconds; the starts of newly sampled spans): their samples changed, so
+    the estimates no longer describe them. Returns how many windows were dropped."""
+    t = schema.monitor_ppi
+    starts = sorted(set(started_s))
+    if not starts:
+        return 0
+    stale: list[tuple[int, int]] = []
+    with store.connect() as conn:
+        held = conn.execute(
+            sa.select(t.c.window_s, t.c.window_start).where(t.c.stream == stream).distinct()
+        ).all()
+    for window_s, window_start in held:
+        first = bisect.bisect_left(starts, window_start)
+        if first < len(starts) and starts[first] < window_start + window_s:
+            stale.append((window_s, window_start))
+    if stale:
+        with store.transaction() as conn:
+            for window_s, window_start in stale:
+                conn.execute(
+                    sa.delete(t).where(
+                        t.c.stream == stream,
+                        t.c.window_s == window_s,
+                        t.c.window_start == window_start,
+                    )
+                )
+    return len(stale)
 
 
 def known_spans(store: Store, stream: str, span_ids: Iterable[str]) -> set[str]:

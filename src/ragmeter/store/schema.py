@@ -33,6 +33,12 @@ Tables (latest):
   passages judged (JSON list, rank order).
 * ``monitor_windows``: per stream, window length, window start and measure: the sample size,
   mean and interval (recomputed from the samples after each monitor run).
+* ``monitor_ppi``: per stream, window length, window start and measure: the
+  prediction-powered estimate of ``ragmeter monitor ppi`` (the spans labelled by people and
+  not, the LLM-label mean, the estimate, its interval at level ``1 − alpha``, λ), who made
+  the human labels and the judge they correct (JSON of
+  :class:`~ragmeter.core.provenance.LabelSource`). Replaced by each ``monitor ppi``; a
+  window's rows are removed when a monitor run adds samples to it (they no longer describe it).
 
 Saves write the cells with ``COPY`` (PostgreSQL) or the driver's ``executemany`` (SQLite).
 """
@@ -150,6 +156,26 @@ monitor_windows = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+monitor_ppi = sa.Table(
+    "monitor_ppi",
+    METADATA,
+    sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("measure", sa.Text, primary_key=True),
+    sa.Column("n_labelled", sa.Integer, nullable=False),
+    sa.Column("n_unlabelled", sa.Integer, nullable=False),
+    sa.Column("llm_mean", sa.Double, nullable=True),
+    sa.Column("estimate", sa.Double, nullable=True),
+    sa.Column("low", sa.Double, nullable=True),
+    sa.Column("high", sa.Double, nullable=True),
+    sa.Column("lam", sa.Double, nullable=True),
+    sa.Column("alpha", sa.Double, nullable=False),
+    sa.Column("human", sa.Text, nullable=False),
+    sa.Column("judge", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
 
 # -- migrations -----------------------------------------------------------------------------
 
@@ -256,6 +282,31 @@ def _v5_monitor(conn: sa.Connection) -> None:
     )
 
 
+def _v6_monitor_ppi(conn: sa.Connection) -> None:
+    """Version 6: the windows' prediction-powered estimates (``ragmeter monitor ppi``)."""
+    meta = sa.MetaData()
+    sa.Table(
+        "monitor_ppi",
+        meta,
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("measure", sa.Text, primary_key=True),
+        sa.Column("n_labelled", sa.Integer, nullable=False),
+        sa.Column("n_unlabelled", sa.Integer, nullable=False),
+        sa.Column("llm_mean", sa.Double, nullable=True),
+        sa.Column("estimate", sa.Double, nullable=True),
+        sa.Column("low", sa.Double, nullable=True),
+        sa.Column("high", sa.Double, nullable=True),
+        sa.Column("lam", sa.Double, nullable=True),
+        sa.Column("alpha", sa.Double, nullable=False),
+        sa.Column("human", sa.Text, nullable=False),
+        sa.Column("judge", sa.Text, nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    meta.create_all(conn)
+
+
 Migration = Callable[[sa.Connection], None]
 
 #: (version, migration) in order; append, never edit an applied one
@@ -265,6 +316,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (3, _v3_cells_without_foreign_key),
     (4, _v4_labels),
     (5, _v5_monitor),
+    (6, _v6_monitor_ppi),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -254,6 +254,9 @@ class EvaluateRequest:
     #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
     #: carried by the evaluation into its JSON and the store
     described_labels: LabelsDescription | None = None
+    #: where trace files' rankings take their query ids (``--query-id-from``; ``None``: the
+    #: readers' default, :func:`ragmeter.io.traces.default_query_id_from`)
+    query_id_from: str | None = None
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
@@ -342,12 +345,25 @@ def evaluate_files(
     else:
         evaluation = _evaluate(
             request.runs, labels if labels is not None else request.qrels, names, options,
-            own_queries,
+            own_queries, request.query_id_from,
         )  # fmt: skip
     if request.described_labels is not None:
         evaluation = evaluation.with_labels(request.described_labels.to_json())
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
     return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
+
+
+def _run_inputs(runs: Sequence[Path], query_id_from: str | None) -> list[Path | Run]:
+    """``runs``, each trace file read with ``query_id_from`` when it is given (other files
+    stay paths: TREC runs are streamed in blocks)."""
+    if query_id_from is None:
+        return list(runs)
+    from ragmeter.io.readers import detect_format, is_traces, read_run
+
+    return [
+        read_run(p, query_id_from=query_id_from) if is_traces(p, detect_format(p)) else p
+        for p in runs
+    ]
 
 
 def _evaluate(
@@ -356,6 +372,7 @@ def _evaluate(
     names: list[Any],
     options: dict[str, Any],
     crux: bool,
+    query_id_from: str | None,
 ) -> Evaluation:
     from ragmeter.evaluation import evaluate
     from ragmeter.evaluation.results import Evaluation
@@ -364,13 +381,15 @@ def _evaluate(
     if qrels is None and crux:
         # the judged queries (or those with nuggets) are evaluated; classical measures use
         # the CRUX graded qrels
-        return evaluate([read_run(p) for p in runs], None, names, **options)
+        return evaluate(
+            [read_run(p, query_id_from=query_id_from) for p in runs], None, names, **options
+        )
     if qrels is not None:
         # the paths go to the library: TREC run files are streamed in blocks of queries,
         # partitioned runs evaluated one partition at a time
         labels = read_qrels(qrels) if isinstance(qrels, Path) else qrels
-        return evaluate(list(runs), labels, names, **options)
-    # Samples files carry their own judgments (expected_output).
+        return evaluate(_run_inputs(runs, query_id_from), labels, names, **options)
+    # Samples files carry their own judgments (expected_output); traces do not.
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
 
 
@@ -424,6 +443,7 @@ def _parameters(
         "tau": coverage.tau if coverage is not None else None,
         "tokenizer": request.inputs.tokenizer,
         "udcg_model": request.inputs.udcg_model,
+        **_query_ids_of_traces(request),
         "inputs": input_files(
             qrels=request.qrels,
             runs=list(request.runs),
@@ -438,6 +458,17 @@ def _parameters(
             **(request.spans.files() if request.spans is not None else {}),
         ),
     }
+
+
+def _query_ids_of_traces(request: EvaluateRequest) -> dict[str, str]:
+    """Where the trace files' query ids came from (recorded with a save; nothing without
+    trace files, so that other saves keep their parameters)."""
+    from ragmeter.io.readers import detect_format, is_traces
+    from ragmeter.io.traces import resolve_query_id_from
+
+    if not any(p.is_file() and is_traces(p, detect_format(p)) for p in request.runs):
+        return {}
+    return {"query_id_from": resolve_query_id_from(request.query_id_from)}
 
 
 def _nugget_files(nuggets: NuggetInputs | None) -> dict[str, Any]:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ragmeter.io.traces import Retrieval
     from ragmeter.judges.runner import Progress
     from ragmeter.judges.types import Judge
-    from ragmeter.store.monitor import SampleRow, SpanRow
+    from ragmeter.store.monitor import PPIRow, SampleRow, SpanRow
     from ragmeter.store.sql import Store
 
 #: the judged measures by default: nDCG@5 on the judge's grades, and P@5 counting grade ≥ 2
@@ -172,7 +172,13 @@ def run_monitor(
     """Read, sample, judge, score and store (see the module docstring)."""
     from ragmeter.io.traces import read_traces
     from ragmeter.store import open_store
-    from ragmeter.store.monitor import SampleRow, add_spans, known_spans, load_samples
+    from ragmeter.store.monitor import (
+        SampleRow,
+        add_spans,
+        drop_stale_ppi,
+        known_spans,
+        load_samples,
+    )
 
     measures = canonical_measures(request.measures)
     traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
@@ -209,9 +215,20 @@ def run_monitor(
         new_rows = [row for span_id, row in rows.items() if span_id not in known]
         add_spans(store, request.stream, new_rows, samples)
         figures = refresh_windows(store, request.stream, request.window_s, measures, source)
+        stale = drop_stale_ppi(store, request.stream, (r.start_ns // 10**9 for r in sampled))
     notes = traces.describe()
-    if request.export is not None and sampled:
-        notes.append(export_for_labelling(sampled, labels, source, request.export, request.depth))
+    if stale:
+        notes.append(
+            f"the prediction-powered estimates of {stale} window(s) were removed: their "
+            "samples changed (rerun ragmeter monitor ppi)"
+        )
+    if request.export is not None:
+        notes.append(
+            export_for_labelling(sampled, labels, source, request.export, request.depth)
+            if sampled
+            else f"no span sampled in this run ({len(new_rows)} new span(s)): nothing "
+            f"written to {request.export}"
+        )
     return MonitorOutcome(
         stream=request.stream,
         window_s=request.window_s,
@@ -289,6 +306,10 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
     return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
 
 
+#: the labels file of an export, by who made the labels (:attr:`LabelSource.kind`)
+EXPORTED_LABELS: dict[str, str] = {"judge": "llm_labels.txt", "human": "human_labels.txt"}
+
+
 def export_for_labelling(
     sampled: Sequence[Retrieval],
     labels: Mapping[str, Mapping[str, int]],
@@ -298,15 +319,18 @@ def export_for_labelling(
 ) -> str:
     """Write the sampled spans as a collection people can label with ``ragmeter serve``:
     ``queries.jsonl`` and ``corpus.jsonl`` ({id, text}), ``run.txt`` (each query's judged
-    passages, rank order; several spans of a query pooled) and the judge's labels,
-    ``llm_labels.txt``, with their provenance sidecar. Their labels, exported from the app,
-    are the ``--human-qrels`` of ``ragmeter monitor ppi``. Returns a line saying so."""
+    passages, rank order; several spans of a query pooled) and the sampled spans' labels
+    with their provenance sidecar, named by who made them (:data:`EXPORTED_LABELS`: a judge's
+    ``llm_labels.txt``, people's ``human_labels.txt``; a labels file an earlier export left
+    in the folder is removed, as it would not describe this collection). People's labels,
+    exported from the app, are the ``--human-qrels`` of ``ragmeter monitor ppi``. Returns a
+    line saying so."""
     from pathlib import Path
 
     from ragmeter.core.data import Run
     from ragmeter.core.provenance import LabelProvenance
     from ragmeter.io._common import atomic_write_text
-    from ragmeter.io.provenance import write_provenance
+    from ragmeter.io.provenance import provenance_path, write_provenance
     from ragmeter.io.trec import write_trec_qrels, write_trec_run
 
     out = Path(folder)
@@ -329,14 +353,20 @@ def export_for_labelling(
     write_trec_run(
         Run.from_lists({q: list(d) for q, d in pooled.items()}, name="sampled"), out / "run.txt"
     )
+    for stale in EXPORTED_LABELS.values():
+        (out / stale).unlink(missing_ok=True)
+        provenance_path(out / stale).unlink(missing_ok=True)
+    written = ""
     if grades:
         from ragmeter.core.data import Qrels
 
-        write_trec_qrels(Qrels.from_dict(grades), out / "llm_labels.txt")
-        write_provenance(out / "llm_labels.txt", LabelProvenance.single(source))
+        labels_path = out / EXPORTED_LABELS[source.kind]
+        write_trec_qrels(Qrels.from_dict(grades), labels_path)
+        write_provenance(labels_path, LabelProvenance.single(source))
+        written = f", their labels in {labels_path.name}"
     return (
-        f"{len(queries)} sampled quer(ies) and {len(passages)} passage(s) written to {out} "
-        "for people to label (ragmeter serve)"
+        f"{len(queries)} sampled quer(ies) and {len(passages)} passage(s) written to {out}"
+        f"{written}, for people to label (ragmeter serve)"
     )
 
 
@@ -546,6 +576,9 @@ class Trend:
     rows: list[Any]
     judge: LabelSource | None
     changes: dict[tuple[str, int], Change] = field(default_factory=dict)
+    #: the stored prediction-powered estimates (``ragmeter monitor ppi``) by (measure,
+    #: window start)
+    ppi: dict[tuple[str, int], PPIRow] = field(default_factory=dict)
 
     def measures(self) -> list[str]:
         return list(dict.fromkeys(r.measure for r in self.rows))
@@ -567,13 +600,31 @@ class Trend:
             return ""
         return f"judged measures computed on {LabelProvenance.single(self.judge).describe()}"
 
+    def latest_ppi(self) -> list[PPIRow]:
+        """The stored estimates of the latest window."""
+        if not self.rows:
+            return []
+        last = max(r.window_start for r in self.rows)
+        return [p for (_, w), p in self.ppi.items() if w == last]
+
+    def ppi_line(self) -> str:
+        """Who made the human labels of the stored estimates, and their level."""
+        rows = list(self.ppi.values())
+        if not rows:
+            return ""
+        level = round(100 * (1 - rows[0].alpha))
+        return (
+            f"PPI: the judged means corrected by {rows[0].human} (PPI++, power-tuned λ, "
+            f"{level}% normal intervals)"
+        )
+
 
 def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
     """The stream's figures for ``window_s`` as stored by its last monitor run, with the
     changes between consecutive judged windows (Welch's t on the spans' values)."""
     from ragmeter.analysis.monitor import welch_test
     from ragmeter.store import open_store
-    from ragmeter.store.monitor import load_windows
+    from ragmeter.store.monitor import load_ppi, load_windows
 
     with open_store(store_url, create=False) as store:
         rows = load_windows(store, stream, window_s)
@@ -583,8 +634,9 @@ def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
                 "run ragmeter monitor with this --name and --window first"
             )
         by_window = window_values(store, stream, window_s)
+        ppi = {(p.measure, p.window_start): p for p in load_ppi(store, stream, window_s)}
     judge = next((r.judge for r in rows if r.judge is not None), None)
-    trend = Trend(stream, window_s, rows, judge)
+    trend = Trend(stream, window_s, rows, judge, ppi=ppi)
     windows = sorted(by_window)
     for before, after in itertools.pairwise(windows):
         for measure, values in by_window[after].items():
@@ -665,26 +717,59 @@ def monitor_ppi(
     grade every passage that was judged for it; its Y is ``ragmeter evaluate`` of its ranking
     against those grades (``grade_map`` as the monitor run's), its Ŷ the stored value under
     the judge's labels. The labelled spans must be a uniform sample of the window's sampled
-    spans for the estimate to be unbiased."""
+    spans for the estimate to be unbiased. The estimates are stored (replacing the stream's
+    for this window length), for ``monitor report`` and ``/metrics`` to show."""
     from ragmeter.store import open_store
-    from ragmeter.store.monitor import load_samples
+    from ragmeter.store.monitor import load_samples, save_ppi
 
     human, origin = _human_labels(human_qrels)
     with open_store(store_url, create=False) as store:
         samples = load_samples(store, stream)
         starts = {s.span_id: s.started_ns for s in _spans(store, stream)}
-    if not samples:
-        raise MonitorError(f"stream {stream!r} has no judged sample in {store_url}")
-    names = canonical_measures(measures) if measures else list(samples[0].values)
-    labelled = [
-        s for s in samples if s.doc_ids and all(d in human.get(s.query_id, {}) for d in s.doc_ids)
-    ]
-    y = _human_values(labelled, human, names, grade_map)
-    windows: dict[int, list[SampleRow]] = {}
-    for s in samples:
-        windows.setdefault(window_of(starts[s.span_id], window_s), []).append(s)
-    out = [_window_ppi(w, m, windows[w], y, alpha) for w in sorted(windows) for m in names]
-    return MonitorPPI(stream, window_s, out, samples[0].judge, origin, alpha)
+        if not samples:
+            raise MonitorError(f"stream {stream!r} has no judged sample in {store_url}")
+        names = canonical_measures(measures) if measures else list(samples[0].values)
+        labelled = [
+            s
+            for s in samples
+            if s.doc_ids and all(d in human.get(s.query_id, {}) for d in s.doc_ids)
+        ]
+        y = _human_values(labelled, human, names, grade_map)
+        windows: dict[int, list[SampleRow]] = {}
+        for s in samples:
+            windows.setdefault(window_of(starts[s.span_id], window_s), []).append(s)
+        out = [_window_ppi(w, m, windows[w], y, alpha) for w in sorted(windows) for m in names]
+        result = MonitorPPI(stream, window_s, out, samples[0].judge, origin, alpha)
+        save_ppi(store, stream, window_s, ppi_rows(result))
+    return result
+
+
+def ppi_rows(result: MonitorPPI) -> list[PPIRow]:
+    """The store's rows of ``result`` (what ``monitor report`` and ``/metrics`` show)."""
+    from ragmeter.store.monitor import PPIRow
+
+    rows = []
+    for w in result.windows:
+        e = w.estimate
+        low, high = e.ci if e is not None and e.ci is not None else (math.nan, math.nan)
+        rows.append(
+            PPIRow(
+                window_s=result.window_s,
+                window_start=w.window_start,
+                measure=w.measure,
+                n_labelled=w.n_labelled,
+                n_unlabelled=w.n_unlabelled,
+                llm_mean=w.llm_mean,
+                estimate=math.nan if e is None else float(e.estimate),
+                low=float(low),
+                high=float(high),
+                lam=math.nan if e is None else float(e.lam),
+                alpha=result.alpha,
+                human=result.human,
+                judge=result.judge,
+            )
+        )
+    return rows
 
 
 def _spans(store: Store, stream: str) -> list[SpanRow]:
