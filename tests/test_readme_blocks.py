@@ -242,7 +242,8 @@ if not LONG:
         "[print(json.dumps({'query_id': r['id'], 'answers': [r['text']]}))",
     ] = (
         "long-running: asks the real judge model (SmolLM2) served by the skipped block above; "
-        "tests/test_judge_real_model.py runs judge erag on it, RAGMETER_README_LONG=1 runs the block"
+        "tests/test_judge_real_model.py runs judge erag on it; RAGMETER_README_LONG=1 runs "
+        "the block"
     )
     SKIPPED["docs/judges.md", 'pip install -e ".[judges,baselines]"'] = (
         "long-running: builds and serves a real judge model (SmolLM2 on llama-cpp-python); "
