@@ -97,6 +97,27 @@ def _nan(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
+def _replace_rows(
+    store: Store, table: sa.Table, stream: str, window_s: int, rows: list[dict[str, Any]]
+) -> None:
+    """Replace the stream's rows of ``table`` for this window length, in one transaction."""
+    with store.transaction() as conn:
+        conn.execute(sa.delete(table).where(table.c.stream == stream, table.c.window_s == window_s))
+        if rows:
+            conn.execute(sa.insert(table), rows)
+
+
+def _window_rows(
+    conn: sa.Connection, table: sa.Table, stream: str, window_s: int | None
+) -> Iterable[Any]:
+    """The stream's rows of ``table`` (one window length, or all), by window then measure."""
+    query = sa.select(table).where(table.c.stream == stream)
+    if window_s is not None:
+        query = query.where(table.c.window_s == window_s)
+    order = (table.c.window_s, table.c.window_start, table.c.measure)
+    return conn.execute(query.order_by(*order)).mappings()
+
+
 def _judge_text(judge: LabelSource | None) -> str | None:
     return json.dumps(judge.to_json(), sort_keys=True) if judge is not None else None
 
@@ -125,20 +146,13 @@ def save_ppi(store: Store, stream: str, window_s: int, rows: Iterable[PPIRow]) -
         }
         for r in rows
     ]
-    with store.transaction() as conn:
-        conn.execute(sa.delete(t).where(t.c.stream == stream, t.c.window_s == window_s))
-        if values:
-            conn.execute(sa.insert(t), values)
+    _replace_rows(store, t, stream, window_s, values)
 
 
 def load_ppi(store: Store, stream: str, window_s: int | None = None) -> list[PPIRow]:
     """The stream's stored estimates (one window length, or all), by window then measure."""
     t = schema.monitor_ppi
-    query = sa.select(t).where(t.c.stream == stream)
-    if window_s is not None:
-        query = query.where(t.c.window_s == window_s)
     with store.connect() as conn:
-        rows = conn.execute(query.order_by(t.c.window_s, t.c.window_start, t.c.measure)).mappings()
         return [
             PPIRow(
                 window_s=r["window_s"],
@@ -155,7 +169,7 @@ def load_ppi(store: Store, stream: str, window_s: int | None = None) -> list[PPI
                 human=r["human"],
                 judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
             )
-            for r in rows
+            for r in _window_rows(conn, t, stream, window_s)
         ]
 
 
@@ -315,20 +329,13 @@ def save_windows(
         }
         for f in figures
     ]
-    with store.transaction() as conn:
-        conn.execute(sa.delete(t).where(t.c.stream == stream, t.c.window_s == window_s))
-        if rows:
-            conn.execute(sa.insert(t), rows)
+    _replace_rows(store, t, stream, window_s, rows)
 
 
 def load_windows(store: Store, stream: str, window_s: int | None = None) -> list[WindowRow]:
     """The stream's stored figures (one window length, or all), by window then measure."""
     t = schema.monitor_windows
-    query = sa.select(t).where(t.c.stream == stream)
-    if window_s is not None:
-        query = query.where(t.c.window_s == window_s)
     with store.connect() as conn:
-        rows = conn.execute(query.order_by(t.c.window_s, t.c.window_start, t.c.measure)).mappings()
         return [
             WindowRow(
                 window_s=r["window_s"],
@@ -340,7 +347,7 @@ def load_windows(store: Store, stream: str, window_s: int | None = None) -> list
                 high=math.nan if r["high"] is None else r["high"],
                 judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
             )
-            for r in rows
+            for r in _window_rows(conn, t, stream, window_s)
         ]
 
 
