@@ -210,6 +210,12 @@ class Settings:
     temperature: Temperature = None
     offline: Offline = False
 
+    def cache_path(self) -> Path:
+        """The judgment cache: --cache, else the config's, else ragmeter's data folder."""
+        from ragmeter.judges.config import configured_cache
+
+        return configured_cache(self.cache, self.config_file)
+
     def judge(self, task: str, spec: Any = None) -> tuple[Any, Any]:
         """The judge (LLM, or offline) and the price to report; ``spec``: one member of an
         ensemble (its server, model and key replace the command's)."""
@@ -287,13 +293,12 @@ def _execute(
     summary, exit with the status the module docstring gives. ``finish(result, out)``, when
     given, writes the output and its provenance instead of ``write`` (hole filling)."""
     from ragmeter.judges.cache import JudgmentCache
-    from ragmeter.judges.config import configured_cache
     from ragmeter.judges.progress import RichProgress
 
     try:
         job = build()
         judge, price = settings.judge(job.task.name)
-        cache_path = configured_cache(settings.cache, settings.config_file)
+        cache_path = settings.cache_path()
     except RagmeterError as exc:
         fail(exc)
     typer.echo(f"judgment cache: {cache_path}", err=True)
@@ -558,7 +563,6 @@ def _execute_ensemble(
     """:func:`_execute` for several judges: each judge's run and summary, then the combined
     labels, the judges' agreement, and the files (combined, and one per judge)."""
     from ragmeter.judges.cache import JudgmentCache
-    from ragmeter.judges.config import configured_cache
     from ragmeter.judges.ensemble import estimate_ensemble, run_ensemble
     from ragmeter.judges.progress import RichProgress
 
@@ -566,7 +570,7 @@ def _execute_ensemble(
         members = _member_specs(settings, specs, path)
         job = build()
         built = [settings.judge(job.task.name, spec) for spec in members]
-        cache_path = configured_cache(settings.cache, settings.config_file)
+        cache_path = settings.cache_path()
     except RagmeterError as exc:
         fail(exc)
     judges, prices = [j for j, _ in built], [p for _, p in built]
@@ -806,7 +810,6 @@ def probe(
     passages): its worked examples in reverse order. Each flip rate comes with its 95%
     Wilson interval. Every request is cached: a rerun asks nothing."""
     from ragmeter.judges.cache import JudgmentCache
-    from ragmeter.judges.config import configured_cache
     from ragmeter.judges.probes import probe_job, run_probes
     from ragmeter.judges.progress import RichProgress
 
@@ -824,7 +827,7 @@ def probe(
             max_tokens=max_tokens,
         )
         judge, price = settings.judge(job.plain.task.name)
-        cache_path = configured_cache(settings.cache, settings.config_file)
+        cache_path = settings.cache_path()
     except RagmeterError as exc:
         fail(exc)
     typer.echo(f"judgment cache: {cache_path}", err=True)
