@@ -527,6 +527,56 @@ def test_cli_engine_ray_starts_and_stops_its_own_cluster(tmp_path: Path) -> None
     )
 
 
+PLUGIN = """
+import numpy as np
+import ragmeter
+
+@ragmeter.define_measure("plugin_hits", cutoff="required")
+def plugin_hits(r):
+    \"\"\"hits@k = |D_k ∩ Rel|.\"\"\"
+    return r.count(r.relevant).astype(float)
+"""
+
+
+def test_cli_engine_ray_knows_the_measures_of_a_plugin_file(tmp_path: Path) -> None:
+    """A measure of a plugin loaded from a file (``--plugin FILE.py``) is evaluated by the Ray
+    workers, which cannot import that file: the family travels with the measures. Its values
+    are the number of relevant documents in the top 5, counted here from the files."""
+    import os
+
+    # q1: d1, d3 relevant in the top 5 (d7 at rank 6); q2: none (d2 judged 0); q3: d4 alone
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("q1 0 d1 1\nq1 0 d3 2\nq1 0 d7 1\nq2 0 d2 0\nq3 0 d4 3\n")
+    ranked = {"q1": [1, 2, 3, 4, 5, 7], "q2": [2, 8], "q3": [9, 4, 5, 6, 1, 3]}
+    run_path = tmp_path / "run.txt"
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 d{d} {r} {10 - r} t\n"
+            for q, docs in ranked.items()
+            for r, d in enumerate(docs)
+        )
+    )
+    expected = {"q1": 2.0, "q2": 0.0, "q3": 1.0}
+    plugin = tmp_path / "elsewhere" / "my_measures.py"
+    plugin.parent.mkdir()
+    plugin.write_text(PLUGIN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    env.pop("RAY_ADDRESS", None)
+    args = ["--plugin", str(plugin), "evaluate", str(run_path), "--qrels", str(qrels_path)]
+    args += ["-m", "plugin_hits@5", "--per-query", "-f", "json", "--engine", "ray"]
+    done = subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args, "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "RAY_NODE_IP_ADDRESS": "127.0.0.1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    per_query = json.loads(done.stdout)["runs"][0]["per_query"]
+    got = {q: values["plugin_hits@5"] for q, values in per_query.items()}
+    assert got == expected
+
+
 #: a ``sitecustomize`` module that kills (SIGKILL) the first Ray worker to evaluate a piece:
 #: Python imports it at the start of every process, the command's Ray workers included
 KILLER = """

@@ -54,7 +54,7 @@ from ragmeter.evaluation.partitioned import (
 )
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.io.partitions import Partitions
-from ragmeter.measures import Measure
+from ragmeter.measures import REGISTRY, Family, Measure
 
 if TYPE_CHECKING:
     from ragmeter.evaluation.partitioned import PathLike
@@ -206,21 +206,48 @@ _SHARED: dict[str, Any] = {}
 
 
 def _shared(holder: list[Any]) -> Any:
-    """The value of the object reference in ``holder``, fetched once per worker process."""
+    """The value of the object reference in ``holder``, fetched once per worker process; the
+    measures defined outside ragmeter that it carries are registered in this process."""
     ref = holder[0]
     key = ref.hex()
     if key not in _SHARED:
         import ray
 
         _SHARED.clear()
-        _SHARED[key] = ray.get(ref)
+        value = ray.get(ref)
+        adopt_families(value[2])
+        _SHARED[key] = value
     return _SHARED[key]
 
 
 def _task(holder: list[Any], piece: Piece) -> tuple[int, int, BlockValues]:
     """A Ray task: the values of one piece (the inputs and measures from the store)."""
-    inputs, measures = _shared(holder)
+    inputs, measures, _families = _shared(holder)
     return piece.number, piece.index, evaluate_piece(piece, inputs, measures)
+
+
+def defined_families(ray: Any, measures: Sequence[Measure]) -> tuple[Family, ...]:
+    """The families of ``measures`` defined outside ragmeter (``define_measure``, plugins).
+
+    A worker process imports ragmeter, not the driver's plugins: a plugin loaded from a file,
+    a module only on the driver's path or ``__main__`` cannot be imported there. So these
+    families travel with the measures, and the modules of their functions are pickled by
+    value (Ray's cloudpickle), not by a reference the worker could not resolve.
+    """
+    families = {REGISTRY.family(m.family) for m in measures}
+    defined = tuple(sorted((f for f in families if f.origin is not None), key=lambda f: f.name))
+    for module in {f.origin for f in defined} - {"__main__"}:
+        loaded = sys.modules.get(module or "")
+        if loaded is not None:
+            ray.cloudpickle.register_pickle_by_value(loaded)
+    return defined
+
+
+def adopt_families(families: Iterable[Family]) -> None:
+    """Register in this process each family the driver defined and this process lacks."""
+    for family in families:
+        if REGISTRY.owner(family.name) is None:
+            REGISTRY.add(family)
 
 
 @dataclass
@@ -238,7 +265,7 @@ def evaluate_on_ray(
     with ray_session(engine) as ray:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         window = engine.workers or 2 * cpus
-        holder = [ray.put((inputs, measures))]
+        holder = [ray.put((inputs, measures, defined_families(ray, measures)))]
         task = ray.remote(_task)
         runs = [_Run(PieceMerger(s, inputs, measures)) for s in sources]
         queue = (p for n, s in enumerate(sources) for p in _counted(runs[n], s, n, cpus))
