@@ -5,6 +5,7 @@ random sub-question judgments; and hand cases from their formulas."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from pathlib import Path
@@ -150,6 +151,67 @@ def test_diversity_qrels_file_as_ir_measures_reads_it(seed: int, tmp_path: Path)
                 assert theirs.get(q, 0.0) == 0.0 or math.isnan(theirs[q]), (name, q)
             else:
                 assert value == pytest.approx(theirs[q], abs=1e-9), (name, q)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("seed", range(3))
+def test_diversity_qrels_given_as_qrels_read_their_subtopics(seed: int, tmp_path: Path) -> None:
+    """As an ir_measures user gives them: the diversity qrels file as the qrels
+    (``--qrels``, ``evaluate(run, "file", ...)``), no ``--judgments``. ndeval's measures read
+    its subtopics (second column) as ir_measures and pyndeval do, and a note says so; a
+    document judged for several subtopics (0 for one, 1 for another) is no conflict there."""
+    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (dev extra) is needed")
+    pytest.importorskip("pyndeval", reason="pyndeval (dev extra) is needed")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    data, runs = _random_judgments(seed)
+    lines = [
+        f"{q} {i + 1} {d} {1 if r >= 3 else 0}"
+        for q, docs in data.items()
+        for d, rs in docs.items()
+        for i, r in enumerate(rs)
+    ]
+    qrels_path = tmp_path / "diversity.qrels"
+    qrels_path.write_text("\n".join(lines) + "\n")
+    run_path = tmp_path / "run.txt"
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 {d} {rank + 1} {len(ranked) - rank} r\n"
+            for q, ranked in runs.items()
+            for rank, d in enumerate(ranked)
+        )
+    )
+    names = ("ERR_IA@20", "alpha_nDCG@20", "nNRBP", "AP_IA")
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    theirs = {
+        name: {
+            m.query_id: m.value
+            for m in ir_measures.pyndeval.iter_calc([ir_measures.parse_measure(name)], qrels, run)
+        }
+        for name in names
+    }
+    api = evaluate(str(run_path), str(qrels_path), list(names))
+    assert any("read as TREC diversity qrels" in w for w in api.warnings)
+    cli = CliRunner().invoke(
+        app,
+        ["evaluate", str(run_path), "--qrels", str(qrels_path), "--per-query", "-f", "json"]
+        + [a for name in names for a in ("-m", name)],
+    )
+    assert cli.exit_code == 0, cli.output
+    printed = json.loads(cli.stdout)
+    assert any("read as TREC diversity qrels" in w for w in printed["warnings"])
+    per_query = printed["runs"][0]["per_query"]
+    for name in names:
+        for q, value in zip(api.run.query_ids, api.run.column(name), strict=True):
+            if math.isnan(value):  # no relevant subtopic: ndeval writes 0 (or nothing)
+                assert theirs[name].get(q, 0.0) == 0.0 or math.isnan(theirs[name][q]), (name, q)
+                assert per_query[q][name] is None
+            else:
+                assert value == pytest.approx(theirs[name][q], abs=1e-9), (name, q)
+                assert per_query[q][name] == pytest.approx(value, abs=1e-12), (name, q)
 
 
 def test_diversity_subtopics_from_zero_are_shifted(tmp_path: Path) -> None:

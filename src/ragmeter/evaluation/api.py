@@ -150,6 +150,8 @@ def evaluate(
         >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
         0.6509209298
     """
+    if judgments is None and qrels is not None:
+        judgments, qrels = _subtopics_from_qrels(qrels, measures, default_k)
     labelled = (judgments, nuggets, citation_support, spans, gold_answers)
     qrels = _derived_qrels(measures, default_k, tau, *labelled) if qrels is None else qrels
     inputs = EvalInputs(
@@ -206,6 +208,35 @@ def _dispatch(
         names, sources = _listed(runs)
         return evaluate_run_files(sources, inputs, measures, names=names, workers=workers)
     return evaluate_inputs(_as_runs(runs), inputs, measures)  # type: ignore[arg-type]
+
+
+def _subtopics_from_qrels(
+    qrels: QrelsLike | RunPath, measures: Iterable[str | Measure] | str, default_k: int
+) -> tuple[Judgments | None, QrelsLike | RunPath | None]:
+    """ndeval's measures asked for without sub-question judgments read the qrels *file* as
+    TREC diversity qrels (``qid subtopic docid judgment``), as ir_measures and pyndeval do;
+    returns the judgments so read (with a note saying so) and the qrels left to read (none
+    when every measure reads subtopics: the judged queries are then evaluated, and a document
+    judged for several subtopics is no conflict of grades). Qrels held in memory have no
+    subtopics: nothing is read then."""
+    from ragmeter.measures.irm import SUBTOPIC_FAMILIES
+
+    if not isinstance(qrels, str | os.PathLike):
+        return None, qrels
+    source = os.fspath(qrels)
+    families = {m.family for m in resolve_measures(measures, default_k=default_k)}
+    if not families & SUBTOPIC_FAMILIES or not os.path.isfile(source):
+        return None, qrels
+    from ragmeter.io.judgments import read_judgments
+
+    read = read_judgments(source, format="diversity")
+    note = (
+        f"{source}: read as TREC diversity qrels (qid subtopic docid judgment) for "
+        f"{', '.join(sorted(families & SUBTOPIC_FAMILIES))}, as ir_measures and ndeval read "
+        "them; give other sub-question judgments with --judgments"
+    )
+    judgments = replace(read, warnings=(*read.warnings, note))
+    return judgments, (None if families <= SUBTOPIC_FAMILIES else qrels)
 
 
 def _as_qrels(qrels: QrelsLike | RunPath) -> Qrels:

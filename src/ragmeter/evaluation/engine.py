@@ -67,8 +67,6 @@ def evaluate_inputs(
         measures, default_k=inputs.default_k, context_k=inputs.context_cutoff
     )
     warnings: list[str] = list(inputs.input_warnings)
-    if inputs.judgments is not None:
-        warnings.extend(inputs.judgments.warnings)
     if inputs.pool is not None:
         warnings.extend(inputs.pool.warnings)
     answers_of = _answers_per_run(inputs.answers, len(runs))

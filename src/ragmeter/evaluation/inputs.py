@@ -81,10 +81,11 @@ class EvalInputs:
 
     @property
     def input_warnings(self) -> tuple[str, ...]:
-        """What reading the labels warned: the qrels', the span labels' and chunk tables'
-        (each evaluation reports them once, before the runs' own)."""
+        """What reading the labels warned: the qrels', the sub-question judgments', the span
+        labels' and chunk tables' (each evaluation reports them once, before the runs' own)."""
+        judged = self.judgments.warnings if self.judgments is not None else ()
         spans = self.spans.warnings if self.spans is not None else ()
-        return (*self.qrels.warnings, *spans)
+        return (*self.qrels.warnings, *judged, *spans)
 
     @property
     def context_cutoff(self) -> int | None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +203,20 @@ def _diversity(family: str, keys: tuple[str, ...], *, cutoff: bool = True) -> Tr
 
 _BIN = ("cutoff", "rel", "judged_only")
 _DIV = ("cutoff", "rel", "judged_only")
+#: ndeval's measures (and α-nDCG): they read subtopics, which ir_measures and pyndeval take
+#: from the second column of TREC qrels (``qid subtopic docid judgment``)
+SUBTOPIC_FAMILIES = frozenset(
+    {"err_ia", "nerr_ia", "alpha_dcg", "alpha_ndcg", "nrbp", "nnrbp", "p_ia", "strecall", "ap_ia"}
+)
+
+
+def reads_subtopics(names: Iterable[Any]) -> bool:
+    """Whether any of the measure ``names`` (strings or measures) is one of ndeval's."""
+    from ragmeter.measures import parse_measures
+
+    return any(m.family in SUBTOPIC_FAMILIES for m in parse_measures(list(names)))
+
+
 _COMPAT = ("p", "normalize")
 _NRBP = ("rel", "alpha", "beta")
 

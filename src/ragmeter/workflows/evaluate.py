@@ -377,6 +377,7 @@ def _evaluate(
     from ragmeter.evaluation import evaluate
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.readers import read_qrels, read_run
+    from ragmeter.measures.irm import reads_subtopics
 
     if qrels is None and crux:
         # the judged queries (or those with nuggets) are evaluated; classical measures use
@@ -387,7 +388,12 @@ def _evaluate(
     if qrels is not None:
         # the paths go to the library: TREC run files are streamed in blocks of queries,
         # partitioned runs evaluated one partition at a time
-        labels = read_qrels(qrels) if isinstance(qrels, Path) else qrels
+        # a path is left to the library when ndeval's measures may read its subtopics
+        labels = (
+            read_qrels(qrels)
+            if isinstance(qrels, Path) and (options.get("judgments") or not reads_subtopics(names))
+            else qrels
+        )
         return evaluate(_run_inputs(runs, query_id_from), labels, names, **options)
     # Samples files carry their own judgments (expected_output); traces do not.
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
