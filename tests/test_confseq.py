@@ -201,3 +201,39 @@ def test_bad_input_is_refused() -> None:
         confidence_sequence([0.5], alpha=1.0)
     with pytest.raises(ValueError, match="differ in length"):
         paired_difference_sequence([0.1, 0.2], [0.3])
+
+
+def test_scan_fires_falsely_at_most_alpha_over_all_looks() -> None:
+    """300 unchanged streams, 30 looks of 20 values each, a reference of 60: the share in which
+    some reading ever lies wholly past 0 (either way) is ≤ α + 3 se — while a fixed-level
+    test of each look's window against the reference, looked at 30 times, alarms far more."""
+    from ragmeter.stats.confseq import scan_from_reference
+
+    rng = np.random.default_rng(21)
+    alpha, streams = 0.1, 300
+    fired = welch = 0
+    for _ in range(streams):
+        ref = rng.beta(6, 4, 60)
+        looks = [rng.beta(6, 4, 20) for _ in range(30)]
+        scan = scan_from_reference(ref, looks, alpha=alpha)
+        fired += any(r.upper < 0 for r in scan.lowest_upper) or any(
+            r.lower > 0 for r in scan.highest_lower
+        )
+        se = [math.sqrt(ref.var(ddof=1) / 60 + w.var(ddof=1) / 20) for w in looks]
+        welch += any(abs(w.mean() - ref.mean()) / s > 1.645 for w, s in zip(looks, se, strict=True))
+    assert fired / streams <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / streams)
+    assert welch / streams > 0.5
+
+
+def test_scan_reads_a_change_on_the_values_since_it_started() -> None:
+    """A drop of 0.2 from look 21 on: the scan fires after look 20, on a reading that started
+    at or after the change (the looks before it do not dilute it)."""
+    from ragmeter.stats.confseq import scan_from_reference
+
+    rng = np.random.default_rng(5)
+    ref = rng.beta(6, 4, 200)
+    looks = [rng.beta(6, 4, 30) for _ in range(20)] + [rng.beta(4, 6, 30) for _ in range(20)]
+    scan = scan_from_reference(ref, looks, alpha=0.05)
+    first = next(t for t, r in enumerate(scan.lowest_upper, start=1) if r.upper < 0)
+    assert 20 < first <= 25
+    assert scan.lowest_upper[first - 1].start >= 21

@@ -142,7 +142,7 @@ def test_week_of_traffic_flags_day_five(server: FakeServer, tmp_path: Path) -> N
     )
     assert "computed on LLM labels (umbrela, model m)" in out.output
 
-    rule = ["--fail-if", "ndcg@5 drop > 0.05 significant", "--baseline", "first"]
+    rule = ["--fail-if", "ndcg@5 drop > 0.05 significant", "--baseline", "first", "--per-window"]
     for day in ("2026-01-06", "2026-01-07", "2026-01-08"):
         ok = runner.invoke(app, ["monitor", "check", *rule, "--at", day, *store_args(tmp_path)])
         assert ok.exit_code == 0, ok.output
@@ -159,8 +159,20 @@ def test_week_of_traffic_flags_day_five(server: FakeServer, tmp_path: Path) -> N
     assert outcome["baseline"] == pytest.approx(1.0)  # useful passages first: ideal order
     assert any("LLM labels" in w for w in verdict["warnings"])
     # the latest window against the one before it: both degraded, no drop
-    latest = runner.invoke(app, ["monitor", "check", *rule[:2], *store_args(tmp_path)])
+    latest = runner.invoke(
+        app, ["monitor", "check", *rule[:2], "--per-window", *store_args(tmp_path)]
+    )
     assert latest.exit_code == 0, latest.output
+    # sequentially (the default), six sampled spans a day are too few to see the drop with
+    # α spent over every look: it passes, and says over how many looks it read
+    sequential = runner.invoke(
+        app, ["monitor", "check", *rule[:2], "-f", "json", *store_args(tmp_path)]
+    )
+    assert sequential.exit_code == 0, sequential.output
+    read = json.loads(sequential.output)
+    assert read["test"] == "confidence sequence" and read["correction"] == "bonferroni"
+    (seq,) = read["rules"]
+    assert seq["sequence"]["looks"] == 6 and seq["sequence"]["fired_at"] is None
 
 
 def test_precision_per_window_is_computed_by_hand(server: FakeServer, tmp_path: Path) -> None:
@@ -265,11 +277,21 @@ def test_demo_week_is_flagged_on_day_five(tmp_path: Path) -> None:
     assert run.exit_code == 0, run.output
     assert "human (synthetic, by construction)" in run.output
     rule = ["--fail-if", "ndcg@5 drop > 0.05 significant"]
-    for day, status in (("06", 0), ("07", 0), ("08", 0), ("09", 3)):
-        args = ["monitor", "check", *rule, "--baseline", "first", "--at", f"2026-01-{day}"]
-        assert runner.invoke(app, [*args, *store]).exit_code == status, day
-    at_five = ["monitor", "check", *rule, "--at", "2026-01-09", *store]
+    for mode in ("--per-window", "--sequential"):
+        for day, status in (("06", 0), ("07", 0), ("08", 0), ("09", 3)):
+            args = ["monitor", "check", *rule, "--baseline", "first", "--at", f"2026-01-{day}"]
+            assert runner.invoke(app, [*args, mode, *store]).exit_code == status, (mode, day)
+    at_five = ["monitor", "check", *rule, "--at", "2026-01-09", "--per-window", *store]
     assert runner.invoke(app, at_five).exit_code == 3
+    # sequentially, day 5 is the look the alarm fires at, read on day 5's spans alone; it
+    # stays fired at the later looks
+    fired = runner.invoke(app, ["monitor", "check", *rule, "-f", "json", *store])
+    assert fired.exit_code == 3, fired.output
+    (seq,) = json.loads(fired.output)["rules"]
+    assert seq["sequence"]["fired_at"] == seq["sequence"]["since"] == "2026-01-09"
+    assert seq["sequence"]["interval"][0] > 0.05
+    moving = runner.invoke(app, ["monitor", "check", *rule, "--baseline", "previous", *store])
+    assert moving.exit_code == 2 and "moves with every look" in moving.output
     # the retriever is 3× slower from day 5: its p95 latency rises
     slow = ["--fail-if", "latency_ms.p95(stage=retriever) rise > 50%", "--baseline", "first"]
     for day, status in (("08", 0), ("09", 3)):
@@ -366,10 +388,10 @@ def test_postgresql_store(postgres_url: str, tmp_path: Path) -> None:
     again = runner.invoke(app, [*args, *store])
     assert "900 span(s) read, 0 new; 0 retriever span(s) sampled" in again.output
     rule = ["--fail-if", "ndcg@5 drop > 0.05 significant", "--baseline", "first"]
-    assert (
-        runner.invoke(app, ["monitor", "check", *rule, "--at", "2026-01-08", *store]).exit_code == 0
-    )
-    assert runner.invoke(app, ["monitor", "check", *rule, *store]).exit_code == 3
+    for mode in ("--per-window", "--sequential"):
+        at_four = ["monitor", "check", *rule, "--at", "2026-01-08", mode, *store]
+        assert runner.invoke(app, at_four).exit_code == 0, mode
+        assert runner.invoke(app, ["monitor", "check", *rule, mode, *store]).exit_code == 3, mode
     # people's labels of a few spans: the windows' PPI estimates round-trip on PostgreSQL
     from ragmeter.core.provenance import LabelProvenance, human_source
     from ragmeter.io.provenance import write_provenance

@@ -157,6 +157,8 @@ class RuleOutcome:
     direction: int
     n: int
     broken: bool
+    #: a sequential check's reading of the rule (``None`` for a fixed test)
+    sequence: SequentialReading | None = None
 
     def to_dict(self) -> dict[str, Any]:
         def clean(v: float) -> float | str | None:
@@ -164,6 +166,7 @@ class RuleOutcome:
                 return None
             return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
 
+        sequence = self.sequence
         return {
             "rule": self.rule.text,
             "measure": self.rule.measure,
@@ -176,7 +179,39 @@ class RuleOutcome:
             "p_adjusted": clean(self.p_adjusted),
             "n": self.n,
             "broken": self.broken,
+            **(
+                {
+                    "sequence": {
+                        "method": sequence.method,
+                        "alpha": sequence.alpha,
+                        "interval": [clean(sequence.lower), clean(sequence.upper)],
+                        "looks": sequence.looks,
+                        "fired_at": sequence.fired_at,
+                        "since": sequence.since,
+                    }
+                }
+                if sequence is not None
+                else {}
+            ),
         }
+
+
+@dataclass(frozen=True)
+class SequentialReading:
+    """How a sequential check read one significant rule: the interval for the change (in the
+    rule's direction and unit) at the look it fired, else at the last look, read on the values
+    since the look ``since``; its method and level (α over the significant rules,
+    Bonferroni), how many looks there were, and the look at which a reading first lay wholly
+    past the threshold (``None``: never)."""
+
+    method: str
+    alpha: float
+    lower: float
+    upper: float
+    looks: int
+    fired_at: str | None
+    #: the look from which the values of the interval shown were read
+    since: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +228,14 @@ class GateResult:
     #: :class:`ragmeter.analysis.calibration.LabelsDescription`); its ``lines`` are printed
     #: after the verdict by :meth:`describe`, the whole object is in :meth:`to_dict`
     labels: Mapping[str, Any] | None = None
+    #: how the significant rules' levels are shared: Holm (a fixed test) or Bonferroni (a
+    #: sequential check, where each rule's sequence gets α / their number)
+    correction: str = "holm"
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the significant rules were read on confidence sequences."""
+        return any(o.sequence is not None for o in self.outcomes)
 
     @property
     def label_lines(self) -> list[str]:
@@ -213,7 +256,7 @@ class GateResult:
             "baseline": self.baseline,
             "failed": self.failed,
             "test": self.test,
-            "correction": "holm",
+            "correction": self.correction,
             "alpha": self.alpha,
             "rules": [o.to_dict() for o in self.outcomes],
             "warnings": list(self.warnings),
@@ -228,6 +271,8 @@ class GateResult:
         lines = [f"{self.run} against {self.baseline}: {len(self.broken)} rule(s) broken"]
         for o in self.broken:
             sig = "" if math.isnan(o.p_adjusted) else f", p (Holm) {o.p_adjusted:.4g}"
+            if o.sequence is not None:
+                sig = f", sequence [{o.sequence.lower:.4g}, {o.sequence.upper:.4g}]"
             lines.append(
                 f"  {o.rule.text}: {o.rule.measure} {o.baseline_mean:.4f} → {o.run_mean:.4f} "
                 f"({o.rule.direction} {o.change:.4g}{'%' if o.rule.relative else ''}{sig})"

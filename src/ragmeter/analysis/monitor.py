@@ -341,3 +341,142 @@ def check_windows(
             )
         )
     return GateResult(current_name, baseline_name, tuple(outcomes), "welch", alpha, tuple(warnings))
+
+
+def check_sequential(
+    looks: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+    reference: Mapping[str, Sequence[float]],
+    rules: Sequence[Any],
+    *,
+    current_name: str,
+    baseline_name: str,
+    alpha: float = 0.05,
+    warnings: Sequence[str] = (),
+) -> GateResult:
+    """Check gate rules on a stream read look by look (anytime-valid; the module docs).
+
+    ``looks`` are the windows after the reference, oldest first, each ``(label, values by
+    measure)``; every window is a look. A ``significant`` rule fires at the first look where
+    the confidence sequence for mean(stream so far) − mean(reference)
+    (:func:`ragmeter.stats.confseq.difference_from_reference`, at α / the number of significant
+    rules) lies wholly past the rule's threshold in its direction; so the chance that any rule
+    ever fires on an unchanged stream is at most α, however many looks are taken. A relative
+    threshold is taken of the reference's mean. A rule without ``significant`` compares the
+    last window's mean with the reference's, as the per-window check does.
+    """
+    from ragmeter.analysis.gate import GateResult, RuleOutcome
+
+    if not looks:
+        raise MonitorError(f"no judged window after {baseline_name} to check")
+    tested = [r for r in rules if r.significant]
+    for r in tested:
+        if latency_quantile(r.measure) is not None:
+            raise MonitorError(
+                f"--fail-if {r.text!r}: a sequential check reads means, and a latency rule "
+                "compares quantiles (drop 'significant' from it)"
+            )
+    level = alpha / max(len(tested), 1)
+    outcomes = []
+    for rule in rules:
+        ref = _defined(reference, rule.measure, baseline_name)
+        last = _defined(looks[-1][1], rule.measure, f"{current_name} ({looks[-1][0]})")
+        if not rule.significant:
+            base, run = _statistic(rule.measure, ref), _statistic(rule.measure, last)
+            change = rule.change(base, run)
+            past = rule.passes_threshold(change)
+            sign = 0 if run == base else (1 if run > base else -1)
+            outcomes.append(
+                RuleOutcome(
+                    rule, base, run, change, past, math.nan, math.nan, sign, len(last), past
+                )
+            )
+            continue
+        outcomes.append(_sequential_outcome(rule, ref, looks, level, current_name))
+    return GateResult(
+        current_name,
+        baseline_name,
+        tuple(outcomes),
+        "confidence sequence",
+        alpha,
+        tuple(warnings),
+        correction="bonferroni",
+    )
+
+
+def _defined(side: Mapping[str, Sequence[float]], measure: str, name: str) -> np.ndarray:
+    """A side's defined (non-NA) values of ``measure``; an error when it has none."""
+    if measure not in side:
+        raise MonitorError(f"{name} has no {measure}; measured: {', '.join(sorted(side))}")
+    v = np.asarray(side[measure], dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if len(v) == 0:
+        raise MonitorError(f"{measure} is undefined (NA) on every span of {name}")
+    return v
+
+
+def _sequential_outcome(
+    rule: Any,
+    ref: np.ndarray,
+    looks: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+    level: float,
+    stream_name: str,
+) -> Any:
+    """One significant rule read on the change scan from the reference
+    (:func:`ragmeter.stats.confseq.scan_from_reference`): it fires at the first look where a
+    reading lies wholly past the threshold in the rule's direction."""
+    from ragmeter.analysis.gate import RuleOutcome, SequentialReading
+    from ragmeter.stats.confseq import Method, scan_from_reference
+
+    parts = [_defined_or_empty(values, rule.measure) for _, values in looks]
+    stream = np.concatenate(parts)
+    if len(stream) == 0:
+        raise MonitorError(f"{rule.measure} is undefined (NA) on every span of {stream_name}")
+    # empirical Bernstein needs known bounds: [0, 1], where every value of the measure lies
+    unit = bool(np.all((ref >= 0) & (ref <= 1)) and np.all((stream >= 0) & (stream <= 1)))
+    method: Method = "empirical-bernstein" if unit else "asymptotic"
+    scan = scan_from_reference(ref, parts, alpha=level, method=method)
+    base = float(ref.mean())
+    scale = 100.0 / abs(base) if rule.relative and base != 0 else 1.0
+    drop = rule.direction == "drop"
+    readings = scan.lowest_upper if drop else scan.highest_lower
+
+    def interval(t: int) -> tuple[float, float]:
+        """The change's interval at look t in the rule's direction and unit (a drop reads
+        baseline − run)."""
+        r = readings[t]
+        return (-r.upper * scale, -r.lower * scale) if drop else (r.lower * scale, r.upper * scale)
+
+    fired = next((t for t in range(len(looks)) if interval(t)[0] > rule.amount), None)
+    shown = len(looks) - 1 if fired is None else fired
+    low, high = interval(shown)
+    start = readings[shown].start
+    reading = SequentialReading(
+        method,
+        level,
+        float(low),
+        float(high),
+        len(looks),
+        None if fired is None else looks[fired][0],
+        looks[start - 1][0] if start else None,
+    )
+    run = float(np.concatenate(parts[start - 1 :]).mean()) if start else math.nan
+    change = rule.change(base, run)
+    sign = 0 if run == base else (1 if run > base else -1)
+    return RuleOutcome(
+        rule,
+        base,
+        run,
+        change,
+        rule.passes_threshold(change),
+        math.nan,
+        math.nan,
+        sign,
+        len(stream),
+        fired is not None,
+        reading,
+    )
+
+
+def _defined_or_empty(values: Mapping[str, Sequence[float]], measure: str) -> np.ndarray:
+    v = np.asarray(values.get(measure, ()), dtype=np.float64)
+    return v[~np.isnan(v)]

@@ -195,24 +195,34 @@ def check_command(
     name: Stream = "production",
     window: Window = "1d",
     baseline: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--baseline",
             "-b",
-            help="previous (default), first, a window's time (2026-01-05) or stored:REF "
-            "(a saved evaluation).",
+            help="first (default with --sequential), previous (default with --per-window), a "
+            "window's time (2026-01-05) or stored:REF (a saved evaluation).",
         ),
-    ] = "previous",
+    ] = None,
     at: Annotated[
         str, typer.Option("--at", help="The window checked: latest (default) or its time.")
     ] = "latest",
     alpha: Annotated[
         float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
     ] = 0.05,
+    sequential: Annotated[
+        bool,
+        typer.Option(
+            "--sequential/--per-window",
+            help="Significant rules on an anytime-valid confidence sequence over every window "
+            "after the baseline (default: P(ever a false alarm) ≤ α over any number of looks), "
+            "or Welch's t test on the window checked alone (α at each look).",
+        ),
+    ] = True,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table, json or markdown.")] = "table",
 ) -> None:
-    """Exit 3 (as ragmeter check) when the window checked breaks a rule against the
-    baseline (significant: Welch's t test, Holm over the rules); 0 when every rule passes."""
+    """Exit 3 (as ragmeter check) when a rule is broken against the baseline; 0 when every
+    rule passes. Significant rules: a confidence sequence over the windows since the
+    baseline (--sequential, the default), or Welch's t test of one window (--per-window)."""
     from ragmeter.analysis.monitor import parse_window
     from ragmeter.commands.check import BROKEN
     from ragmeter.report.gate import print_table, render
@@ -226,9 +236,10 @@ def check_command(
             rules=fail_if,
             window_s=parse_window(window),
             stream=name,
-            baseline=baseline,
+            baseline=baseline or ("first" if sequential else "previous"),
             at=at,
             alpha=alpha,
+            sequential=sequential,
         )
         result = flow.check_monitor(request)
     except RagmeterError as exc:

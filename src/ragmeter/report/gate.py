@@ -11,6 +11,13 @@ from ragmeter.analysis.gate import GateResult, RuleOutcome
 
 GateFormat = Literal["table", "json", "markdown"]
 HEADERS = ("rule", "baseline", "run", "change", "threshold", "p (Holm)", "result")
+#: a sequential check's columns: the change's interval and the look it fired at, not a p
+SEQUENTIAL_HEADERS = (*HEADERS[:5], "interval", "fired at", "result")
+
+
+def headers(result: GateResult) -> tuple[str, ...]:
+    """The table's columns for this result (a sequential check shows its intervals)."""
+    return SEQUENTIAL_HEADERS if result.sequential else HEADERS
 
 
 def _num(value: float) -> str:
@@ -19,7 +26,7 @@ def _num(value: float) -> str:
     return f"{value:.4f}"
 
 
-def _cells(o: RuleOutcome) -> list[str]:
+def _cells(o: RuleOutcome, sequential: bool = False) -> list[str]:
     unit = "%" if o.rule.relative else ""
     digits = 2 if o.rule.relative else 4
     change = "+∞" if math.isinf(o.change) else f"{o.change:+.{digits}f}{unit}"
@@ -29,15 +36,21 @@ def _cells(o: RuleOutcome) -> list[str]:
         p = "NA"
     else:
         p = "<0.0001" if o.p_adjusted < 0.0001 else f"{o.p_adjusted:.4f}"
-    return [
+    head = [
         o.rule.text,
         _num(o.baseline_mean),
         _num(o.run_mean),
         f"{o.rule.direction} {change}",
         o.rule.threshold_text(),
-        p,
-        "FAIL" if o.broken else "pass",
     ]
+    verdict = "FAIL" if o.broken else "pass"
+    if not sequential:
+        return [*head, p, verdict]
+    seq = o.sequence
+    if seq is None:
+        return [*head, "—", "—", verdict]
+    interval = f"[{seq.lower:+.{digits}f}, {seq.upper:+.{digits}f}]{unit}"
+    return [*head, interval, seq.fired_at or "—", verdict]
 
 
 def describe(result: GateResult) -> str:
@@ -47,6 +60,15 @@ def describe(result: GateResult) -> str:
         if result.failed
         else f"passed: none of {len(result.outcomes)} rule(s) broken"
     )
+    if result.sequential:
+        return (
+            f"{verdict}. A significant rule breaks at the first look (window) where its "
+            "anytime-valid interval for the change from the baseline — read on the windows "
+            "since any look — lies wholly past the threshold; α = "
+            f"{result.alpha:g} is shared by the significant rules (Bonferroni), and the chance "
+            "of ever a false alarm is at most α however many looks are taken. Other rules "
+            "compare the last window's mean."
+        )
     return (
         f"{verdict}. A rule breaks when its change passes the threshold; a significant rule "
         f"also needs the {result.test} test's p, Holm-adjusted over the significant rules, "
@@ -72,10 +94,10 @@ def print_table(result: GateResult, *, file: object = None) -> None:
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for i, header in enumerate(HEADERS):
+    for i, header in enumerate(headers(result)):
         table.add_column(header, justify="left" if i in (0, 3, 4) else "right", no_wrap=i != 0)
     for o in result.outcomes:
-        cells: list[str | Text] = [*_cells(o)]
+        cells: list[str | Text] = [*_cells(o, result.sequential)]
         cells[-1] = Text(cells[-1], style="bold red" if o.broken else "green")  # type: ignore[arg-type]
         table.add_row(*cells)
     console.print(fit(table))
@@ -87,11 +109,11 @@ def to_markdown(result: GateResult) -> str:
     lines = [
         f"**ragmeter check**: {result.run} against {result.baseline}",
         "",
-        "| " + " | ".join(HEADERS) + " |",
-        "|" + "---|" * len(HEADERS),
+        "| " + " | ".join(headers(result)) + " |",
+        "|" + "---|" * len(headers(result)),
     ]
     for o in result.outcomes:
-        cells = [c.replace("|", "\\|") for c in _cells(o)]
+        cells = [c.replace("|", "\\|") for c in _cells(o, result.sequential)]
         if o.broken:
             cells[-1] = "**FAIL**"
         lines.append("| " + " | ".join(cells) + " |")

@@ -51,6 +51,10 @@ _LAZY = {
     "ppi_mean": "ppi",
     "ppi_paired_difference": "ppi",
     "PPIEstimate": "ppi",
+    "ConfidenceSequence": "confseq",
+    "confidence_sequence": "confseq",
+    "paired_difference_sequence": "confseq",
+    "difference_from_reference": "confseq",
 }
 
 __all__ = [

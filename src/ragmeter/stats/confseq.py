@@ -18,6 +18,7 @@ interval or test re-read at each look misses far more often than its nominal lev
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -180,8 +181,103 @@ def difference_from_reference(
     return ConfidenceSequence(new.lower - ref_high, new.upper - ref_low, float(alpha), method)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One interval for mean(values since look ``start``) − mean(reference) at a look."""
+
+    lower: float
+    upper: float
+    start: int
+
+
+@dataclass(frozen=True)
+class ChangeScan:
+    """Per look t (1-based in :attr:`looks`), the sharpest readings of a change from the
+    reference over every start s ≤ t: ``lowest_upper[t-1]`` the reading whose upper bound is
+    smallest (evidence of a drop), ``highest_lower[t-1]`` the one whose lower bound is largest
+    (evidence of a rise)."""
+
+    lowest_upper: tuple[Reading, ...]
+    highest_lower: tuple[Reading, ...]
+    alpha: float
+    method: Method
+
+    @property
+    def looks(self) -> int:
+        return len(self.lowest_upper)
+
+
+def start_level(alpha: float, start: int) -> float:
+    """α_s = (α/2) · 6 / (π² s²): the level of the sequence started at look s (Σ_s α_s = α/2)."""
+    return (alpha / 2.0) * 6.0 / (np.pi**2 * start * start)
+
+
+def scan_from_reference(
+    reference: npt.ArrayLike,
+    looks: Sequence[npt.ArrayLike],
+    *,
+    alpha: float = 0.05,
+    method: Method = "empirical-bernstein",
+    bounds: tuple[float, float] = (0.0, 1.0),
+    optimised_at: float = DEFAULT_OPTIMISED_AT,
+) -> ChangeScan:
+    """Anytime-valid readings of a change from a fixed reference, for a stream read in looks
+    (windows) whose change may start at any look.
+
+    The reference gets its interval at α/2 (read after all its values). For every start s, the
+    values from look s on get a confidence sequence at α_s = (α/2)·6/(π²s²) (so Σ α_s = α/2),
+    and the change since s is read at each later look t as
+    [L_{s,t} − U_ref, U_{s,t} − L_ref]. On a stream with no change every one of these covers
+    the true difference 0 at every look with probability ≥ 1 − α (a union bound), so a rule
+    that fires when any reading lies wholly past its threshold fires falsely with probability
+    ≤ α over all looks; a change that starts at look c is read on the values since c alone,
+    undiluted by the looks before it.
+    """
+    level = _level(alpha)
+    ref_low, ref_high = confidence_sequence(
+        reference, alpha=level / 2.0, method=method, bounds=bounds, optimised_at=optimised_at
+    ).last
+    parts = [np.asarray(p, dtype=np.float64).ravel() for p in looks]
+    ends = np.cumsum([len(p) for p in parts])
+    low_up: list[Reading | None] = [None] * len(parts)
+    high_low: list[Reading | None] = [None] * len(parts)
+    for s in range(len(parts)):
+        since = np.concatenate(parts[s:])
+        if len(since) == 0:
+            continue
+        cs = confidence_sequence(
+            since,
+            alpha=start_level(level, s + 1),
+            method=method,
+            bounds=bounds,
+            optimised_at=optimised_at,
+        )
+        begin = int(ends[s] - len(parts[s]))
+        for t in range(s, len(parts)):
+            seen = int(ends[t]) - begin
+            if seen == 0:
+                continue
+            reading = Reading(
+                float(cs.lower[seen - 1] - ref_high), float(cs.upper[seen - 1] - ref_low), s + 1
+            )
+            best = low_up[t]
+            if best is None or reading.upper < best.upper:
+                low_up[t] = reading
+            best = high_low[t]
+            if best is None or reading.lower > best.lower:
+                high_low[t] = reading
+    empty = Reading(-np.inf, np.inf, 0)
+    return ChangeScan(
+        tuple(r or empty for r in low_up), tuple(r or empty for r in high_low), level, method
+    )
+
+
 __all__ = [
     "ASYMPTOTIC_BURN_IN",
+    "ChangeScan",
+    "Reading",
+    "scan_from_reference",
+    "start_level",
     "DEFAULT_OPTIMISED_AT",
     "METHODS",
     "ConfidenceSequence",

@@ -492,13 +492,18 @@ class MonitorCheckRequest:
     baseline: str = "previous"
     at: str = "latest"
     alpha: float = 0.05
+    #: significant rules on a confidence sequence over every window after the baseline
+    #: (:func:`ragmeter.analysis.monitor.check_sequential`), not on the window ``at`` alone
+    sequential: bool = False
 
 
 def check_monitor(request: MonitorCheckRequest) -> GateResult:
-    """Check the rules on the window ``at`` against the baseline (Welch's t for
-    ``significant``; :func:`ragmeter.analysis.monitor.check_windows`)."""
+    """Check the rules on the window ``at`` against the baseline: Welch's t for
+    ``significant`` (:func:`ragmeter.analysis.monitor.check_windows`), or with ``sequential``
+    a confidence sequence over the windows since the baseline
+    (:func:`ragmeter.analysis.monitor.check_sequential`)."""
     from ragmeter.analysis.gate import GRAMMAR, RuleError
-    from ragmeter.analysis.monitor import check_windows, parse_monitor_rule
+    from ragmeter.analysis.monitor import check_sequential, check_windows, parse_monitor_rule
     from ragmeter.store import open_store
 
     if not request.rules:
@@ -511,15 +516,38 @@ def check_monitor(request: MonitorCheckRequest) -> GateResult:
         windows = sorted(by_window)
         current = _pick_window(windows, request.at, request.window_s, "--at")
         name = f"{request.stream} {window_label(current, request.window_s)}"
+        base = None
         if request.baseline.startswith("stored:"):
             base_values, base_name = _stored_baseline(store, request.baseline[len("stored:") :])
         else:
+            if request.sequential and request.baseline == "previous":
+                raise MonitorError(
+                    "--baseline previous moves with every look; a sequential check reads every "
+                    "window after a fixed baseline: first (its default), a window's time or "
+                    "stored:REF (or check one window with --per-window)"
+                )
             base = _pick_window(
                 windows, request.baseline, request.window_s, "--baseline", before=current
             )
             base_values = by_window[base]
             base_name = f"{request.stream} {window_label(base, request.window_s)}"
         samples = _judge_line(store, request.stream)
+    if request.sequential:
+        looks = [
+            (window_label(w, request.window_s), by_window[w])
+            for w in windows
+            if (base is None or w > base) and w <= current
+        ]
+        last = window_label(current, request.window_s)
+        return check_sequential(
+            looks,
+            base_values,
+            rules,
+            current_name=f"{request.stream} {len(looks)} window(s) to {last}",
+            baseline_name=base_name,
+            alpha=request.alpha,
+            warnings=[samples] if samples else [],
+        )
     return check_windows(
         by_window[current],
         base_values,
