@@ -111,10 +111,10 @@ def evaluate(
         pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
         grade_map: default grade mapping onto the 1..5 utility scale for the set-based
             measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
-        judgments: sub-question judgments for the coverage measures (``coverage``,
-            ``alpha_ndcg@K``, ``density``, ``answer_*``). Without ``qrels``, the evaluated
-            queries are the judged ones and the classical measures use the CRUX graded qrels
-            derived from them (required 3, partially redundant 2, fully redundant 1).
+        judgments: sub-question judgments for coverage (``coverage``, ``alpha_ndcg@K``,
+            ``density``, ``answer_*``) and ndeval's measures (else a ``qrels`` file's
+            subtopics). Without ``qrels``, the judged queries are evaluated, the classical
+            measures on the CRUX graded qrels (required 3, partially/fully redundant 2/1).
         corpus: passage texts (for ``density``).
         answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
         context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
@@ -123,8 +123,7 @@ def evaluate(
             coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
             a measure whose name does not say so.
         tau: answerability threshold of the coverage measures (rating ≥ tau).
-        token_counter: tokenizer of ``density`` (text → token count); whitespace tokens
-            by default.
+        token_counter: tokenizer of ``density`` (text → token count; whitespace by default).
         passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
             see :func:`ragmeter.io.lengths.read_passage_lengths`.
         utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
@@ -150,8 +149,7 @@ def evaluate(
         >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
         0.6509209298
     """
-    if judgments is None and qrels is not None:
-        judgments, qrels = _subtopics_from_qrels(qrels, measures, default_k)
+    judgments, qrels = _subtopics_from_qrels(judgments, qrels, measures, default_k)
     labelled = (judgments, nuggets, citation_support, spans, gold_answers)
     qrels = _derived_qrels(measures, default_k, tau, *labelled) if qrels is None else qrels
     inputs = EvalInputs(
@@ -211,18 +209,21 @@ def _dispatch(
 
 
 def _subtopics_from_qrels(
-    qrels: QrelsLike | RunPath, measures: Iterable[str | Measure] | str, default_k: int
+    judgments: Judgments | None,
+    qrels: QrelsLike | RunPath | None,
+    measures: Iterable[str | Measure] | str,
+    default_k: int,
 ) -> tuple[Judgments | None, QrelsLike | RunPath | None]:
     """ndeval's measures asked for without sub-question judgments read the qrels *file* as
     TREC diversity qrels (``qid subtopic docid judgment``), as ir_measures and pyndeval do;
     returns the judgments so read (with a note saying so) and the qrels left to read (none
     when every measure reads subtopics: the judged queries are then evaluated, and a document
     judged for several subtopics is no conflict of grades). Qrels held in memory have no
-    subtopics: nothing is read then."""
+    subtopics: nothing is read then (nor when judgments are given)."""
     from ragmeter.measures.irm import SUBTOPIC_FAMILIES
 
-    if not isinstance(qrels, str | os.PathLike):
-        return None, qrels
+    if judgments is not None or not isinstance(qrels, str | os.PathLike):
+        return judgments, qrels
     source = os.fspath(qrels)
     families = {m.family for m in resolve_measures(measures, default_k=default_k)}
     if not families & SUBTOPIC_FAMILIES or not os.path.isfile(source):
