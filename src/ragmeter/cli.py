@@ -54,12 +54,15 @@ from ragmeter.commands.options import (
     span_files,
 )
 from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.panels import place_commands
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
 app = typer.Typer(
     name="ragmeter",
-    help="Measure the retrieval side of RAG systems.",
+    help="Measure the retrieval side of RAG systems.\n\nNew here? Run 'ragmeter demo', then "
+    "'ragmeter evaluate RUN --qrels QRELS'. 'ragmeter COMMAND --help' shows a command's "
+    "options, grouped.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -217,6 +220,7 @@ def _register_commands() -> None:
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
+    place_commands(app)
 
 
 _register_commands()

@@ -326,10 +326,27 @@ class GuardedGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         self.params.append(plugin_option())
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        """The commands panel by panel (:data:`ragmeter.commands.panels.COMMAND_PANELS`),
+        each panel in the order given."""
+        from ragmeter.commands.panels import COMMAND_PANELS
+
+        names = super().list_commands(ctx)
+        rank = {p: i for i, p in enumerate(COMMAND_PANELS)}
+
+        def key(name: str) -> int:
+            panel = getattr(self.commands.get(name), "rich_help_panel", None)
+            return rank.get(panel, len(rank)) if isinstance(panel, str) else len(rank)
+
+        return sorted(names, key=key)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
+            from ragmeter.commands.panels import place_options
+
             one_line_summaries(command)
+            place_options(command)
         return command
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
