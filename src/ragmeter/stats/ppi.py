@@ -45,6 +45,10 @@ view (``evaluate --ppi``, ``compare --ppi``, ``monitor ppi``, the report):
   and nothing varying elsewhere): ``"zero estimated variance on n labelled queries: no
   interval"``.
 
+"Constant" and "0" are up to rounding: a spread or standard error at most
+:data:`RELATIVE_ZERO` (1e-12) of the values' magnitude is 0 (``0.2 − 0.1`` and ``0.9 − 0.8``
+differ in their last bit, and a standard error of 1e-17 would give p = 0).
+
 The human-only interval follows the same rule (constant ``Y``: none), and the LLM-only one
 is left out where ``Ŷ`` is constant. A p-value is never computed from a zero, NaN or
 infinite standard error: it is ``None`` (shown ``n/a``), never 0.
@@ -118,6 +122,8 @@ class PPIEstimate:
         """Why the interval is missing, or ``None`` when there is one."""
         if self.ci is None:
             return self.reason or no_interval_reason(self.n_labelled)
+        if not all(math.isfinite(v) for v in (self.estimate, *self.ci)):
+            return "not a finite number (overflow): no estimate"
         return None
 
     @property
@@ -126,23 +132,35 @@ class PPIEstimate:
         return None if self.effective_n is None else self.effective_n - self.n_labelled
 
     def to_dict(self) -> dict[str, object]:
-        """The JSON object ``evaluate --ppi -f json`` prints for a measure."""
+        """The JSON object ``evaluate --ppi -f json`` prints for a measure (a number that is
+        not finite, which the checks above never let through, would be ``null``, never a
+        ``NaN`` that strict JSON cannot hold)."""
         return {
-            "estimate": self.estimate,
-            "ci": list(self.ci) if self.ci is not None else None,
-            "lambda": self.lam,
+            "estimate": _json_number(self.estimate),
+            "ci": _json_pair(self.ci),
+            "lambda": _json_number(self.lam),
             "n_labelled": self.n_labelled,
             "n_unlabelled": self.n_unlabelled,
-            "llm_mean": self.llm_mean,
-            "llm_ci": list(self.llm_ci) if self.llm_ci is not None else None,
-            "human_mean": self.human_mean,
-            "human_ci": list(self.human_ci) if self.human_ci is not None else None,
-            "effective_n": self.effective_n,
-            "labels_gained": self.gained,
+            "llm_mean": _json_number(self.llm_mean),
+            "llm_ci": _json_pair(self.llm_ci),
+            "human_mean": _json_number(self.human_mean),
+            "human_ci": _json_pair(self.human_ci),
+            "effective_n": _json_number(self.effective_n),
+            "labels_gained": _json_number(self.gained),
             "alpha": self.alpha,
             "weighted": self.weighted,
             "note": self.note,
         }
+
+
+def _json_number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _json_pair(pair: tuple[float, float] | None) -> list[float] | None:
+    if pair is None or not all(math.isfinite(v) for v in pair):
+        return None
+    return list(pair)
 
 
 def no_interval_reason(
@@ -175,7 +193,7 @@ def clt_interval(
     if arr.shape[0] == 0:
         raise PPIError("no value to average")
     mean, se = core.classical_mean_se(arr)
-    return mean, _interval(mean, se, normal_quantile(alpha))
+    return mean, _interval(mean, se, normal_quantile(alpha), _scale(arr))
 
 
 def ppi_mean(
@@ -196,29 +214,32 @@ def ppi_mean(
     y, yhat, yhat_u = _checked(y_labelled, yhat_labelled, yhat_unlabelled, alpha, lam)
     w = _checked_weights(weights, y.shape[0])
     z = normal_quantile(alpha)
-    if w is None:
-        lam_used, estimate, se = _unweighted(y, yhat, yhat_u, lam)
-    else:
-        lam_used, estimate, se = _weighted(y, yhat, yhat_u, w, lam)
-    human_mean, human_se = core.classical_mean_se(y, w)
     everything = np.concatenate([yhat, yhat_u])
-    llm_mean, llm_se = core.classical_mean_se(everything)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        if w is None:
+            lam_used, estimate, se = _unweighted(y, yhat, yhat_u, lam)
+        else:
+            lam_used, estimate, se = _weighted(y, yhat, yhat_u, w, lam)
+        human_mean, human_se = core.classical_mean_se(y, w)
+        llm_mean, llm_se = core.classical_mean_se(everything)
     _finite(estimate, se, human_mean, human_se, llm_mean, llm_se)
     n = y.shape[0]
+    scale = max(_scale(y), _scale(everything)) * (1.0 if w is None else float(w.max()))
     y_constant = _constant(y)
-    reason = no_interval_reason(n, y_constant=y_constant, zero_se=not se > 0.0)
+    zero_se = _interval(estimate, se, z, scale) is None
+    reason = no_interval_reason(n, y_constant=y_constant, zero_se=zero_se)
     has_ci = reason is None
-    human_ci = None if n < 2 or y_constant else _interval(human_mean, human_se, z)
+    human_ci = None if n < 2 or y_constant else _interval(human_mean, human_se, z, scale)
     return PPIEstimate(
         estimate=estimate,
-        ci=_interval(estimate, se, z) if has_ci else None,
+        ci=_interval(estimate, se, z, scale) if has_ci else None,
         se=se if has_ci else None,
         lam=lam_used,
         alpha=alpha,
         n_labelled=n,
         n_unlabelled=yhat_u.shape[0],
         llm_mean=llm_mean,
-        llm_ci=_interval(llm_mean, llm_se, z),
+        llm_ci=_interval(llm_mean, llm_se, z, _scale(everything)),
         human_mean=human_mean,
         human_ci=human_ci,
         effective_n=human_se * human_se * n / (se * se) if has_ci else None,
@@ -279,9 +300,23 @@ def _weighted(
     return (lam, *core.weighted_mean_se(y, yhat, yhat_u, w, lam))
 
 
+#: a standard error (or a spread of values) at most this share of the values' magnitude is
+#: zero: rounding leaves ~1e-17 of it where the exact answer is 0 (``0.2 − 0.1`` and
+#: ``0.9 − 0.8`` differ in the last bit), and no real spread of a measure is that small. A
+#: rounding residue read as a standard error would give a p-value of 0.
+RELATIVE_ZERO = 1e-12
+
+
+def _scale(values: FloatArray) -> float:
+    return float(np.max(np.abs(values))) if values.shape[0] else 0.0
+
+
 def _constant(values: FloatArray) -> bool:
-    """Every value the same: the sample variance is 0 and estimates nothing."""
-    return bool(values.shape[0] and np.all(values == values[0]))
+    """Every value the same (up to rounding, :data:`RELATIVE_ZERO`): the sample variance is
+    0 and estimates nothing."""
+    if values.shape[0] == 0:
+        return False
+    return bool(np.ptp(values) <= RELATIVE_ZERO * _scale(values))
 
 
 def _finite(*values: float) -> None:
@@ -294,9 +329,10 @@ def _finite(*values: float) -> None:
         )
 
 
-def _interval(centre: float, se: float, z: float) -> tuple[float, float] | None:
-    """``centre ± z·se``; ``None`` without a positive, finite standard error."""
-    if not (math.isfinite(se) and se > 0.0):
+def _interval(centre: float, se: float, z: float, scale: float) -> tuple[float, float] | None:
+    """``centre ± z·se``; ``None`` without a finite standard error above rounding (more than
+    :data:`RELATIVE_ZERO` of ``scale``, the magnitude of the values it comes from)."""
+    if not (math.isfinite(se) and se > RELATIVE_ZERO * scale and se > 0.0):
         return None
     return centre - z * se, centre + z * se
 
