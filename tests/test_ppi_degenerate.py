@@ -22,8 +22,6 @@ from ragmeter.cli import app
 from ragmeter.errors import InputError
 from ragmeter.io.label_queue import read_label_queue
 from ragmeter.io.labelled import read_labelled_queries
-from ragmeter.report.ppi import p_text
-from ragmeter.stats import ppi_core as core
 from ragmeter.stats._common import normal_two_sided
 from ragmeter.stats.correction import adjust
 from ragmeter.stats.ppi import PPIError, PPIEstimate, ppi_mean, ppi_paired_difference
@@ -212,6 +210,8 @@ def test_evaluate_and_compare_refuse_the_file_and_name_its_line(files, tmp_path:
 
 
 def test_nan_is_never_a_small_p_value() -> None:
+    from ragmeter.report.ppi import p_text
+
     assert math.isnan(normal_two_sided(math.nan))
     adjusted = adjust([math.nan, 0.01, 0.02], "holm")
     assert math.isnan(adjusted[0]) and adjusted[1] == pytest.approx(0.02)
@@ -234,12 +234,16 @@ def test_a_non_finite_number_is_written_as_null_in_json() -> None:
 
 
 def test_core_docstring_examples_run() -> None:
+    from ragmeter.stats import ppi_core as core
+
     result = doctest.testmod(core)
     assert result.attempted >= 4 and result.failed == 0
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.37, 1.0])
 def test_core_matches_ppi_python_at_a_fixed_lambda(lam: float) -> None:
+    from ragmeter.stats import ppi_core as core
+
     rng = np.random.default_rng(5)
     y = rng.beta(2, 3, 30)
     yhat = np.clip(0.1 + 0.8 * y + rng.normal(0, 0.1, 30), 0, 1)
@@ -254,6 +258,8 @@ def test_core_matches_ppi_python_at_a_fixed_lambda(lam: float) -> None:
 
 
 def test_core_weighted_estimate_by_the_formula() -> None:
+    from ragmeter.stats import ppi_core as core
+
     # Z_k = λ·Ŷ_k + η_k·(Y_k − λ·Ŷ_k) written out for 2 labelled (w = 2, 4) and 2 unlabelled
     y, yhat, yhat_u, w, lam = (
         np.array([0.5, 1.0]),

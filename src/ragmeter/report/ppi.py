@@ -13,6 +13,9 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.table import Table
     from rich.text import Text
 
     from ragmeter.analysis.ppi import MeasurePPI, PPIComparison, PPIEvaluation
@@ -87,40 +90,44 @@ EVALUATE_COLUMNS = ("PPI estimate", "LLM only", "human only", "λ", "labelled", 
 
 
 def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
-    """One row per run and measure: the PPI estimate, LLM only and human only (each over its
-    interval), λ, the labelled queries and the effective number of human labels; a caption
-    naming the labels, and why an interval is missing. Fitted to the width
-    (:func:`ragmeter.report.tables.fit`): at 80 columns the later columns go to a block
-    under the first, each naming the run and the measure."""
-    from rich import box
-    from rich.table import Table
-
+    """One table per measure, one row per run: the PPI estimate, LLM only and human only
+    (each over its interval), λ, the labelled queries and the effective number of human
+    labels; then the labels the numbers rest on, and why an interval is missing. Fitted to
+    the width (:func:`ragmeter.report.tables.fit`): at 80 columns the later columns go to a
+    block under the first, each naming the run (the measure is the table's title)."""
     from ragmeter.report.tables import fit, table_console
 
     console = table_console(file, wide=200)
     level = f"{1 - estimates.alpha:.0%}"
-    table = Table(
-        title=f"ragmeter evaluate --ppi ({estimates.method}, {level} intervals)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("run", style="bold", no_wrap=True)
-    table.add_column("measure", no_wrap=True)
-    for column in EVALUATE_COLUMNS:
-        dim = column in ("λ", "labelled", "effective n")
-        table.add_column(column, justify="right", no_wrap=True, style="dim" if dim else None)
+    measures = dict.fromkeys(m.measure for run in estimates.runs for m in run.measures)
     notes: list[str] = []
-    for run in estimates.runs:
-        for m in run.measures:
-            table.add_row(run.name, m.measure, *_terminal_cells(m))
+    for measure in measures:
+        title = f"ragmeter evaluate --ppi: {measure} ({estimates.method}, {level} intervals)"
+        table = _table(title, "run", EVALUATE_COLUMNS)
+        for run in estimates.runs:
+            m = run[measure]
+            table.add_row(run.name, *_terminal_cells(m))
             notes.extend(f"{run.name} {m.measure}: {note}" for note in _notes(m))
-    console.print(fit(table, keep=(0, 1)))
+        console.print(fit(table))
     console.print(f"Numbers {estimates.labels}.", style="dim", highlight=False)
     for note in dict.fromkeys(notes):
         console.print(note, style="dim", highlight=False)
     for w in estimates.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+
+
+def _table(title: str, key: str, columns: Sequence[str]) -> Table:
+    """A PPI table: the key column (bold), then right-aligned columns that never wrap (a
+    cell is cut by nothing: :func:`ragmeter.report.tables.fit` moves whole columns)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(key, style="bold", no_wrap=True)
+    for column in columns:
+        dim = column in ("λ", "labelled", "effective n")
+        table.add_column(column, justify="right", no_wrap=True, style="dim" if dim else None)
+    return table
 
 
 def _notes(m: MeasurePPI) -> list[str]:
@@ -168,48 +175,40 @@ def _cells(m: MeasurePPI) -> list[str]:
 
 
 def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
-    """One row per pair and measure: the PPI estimate of the difference over its interval,
-    its p-value and the corrected one (``n/a`` where there is no interval, and a note says
-    why), then the LLM-only difference. Fitted to the width like :func:`print_table`, each
-    block naming the measure and the pair."""
-    from rich import box
-    from rich.table import Table
+    """One table per measure, one row per pair: the PPI estimate of the difference over its
+    interval, its p-value and the corrected one (``n/a`` where there is no interval, and a
+    note says why), then the LLM-only difference. Fitted to the width like
+    :func:`print_table`; a pair of long run names is printed on two lines."""
+    from rich.text import Text
 
-    from ragmeter.report.tables import fit, table_console
+    from ragmeter.report.tables import SHORT, fit, table_console
 
     console = table_console(file, wide=200)
     level = f"{1 - comparison.alpha:.0%}"
-    table = Table(
-        title=f"ragmeter compare --ppi ({comparison.method}, {level} intervals)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    table.add_column("measure", no_wrap=True)
-    table.add_column("run − baseline", style="bold", no_wrap=True)
-    table.add_column("PPI difference", justify="right", no_wrap=True)
-    table.add_column("p", justify="right", no_wrap=True)
-    table.add_column(f"p ({comparison.correction})", justify="right", no_wrap=True)
-    table.add_column("LLM only", justify="right", no_wrap=True)
+    columns = ("PPI difference", "p", f"p ({comparison.correction})", "LLM only")
+    two_lines = any(len(f"{d.run} − {d.baseline}") > SHORT for d in comparison.differences)
     notes = []
-    for d in comparison.differences:
-        e = d.estimate
-        pair = f"{d.run} − {d.baseline}"
-        if e is None:
-            table.add_row(d.measure, pair, "–", "–", "–", "–")
-            notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
-            continue
-        table.add_row(
-            d.measure,
-            pair,
-            stacked(e.estimate, e.ci),
-            p_text(e.pvalue),
-            p_text(d.pvalue_adjusted),
-            stacked(e.llm_mean, e.llm_ci),
-        )
-        if e.note is not None:
-            notes.append(f"{pair} {d.measure}: {e.note} (p: n/a)")
-    console.print(fit(table, keep=(0, 1)))
+    for measure in dict.fromkeys(d.measure for d in comparison.differences):
+        title = f"ragmeter compare --ppi: {measure} ({comparison.method}, {level} intervals)"
+        table = _table(title, "run − baseline", columns)
+        for d in (d for d in comparison.differences if d.measure == measure):
+            pair = f"{d.run} − {d.baseline}"
+            key = Text(f"{d.run}\n− {d.baseline}") if two_lines else pair
+            e = d.estimate
+            if e is None:
+                table.add_row(key, "–", "–", "–", "–")
+                notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
+                continue
+            table.add_row(
+                key,
+                stacked(e.estimate, e.ci),
+                p_text(e.pvalue),
+                p_text(d.pvalue_adjusted),
+                stacked(e.llm_mean, e.llm_ci),
+            )
+            if e.note is not None:
+                notes.append(f"{pair} {d.measure}: {e.note} (p: n/a)")
+        console.print(fit(table))
     console.print(f"Numbers {comparison.labels}.", style="dim", highlight=False)
     for note in notes:
         console.print(note, style="dim", highlight=False)
