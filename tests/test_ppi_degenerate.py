@@ -13,6 +13,7 @@ import io
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -141,7 +142,7 @@ def test_compare_ppi_prints_no_p_value_from_constant_differences(files) -> None:
 
 
 def test_monitor_ppi_stores_no_interval_from_constant_labels(tmp_path: Path) -> None:
-    from ragmeter.report.monitor import print_ppi
+    from ragmeter.report.monitor import _ppi_cells, print_ppi
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_ppi, save_ppi
     from ragmeter.workflows.monitor import MonitorPPI, WindowPPI, ppi_rows
@@ -159,6 +160,10 @@ def test_monitor_ppi_stores_no_interval_from_constant_labels(tmp_path: Path) -> 
     buffer = io.StringIO()
     print_ppi(result, file=buffer)
     assert "no interval" in buffer.getvalue() and CONSTANT in buffer.getvalue()
+    # monitor report: the stored row's interval cell says so, rather than "[0.4000, 0.4000]"
+    trend = SimpleNamespace(ppi={("ndcg@5", 0): stored})
+    cells = _ppi_cells(trend, SimpleNamespace(measure="ndcg@5", window_start=0))  # type: ignore[arg-type]
+    assert "no interval" in cells and "0.4000</span>" in cells and "[0.4000" not in cells
 
 
 # -- T8: inclusion probabilities and NaN -----------------------------------------------------
