@@ -232,7 +232,7 @@ def test_a_non_finite_number_is_written_as_null_in_json() -> None:
     )  # fmt: skip
     out = json.loads(json.dumps(e.to_dict(), allow_nan=False))
     assert out["estimate"] is None and out["ci"] is None and out["llm_mean"] is None
-    assert out["note"] == "not a finite number (overflow): no estimate"  # null, and why
+    assert out["note"] == "a number is not finite (overflow): written as null"  # null, and why
 
 
 # -- the core against ppi-python and the formulas --------------------------------------------

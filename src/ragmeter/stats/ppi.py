@@ -123,7 +123,7 @@ class PPIEstimate:
         if self.ci is None:
             return self.reason or no_interval_reason(self.n_labelled)
         if not all(math.isfinite(v) for v in (self.estimate, *self.ci)):
-            return "not a finite number (overflow): no estimate"
+            return "a number is not finite (overflow): written as null"
         return None
 
     @property
