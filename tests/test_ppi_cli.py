@@ -191,10 +191,12 @@ def test_compare_ppi_differences_match_ppi_python(files, tmp_path) -> None:
     d_u = [0 - 2 / 3, 0.0, 0.0]
     point, ci = _point_ci(d, d_hat, d_u, alpha=0.1)
     assert diff["estimate"] == pytest.approx(point, abs=1e-12)
-    assert diff["ci"] == pytest.approx(ci, abs=1e-12)
-    assert diff["pvalue_adjusted"] == pytest.approx(
-        diff["pvalue"]
-    )  # one pair: holm changes nothing
+    # the human differences are 0 on all 3 labelled queries: ppi-python's interval is [0, 0]
+    # (a zero standard error), which claims a certainty 3 labels do not hold; no interval,
+    # no p-value (the old p = 1 came from a zero standard error too), and the reason
+    assert ci == pytest.approx([0.0, 0.0])
+    assert diff["ci"] is None and diff["pvalue"] is None and diff["pvalue_adjusted"] is None
+    assert diff["note"] == "human labels constant on 3 queries: no variance estimate"
 
 
 @pytest.mark.parametrize(
@@ -291,7 +293,10 @@ def test_coverage_corrected_by_human_subquestion_ratings(tmp_path) -> None:
     ppi = json.loads(result.stdout)["runs"][0]["metrics"]["coverage@2"]["ppi"]
     point, ci = _point_ci([1.0, 1.0], [0.5, 1.0], [0.5, 0.0], alpha=0.1)
     assert ppi["estimate"] == pytest.approx(point, abs=1e-12)
-    assert ppi["ci"] == pytest.approx(ci, abs=1e-12)
+    # Y = 1 on both labelled queries: ppi-python's [1, 1] rests on a zero variance estimate
+    assert ci == pytest.approx([1.0, 1.0])
+    assert ppi["ci"] is None and ppi["human_ci"] is None
+    assert ppi["note"] == "human labels constant on 2 queries: no variance estimate"
     assert ppi["human_mean"] == 1.0 and ppi["llm_mean"] == pytest.approx(0.5)
 
 

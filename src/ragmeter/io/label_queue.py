@@ -18,6 +18,7 @@ its value under the LLM labels, the active design's uncertainty score).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,29 @@ from ragmeter.io._common import PathLike, atomic_write_text
 
 #: strategies whose probabilities are unequal: π_i is required to weight their labels
 UNEQUAL = ("active",)
+
+#: the smallest inclusion probability taken. A labelled query weighs w = 1/π, and the
+#: estimate's variance squares it (w²·Y², summed over queries): π = 1e-300 makes w² overflow
+#: float64 (max 1.8e308) and the estimate NaN. π ≥ 1e-100 keeps w² ≤ 1e200, so the arithmetic
+#: stays finite for any measure value below 1e50. The one rule of π, for every reader and for
+#: :func:`ragmeter.stats.ppi.ppi_mean`'s weights (at most 1/MIN_INCLUSION_PROBABILITY).
+MIN_INCLUSION_PROBABILITY = 1e-100
+
+
+def inclusion_problem(value: object) -> str | None:
+    """Why ``value`` is not an inclusion probability π (``None`` when it is one): π must be
+    a number in [:data:`MIN_INCLUSION_PROBABILITY`, 1] (a chance in (0, 1] whose weight
+    1/π the estimate's variance can square without overflow)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"expected a probability in (0, 1], got {value!r}"
+    if not (math.isfinite(value) and 0.0 < value <= 1.0):
+        return f"inclusion probability {value!r} is not in (0, 1]"
+    if value < MIN_INCLUSION_PROBABILITY:
+        return (
+            f"inclusion probability {value!r} is below {MIN_INCLUSION_PROBABILITY:g}: its "
+            f"weight 1/π would overflow the estimate's variance"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -132,10 +156,8 @@ def _entry(line: str, name: str, n: int) -> QueueEntry:
             line=n,
             field="inclusion_probability",
         )
-    if pi is not None and (
-        isinstance(pi, bool) or not isinstance(pi, int | float) or not 0.0 < pi <= 1.0
-    ):
-        raise bad("inclusion_probability", f"a probability in (0, 1], got {pi!r}")
+    if pi is not None and (problem := inclusion_problem(pi)) is not None:
+        raise InputError(problem, source=name, line=n, field="inclusion_probability")
     stratum = record.get("stratum")
     if stratum is not None and (isinstance(stratum, bool) or not isinstance(stratum, int)):
         raise bad("stratum", "an integer")

@@ -1,7 +1,8 @@
 """The human-labelled queries of a prediction-powered estimate, from a text file.
 
 One query per line: its id, and optionally its inclusion probability ``π`` in (0, 1] (the
-chance the sampling design had of choosing it, for stratified or active sampling); either
+chance the sampling design had of choosing it, for stratified or active sampling; at least
+:data:`~ragmeter.io.label_queue.MIN_INCLUSION_PROBABILITY`, so that 1/π stays usable); either
 every line has a probability or none. Blank lines and lines starting with ``#`` are skipped.
 A labelling queue of ``ragmeter sample`` (JSONL, :mod:`ragmeter.io.label_queue`) is read too:
 its queries, in queue order, with the inclusion probabilities it gives (an active queue
@@ -16,10 +17,9 @@ without them is refused).
 
 from __future__ import annotations
 
-import math
-
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, check_text, decode, read_bytes
+from ragmeter.io.label_queue import inclusion_problem
 
 
 def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, float] | None]:
@@ -80,12 +80,13 @@ def _probability(text: str, source: str, line: int) -> float:
     try:
         value = float(text)
     except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0.0 < value <= 1.0):
         raise InputError(
-            f"inclusion probability {text!r} is not in (0, 1]",
+            f"inclusion probability {text!r} is not a number in (0, 1]",
             source=source,
             line=line,
             field="inclusion probability",
-        )
+        ) from None
+    problem = inclusion_problem(value)
+    if problem is not None:
+        raise InputError(problem, source=source, line=line, field="inclusion probability")
     return value

@@ -234,10 +234,13 @@ def _ppi_cells(trend: Trend, row: Any) -> str:
     if ppi is None:
         return '<td class="num"></td><td class="num"></td><td class="num"></td>'
     estimate = "none" if math.isnan(ppi.estimate) else _num(ppi.estimate)
+    # a stored estimate without an interval: too few labelled spans, or no variance estimate
+    # (constant human labels); the row keeps no endpoints rather than a [x, x] interval
+    missing = "no interval" if not math.isnan(ppi.estimate) and math.isnan(ppi.low) else ""
     return (
         f'<td class="num">{ppi.n_labelled}</td>'
         f'<td class="num"><span class="ppi">{estimate}</span></td>'
-        f'<td class="num">{escape(_interval(ppi.low, ppi.high))}</td>'
+        f'<td class="num">{escape(_interval(ppi.low, ppi.high) or missing)}</td>'
     )
 
 
@@ -262,14 +265,17 @@ def _window_row(trend: Trend, row: Any, alpha: float, with_ppi: bool = False) ->
 
 def print_ppi(result: Any, *, file: object = None) -> None:
     """Per measure, each window's LLM-label mean beside its prediction-powered estimate and
-    interval (one table per measure, so that a table fits 80 columns)."""
+    interval (one table per measure, fitted to the width by
+    :func:`ragmeter.report.tables.fit`), then why a window has no interval."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file)
     judge = result.judge.describe() if result.judge is not None else "unknown"
     level = round(100 * (1 - result.alpha))
+    notes: list[str] = []
     for measure in dict.fromkeys(w.measure for w in result.windows):
         table = Table(
             title=f"ragmeter monitor ppi: {result.stream}, {measure}",
@@ -280,16 +286,21 @@ def print_ppi(result: Any, *, file: object = None) -> None:
             table.add_column(header, justify="left" if header == "window" else "right")
         for w in (w for w in result.windows if w.measure == measure):
             e = w.estimate
+            window = _label(w.window_start, result.window_s)
             table.add_row(
-                _label(w.window_start, result.window_s),
+                window,
                 str(w.n_labelled),
                 str(w.n_unlabelled),
                 _num(w.llm_mean),
                 "none" if e is None else _num(e.estimate),
-                "" if e is None or e.ci is None else _interval(*e.ci),
+                "" if e is None else "no interval" if e.ci is None else _interval(*e.ci),
                 "" if e is None else f"{e.lam:.2f}",
             )
-        console.print(table)
+            if e is not None and e.note is not None:
+                notes.append(f"{window} {measure}: {e.note}")
+        console.print(fit(table))
+    for note in notes:
+        console.print(note, style="dim", highlight=False)
     console.print(
         f"The stream's labels ({judge}) corrected by {result.human}: PPI++, power-tuned λ, "
         f"{level}% normal intervals; human: spans whose judged passages people labelled "

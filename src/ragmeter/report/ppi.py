@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.table import Table
+    from rich.text import Text
+
     from ragmeter.analysis.ppi import MeasurePPI, PPIComparison, PPIEvaluation
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.ppi import PPIEstimate
@@ -54,38 +60,55 @@ def _gained(m: MeasurePPI) -> str:
     return f"{e.effective_n:.1f} ({e.gained:+.1f})"
 
 
-def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
-    """One row per run and measure: LLM only, human only, PPI (each with its interval), λ
-    and the effective number of human labels; a caption naming the labels."""
-    from rich.console import Console
-    from rich.table import Table
+def stacked(centre: float | None, ci: tuple[float, float] | None) -> Text:
+    """A terminal cell: the estimate over its interval (dim), or over "no interval"; two
+    short lines instead of one long one, so that the tables fit 80 columns."""
+    from rich.text import Text
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
+    if centre is None:
+        return Text("NA")
+    below = "no interval" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+    text = Text(f"{centre:.4f}")
+    text.append("\n" + below, style="dim")
+    return text
+
+
+def _stacked_gained(m: MeasurePPI) -> Text:
+    from rich.text import Text
+
+    cell = _gained(m)
+    head, _, tail = cell.partition(" ")
+    text = Text(head)
+    if tail:
+        text.append("\n" + tail, style="dim")
+    return text
+
+
+#: the columns of the ``evaluate --ppi`` table after the run and the measure (the keys that
+#: every block of a narrow terminal repeats): the answer first, then what it is compared with
+EVALUATE_COLUMNS = ("PPI estimate", "LLM only", "human only", "λ", "labelled", "effective n")
+
+
+def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
+    """One table per measure, one row per run: the PPI estimate, LLM only and human only
+    (each over its interval), λ, the labelled queries and the effective number of human
+    labels; then the labels the numbers rest on, and why an interval is missing. Fitted to
+    the width (:func:`ragmeter.report.tables.fit`): at 80 columns the later columns go to a
+    block under the first, each naming the run (the measure is the table's title)."""
+    from ragmeter.report.tables import fit, table_console
+
+    console = table_console(file, wide=200)
     level = f"{1 - estimates.alpha:.0%}"
-    table = Table(
-        title=f"ragmeter evaluate --ppi ({estimates.method}, {level} intervals)",
-        title_justify="left",
-    )
-    for column in ("run", "measure"):
-        table.add_column(column, style="bold" if column == "run" else None, no_wrap=True)
-    for column in ("LLM only", "human only", "PPI estimate"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for column in ("λ", "labelled", "effective n"):
-        table.add_column(column, justify="right", style="dim", no_wrap=True)
+    measures = dict.fromkeys(m.measure for run in estimates.runs for m in run.measures)
     notes: list[str] = []
-    for run in estimates.runs:
-        for m in run.measures:
-            table.add_row(run.name, m.measure, *_cells(m))
-            e = m.estimate
-            if e is None:
-                notes.append(f"{run.name} {m.measure}: no estimate ({m.reason})")
-            elif e.note is not None:
-                notes.append(f"{run.name} {m.measure}: {e.note}")
-            if m.n_na:
-                notes.append(f"{run.name} {m.measure}: {m.n_na} queries left out (NA)")
-    console.print(table)
+    for measure in measures:
+        title = f"ragmeter evaluate --ppi: {measure} ({estimates.method}, {level} intervals)"
+        table = _table(title, "run", EVALUATE_COLUMNS)
+        for run in estimates.runs:
+            m = run[measure]
+            table.add_row(run.name, *_terminal_cells(m))
+            notes.extend(f"{run.name} {m.measure}: {note}" for note in _notes(m))
+        console.print(fit(table))
     console.print(f"Numbers {estimates.labels}.", style="dim", highlight=False)
     for note in dict.fromkeys(notes):
         console.print(note, style="dim", highlight=False)
@@ -93,14 +116,58 @@ def print_table(estimates: PPIEvaluation, *, file: object = None) -> None:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
 
 
-def _cells(m: MeasurePPI) -> list[str]:
+def _table(title: str, key: str, columns: Sequence[str]) -> Table:
+    """A PPI table: the key column (bold), then right-aligned columns that never wrap (a
+    cell is cut by nothing: :func:`ragmeter.report.tables.fit` moves whole columns)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(key, style="bold", no_wrap=True)
+    for column in columns:
+        dim = column in ("λ", "labelled", "effective n")
+        table.add_column(column, justify="right", no_wrap=True, style="dim" if dim else None)
+    return table
+
+
+def _notes(m: MeasurePPI) -> list[str]:
+    e = m.estimate
+    out = []
+    if e is None:
+        out.append(f"no estimate ({m.reason})")
+    else:
+        if e.note is not None:
+            out.append(e.note)
+        if e.llm_ci is None:
+            out.append("LLM only: the same value on every query, no interval")
+    if m.n_na:
+        out.append(f"{m.n_na} queries left out (NA)")
+    return out
+
+
+def _terminal_cells(m: MeasurePPI) -> list[str | Text]:
     e = m.estimate
     if e is None:
-        return ["–", "–", "–", "–", "–", "–"]
+        return ["–"] * len(EVALUATE_COLUMNS)
     return [
+        stacked(e.estimate, e.ci),
+        stacked(e.llm_mean, e.llm_ci),
+        stacked(e.human_mean, e.human_ci),
+        f"{e.lam:.3f}",
+        f"{e.n_labelled}/{e.n_labelled + e.n_unlabelled}",
+        _stacked_gained(m),
+    ]
+
+
+def _cells(m: MeasurePPI) -> list[str]:
+    """The HTML cells, in :data:`EVALUATE_COLUMNS` order."""
+    e = m.estimate
+    if e is None:
+        return ["–"] * len(EVALUATE_COLUMNS)
+    return [
+        interval_text(e.estimate, e.ci),
         interval_text(e.llm_mean, e.llm_ci),
         interval_text(e.human_mean, e.human_ci),
-        interval_text(e.estimate, e.ci),
         f"{e.lam:.3f}",
         f"{e.n_labelled}/{e.n_labelled + e.n_unlabelled}",
         _gained(m),
@@ -108,52 +175,50 @@ def _cells(m: MeasurePPI) -> list[str]:
 
 
 def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
-    """One row per pair and measure: the PPI estimate of the difference with its interval,
-    its p-value and the corrected one."""
-    from rich.console import Console
-    from rich.table import Table
+    """One table per measure, one row per pair: the PPI estimate of the difference over its
+    interval, its p-value and the corrected one (``n/a`` where there is no interval, and a
+    note says why), then the LLM-only difference. Fitted to the width like
+    :func:`print_table`; a pair of long run names is printed on two lines."""
+    from rich.text import Text
 
-    console = Console(file=file) if file is not None else Console()  # type: ignore[arg-type]
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
+    from ragmeter.report.tables import SHORT, fit, table_console
+
+    console = table_console(file, wide=200)
     level = f"{1 - comparison.alpha:.0%}"
-    table = Table(
-        title=f"ragmeter compare --ppi ({comparison.method}, {level} intervals)",
-        title_justify="left",
-    )
-    table.add_column("measure", no_wrap=True)
-    table.add_column("run − baseline", style="bold", no_wrap=True)
-    table.add_column("LLM only", justify="right", no_wrap=True)
-    table.add_column("PPI difference", justify="right", no_wrap=True)
-    table.add_column("p", justify="right", no_wrap=True)
-    table.add_column(f"p ({comparison.correction})", justify="right", no_wrap=True)
+    columns = ("PPI difference", "p", f"p ({comparison.correction})", "LLM only")
+    two_lines = any(len(f"{d.run} − {d.baseline}") > SHORT for d in comparison.differences)
     notes = []
-    for d in comparison.differences:
-        e = d.estimate
-        pair = f"{d.run} − {d.baseline}"
-        if e is None:
-            table.add_row(d.measure, pair, "–", "–", "–", "–")
-            notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
-            continue
-        table.add_row(
-            d.measure,
-            pair,
-            interval_text(e.llm_mean, e.llm_ci),
-            interval_text(e.estimate, e.ci),
-            _p(e.pvalue),
-            _p(d.pvalue_adjusted),
-        )
-        if e.note is not None:
-            notes.append(f"{pair} {d.measure}: {e.note}")
-    console.print(table)
+    for measure in dict.fromkeys(d.measure for d in comparison.differences):
+        title = f"ragmeter compare --ppi: {measure} ({comparison.method}, {level} intervals)"
+        table = _table(title, "run − baseline", columns)
+        for d in (d for d in comparison.differences if d.measure == measure):
+            pair = f"{d.run} − {d.baseline}"
+            key = Text(f"{d.run}\n− {d.baseline}") if two_lines else pair
+            e = d.estimate
+            if e is None:
+                table.add_row(key, "–", "–", "–", "–")
+                notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
+                continue
+            table.add_row(
+                key,
+                stacked(e.estimate, e.ci),
+                p_text(e.pvalue),
+                p_text(d.pvalue_adjusted),
+                stacked(e.llm_mean, e.llm_ci),
+            )
+            if e.note is not None:
+                notes.append(f"{pair} {d.measure}: {e.note} (p: n/a)")
+        console.print(fit(table))
     console.print(f"Numbers {comparison.labels}.", style="dim", highlight=False)
     for note in notes:
         console.print(note, style="dim", highlight=False)
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return "–"
+def p_text(p: float | None) -> str:
+    """A p-value as printed: ``<0.0001``, ``0.0312``; ``n/a`` when it is undefined (no
+    interval, or NaN): an undefined p is never shown as small."""
+    if p is None or math.isnan(p):
+        return "n/a"
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
@@ -167,17 +232,7 @@ def html_section(estimates: PPIEvaluation) -> str:
     side, with a lead naming the method and the labels (for ``ragmeter report --ppi``)."""
     level = f"{1 - estimates.alpha:.0%}"
     head = "".join(
-        f'<th scope="col">{html.escape(h)}</th>'
-        for h in (
-            "run",
-            "measure",
-            "LLM only",
-            "human only",
-            "PPI estimate",
-            "λ",
-            "labelled",
-            "effective n",
-        )
+        f'<th scope="col">{html.escape(h)}</th>' for h in ("run", "measure", *EVALUATE_COLUMNS)
     )
     rows = []
     notes = []

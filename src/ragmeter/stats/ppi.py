@@ -29,6 +29,33 @@ with ``w_i = 1/π_i`` and ``η_k = w_k`` for a labelled query, ``0`` otherwise, 
 
 θ̂ is unbiased whatever the ``π_i`` (each query labelled independently with probability
 ``π_i``); λ* minimises ``var(Z(λ))``.
+
+**No interval without a variance estimate.** The interval and the p-value rest on an
+estimated variance; where the data give none they are not reported (``ci``, ``se``,
+``pvalue`` and ``effective_n`` are ``None``) and ``reason`` says why, in one rule for every
+view (``evaluate --ppi``, ``compare --ppi``, ``monitor ppi``, the report):
+
+* fewer than 2 labelled queries: ``"1 labelled query: no interval (needs 2)"``;
+* the human labels' measure ``Y`` constant on the ``n`` labelled queries: ``"human labels
+  constant on n queries: no variance estimate"``. The sample variance of ``Y`` is then 0,
+  which estimates nothing (three queries all scoring 1.0 do not show that every query
+  scores 1.0); an interval ``[1, 1]`` or a p-value of 0 would claim a certainty the labels
+  do not hold, so neither is given, whatever λ;
+* otherwise an estimated standard error of 0 (``Y − λ·Ŷ`` constant on the labelled queries
+  and nothing varying elsewhere): ``"zero estimated variance on n labelled queries: no
+  interval"``.
+
+"Constant" and "0" are up to rounding: a spread or standard error at most
+:data:`RELATIVE_ZERO` (1e-12) of the values' magnitude is 0 (``0.2 − 0.1`` and ``0.9 − 0.8``
+differ in their last bit, and a standard error of 1e-17 would give p = 0).
+
+The human-only interval follows the same rule (constant ``Y``: none), and the LLM-only one
+is left out where ``Ŷ`` is constant. A p-value is never computed from a zero, NaN or
+infinite standard error: it is ``None`` (shown ``n/a``), never 0.
+
+Weights must be finite and at most ``1/MIN_INCLUSION_PROBABILITY`` (π ≥ 1e-100): larger
+ones overflow ``var(Z)``. A result that is not finite anyway is an error, never a NaN.
+The arithmetic itself is :mod:`ragmeter.stats.ppi_core`.
 """
 
 from __future__ import annotations
@@ -41,6 +68,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import RagmeterError
+from ragmeter.io.label_queue import MIN_INCLUSION_PROBABILITY
+from ragmeter.stats import ppi_core as core
 from ragmeter.stats._common import FloatArray, normal_two_sided
 
 
@@ -54,7 +83,8 @@ class PPIEstimate:
 
     Attributes:
         estimate: θ̂_λ, the estimate of the mean under human labels.
-        ci: its ``1 − alpha`` interval; ``None`` with fewer than 2 labelled queries.
+        ci: its ``1 − alpha`` interval; ``None`` where the data give no variance estimate
+            (fewer than 2 labelled queries, constant human labels: ``reason`` says which).
         se: the standard error of ``estimate`` (``None`` without an interval).
         lam: the λ used (power-tuned unless given).
         alpha: the error level of the intervals.
@@ -65,8 +95,10 @@ class PPIEstimate:
         effective_n: the number of human labels a human-only interval would need to be as
             narrow as the PPI one, ``var(Y) / se²`` (``None`` when undefined).
         pvalue: two-sided p-value of "the human-label mean is 0" (meaningful for a paired
-            difference), ``2·Φ(−|θ̂/se|)``; ``None`` without an interval.
+            difference), ``2·Φ(−|θ̂/se|)``; ``None`` without an interval (never 0 from a
+            zero or undefined standard error).
         weighted: whether inverse-probability weights were used.
+        reason: why there is no interval (``None`` when there is one).
     """
 
     estimate: float
@@ -83,13 +115,15 @@ class PPIEstimate:
     effective_n: float | None
     pvalue: float | None
     weighted: bool = False
+    reason: str | None = None
 
     @property
     def note(self) -> str | None:
         """Why the interval is missing, or ``None`` when there is one."""
         if self.ci is None:
-            queries = "query" if self.n_labelled == 1 else "queries"
-            return f"{self.n_labelled} labelled {queries}: no interval (needs 2)"
+            return self.reason or no_interval_reason(self.n_labelled)
+        if not all(math.isfinite(v) for v in (self.estimate, *self.ci)):
+            return "a number is not finite (overflow): written as null"
         return None
 
     @property
@@ -98,23 +132,50 @@ class PPIEstimate:
         return None if self.effective_n is None else self.effective_n - self.n_labelled
 
     def to_dict(self) -> dict[str, object]:
-        """The JSON object ``evaluate --ppi -f json`` prints for a measure."""
+        """The JSON object ``evaluate --ppi -f json`` prints for a measure (a number that is
+        not finite, which the checks above never let through, would be ``null``, never a
+        ``NaN`` that strict JSON cannot hold)."""
         return {
-            "estimate": self.estimate,
-            "ci": list(self.ci) if self.ci is not None else None,
-            "lambda": self.lam,
+            "estimate": _json_number(self.estimate),
+            "ci": _json_pair(self.ci),
+            "lambda": _json_number(self.lam),
             "n_labelled": self.n_labelled,
             "n_unlabelled": self.n_unlabelled,
-            "llm_mean": self.llm_mean,
-            "llm_ci": list(self.llm_ci) if self.llm_ci is not None else None,
-            "human_mean": self.human_mean,
-            "human_ci": list(self.human_ci) if self.human_ci is not None else None,
-            "effective_n": self.effective_n,
-            "labels_gained": self.gained,
+            "llm_mean": _json_number(self.llm_mean),
+            "llm_ci": _json_pair(self.llm_ci),
+            "human_mean": _json_number(self.human_mean),
+            "human_ci": _json_pair(self.human_ci),
+            "effective_n": _json_number(self.effective_n),
+            "labels_gained": _json_number(self.gained),
             "alpha": self.alpha,
             "weighted": self.weighted,
             "note": self.note,
         }
+
+
+def _json_number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _json_pair(pair: tuple[float, float] | None) -> list[float] | None:
+    if pair is None or not all(math.isfinite(v) for v in pair):
+        return None
+    return list(pair)
+
+
+def no_interval_reason(
+    n_labelled: int, *, y_constant: bool = False, zero_se: bool = False
+) -> str | None:
+    """The one rule of a missing interval (module docstring): why ``n_labelled`` labelled
+    queries give no interval, or ``None`` when they give one."""
+    if n_labelled < 2:
+        queries = "query" if n_labelled == 1 else "queries"
+        return f"{n_labelled} labelled {queries}: no interval (needs 2)"
+    if y_constant:
+        return f"human labels constant on {n_labelled} queries: no variance estimate"
+    if zero_se:
+        return f"zero estimated variance on {n_labelled} labelled queries: no interval"
+    return None
 
 
 def normal_quantile(alpha: float) -> float:
@@ -126,12 +187,13 @@ def clt_interval(
     values: npt.ArrayLike, alpha: float = 0.1
 ) -> tuple[float, tuple[float, float] | None]:
     """The mean of ``values`` and its CLT interval ``mean ± z_{1−α/2}·std/√n`` (std with
-    divisor n, as ppi-python's ``classical_mean_ci``); no interval below 2 values."""
+    divisor n, as ppi-python's ``classical_mean_ci``); no interval below 2 values or when
+    every value is the same (no variance estimate)."""
     arr = _as_values(values, "values")
     if arr.shape[0] == 0:
         raise PPIError("no value to average")
-    mean, se = _classical(arr)
-    return mean, _interval(mean, se, normal_quantile(alpha)) if arr.shape[0] >= 2 else None
+    mean, se = core.classical_mean_se(arr)
+    return mean, _interval(mean, se, normal_quantile(alpha), _scale(arr))
 
 
 def ppi_mean(
@@ -152,31 +214,38 @@ def ppi_mean(
     y, yhat, yhat_u = _checked(y_labelled, yhat_labelled, yhat_unlabelled, alpha, lam)
     w = _checked_weights(weights, y.shape[0])
     z = normal_quantile(alpha)
-    if w is None:
-        lam_used, estimate, se = _unweighted(y, yhat, yhat_u, lam)
-        human_mean, human_se = _classical(y)
-    else:
-        lam_used, estimate, se = _weighted(y, yhat, yhat_u, w, lam)
-        human_mean, human_se = _classical(y, w)
     everything = np.concatenate([yhat, yhat_u])
-    llm_mean, llm_se = _classical(everything)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        if w is None:
+            lam_used, estimate, se = _unweighted(y, yhat, yhat_u, lam)
+        else:
+            lam_used, estimate, se = _weighted(y, yhat, yhat_u, w, lam)
+        human_mean, human_se = core.classical_mean_se(y, w)
+        llm_mean, llm_se = core.classical_mean_se(everything)
+    _finite(estimate, se, human_mean, human_se, llm_mean, llm_se)
     n = y.shape[0]
-    has_ci = n >= 2
+    scale = max(_scale(y), _scale(everything)) * (1.0 if w is None else float(w.max()))
+    y_constant = _constant(y)
+    zero_se = _interval(estimate, se, z, scale) is None
+    reason = no_interval_reason(n, y_constant=y_constant, zero_se=zero_se)
+    has_ci = reason is None
+    human_ci = None if n < 2 or y_constant else _interval(human_mean, human_se, z, scale)
     return PPIEstimate(
         estimate=estimate,
-        ci=_interval(estimate, se, z) if has_ci else None,
+        ci=_interval(estimate, se, z, scale) if has_ci else None,
         se=se if has_ci else None,
         lam=lam_used,
         alpha=alpha,
         n_labelled=n,
         n_unlabelled=yhat_u.shape[0],
         llm_mean=llm_mean,
-        llm_ci=_interval(llm_mean, llm_se, z) if everything.shape[0] >= 2 else None,
+        llm_ci=_interval(llm_mean, llm_se, z, _scale(everything)),
         human_mean=human_mean,
-        human_ci=_interval(human_mean, human_se, z) if has_ci else None,
-        effective_n=_effective_n(y, w, se) if has_ci else None,
-        pvalue=_pvalue(estimate, se) if has_ci else None,
+        human_ci=human_ci,
+        effective_n=human_se * human_se * n / (se * se) if has_ci else None,
+        pvalue=normal_two_sided(estimate / se) if has_ci else None,
         weighted=w is not None,
+        reason=reason,
     )
 
 
@@ -205,81 +274,67 @@ def ppi_paired_difference(
 
 
 def ppi_lambda(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray) -> float:
-    """Power-tuned λ* of the unweighted estimator (formula in the module docstring).
+    """Power-tuned λ* of the unweighted estimator (:func:`ragmeter.stats.ppi_core.tuned_lambda`).
 
     Undefined cases (no unlabelled query, constant Ŷ, fewer than 2 labels) give λ = 0: the
     human-only mean, which needs no predictions.
     """
-    n, big_n = y.shape[0], yhat_u.shape[0]
-    if big_n == 0 or n < 2:
-        return 0.0
-    cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
-    var_all = float(np.var(np.concatenate([yhat, yhat_u]), ddof=1))
-    if not var_all > 0.0:
-        return 0.0
-    return float(np.clip(cov / ((1.0 + n / big_n) * var_all), 0.0, 1.0))
+    return core.tuned_lambda(y, yhat, yhat_u)
 
 
 def _unweighted(
     y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, lam: float | None
 ) -> tuple[float, float, float]:
-    n, big_n = y.shape[0], yhat_u.shape[0]
-    if big_n == 0:
+    if yhat_u.shape[0] == 0:
         lam = 0.0  # every query labelled: the human mean is the estimate
     elif lam is None:
-        lam = ppi_lambda(y, yhat, yhat_u)
-    rectifier = y - lam * yhat
-    imputed = float(np.mean(lam * yhat_u)) if big_n else 0.0
-    estimate = imputed + float(np.mean(rectifier))
-    imputed_var = float(np.var(lam * yhat_u)) / big_n if big_n else 0.0
-    se = math.sqrt(imputed_var + float(np.var(rectifier)) / n)
-    return lam, estimate, se
+        lam = core.tuned_lambda(y, yhat, yhat_u)
+    return lam, core.rectified_mean(y, yhat, yhat_u, lam), core.rectified_se(y, yhat, yhat_u, lam)
 
 
 def _weighted(
     y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, w: FloatArray, lam: float | None
 ) -> tuple[float, float, float]:
-    eta = np.concatenate([w, np.zeros(yhat_u.shape[0])])
-    y_all = np.concatenate([y, np.zeros(yhat_u.shape[0])])  # η = 0 there: Y never enters
-    yhat_all = np.concatenate([yhat, yhat_u])
-    labelled_part = eta * y_all
-    predicted_part = (1.0 - eta) * yhat_all
     if lam is None:
-        var_pred = float(np.var(predicted_part))
-        cov = float(
-            np.mean(
-                (labelled_part - labelled_part.mean()) * (predicted_part - predicted_part.mean())
-            )
+        lam = core.weighted_lambda(y, yhat, yhat_u, w)
+    return (lam, *core.weighted_mean_se(y, yhat, yhat_u, w, lam))
+
+
+#: a standard error (or a spread of values) at most this share of the values' magnitude is
+#: zero: rounding leaves ~1e-17 of it where the exact answer is 0 (``0.2 − 0.1`` and
+#: ``0.9 − 0.8`` differ in the last bit), and no real spread of a measure is that small. A
+#: rounding residue read as a standard error would give a p-value of 0.
+RELATIVE_ZERO = 1e-12
+
+
+def _scale(values: FloatArray) -> float:
+    return float(np.max(np.abs(values))) if values.shape[0] else 0.0
+
+
+def _constant(values: FloatArray) -> bool:
+    """Every value the same (up to rounding, :data:`RELATIVE_ZERO`): the sample variance is
+    0 and estimates nothing."""
+    if values.shape[0] == 0:
+        return False
+    return bool(np.ptp(values) <= RELATIVE_ZERO * _scale(values))
+
+
+def _finite(*values: float) -> None:
+    """A NaN or infinite result is an error (an overflow the input checks did not stop),
+    never a number."""
+    if not all(math.isfinite(v) for v in values):
+        raise PPIError(
+            "the estimate is not finite (the values or weights overflow floating point); "
+            "check the measure values and the inclusion probabilities"
         )
-        lam = float(np.clip(-cov / var_pred, 0.0, 1.0)) if var_pred > 0.0 else 0.0
-    z = labelled_part + lam * predicted_part
-    return lam, float(np.mean(z)), math.sqrt(float(np.var(z)) / z.shape[0])
 
 
-def _classical(values: FloatArray, w: FloatArray | None = None) -> tuple[float, float]:
-    """Mean and CLT standard error, weights normalised to sum n (ppi-python's
-    ``classical_mean_ci``): mean(w·Y), std(w·Y)/√n with divisor n."""
-    n = values.shape[0]
-    weighted = values if w is None else values * (w / w.sum() * n)
-    return float(np.mean(weighted)), float(np.std(weighted)) / math.sqrt(n)
-
-
-def _effective_n(y: FloatArray, w: FloatArray | None, se: float) -> float | None:
-    n = int(y.shape[0])
-    _, human_se = _classical(y, w)
-    if not se > 0.0:
+def _interval(centre: float, se: float, z: float, scale: float) -> tuple[float, float] | None:
+    """``centre ± z·se``; ``None`` without a finite standard error above rounding (more than
+    :data:`RELATIVE_ZERO` of ``scale``, the magnitude of the values it comes from)."""
+    if not (math.isfinite(se) and se > RELATIVE_ZERO * scale and se > 0.0):
         return None
-    return float(human_se * human_se * n / (se * se))
-
-
-def _interval(centre: float, se: float, z: float) -> tuple[float, float]:
     return centre - z * se, centre + z * se
-
-
-def _pvalue(estimate: float, se: float) -> float:
-    if se > 0.0:
-        return normal_two_sided(estimate / se)
-    return 1.0 if estimate == 0.0 else 0.0
 
 
 def _as_values(values: npt.ArrayLike, what: str) -> FloatArray:
@@ -325,8 +380,16 @@ def _checked_weights(weights: npt.ArrayLike | None, n: int) -> FloatArray | None
     if (w < 1.0).any():
         i = int(np.flatnonzero(w < 1.0)[0])
         raise PPIError(
-            f"weight {w[i]!r} of labelled query {i} is below 1: weights are inverse "
+            f"weight {float(w[i])!r} of labelled query {i} is below 1: weights are inverse "
             "inclusion probabilities 1/π, π in (0, 1]"
+        )
+    largest = 1.0 / MIN_INCLUSION_PROBABILITY
+    if (w > largest).any():
+        i = int(np.flatnonzero(w > largest)[0])
+        raise PPIError(
+            f"weight {float(w[i])!r} of labelled query {i} is above {largest:g}: its "
+            f"inclusion probability is below {MIN_INCLUSION_PROBABILITY:g}, and w² would "
+            "overflow the estimate's variance"
         )
     return w
 
