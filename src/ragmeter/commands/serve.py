@@ -179,7 +179,7 @@ def serve(
         from ragmeter.web.app import create_app
         from ragmeter.web.config import build_config
         from ragmeter.web.security import is_loopback, new_token
-        from ragmeter.web.server import server_options
+        from ragmeter.web.server import listening_socket, server_options
     except ImportError as exc:
         needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
         fail(MissingInputError(f"{needs} ({exc})"))
@@ -215,8 +215,13 @@ def serve(
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
     app = create_app(config)
+    try:  # the port is taken before the address is printed: a busy one is one clear error
+        sock = listening_socket(host, port)
+    except RagmeterError as exc:
+        fail(exc)
     _announce(config, host, port, token, tls=ssl_certfile is not None)
-    uvicorn.run(app, **options)
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
 
 
 def _announce(config: Any, host: str, port: int, token: str | None, *, tls: bool) -> None:

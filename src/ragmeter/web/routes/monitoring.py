@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from ragmeter.errors import RagmeterError
-from ragmeter.web.state import Web, open_store_or_reason
+from ragmeter.web.state import INT64_MAX, BadInput, Web, open_store_or_reason
 
 router = APIRouter()
 #: the content type of the text exposition format
@@ -19,9 +19,12 @@ def _window(text: str) -> int:
     from ragmeter.analysis.monitor import parse_window
 
     try:
-        return parse_window(text)
+        seconds = parse_window(text)
     except RagmeterError as exc:
         raise HTTPException(400, str(exc)) from None
+    if seconds > INT64_MAX:  # the store's integers are 64-bit: never a query that overflows
+        raise BadInput(f"window {text!r} is too long: at most {INT64_MAX} seconds")
+    return seconds
 
 
 def _store_url(web: Web) -> str:
