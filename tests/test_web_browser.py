@@ -449,3 +449,43 @@ def test_evidence_offsets_are_of_the_stored_text(
     page.reload()
     assert page.locator("li#doc-d1 .ptext mark").count() == 0
     assert page.locator("[data-spans] li").count() == 3
+
+
+def test_monitor_pages_in_the_browser(page: Any, tmp_path: Path) -> None:
+    """From the navigation to the list of streams to a stream named with a ``/``: each
+    judged measure a chart as wide as the page allows (not past it), the degraded day
+    marked, the tables below; a screenshot at a normal width."""
+    pytest.importorskip("sqlalchemy", reason="the store extra is not installed")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app as cli
+
+    runner = CliRunner()
+    demo = ["monitor", "demo", str(tmp_path / "demo"), "--days", "3", "--degrade-day", "3"]
+    assert runner.invoke(cli, demo).exit_code == 0
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    traces, labels = tmp_path / "demo" / "traces.json", tmp_path / "demo" / "labels.txt"
+    run = ["monitor", str(traces), "--labels", str(labels), "--store", url, "--name", "team/search"]
+    assert runner.invoke(cli, run).exit_code == 0
+    config = build_config(**config_kwargs(write_collection(tmp_path / "data"), tmp_path))  # type: ignore[arg-type]
+    config.store_url = url
+    with _serving(config) as base:
+        page.goto(base + "/")
+        page.click("header nav a:text-is('Monitor')")
+        page.wait_for_selector("#streams")
+        page.click("#streams a:text-is('team/search')")
+        page.wait_for_selector("svg.trend")
+        assert page.inner_text("#stream-name") == "team/search"
+        boxes = [svg.bounding_box() for svg in page.query_selector_all("svg.trend")]
+        assert len(boxes) == 2
+        for box in boxes:
+            assert box["width"] > 600 and box["height"] > 150
+            assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"]
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]
+        assert page.locator("svg.trend .alarm.worse").count() == 2
+        shot = tmp_path / "monitor.png"
+        page.screenshot(path=str(shot))
+        assert_not_blank(shot, VIEWPORT["width"], VIEWPORT["height"])
+        page.goto(base + "/evaluations")
+        page.click("#store-streams a")
+        page.wait_for_selector("#streams")

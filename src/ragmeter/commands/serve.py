@@ -173,13 +173,13 @@ def serve(
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the web extra: its absence is said here)
 
         from ragmeter.web import security
         from ragmeter.web.app import create_app
         from ragmeter.web.config import build_config
         from ragmeter.web.security import is_loopback, new_token
-        from ragmeter.web.server import listening_socket, server_options
+        from ragmeter.web.server import listening_socket, serve_app, server_options
     except ImportError as exc:
         needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
         fail(MissingInputError(f"{needs} ({exc})"))
@@ -220,8 +220,7 @@ def serve(
     except RagmeterError as exc:
         fail(exc)
     _announce(config, host, port, token, tls=ssl_certfile is not None)
-    with sock:
-        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+    serve_app(app, sock, options)
 
 
 def _announce(config: Any, host: str, port: int, token: str | None, *, tls: bool) -> None:

@@ -118,10 +118,12 @@ _PLAIN_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 def attachment(filename: str) -> str:
     """The ``Content-Disposition`` value of a download named ``filename`` (RFC 6266): a
     plain ASCII ``filename`` (every other character ``_``, so that no quote, semicolon or
-    line break of a name can end the value or add a parameter) and the exact name as
-    ``filename*=UTF-8''…`` percent-encoded (RFC 8187), which browsers prefer."""
+    line break of a name can end the value or add a parameter) and, when that is not the
+    name, the exact name as ``filename*=UTF-8''…`` percent-encoded (RFC 8187), which
+    browsers prefer."""
     from urllib.parse import quote
 
     plain = _PLAIN_FILENAME.sub("_", filename) or "download"
-    exact = quote(filename, safe="")
-    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
+    if plain == filename:  # nothing to spell out
+        return f'attachment; filename="{plain}"'
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(filename, safe='')}"

@@ -154,10 +154,20 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def serve_app(app: Any, sock: socket.socket, options: dict[str, Any]) -> None:
+    """Serve ``app`` on the bound ``sock`` with uvicorn (``options``: :func:`server_options`)
+    until interrupted."""
+    import uvicorn
+
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+
+
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "check_tls",
     "listening_socket",
+    "serve_app",
     "server_options",
     "timed_protocol",
 ]
