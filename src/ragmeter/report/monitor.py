@@ -371,7 +371,9 @@ def _latency_section(trend: Trend, stages: dict[str, list[str]]) -> str:
     for stage, measures in stages.items():
         values = {(r.measure, r.window_start): r for r in trend.rows if r.measure in measures}
         head = "".join(
-            f'<th class="num">p{_latency_parts(m)[0][2:].ljust(2, "0")} (ms)</th>' for m in measures
+            # latency_ms.p95(stage=…) → p95
+            f'<th class="num">{m.partition("(")[0].rsplit(".", 1)[1]} (ms)</th>'
+            for m in measures
         )
         body = []
         for start in trend.windows():
