@@ -179,7 +179,7 @@ def serve(
         from ragmeter.web.app import create_app
         from ragmeter.web.config import build_config
         from ragmeter.web.security import is_loopback, new_token
-        from ragmeter.web.server import listening_socket, serve_app, server_options
+        from ragmeter.web.server import server_options
     except ImportError as exc:
         needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
         fail(MissingInputError(f"{needs} ({exc})"))
@@ -214,12 +214,21 @@ def serve(
     config.max_body = max_body
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
-    app = create_app(config)
-    try:  # the port is taken before the address is printed: a busy one is one clear error
+    _start(create_app(config), options, token, tls=ssl_certfile is not None)
+
+
+def _start(app: Any, options: dict[str, Any], token: str | None, *, tls: bool) -> None:
+    """Bind the port, say what is served and where, serve. The port is taken before the
+    address is printed: one held by another server is one clear error, not an address that
+    leads to that server."""
+    from ragmeter.web.server import listening_socket, serve_app
+
+    host, port = options["host"], options["port"]
+    try:
         sock = listening_socket(host, port)
     except RagmeterError as exc:
         fail(exc)
-    _announce(config, host, port, token, tls=ssl_certfile is not None)
+    _announce(app.state.config, host, port, token, tls=tls)
     serve_app(app, sock, options)
 
 
