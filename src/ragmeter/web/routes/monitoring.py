@@ -4,6 +4,7 @@ the latest window of every stream in the Prometheus text exposition format (the 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -135,6 +136,7 @@ def trend_page(web: Web, request: Request, stream: str, window: str = "1d") -> R
         request,
         "monitor.html",
         stream=stream,
+        shell_name=shlex.quote(stream),  # the command beside the page, ready to paste
         window=window,
         lengths=lengths,
         css=Markup(TREND_CSS),
