@@ -242,8 +242,10 @@ def test_serve_warns_once_at_start_when_texts_are_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("fastapi", reason="the web extra is needed")
-    uvicorn = pytest.importorskip("uvicorn", reason="the web extra is needed")
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)  # start nothing
+    pytest.importorskip("uvicorn", reason="the web extra is needed")
+    # bind and start nothing
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr("ragmeter.web.server.serve_app", lambda *a: None)
     crux = EXAMPLES / "crux"
     runs = ["--run", str(crux / "run_bm25.txt"), "--labels", str(tmp_path / "l.db")]
     bare = _invoke("serve", *runs)

@@ -508,10 +508,12 @@ def test_serve_off_loopback_generates_a_token(
     paths = write_collection(folder / "data")
     seen: dict[str, Any] = {}
 
-    def fake_run(app: Any, *, host: str, port: int, **options: Any) -> None:
-        seen.update(app=app, host=host, port=port, **options)
+    def fake_serve(app: Any, sock: Any, options: dict[str, Any]) -> None:
+        seen.update(app=app, **options)
 
-    monkeypatch.setattr("uvicorn.run", fake_run)
+    # the port is bound before the address is printed, then served: neither for real here
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr("ragmeter.web.server.serve_app", fake_serve)
     args = ["serve", "--run", str(paths["run_a"]), "--labels", str(folder / "l.db")]
     result = CliRunner().invoke(cli, [*args, "--host", "0.0.0.0", "--port", "9999"])
     assert result.exit_code == 0, result.output

@@ -17,6 +17,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +60,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The app on a free loopback port (uvicorn in a thread); yields its URL and folder.
-    Its evaluation store is ``store.db`` in the folder."""
-    paths = write_collection(tmp_path / "data")
-    config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
-    config.store_url = str(tmp_path / "store.db")
+@contextmanager
+def _serving(config: Any) -> Iterator[str]:
+    """The app of ``config`` on a free loopback port (uvicorn in a thread); its URL."""
     port = _free_port()
     uv = uvicorn.Server(
         uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning")
@@ -77,9 +74,20 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the web app did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", tmp_path
+    yield f"http://127.0.0.1:{port}"
     uv.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a free loopback port (uvicorn in a thread); yields its URL and folder.
+    Its evaluation store is ``store.db`` in the folder."""
+    paths = write_collection(tmp_path / "data")
+    config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
+    config.store_url = str(tmp_path / "store.db")
+    with _serving(config) as url:
+        yield url, tmp_path
 
 
 @pytest.fixture(scope="module")
@@ -332,3 +340,152 @@ def test_select_evidence_in_a_passage(server: tuple[str, Path], page: Any) -> No
         ("d1", 2, 7, "alice")
     ]
     assert rows[0]["text"] == text[2:7]
+
+
+#: passages whose DOM text the HTML parser would make differ from the stored text: CR LF
+#: and a lone CR (both become LF), characters outside the BMP (two UTF-16 units each in
+#: JavaScript, one code point in Python), a combining accent, and U+0000 (dropped)
+TRICKY = {
+    "d1": "Timetable\r\nLine 1\r\nTrams run every 10 minutes.",
+    "d4": "Tickets \U0001f3ab\U0001f68b cost \u20ac2\rper ride; \U0001f600 trams run late.",
+    "d2": "Cafe\u0301 menu\r\n\x00\r\nTrams run on Sundays.",
+}
+
+
+@pytest.fixture
+def tricky_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The app serving passages with CR LF, a lone CR, emoji and U+0000 (:data:`TRICKY`)."""
+    import json
+
+    from webdata import DOCS
+
+    paths = write_collection(tmp_path / "data")
+    texts = {**DOCS, **TRICKY}
+    paths["corpus"].write_text(
+        "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in texts.items())
+    )
+    config = build_config(**config_kwargs(paths, tmp_path))  # type: ignore[arg-type]
+    with _serving(config) as url:
+        yield url, tmp_path
+
+
+def _select(page: Any, doc: str, target: str, nth: int = 0) -> None:
+    """Select ``target`` in the passage's text as a person dragging the mouse would, across
+    whatever elements (marks) hold it, and let go of the button."""
+    page.eval_on_selector(
+        f"li#doc-{doc} .ptext",
+        """(e, [target, nth]) => {
+            const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), nodes = [];
+            let all = "";
+            while (walker.nextNode()) { nodes.push([walker.currentNode, all.length]);
+                                        all += walker.currentNode.data; }
+            let at = -1;
+            for (let i = 0; i <= nth; i++) at = all.indexOf(target, at + 1);
+            const place = (k) => { for (const [n, o] of nodes.slice().reverse())
+                                       if (o <= k) return [n, k - o]; };
+            const range = document.createRange();
+            range.setStart(...place(at)); range.setEnd(...place(at + target.length));
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+            e.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+        }""",
+        [target, nth],
+    )
+
+
+def _exported_spans(page: Any) -> list[tuple[str, int, int, str]]:
+    import json
+
+    text = page.evaluate("() => fetch('/export/spans.jsonl').then(r => r.text())")
+    rows = [json.loads(line) for line in text.splitlines()]
+    return [(r["doc_id"], r["start"], r["end"], r["text"]) for r in rows]
+
+
+def test_evidence_offsets_are_of_the_stored_text(
+    tricky_server: tuple[str, Path], page: Any, tmp_path: Path
+) -> None:
+    """Selections after CR LF, a lone CR, emoji and U+0000 are saved as characters of the
+    stored text (Python's code points); reloaded, the spans are marked in the text and
+    listed; one is removed with its button, and stays removed."""
+    base, _ = tricky_server
+    _choose_name(page, base, "alice")
+    page.goto(base + "/label/q1")
+    chosen = [("d1", "Trams run"), ("d4", "\U0001f600 trams"), ("d2", "Trams run on")]
+    for n, (doc, target) in enumerate(chosen, start=1):
+        _select(page, doc, target)
+        page.wait_for_selector(f"li#doc-{doc} [data-spans] li")
+        assert page.locator("[data-spans] li").count() == n
+    # expected: where Python finds the words in the stored text
+    expected = [(d, TRICKY[d].index(t), TRICKY[d].index(t) + len(t), t) for d, t in chosen]
+    assert _exported_spans(page) == expected
+    assert expected[0][1:3] == (19, 28)  # 'Timetable' 9 + CR LF 2 + 'Line 1' 6 + CR LF 2
+
+    # an overlapping span on d4: the text is marked in pieces, each naming its spans
+    _select(page, "d4", "trams run late")
+    page.locator("li#doc-d4 [data-spans] li").nth(1).wait_for()
+
+    page.reload()
+    marks = {
+        d: page.eval_on_selector_all(f"li#doc-{d} .ptext mark", "ms => ms.map(m => m.textContent)")
+        for d in TRICKY
+    }
+    assert marks == {
+        "d1": ["Trams run"],
+        "d4": ["\U0001f600 ", "trams", " run late"],
+        "d2": ["Trams run on"],
+    }
+    # the DOM holds the stored text code point for code point (U+0000 shown as U+FFFD)
+    shown = page.eval_on_selector("li#doc-d2 .ptext", "e => e.textContent")
+    assert shown == TRICKY["d2"].replace("\x00", "\ufffd")
+    shot = tmp_path / "label-evidence.png"
+    page.locator("li#doc-d4").scroll_into_view_if_needed()
+    page.screenshot(path=str(shot))
+    assert_not_blank(shot, VIEWPORT["width"], VIEWPORT["height"])
+
+    # take back d1's span with its button: gone from the text, the list and the export
+    page.click("li#doc-d1 [data-spans] button[data-remove]")
+    page.wait_for_selector("li#doc-d1 .ptext mark", state="detached")
+    assert page.locator("li#doc-d1 [data-spans] li").count() == 0
+    assert [r[0] for r in _exported_spans(page)] == ["d4", "d2", "d4"]
+    page.reload()
+    assert page.locator("li#doc-d1 .ptext mark").count() == 0
+    assert page.locator("[data-spans] li").count() == 3
+
+
+def test_monitor_pages_in_the_browser(page: Any, tmp_path: Path) -> None:
+    """From the navigation to the list of streams to a stream named with a ``/``: each
+    judged measure a chart as wide as the page allows (not past it), the degraded day
+    marked, the tables below; a screenshot at a normal width."""
+    pytest.importorskip("sqlalchemy", reason="the store extra is not installed")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app as cli
+
+    runner = CliRunner()
+    demo = ["monitor", "demo", str(tmp_path / "demo"), "--days", "3", "--degrade-day", "3"]
+    assert runner.invoke(cli, demo).exit_code == 0
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    traces, labels = tmp_path / "demo" / "traces.json", tmp_path / "demo" / "labels.txt"
+    run = ["monitor", str(traces), "--labels", str(labels), "--store", url, "--name", "team/search"]
+    assert runner.invoke(cli, run).exit_code == 0
+    config = build_config(**config_kwargs(write_collection(tmp_path / "data"), tmp_path))  # type: ignore[arg-type]
+    config.store_url = url
+    with _serving(config) as base:
+        page.goto(base + "/")
+        page.click("header nav a:text-is('Monitor')")
+        page.wait_for_selector("#streams")
+        page.click("#streams a:text-is('team/search')")
+        page.wait_for_selector("svg.trend")
+        assert page.inner_text("#stream-name") == "team/search"
+        boxes = [svg.bounding_box() for svg in page.query_selector_all("svg.trend")]
+        assert len(boxes) == 2
+        for box in boxes:
+            assert box["width"] > 600 and box["height"] > 150
+            assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"]
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]
+        assert page.locator("svg.trend .alarm.worse").count() == 2
+        shot = tmp_path / "monitor.png"
+        page.screenshot(path=str(shot))
+        assert_not_blank(shot, VIEWPORT["width"], VIEWPORT["height"])
+        page.goto(base + "/evaluations")
+        page.click("#store-streams a")
+        page.wait_for_selector("#streams")

@@ -304,13 +304,15 @@ def test_llm_qrels_given_twice_is_one_source(tmp_path: Path) -> None:
 
 
 def test_serve_takes_llm_qrels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    uvicorn = pytest.importorskip("uvicorn", reason="the web extra is needed")
+    pytest.importorskip("uvicorn", reason="the web extra is needed")
     from typer.testing import CliRunner
 
     from ragmeter.cli import app as cli_app
 
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))  # start nothing
+    # bind and start nothing
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr("ragmeter.web.server.serve_app", lambda app, *_: served.append(app))
     paths = write_files(tmp_path / "data")
     argv = ["serve", "--run", str(paths["run.txt"]), "--labels", str(tmp_path / "l.db")]
     result = CliRunner().invoke(cli_app, [*argv, "--llm-qrels", str(paths["llm.txt"])])

@@ -86,13 +86,15 @@ def test_exports_carry_the_annotator(app: Any, tmp_path: Path) -> None:
 
 
 def test_serve_command_opens_the_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    uvicorn = pytest.importorskip("uvicorn", reason="the web extra is needed")
+    pytest.importorskip("uvicorn", reason="the web extra is needed")
     from typer.testing import CliRunner
 
     from ragmeter.cli import app as cli_app
 
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))  # start nothing
+    # bind and start nothing
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr("ragmeter.web.server.serve_app", lambda app, *_: served.append(app))
     paths = write_collection(tmp_path / "data")
     queue = tmp_path / "queue.jsonl"
     write_label_queue(QUEUE, queue)

@@ -75,3 +75,62 @@ def test_span_outside_the_pool_is_refused(browser: tuple[Browser, Any]) -> None:
         "/api/span", {"query_id": query, "doc_id": "nope", "start": 0, "end": 1}
     )
     assert reply.status_code == 400 and "not in the pool" in reply.text
+
+
+def test_saved_spans_are_marked_and_removable_on_the_page(browser: tuple[Browser, Any]) -> None:
+    """Reloaded, the page marks the annotator's spans in the text (overlaps in pieces) and
+    lists each with a remove form; another annotator's page shows none of them."""
+    client, app = browser
+    query = next(iter(POOLS))
+    doc = POOLS[query][0]  # d1: "Cats are popular pets that need little space."
+    first = client.post_json("/api/span", {"query_id": query, "doc_id": doc, "start": 0, "end": 8})
+    second = client.post_json(
+        "/api/span", {"query_id": query, "doc_id": doc, "start": 5, "end": 12, "grade": 2}
+    )
+    a, b = first.json()["id"], second.json()["id"]
+    page = client.client.get(f"/label/{query}").text
+    assert (
+        f'<p class="ptext"><mark class="evidence e5" data-span-ids="{a}">Cats </mark>'
+        f'<mark class="evidence e5" data-span-ids="{a} {b}">are</mark>'
+        f'<mark class="evidence e2" data-span-ids="{b}"> pop</mark>ular pets' in page
+    )
+    assert page.count('action="/api/span/remove"') == 2
+    assert f'<input type="hidden" name="id" value="{a}">' in page
+    # the JSON reply carries the passage redrawn, for the page to put in place
+    assert 'data-span-ids="' in second.json()["html"]["ptext"]
+    # without the script: the remove form posts and comes back to the passage
+    removed = client.post_form("/api/span/remove", {"id": str(a)})
+    assert removed.status_code == 303 and removed.headers["location"] == f"/label/{query}#doc-{doc}"
+    page = client.client.get(f"/label/{query}").text
+    assert page.count('action="/api/span/remove"') == 1 and f'data-span-ids="{a}' not in page
+    other = Browser(app, annotator="bob").client.get(f"/label/{query}").text
+    assert "<mark" not in other and 'action="/api/span/remove"' not in other
+
+
+def test_a_selection_that_is_not_the_offsets_text_is_refused(
+    browser: tuple[Browser, Any],
+) -> None:
+    """The page sends the text it selected: offsets that select other characters of the
+    stored text (a page counting on a DOM that differs from it) are refused, nothing saved."""
+    client, _ = browser
+    query = next(iter(POOLS))
+    doc = POOLS[query][0]
+    ok = {"query_id": query, "doc_id": doc, "start": 0, "end": 4, "text": "Cats"}
+    assert client.post_json("/api/span", ok).status_code == 200
+    shifted = {**ok, "start": 1, "end": 5}
+    reply = client.post_json("/api/span", shifted)
+    assert reply.status_code == 400 and "nothing saved" in reply.json()["error"]
+    assert client.post_json("/api/span", {**ok, "text": 4}).status_code == 400
+    assert len(client.client.get("/export/spans.jsonl").text.splitlines()) == 1
+
+
+def test_passage_text_keeps_every_character_in_the_dom() -> None:
+    """CR written as a character reference (the HTML parser keeps it), U+0000 and lone
+    surrogates as U+FFFD: one character for one, so offsets on the page are offsets of the
+    stored text."""
+    from ragmeter.web.passages import passage_html, selection_matches, shown_text
+
+    assert str(passage_html("a\r\nb<\x00")) == "a&#13;\nb&lt;\ufffd"
+    assert shown_text("x\ud800y\x00") == "x\ufffdy\ufffd"
+    assert selection_matches("a\x00b", 1, 3, "\ufffdb")
+    assert not selection_matches("a\r\nb", 2, 4, "\nb\n")

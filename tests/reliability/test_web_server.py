@@ -185,7 +185,11 @@ def test_serve_passes_the_options_to_uvicorn(
     cert, key = certificate
     paths = write_collection(tmp_path / "data")
     seen: dict[str, Any] = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **options: seen.update(options))
+    # the port is bound before the address is printed, then served: neither for real here
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr(
+        "ragmeter.web.server.serve_app", lambda app, sock, options: seen.update(options)
+    )
     args = ["serve", "--run", str(paths["run_a"]), "--labels", str(tmp_path / "l.db")]
     tls = ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key), "--read-timeout", "7.5"]
     done = CliRunner().invoke(cli, [*args, "--host", "0.0.0.0", *tls])

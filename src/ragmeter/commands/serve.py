@@ -173,7 +173,7 @@ def serve(
     """Label passages 1–5, sub-questions 0–5 and nugget assignments in the browser, review
     agreement, export."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the web extra: its absence is said here)
 
         from ragmeter.web import security
         from ragmeter.web.app import create_app
@@ -214,9 +214,22 @@ def serve(
     config.max_body = max_body
     if token is None:  # loopback only: refuse Host names a rebinding page would send
         config.allowed_hosts = security.LOOPBACK_HOSTS | {security.host_name(host)}
-    app = create_app(config)
-    _announce(config, host, port, token, tls=ssl_certfile is not None)
-    uvicorn.run(app, **options)
+    _start(create_app(config), options, token, tls=ssl_certfile is not None)
+
+
+def _start(app: Any, options: dict[str, Any], token: str | None, *, tls: bool) -> None:
+    """Bind the port, say what is served and where, serve. The port is taken before the
+    address is printed: one held by another server is one clear error, not an address that
+    leads to that server."""
+    from ragmeter.web.server import listening_socket, serve_app
+
+    host, port = options["host"], options["port"]
+    try:
+        sock = listening_socket(host, port)
+    except RagmeterError as exc:
+        fail(exc)
+    _announce(app.state.config, host, port, token, tls=tls)
+    serve_app(app, sock, options)
 
 
 def _announce(config: Any, host: str, port: int, token: str | None, *, tls: bool) -> None:

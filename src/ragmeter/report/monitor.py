@@ -177,27 +177,61 @@ def _latency_parts(measure: str) -> tuple[str, str]:
 
 
 def trend_html(trend: Trend, *, alpha: float = 0.05) -> str:
-    """A self-contained page: per measure, the windows' means with intervals; a window whose
-    change against the previous one is significant (Welch's t, p ≤ α, unadjusted) is marked."""
+    """A self-contained page (``ragmeter monitor report``): :func:`trend_body` with its
+    style, no script, nothing fetched."""
     from ragmeter import __version__
     from ragmeter.report.html import _CSS
+    from ragmeter.report.trend_svg import TREND_CSS
 
-    sections = [_measure_table(trend, m, alpha) for m in trend.measures()]
     title = f"ragmeter monitor: {trend.stream}"
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head>\n<body>"
-        f'<header><div class="wrap"><h1>{escape(title)}</h1>'
-        f'<p class="lead">Windows of {_length(trend.window_s)}; {escape(trend.labels_line())}. '
-        "Means with 95% bootstrap intervals over the judged spans of each window; ▲/▼ marks "
-        f"a change against the previous window with Welch's p ≤ {alpha:g}. Latencies are "
-        f"quantiles over every span.{_ppi_lead(trend)}</p></div></header>\n"
-        f'<main class="wrap">{"".join(sections)}</main>\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}{TREND_CSS}</style></head>\n<body>"
+        f'<header><div class="wrap"><h1>{escape(title)}</h1></div></header>\n'
+        f'<main class="wrap">{trend_body(trend, alpha=alpha)}</main>\n'
         f'<footer><div class="wrap">Made by ragmeter {escape(__version__)} on {generated}. '
         "Self-contained: no script, nothing fetched.</div></footer>\n</body></html>\n"
     )
+
+
+def trend_body(trend: Trend, *, alpha: float = 0.05) -> str:
+    """The trend of a stream, read as a picture: what it shows, links to each measure, then
+    per judged measure a chart (the windows' means over their 95% interval band, the first
+    window's mean drawn as the baseline, each significant change against the previous window
+    marked ▲/▼) above its table; the latency quantiles of each stage last."""
+    judged = [m for m in trend.measures() if not m.startswith("latency_ms.")]
+    stages = _latency_stages(trend)
+    links = [f'<a href="#{_anchor(m)}">{escape(m)}</a>' for m in judged]
+    if stages:
+        links.append('<a href="#latency">latency</a>')
+    windows = trend.windows()
+    span = (
+        f"{len(windows)} window(s) of {_length(trend.window_s)}, "
+        f"{_label(windows[0], trend.window_s)} to {_label(windows[-1], trend.window_s)}"
+        if windows
+        else "no window"
+    )
+    judge = f"; {escape(trend.labels_line())}" if trend.labels_line() else ""
+    lead = (
+        f'<p class="lead">{escape(span)}{judge}. Each chart: the mean of every window over its '
+        "95% bootstrap interval, the first window's mean dashed (the baseline), a window whose "
+        f"change against the previous one is significant (Welch's t, p ≤ {alpha:g}, "
+        f"unadjusted) marked ▲ (rise) or ▼ (drop).{_ppi_lead(trend)}</p>"
+        f'<nav class="measures">{" ".join(links)}</nav>'
+    )
+    sections = [_measure_section(trend, m, alpha) for m in judged]
+    if stages:
+        sections.append(_latency_section(trend, stages))
+    return lead + "".join(sections)
+
+
+def _anchor(measure: str) -> str:
+    import re
+
+    return "m-" + re.sub(r"[^A-Za-z0-9_-]", "_", measure)
 
 
 def _ppi_lead(trend: Trend) -> str:
@@ -210,22 +244,74 @@ def _ppi_lead(trend: Trend) -> str:
     )
 
 
-def _measure_table(trend: Trend, measure: str, alpha: float) -> str:
+def _alarm(trend: Trend, measure: str, start: int, alpha: float) -> str:
+    change = trend.changes.get((measure, start))
+    if change is None or not change.significant(alpha):
+        return ""
+    return "worse" if change.difference < 0 else "better"
+
+
+def _measure_chart(trend: Trend, rows: list[Any], alpha: float) -> str:
+    from ragmeter.report.trend_svg import Point, trend_svg
+
+    points = []
+    for r in rows:
+        change = trend.changes.get((r.measure, r.window_start))
+        note = "" if change is None else _change_text(change, alpha)
+        points.append(
+            Point(
+                _label(r.window_start, trend.window_s),
+                r.mean,
+                r.low,
+                r.high,
+                r.n,
+                _alarm(trend, r.measure, r.window_start, alpha),
+                note,
+            )
+        )
+    first = next((p for p in points if not math.isnan(p.mean)), None)
+    baseline = math.nan if first is None else first.mean
+    label = "" if first is None else f"baseline {_num(baseline)} (first window, {first.label})"
+    svg = trend_svg(points, baseline=baseline, baseline_label=label, title=rows[0].measure)
+    if not svg:
+        return '<p class="note">No window has a defined mean: nothing to draw.</p>'
+    alarms = sum(1 for p in points if p.alarm)
+    legend = (
+        '<p class="legend"><span class="swatch band"></span>mean and 95% interval · '
+        '<span class="swatch baseline"></span>baseline · '
+        f'<span class="worse">▼</span>/<span class="better">▲</span> significant change '
+        f"({alarms} window(s))</p>"
+    )
+    return f"<figure>{svg}{legend}</figure>"
+
+
+def _measure_section(trend: Trend, measure: str, alpha: float) -> str:
+    """The chart and the table of one judged measure; a column no window fills is left out
+    (the interval without two values, the change without a previous window)."""
     rows = [r for r in trend.rows if r.measure == measure]
+    with_interval = any(not math.isnan(r.low) for r in rows)
+    with_change = any((measure, r.window_start) in trend.changes for r in rows)
     with_ppi = any(m == measure for m, _ in trend.ppi)
-    body = "".join(_window_row(trend, r, alpha, with_ppi) for r in rows)
-    ppi_head = ""
+    head = '<th>window</th><th class="num">n</th><th class="num">mean</th>'
+    if with_interval:
+        head += '<th class="num">95% interval</th>'
     if with_ppi:
         level = round(100 * (1 - next(iter(trend.ppi.values())).alpha))
-        ppi_head = (
+        head += (
             '<th class="num">labelled</th><th class="num">PPI</th>'
             f'<th class="num">PPI {level}% interval</th>'
         )
+    if with_change:
+        head += "<th>change vs previous window (Welch's p)</th>"
+    body = "".join(
+        _window_row(trend, r, alpha, interval=with_interval, ppi=with_ppi, change=with_change)
+        for r in rows
+    )
     return (
-        f'<section><h2>{escape(measure)}</h2><table class="summary"><thead><tr>'
-        '<th>window</th><th class="num">n</th><th class="num">mean</th>'
-        f'<th class="num">95% interval</th>{ppi_head}<th>change</th></tr></thead>'
-        f"<tbody>{body}</tbody></table></section>"
+        f'<section class="measure" id="{_anchor(measure)}"><h2>{escape(measure)}</h2>'
+        f"{_measure_chart(trend, rows, alpha)}"
+        f'<div class="scroll"><table class="summary"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div></section>"
     )
 
 
@@ -244,22 +330,77 @@ def _ppi_cells(trend: Trend, row: Any) -> str:
     )
 
 
-def _window_row(trend: Trend, row: Any, alpha: float, with_ppi: bool = False) -> str:
-    change = trend.changes.get((row.measure, row.window_start))
-    mark, css = "", ""
-    if change is not None:
-        sig = change.significant(alpha)
-        arrow = ("▲" if change.difference > 0 else "▼") if sig else ""
-        css = (" worse" if change.difference < 0 else " better") if sig else ""
-        p = "NA" if math.isnan(change.p_value) else f"{change.p_value:.4f}"
-        mark = f"{arrow} {change.difference:+.4f} (p {p})"
-    return (
+def _change_text(change: Any, alpha: float) -> str:
+    sig = change.significant(alpha)
+    arrow = ("▲ " if change.difference > 0 else "▼ ") if sig else ""
+    p = "NA" if math.isnan(change.p_value) else f"{change.p_value:.4f}"
+    return f"{arrow}{change.difference:+.4f} (p {p})"
+
+
+def _window_row(
+    trend: Trend, row: Any, alpha: float, *, interval: bool, ppi: bool, change: bool
+) -> str:
+    found = trend.changes.get((row.measure, row.window_start))
+    alarm = _alarm(trend, row.measure, row.window_start, alpha)
+    css = f" {alarm}" if alarm else ""
+    cells = (
         f"<tr><th>{escape(_label(row.window_start, trend.window_s))}</th>"
         f'<td class="num">{row.n}</td><td class="num{css}"><span class="mean">'
         f"{_num(row.mean)}</span></td>"
-        f'<td class="num">{escape(_interval(row.low, row.high))}</td>'
-        f"{_ppi_cells(trend, row) if with_ppi else ''}"
-        f"<td>{escape(mark)}</td></tr>"
+    )
+    if interval:
+        cells += f'<td class="num">{escape(_interval(row.low, row.high))}</td>'
+    if ppi:
+        cells += _ppi_cells(trend, row)
+    if change:
+        text = "first window" if found is None else _change_text(found, alpha)
+        cells += f"<td>{escape(text)}</td>"
+    return cells + "</tr>"
+
+
+def _latency_stages(trend: Trend) -> dict[str, list[str]]:
+    """The latency measures by stage, quantiles in increasing order."""
+    stages: dict[str, list[tuple[float, str]]] = {}
+    for measure in trend.measures():
+        if measure.startswith("latency_ms."):
+            quantile, stage = _latency_parts(measure)
+            stages.setdefault(stage, []).append((float(quantile), measure))
+    return {stage: [m for _, m in sorted(found)] for stage, found in stages.items()}
+
+
+def _latency_section(trend: Trend, stages: dict[str, list[str]]) -> str:
+    """Per stage, each window's latency quantiles over every span (not the judged sample)."""
+    tables = []
+    for stage, measures in stages.items():
+        values = {(r.measure, r.window_start): r for r in trend.rows if r.measure in measures}
+        head = "".join(
+            # latency_ms.p95(stage=…) → p95
+            f'<th class="num">{m.partition("(")[0].rsplit(".", 1)[1]} (ms)</th>'
+            for m in measures
+        )
+        body = []
+        for start in trend.windows():
+            cells = [
+                _num(values[(m, start)].mean, 1) if (m, start) in values else "" for m in measures
+            ]
+            if any(cells):
+                n = next(values[(m, start)].n for m in measures if (m, start) in values)
+                body.append(
+                    f"<tr><th>{escape(_label(start, trend.window_s))}</th>"
+                    f'<td class="num">{n}</td>'
+                    + "".join(f'<td class="num">{c}</td>' for c in cells)
+                    + "</tr>"
+                )
+        tables.append(
+            f'<div class="stage"><h3>{escape(stage)}</h3><div class="scroll">'
+            '<table class="summary"><thead><tr>'
+            f'<th>window</th><th class="num">spans</th>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div></div>"
+        )
+    return (
+        '<section id="latency"><h2>Latency</h2><p class="note">Quantiles of each stage\'s '
+        "duration over every span of the window, in milliseconds.</p>"
+        f'<div class="stages">{"".join(tables)}</div></section>'
     )
 
 

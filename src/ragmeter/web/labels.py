@@ -76,6 +76,8 @@ CREATE TABLE IF NOT EXISTS spans (
     grade INTEGER NOT NULL,
     removes INTEGER REFERENCES spans (id)
 );
+CREATE INDEX IF NOT EXISTS spans_item ON spans (annotator, query_id, doc_id);
+CREATE INDEX IF NOT EXISTS spans_removed ON spans (removes) WHERE removes IS NOT NULL;
 """
 
 #: a label event that no ``undo`` event takes back
@@ -388,13 +390,21 @@ class LabelDB:
 
         return self._submit(_Job(work))
 
-    def spans(self, annotator: str | None = None) -> list[SpanRow]:
-        """The live spans (not taken back), of one annotator or of all, in the order made."""
+    def spans(
+        self,
+        annotator: str | None = None,
+        *,
+        query_id: str | None = None,
+        doc_id: str | None = None,
+    ) -> list[SpanRow]:
+        """The live spans (not taken back), of one annotator or of all, of one query (and
+        passage) or of all, in the order made."""
         where = f"removes IS NULL AND {_LIVE_SPAN}"
-        args: tuple[str, ...] = ()
-        if annotator is not None:
-            where += " AND annotator = ?"
-            args = (annotator,)
+        args: list[str] = []
+        for column, value in (("annotator", annotator), ("query_id", query_id), ("doc_id", doc_id)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                args.append(value)
         with self._lock:
             rows = self._read.execute(f"SELECT * FROM spans WHERE {where} ORDER BY id", args)
             return [_span(r) for r in rows.fetchall()]

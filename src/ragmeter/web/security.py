@@ -109,3 +109,21 @@ def token_valid(expected: str | None, given: str | None) -> bool:
     if expected is None:
         return True
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
+
+
+#: what may stand in the plain ``filename="…"`` of a download header (RFC 6266's fallback)
+_PLAIN_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def attachment(filename: str) -> str:
+    """The ``Content-Disposition`` value of a download named ``filename`` (RFC 6266): a
+    plain ASCII ``filename`` (every other character ``_``, so that no quote, semicolon or
+    line break of a name can end the value or add a parameter) and, when that is not the
+    name, the exact name as ``filename*=UTF-8''…`` percent-encoded (RFC 8187), which
+    browsers prefer."""
+    from urllib.parse import quote
+
+    plain = _PLAIN_FILENAME.sub("_", filename) or "download"
+    if plain == filename:  # nothing to spell out
+        return f'attachment; filename="{plain}"'
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(filename, safe='')}"

@@ -16,11 +16,13 @@ certificate, TLS (needs the ``web`` extra).
 from __future__ import annotations
 
 import asyncio
+import errno
+import socket
 import ssl
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, RagmeterError
 
 #: seconds a client has to send a whole request (nginx waits 60 s for headers, 60 s between
 #: two reads of the body; a labelling page sends a few kilobytes)
@@ -121,4 +123,51 @@ def server_options(
     return options
 
 
-__all__ = ["DEFAULT_READ_TIMEOUT", "check_tls", "server_options", "timed_protocol"]
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, taken before the address is printed and handed to
+    uvicorn (``Server.run(sockets=…)``): a port another server holds is one clear error
+    here, not uvicorn's own after an ``open http://…`` that points at the other server.
+
+    Raises:
+        RagmeterError: the port is in use, or the address cannot be bound.
+    """
+    if not 0 <= port <= 65535:
+        raise RagmeterError(f"--port {port}: expected a port number 0..65535")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise RagmeterError(f"--host {host!r}: cannot listen there ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    # as uvicorn binds: a port in TIME_WAIT after a restart is free, one listened on is not
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise RagmeterError(
+                f"port {port} on {host} is in use (another server is listening there): "
+                "stop it or choose another --port"
+            ) from None
+        raise RagmeterError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
+
+
+def serve_app(app: Any, sock: socket.socket, options: dict[str, Any]) -> None:
+    """Serve ``app`` on the bound ``sock`` with uvicorn (``options``: :func:`server_options`)
+    until interrupted."""
+    import uvicorn
+
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+
+
+__all__ = [
+    "DEFAULT_READ_TIMEOUT",
+    "check_tls",
+    "listening_socket",
+    "serve_app",
+    "server_options",
+    "timed_protocol",
+]

@@ -32,6 +32,8 @@ HERE = Path(__file__).parent
 T = TypeVar("T")
 #: annotator names: short, printable, nothing that needs escaping in a cookie
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
+#: the largest integer SQLite (and so the label database and the store) holds
+INT64_MAX = 2**63 - 1
 
 
 @dataclass
@@ -219,6 +221,8 @@ def open_store_or_reason(url: str | None) -> Any:
 
 
 def load_stored(url: str | None, evaluation_id: int) -> Any:
+    if not 0 < evaluation_id <= INT64_MAX:  # an id the store's integers cannot hold
+        raise HTTPException(404, f"no stored evaluation #{evaluation_id}")
     opened = open_store_or_reason(url)
     if isinstance(opened, str):
         raise HTTPException(404, opened)
@@ -311,11 +315,13 @@ def int_field(data: Mapping[str, Any], name: str, bounds: tuple[int, int]) -> in
     raw = data.get(name)
     if isinstance(raw, bool):
         raw = None
-    if isinstance(raw, str) and re.fullmatch(r"-?\d{1,3}", raw.strip()):
-        raw = int(raw)
+    if isinstance(raw, str) and re.fullmatch(r"-?[0-9]{1,19}", raw.strip()):
+        raw = int(raw)  # ASCII digits only: int() also reads other scripts' digits
     low, high = bounds
     if not isinstance(raw, int) or not low <= raw <= high:
-        raise BadInput(f"{name} must be an integer in {low}..{high}, got {raw!r}")
+        given = repr(raw)
+        given = given if len(given) <= 40 else given[:37] + "…"  # a number of 4000 digits
+        raise BadInput(f"{name} must be an integer in {low}..{high}, got {given}")
     return raw
 
 

@@ -78,13 +78,21 @@ def evaluations(web: Web, request: Request) -> HTMLResponse:
     if isinstance(opened, str):
         return web.page(request, "evaluations.html", available=False, reason=opened, rows=[])
     from ragmeter.analysis.calibration import labels_kind
+    from ragmeter.store.monitor import streams
 
     with opened as store:
         rows = store.list_evaluations(limit=500)
         url = store.url
+        monitored = streams(store)  # a store can hold monitored streams and no evaluation
     kinds = {r.id: labels_kind(r.labels) for r in rows}
     return web.page(
-        request, "evaluations.html", available=True, rows=rows, store_url=url, label_kinds=kinds
+        request,
+        "evaluations.html",
+        available=True,
+        rows=rows,
+        store_url=url,
+        label_kinds=kinds,
+        streams=monitored,
     )
 
 

@@ -14,7 +14,8 @@ from starlette.responses import Response
 from ragmeter.errors import RagmeterError
 from ragmeter.web.export import ExportKind, export_provenance, export_text, safe_export_path
 from ragmeter.web.labels import AggregationRule
-from ragmeter.web.state import BadInput, Web, require_csrf, wants_json
+from ragmeter.web.security import attachment
+from ragmeter.web.state import ANNOTATOR, BadInput, Web, require_csrf, wants_json
 
 router = APIRouter()
 #: the rule of exports that combine nothing (one annotator's labels, or the spans)
@@ -74,6 +75,10 @@ def download(
         )
     # spans are every annotator's (or one's), each row naming its maker: no combining rule
     spans = kinds[filename.removesuffix(SUFFIX)] == "spans"
+    if annotator and not ANNOTATOR.fullmatch(annotator):
+        raise BadInput(
+            f"no annotator {annotator!r}: names are 1–40 letters, digits, spaces, '.', '_' or '-'"
+        )
     who, how = (annotator or None, LATEST) if spans else _choice(web, annotator, rule)
     if sidecar:
         if spans:
@@ -86,7 +91,7 @@ def download(
         return Response(
             format_provenance(prov),
             media_type="application/x-ndjson; charset=utf-8",
-            headers={"Content-Disposition": f'attachment; filename="{stem}-{filename}"'},
+            headers={"Content-Disposition": attachment(f"{stem}-{filename}")},
         )
     text = export_text(kinds[filename], web.db, web.coll, annotator=who, rule=how)
     stem = f"{who or ('everyone' if spans else how)}".replace(" ", "_")
@@ -94,7 +99,7 @@ def download(
     return Response(
         text,
         media_type=f"{media}; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{stem}-{filename}"'},
+        headers={"Content-Disposition": attachment(f"{stem}-{filename}")},
     )
 
 

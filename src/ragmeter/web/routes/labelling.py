@@ -12,9 +12,11 @@ from markupsafe import Markup, escape
 from starlette.responses import Response
 
 from ragmeter.web import security
-from ragmeter.web.labels import ItemKey, value_range
+from ragmeter.web.labels import ItemKey, SpanRow, value_range
+from ragmeter.web.passages import passage_html, selection_matches, spans_html
 from ragmeter.web.state import (
     ANNOTATOR,
+    INT64_MAX,
     BadInput,
     Web,
     WebState,
@@ -93,31 +95,32 @@ async def choose_annotator(request: Request) -> Response:
 
 
 #: the slots of a passage row that each page fills in, and the markers rendered there
-_SLOTS = ("value", "token", "buttons")
+_SLOTS = ("value", "token", "buttons", "ptext", "spans")
 _MARKERS = {slot: Markup(f"\x00{slot}\x00") for slot in _SLOTS}
 _MARKER = re.compile("\x00(" + "|".join(_SLOTS) + ")\x00")
 #: queries whose passage rows are kept rendered (each holds its passages' escaped text)
 ROW_CACHE_QUERIES = 1024
 
 
-def _passage_rows(web: WebState, query_id: str) -> list[str]:
+def _passage_rows(web: WebState, query_id: str) -> list[tuple[str, str]]:
     """The label page's passage rows of ``query_id``, rendered once (``_label_row.html``) as
-    :meth:`str.format` templates with fields ``{value}``, ``{token}`` and ``{buttons}``.
+    :meth:`str.format` templates with fields ``{value}``, ``{token}``, ``{buttons}``,
+    ``{ptext}`` and ``{spans}``, each with its passage's text as HTML (no span marked).
 
-    Everything in a row but the annotator's grade, the session's CSRF token and the buttons
-    of that grade depends on the collection only, which does not change while the app runs:
-    Jinja escaping the ids and texts of 40 passages on every page was most of its CPU.
+    Everything in a row but the annotator's grade and spans, the session's CSRF token and
+    the buttons of that grade depends on the collection only, which does not change while
+    the app runs: Jinja escaping the ids and texts of 40 passages on every page was most of
+    its CPU.
     """
     key = ("label", query_id)
-    rows: list[str] | None = web.fragments.get(key)
+    rows: list[tuple[str, str]] | None = web.fragments.get(key)
     if rows is None:
         template = web.env.get_template("_label_row.html")
         coll = web.coll
         rows = [
-            _format_template(
-                template.render(
-                    index=i, doc_id=d, text=coll.doc_texts.get(d), query_id=query_id, **_MARKERS
-                )
+            (
+                _format_template(template.render(index=i, doc_id=d, query_id=query_id, **_MARKERS)),
+                str(passage_html(coll.doc_texts.get(d))),
             )
             for i, d in enumerate(coll.pools[query_id], start=1)
         ]
@@ -139,6 +142,26 @@ def _format_template(html: str) -> str:
     )
 
 
+def _spans_by_doc(web: WebState, annotator: str | None, query_id: str) -> dict[str, list[SpanRow]]:
+    """The annotator's live spans in the passages of ``query_id``, by passage."""
+    found: dict[str, list[SpanRow]] = {}
+    if annotator:
+        for span in web.db.spans(annotator, query_id=query_id):
+            found.setdefault(span.doc_id, []).append(span)
+    return found
+
+
+def _span_reply(
+    web: WebState, request: Request, annotator: str, query_id: str, doc_id: str
+) -> dict[str, str]:
+    """The passage's text with the annotator's spans marked, and their list, as HTML: what
+    the page puts in place after a span is saved or taken back."""
+    text = web.coll.doc_texts.get(doc_id)
+    spans = web.db.spans(annotator, query_id=query_id, doc_id=doc_id)
+    token = security.csrf_token(web.secret, request.state.session_id)
+    return {"ptext": str(passage_html(text, spans)), "spans": str(spans_html(text, spans, token))}
+
+
 # The label pages read only memory (the collection, the annotator's cached labels) and
 # fill in passage rows rendered once: on the event loop they cost a quarter less CPU than
 # with the hop to a worker thread and back, which under load is the throughput.
@@ -149,12 +172,22 @@ async def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
     annotator = web.annotator_of(request)
     mine = web.mine("grade", annotator)
     before, after = coll.neighbours(query_id)
-    token = str(escape(security.csrf_token(web.secret, request.state.session_id)))
+    raw_token = security.csrf_token(web.secret, request.state.session_id)
+    token = str(escape(raw_token))
+    spans = _spans_by_doc(web, annotator, query_id)
     rows = []
-    for d, row in zip(coll.pools[query_id], _passage_rows(web, query_id), strict=True):
+    for d, (row, ptext) in zip(coll.pools[query_id], _passage_rows(web, query_id), strict=True):
         grade = mine.get((query_id, d, 0))
         value = "" if grade is None else str(grade)
-        rows.append(row.format(value=value, token=token, buttons=web.buttons("grade", grade)))
+        marked, listed = ptext, ""
+        if d in spans:
+            text = coll.doc_texts.get(d)
+            marked = str(passage_html(text, spans[d]))
+            listed = str(spans_html(text, spans[d], raw_token))
+        buttons = web.buttons("grade", grade)
+        rows.append(
+            row.format(value=value, token=token, buttons=buttons, ptext=marked, spans=listed)
+        )
     return web.page(
         request,
         "label.html",
@@ -282,8 +315,9 @@ async def save_grade(web: Web, request: Request) -> Response:
 
 @router.post("/api/span", dependencies=csrf)
 async def save_span(web: Web, request: Request) -> Response:
-    """An evidence span selected in a passage: characters ``[start, end)`` of its text
-    (code points, as Python indexes it), graded 1–5 (5 by default)."""
+    """An evidence span selected in a passage: characters ``[start, end)`` of its stored
+    text (code points, as Python indexes it), graded 1–5 (5 by default). With ``text`` (the
+    text the page selected) the offsets are checked against it: a mismatch is refused."""
     annotator = web.need_annotator(request)
     data = await payload(request)
     query_id, doc_id = pool_item(web.coll, data)
@@ -293,6 +327,16 @@ async def save_span(web: Web, request: Request) -> Response:
     start = int_field(data, "start", (0, len(text) - 1))
     end = int_field(data, "end", (start + 1, len(text)))
     grade = int_field(data, "grade", value_range("grade")) if "grade" in data else 5
+    selected = data.get("text")
+    if selected is not None and not (
+        isinstance(selected, str) and selection_matches(text, start, end, selected)
+    ):
+        # the page counted its selection differently from the stored text: never save a
+        # span at the wrong place
+        raise BadInput(
+            f"the selection {str(selected)[:60]!r} is not characters [{start}, {end}) of "
+            f"passage {doc_id!r} ({text[start:end][:60]!r}): nothing saved; reload the page"
+        )
     span = await committed(web.db.submit_span(annotator, query_id, doc_id, start, end, grade))
     answer = {
         "id": span.id,
@@ -302,6 +346,7 @@ async def save_span(web: Web, request: Request) -> Response:
         "end": end,
         "grade": grade,
         "text": text[start:end],
+        "html": _span_reply(web, request, annotator, query_id, doc_id),
     }
     return reply(request, answer, f"/label/{query_id}#{anchor(doc_id)}")
 
@@ -311,15 +356,16 @@ async def remove_span(web: Web, request: Request) -> Response:
     """Take back one of the annotator's spans (by its id)."""
     annotator = web.need_annotator(request)
     data = await payload(request)
-    span_id = data.get("id")
-    if isinstance(span_id, str) and span_id.isdigit():
-        span_id = int(span_id)
-    if not isinstance(span_id, int) or isinstance(span_id, bool):
-        raise BadInput(f"id must be a span id, got {span_id!r}")
+    span_id = int_field(data, "id", (1, INT64_MAX))
     removed = await committed(web.db.submit_span_removal(annotator, span_id))
     if removed is None:
         raise BadInput(f"no span {span_id} of yours to remove")
-    answer = {"removed": span_id, "query_id": removed.query_id, "doc_id": removed.doc_id}
+    answer = {
+        "removed": span_id,
+        "query_id": removed.query_id,
+        "doc_id": removed.doc_id,
+        "html": _span_reply(web, request, annotator, removed.query_id, removed.doc_id),
+    }
     return reply(request, answer, f"/label/{removed.query_id}#{anchor(removed.doc_id)}")
 
 

@@ -112,7 +112,10 @@
   }
 
   // evidence spans: text selected inside one passage is saved as characters [start, end)
-  // of its text, counted in code points as Python indexes strings (not UTF-16 units)
+  // of its stored text, counted in code points as Python indexes strings (not UTF-16
+  // units). The server writes the text so that the DOM holds it character for character
+  // (a CR as &#13;, which the HTML parser would otherwise turn into LF); the selected text
+  // goes along, and the server refuses offsets that do not select it.
   function codePoints(text) { return Array.from(text).length; }
 
   function selectedSpan(ptext) {
@@ -123,25 +126,38 @@
     var before = document.createRange();
     before.selectNodeContents(ptext);
     before.setEnd(range.startContainer, range.startOffset);
+    var text = range.toString();
     var start = codePoints(before.toString());
-    var end = start + codePoints(range.toString());
-    return end > start ? { start: start, end: end } : null;
+    var end = start + codePoints(text);
+    return end > start ? { start: start, end: end, text: text } : null;
+  }
+
+  // the passage's text with the saved spans marked, and their list, as the server drew them
+  function showSpans(item, html) {
+    if (!html) return;
+    var ptext = item.querySelector(".ptext"), list = item.querySelector("[data-spans]");
+    if (ptext) ptext.innerHTML = html.ptext;
+    if (list) list.innerHTML = html.spans;
   }
 
   function saveSpan(ptext) {
     var span = selectedSpan(ptext);
     var item = ptext.closest("[data-item]");
     if (!span || !item) return;
-    var body = { query_id: queryId, doc_id: item.dataset.doc, start: span.start, end: span.end };
+    var body = { query_id: queryId, doc_id: item.dataset.doc, start: span.start, end: span.end, text: span.text };
     send("/api/span", body).then(function (data) {
       window.getSelection().removeAllRanges();
-      var list = item.querySelector("[data-spans]");
-      if (list) {
-        var entry = document.createElement("li");
-        entry.textContent = "“" + data.text + "” [" + data.start + ", " + data.end + ")";
-        list.appendChild(entry);
-      }
+      showSpans(item, data.html);
       say("evidence saved");
+    }).catch(function (err) { say(err.message, true); });
+  }
+
+  function removeSpan(form) {
+    var item = form.closest("[data-item]");
+    var id = Number(form.querySelector('input[name="id"]').value);
+    send("/api/span/remove", { id: id }).then(function (data) {
+      if (item) showSpans(item, data.html);
+      say("evidence removed");
     }).catch(function (err) { say(err.message, true); });
   }
 
@@ -149,6 +165,12 @@
     main.addEventListener("mouseup", function (event) {
       var ptext = event.target.closest(".ptext");
       if (ptext) saveSpan(ptext);
+    });
+    main.addEventListener("submit", function (event) {
+      var form = event.target.closest("form.span-remove");
+      if (!form) return;
+      event.preventDefault();
+      removeSpan(form);
     });
   }
 
