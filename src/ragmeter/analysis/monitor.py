@@ -284,17 +284,8 @@ def check_windows(
     from ragmeter.analysis.gate import GateResult, RuleOutcome
     from ragmeter.stats.correction import holm
 
-    def defined(side: Mapping[str, Sequence[float]], measure: str, name: str) -> np.ndarray:
-        if measure not in side:
-            raise MonitorError(f"{name} has no {measure}; measured: {', '.join(sorted(side))}")
-        v = np.asarray(side[measure], dtype=np.float64)
-        v = v[~np.isnan(v)]
-        if len(v) == 0:
-            raise MonitorError(f"{measure} is undefined (NA) on every span of {name}")
-        return v
-
     pairs = [
-        (defined(current, r.measure, current_name), defined(baseline, r.measure, baseline_name))
+        (_defined(current, r.measure, current_name), _defined(baseline, r.measure, baseline_name))
         for r in rules
     ]
     for r in rules:
