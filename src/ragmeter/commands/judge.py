@@ -163,7 +163,8 @@ Samples = Annotated[
     typer.Option(
         "--samples",
         help="Ask each pair N times (needs --temperature > 0); the label is the mode of "
-        "the grades read, ties to the lower grade.",
+        "the N grades, ties to the lower grade (a pair with an unreadable sample has no "
+        "label: exit 1).",
     ),
 ]
 JudgeSpecs = Annotated[
@@ -360,8 +361,9 @@ def _report(
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return
+    what = "pair(s)" if result.pair_missing is not None else "item(s)"
     typer.echo(
-        f"wrote {out}: INCOMPLETE, {len(result.missing)} item(s) without a label (exit 1)",
+        f"wrote {out}: INCOMPLETE, {len(result.missing)} {what} without a label (exit 1)",
         err=True,
     )
     raise typer.Exit(code=1)

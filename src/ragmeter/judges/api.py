@@ -266,10 +266,15 @@ class Job:
         pairs = len(self.items) // self.samples
         unparsed = votes.unparsed_samples(run.missing)
         result.notes += [
-            f"samples: {self.samples} per pair, the label their mode (ties to the lowest grade)",
-            f"{pairs - len(result.pair_missing)} of {pairs} pairs labelled; "
-            f"{unparsed} unparsed sample(s) left out of the votes",
+            f"samples: {self.samples} per pair, the label the mode of all {self.samples} "
+            "(ties to the lowest grade)",
+            f"{pairs - len(result.pair_missing)} of {pairs} pairs labelled",
         ]
+        if unparsed:
+            result.notes.append(
+                f"  {unparsed} unparsed sample(s): their pairs have no label, not a mode of "
+                "fewer samples (--retry-unparsed asks them again)"
+            )
 
     def estimate(
         self,
@@ -357,7 +362,8 @@ def judge_relevance(
     ``grade_logprobs``: ask for the first token's top alternatives, the fallback grade of a
     reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`).
     ``samples``: ask each pair that many times (the judge's temperature must be > 0) and
-    keep the mode of the grades read, ties to the lowest (:mod:`ragmeter.judges.votes`)."""
+    keep the mode of the N grades, ties to the lowest; a pair with an unread sample has
+    no label (:mod:`ragmeter.judges.votes`)."""
     job = relevance_job(
         runs,
         queries,
