@@ -84,6 +84,15 @@ Timeout = Annotated[
 MaxRetries = Annotated[
     int | None, typer.Option("--max-retries", help="Retries per request (default 6).")
 ]
+MaxReplyBytes = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-bytes",
+        help="The largest reply read from the server, in bytes after decompression "
+        "(default 4194304, 4 MiB; config 'max_reply_bytes'); a larger reply fails that "
+        "request, read no further.",
+    ),
+]
 PriceOpt = Annotated[
     str | None,
     typer.Option(
@@ -203,6 +212,7 @@ class Settings:
     retry_unparsed: RetryUnparsed = False
     timeout: Timeout = None
     max_retries: MaxRetries = None
+    max_reply_bytes: MaxReplyBytes = None
     price: PriceOpt = None
     config_file: ConfigFile = None
     quiet: Quiet = False
@@ -234,6 +244,7 @@ class Settings:
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_reply_bytes=self.max_reply_bytes,
             temperature=self.temperature,
             config_file=self.config_file,
         )
