@@ -176,6 +176,8 @@ def build_calibration(
             },
             "grade_map": pairs.get("grade_map", {}),
             "clip": pairs.get("clip"),
+            # one-side maps only where given: records made without them keep their form
+            **{key: pairs[key] for key in ("grade_map_a", "grade_map_b") if pairs.get(key)},
         },
         "kappa": dict(pairs["kappa"]),
         "alpha": {"ordinal": pairs["krippendorff_alpha"].get("ordinal")},
