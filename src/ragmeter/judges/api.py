@@ -94,18 +94,34 @@ def build_judge(
         import importlib
 
         try:
-            factory = importlib.import_module("ragmeter.judges.offline").offline_judge
-        except (ImportError, AttributeError) as exc:
+            module = importlib.import_module("ragmeter.judges.offline")
+        except ImportError as exc:
+            from ragmeter.errors import install_hint
+
             raise RagmeterError(
-                f"the offline judge is not available ({exc}); install 'ragmeter[models]'"
+                f"the offline judge is not available ({exc}); {install_hint('models')}"
             ) from None
-        return factory(task), Price.parse(price) if price else None
+        if task not in module.OFFLINE_TASKS:
+            raise RagmeterError(_offline_refusal(task, module.OFFLINE_TASKS))
+        return module.offline_judge(task), Price.parse(price) if price else None
     config = resolve_config(price=price, **options)
     try:
         from ragmeter.judges.llm import LLMJudge
     except ImportError as exc:
         raise RagmeterError(str(exc)) from None
     return LLMJudge(config), config.price
+
+
+def _offline_refusal(task: str, tasks: Sequence[str]) -> str:
+    """Why --offline cannot judge ``task`` (a prompt or task of an LLM judge), and what to
+    use instead."""
+    what = f"--prompt {task}" if task.startswith("umbrela") else f"the {task} task"
+    return (
+        f"--offline cannot judge with {what}: the offline embedding judge grades "
+        f"{' and '.join(tasks)} only (relevance on ragmeter's 1-5 scale, --prompt relevance); "
+        f"for {what} use an LLM judge (--base-url URL --model NAME), or to try it without a "
+        "model or key the stand-in server: python -m ragmeter.judges.testserver"
+    )
 
 
 def _rankings(run: Any) -> Rankings:

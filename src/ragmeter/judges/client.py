@@ -53,8 +53,10 @@ from ragmeter.judges.ratelimit import TokenBucket
 try:
     import aiohttp
 except ImportError as exc:  # pragma: no cover - depends on the environment
+    from ragmeter.errors import install_hint
+
     raise ImportError(
-        "the LLM judge needs aiohttp; install it with: pip install 'ragmeter[judges]'"
+        f"the LLM judge needs aiohttp; install it with: {install_hint('judges')}"
     ) from exc
 
 
