@@ -253,6 +253,7 @@ def test_offline_flag_uses_the_offline_judge_factory(
 
     module = types.ModuleType("ragmeter.judges.offline")
     module.offline_judge = lambda task: CountingJudge()  # type: ignore[attr-defined]
+    module.OFFLINE_TASKS = ("relevance", "answerability")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ragmeter.judges.offline", module)
     (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "first?"}\n')
     (tmp_path / "c.jsonl").write_text('{"id": "d1", "text": "a"}\n{"id": "d2", "text": "bb"}\n')

@@ -93,7 +93,7 @@ def test_polars_frames_without_polars_name_the_extra(monkeypatch: pytest.MonkeyP
     from ragmeter.io.frames import run_to_polars
 
     monkeypatch.setitem(sys.modules, "polars", None)
-    with pytest.raises(MissingExtraError, match=r"ragmeter\[frames\]"):
+    with pytest.raises(MissingExtraError, match=r"\.\[frames\]"):
         run_to_polars(ragmeter.Run.from_dict({"q1": {"d1": 1.0}}))
 
 
