@@ -49,6 +49,13 @@ def test_replies_from_word_overlap_by_hand() -> None:
     assert reply("What is 2 + 2?") is None  # not one of ragmeter's prompts
 
 
+def test_the_model_list_answers_so_a_script_can_wait_for_the_server(stand_in: str) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{stand_in}/models", timeout=10) as answer:
+        assert json.loads(answer.read())["data"][0]["id"] == "stand-in"
+
+
 @pytest.fixture
 def stand_in() -> Iterator[str]:
     server = make_server(port=0)

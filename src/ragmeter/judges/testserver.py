@@ -103,6 +103,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self) -> None:
+        """The model list (``/v1/models``): what a script polls to know the server is up."""
+        if not self.path.rstrip("/").endswith("/models"):
+            self._send(404, {"error": {"message": f"no such endpoint {self.path}"}})
+            return
+        self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
+
     def do_POST(self) -> None:
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no such endpoint {self.path}"}})
