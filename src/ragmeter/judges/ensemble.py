@@ -152,7 +152,8 @@ class EnsembleResult:
         for m in self.missing:
             reasons[m.reason] = reasons.get(m.reason, 0) + 1
         out += [
-            f"  {reason} {k} (no label from every judge: never a vote of fewer judges)"
+            f"  {reason} {k} (some judge has no label for them: "
+            "not written as a vote of fewer judges)"
             for reason, k in reasons.items()
         ]
         silent = [i for i, m in enumerate(self.members, start=1) if not any(m.labels.values())]
