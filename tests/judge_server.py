@@ -17,7 +17,9 @@ null``), ``("empty",)`` (``content: ""``), ``("no_choices",)``, ``("wrong_types"
 n-th of :data:`WRONG_TYPES`), ``("html",)``, ``("no_content",)`` (a 204), ``("short",)``
 (fewer body bytes than ``Content-Length``, then close), ``("continue",)`` (an interim ``100
 Continue`` before the real answer — a completion), ``("reset",)`` (a TCP reset, no answer),
-``("hang",)`` (no answer until the client hangs up).
+``("hang",)`` (no answer until the client hangs up), ``("big", n)`` (a completion padded
+to n bytes) and ``("bomb", n)`` (a gzip body that inflates to n bytes: a completion padded
+with spaces inside the JSON object).
 
 **Random faults**: with ``fault_rate`` > 0, each request gets, with that probability, one of
 ``faults`` — drawn from a hash of (prompt, how often it was asked, ``fault_seed``), so a run
@@ -222,7 +224,30 @@ def _reply(state: ServerState, request: dict[str, Any], action: Action) -> bytes
         return _response(200, page, {"Content-Type": "text/html"})
     if kind == "no_content":
         return b"HTTP/1.1 204 No Content\r\n\r\n"
+    if kind == "big":
+        body = _completion(state, request, "2")
+        return _response(200, body[:-1] + b" " * max(0, action[1] - len(body)) + b"}")
+    if kind == "bomb":
+        return _response(200, _bomb(_completion(state, request, "2"), action[1]),
+                         {"Content-Encoding": "gzip"})  # fmt: skip
     return None
+
+
+def _bomb(body: bytes, size: int) -> bytes:
+    """``body`` gzip-compressed with spaces before its closing brace, ``size`` bytes inflated
+    (compressed 1:1000, built a MiB at a time)."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [z.compress(body[:-1])]
+    left = max(0, size - len(body))
+    block = b" " * (1 << 20)
+    while left > 0:
+        out.append(z.compress(block[: min(left, len(block))]))
+        left -= len(block)
+    out.append(z.compress(b"}"))
+    out.append(z.flush())
+    return b"".join(out)
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, bytes] | None:

@@ -144,3 +144,48 @@ def test_cli_agreement_without_options_reports_no_relabelling(tmp_path: Path) ->
     doc = json.loads(runner.invoke(app, ["agreement", a, b, "-f", "json"]).stdout)
     assert doc["clip"] is None and doc["grade_map"] == {}
     assert doc["relabelled"] == {"a": 0, "b": 0, "changes": []}
+
+
+# human grades on 1..5 against UMBRELA's 0..3
+HUMAN = {("q1", "d1"): 1, ("q1", "d2"): 2, ("q1", "d3"): 3, ("q1", "d4"): 4, ("q1", "d5"): 5}
+UMBRELA = {("q1", "d1"): 0, ("q1", "d2"): 1, ("q1", "d3"): 2, ("q1", "d4"): 3, ("q1", "d5"): 2}
+
+
+def test_a_map_per_side_compares_labels_on_two_scales(tmp_path: Path) -> None:
+    a, b = _qrels(tmp_path / "human.txt", HUMAN), _qrels(tmp_path / "umbrela.txt", UMBRELA)
+    onto_0_3 = "1:0,2:1,3:2,4:3,5:3"
+    result = runner.invoke(app, ["agreement", a, b, "--grade-map-a", onto_0_3, "-f", "json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    # human → 0,1,2,3,3 against 0,1,2,3,2: p_o = 4/5; margins human {0:1,1:1,2:1,3:2},
+    # umbrela {0:1,1:1,2:2,3:1} → p_e = (1 + 1 + 2 + 2)/25 = 6/25; κ = (4/5 − 6/25)/(19/25)
+    assert doc["scale"] == [0, 1, 2, 3]
+    assert doc["accuracy"] == pytest.approx(0.8)
+    assert doc["kappa"]["unweighted"] == pytest.approx(14 / 19)
+    assert doc["grade_map_a"] == {"1": 0, "2": 1, "3": 2, "4": 3, "5": 3}
+    assert doc["grade_map_b"] == {} and doc["grade_map"] == {}
+    assert doc["relabelled"]["a"] == 5 and doc["relabelled"]["b"] == 0
+    # the other way round: umbrela onto 1..5, the human grades as they are
+    other = runner.invoke(app, ["agreement", a, b, "--grade-map-b", "0:1,1:2,2:3,3:4"])
+    assert other.exit_code == 0, other.stderr
+    assert "grade map of umbrela.txt 0:1,1:2,2:3,3:4:" in other.stdout
+    assert "umbrela.txt: 5 label(s) changed" in other.stdout
+    assert "human.txt: 0 label(s) changed" in other.stdout
+
+
+def test_a_map_of_both_files_that_would_rewrite_the_other_scale_is_refused(
+    tmp_path: Path,
+) -> None:
+    a, b = _qrels(tmp_path / "human.txt", HUMAN), _qrels(tmp_path / "umbrela.txt", UMBRELA)
+    both = runner.invoke(app, ["agreement", a, b, "--grade-map", "1:0,2:1,3:2,4:3,5:3"])
+    assert both.exit_code == 2
+    assert "human.txt (1–5) and umbrela.txt (0–3) are on different scales" in both.stderr
+    assert "grade(s) 1, 2, 3 of the map are in both" in both.stderr
+    assert "--grade-map-a for human.txt, --grade-map-b for umbrela.txt" in both.stderr
+    mixed = runner.invoke(app, ["agreement", a, b, "--grade-map", "4:3", "--grade-map-b", "0:1"])
+    assert mixed.exit_code == 2 and "give it alone" in mixed.stderr
+    # a map of grades only one file holds stays a map of both (an LLM's grades off the scale)
+    c = _qrels(tmp_path / "llm.txt", B)
+    ok = runner.invoke(app, ["agreement", _qrels(tmp_path / "h.txt", A), c, "--grade-map", "5:3"])
+    assert ok.exit_code == 2 and "different scales" in ok.stderr  # 10 is still off the scale
+    assert "grade(s)" not in ok.stderr  # refused for the scale, not for the map

@@ -188,3 +188,24 @@ def test_human_labels_need_no_calibration(tmp_path: Path) -> None:
     assert lines == [
         "calibration cal.json not used: human.txt holds no LLM labels: nothing to vouch for"
     ]
+
+
+def test_no_common_pair_is_said_as_such_not_as_labels_made_by_no_judge(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path)
+    human.write_text("".join(f"q9 0 x{i} {h}\n" for i, (h, _) in enumerate(PAIRS)))
+    result = runner.invoke(
+        app, ["agreement", str(human), str(llm), "--save-calibration", str(tmp_path / "c.json")]
+    )
+    assert result.exit_code == 2
+    assert "grade no (query, passage) pair in common" in result.stderr
+    assert "made by no judge" not in result.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_common_pairs_of_human_labels_only_are_said_as_such(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path, LabelSource(kind="human", annotator="alice"))
+    result = runner.invoke(
+        app, ["agreement", str(human), str(llm), "--save-calibration", str(tmp_path / "c.json")]
+    )
+    assert result.exit_code == 2
+    assert "none of the 8 pairs both files grade was labelled by an LLM judge" in result.stderr

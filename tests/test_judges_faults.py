@@ -315,3 +315,68 @@ def test_prompt_the_server_sees_contains_the_inputs(server: FakeServer) -> None:
     judge_all(config(server.url), items(1), JudgmentCache(":memory:"))
     prompt = prompt_of(server.state.requests[0])
     assert "Query: query 0" in prompt and "Passage: passage 0" in prompt
+
+
+# -- the size of a reply ---------------------------------------------------------------------
+
+
+def test_a_reply_past_the_size_cap_fails_uncached_and_is_not_retried(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    its = items(3)
+    server.state.rules.append(("query 1", ("big", 5000)))
+    cfg = config(server.url, max_reply_bytes=2000)
+    with JudgmentCache(tmp_path / "c.sqlite") as cache:
+        run = judge_all(cfg, its, cache)
+        assert [m.ident for m in run.missing] == [("q1", "d1")]
+        assert run.missing[0].reason == "failed"
+        assert "reply too large" in run.missing[0].detail
+        assert "Content-Length 5,000 bytes, more than the cap of 2,000 bytes" in (
+            run.missing[0].detail
+        )
+        assert run.summary.failures == 1 and run.summary.retries == 0
+        # not retried (the same reply would be read again), not cached
+        prompt = make_task("relevance").messages(its[1].inputs)[-1]["content"]
+        assert server.state.seen[prompt] == 1
+        assert len(cache) == 2
+    # under the cap the same reply is an ordinary completion
+    with JudgmentCache(":memory:") as cache:
+        assert judge_all(config(server.url, max_reply_bytes=6000), its, cache).complete
+
+
+def test_a_gzip_bomb_is_stopped_at_the_cap_never_inflated_whole(server: FakeServer) -> None:
+    import tracemalloc
+
+    its = items(2)
+    inflated = 64 << 20  # 64 MiB of spaces in a ~64 KB gzip body
+    server.state.rules.append(("query", ("bomb", inflated)))
+    cfg = config(server.url, max_reply_bytes=64 << 10, max_retries=0)
+    tracemalloc.start()
+    try:
+        with JudgmentCache(":memory:") as cache:
+            run = judge_all(cfg, its, cache)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [m.reason for m in run.missing] == ["failed", "failed"]
+    assert all(
+        "more bytes (decompressed) than the cap of 65,536 bytes" in m.detail for m in run.missing
+    )
+    assert peak < 16 << 20, f"peak {peak / 2**20:.0f} MiB: the body was inflated whole"
+
+
+def test_max_reply_bytes_from_the_config_file_and_refused_when_not_whole(tmp_path: Path) -> None:
+    from ragmeter.judges.config import DEFAULT_MAX_REPLY_BYTES, resolve_config
+    from ragmeter.judges.errors import JudgeConfigError
+
+    base = {"base_urls": ["http://127.0.0.1:1/v1"], "model": "m", "environ": {}}
+    assert resolve_config(**base).max_reply_bytes == DEFAULT_MAX_REPLY_BYTES == 4 * 2**20
+    toml = tmp_path / "ragmeter.toml"
+    toml.write_text("[judge]\nmax_reply_bytes = 10000\n")
+    assert resolve_config(**base, config_file=toml).max_reply_bytes == 10000
+    assert resolve_config(**base, config_file=toml, max_reply_bytes=5).max_reply_bytes == 5
+    toml.write_text('[judge]\nmax_reply_bytes = "4MB"\n')
+    with pytest.raises(JudgeConfigError, match="max_reply_bytes must be a whole number"):
+        resolve_config(**base, config_file=toml)
+    with pytest.raises(JudgeConfigError, match="max reply bytes must be ≥ 1"):
+        resolve_config(**base, max_reply_bytes=0)

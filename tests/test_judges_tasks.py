@@ -253,6 +253,7 @@ def test_offline_flag_uses_the_offline_judge_factory(
 
     module = types.ModuleType("ragmeter.judges.offline")
     module.offline_judge = lambda task: CountingJudge()  # type: ignore[attr-defined]
+    module.OFFLINE_TASKS = ("relevance", "answerability")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "ragmeter.judges.offline", module)
     (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "first?"}\n')
     (tmp_path / "c.jsonl").write_text('{"id": "d1", "text": "a"}\n{"id": "d2", "text": "bb"}\n')
@@ -270,3 +271,37 @@ def test_rates_stay_readable_when_slow() -> None:
     from ragmeter.judges.progress import format_rate
 
     assert [format_rate(r) for r in (1234.4, 56.78, 3.21, 0.428)] == ["1234", "56.8", "3.2", "0.43"]
+    assert format_rate(122_484.0) == "122k"  # four characters at most
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+@pytest.mark.parametrize(
+    ("description", "total"),
+    [("judge relevance", 1500), ("judge 2 (qwen2.5-72b-instruct-awq-int4)", 120_000)],
+)
+def test_the_progress_line_fits_the_terminal_with_every_count_whole(
+    width: int, description: str, total: int
+) -> None:
+    import io
+    import re
+
+    from rich.console import Console
+
+    from ragmeter.judges.progress import RichProgress
+    from ragmeter.judges.types import Judgment
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, color_system=None)
+    progress = RichProgress(description, console=console)
+    progress.start(total=total, cached=300)
+    for status in ["ok"] * 50 + ["unparsed"] * 7:
+        progress.advance(Judgment(value=2, status=status, raw="2", model="m"))  # type: ignore[arg-type]
+    progress.stop()
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buffer.getvalue()).replace("\r", "\n")
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    assert lines and all(len(line) <= width for line in lines), lines
+    last = lines[-1]
+    assert f"357/{total}" in last  # 300 cached + 57 asked, never squeezed to "3…"
+    assert "unparsed 7 · errors 0" in last and "ETA" in last
+    assert "…/s" not in last and "/s" in last
+    assert description.split()[0] in last

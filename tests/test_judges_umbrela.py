@@ -241,28 +241,99 @@ def by_seed(grades: dict[int, str]) -> Any:
 def test_samples_each_a_cached_request_and_the_mode_ties_low(tmp_path: Path) -> None:
     files = collection(tmp_path)
     out, cache = tmp_path / "qrels.txt", tmp_path / "c.sqlite"
-    replies = {0: "##final score: 3", 1: "##final score: 1", 2: "no idea", 3: "##final score: 1"}
+    replies = {0: "##final score: 3", 1: "##final score: 1", 2: "##final score: 3", 3: "1"}
     with FakeServer(by_seed(replies)) as s:
         args = [*relevance_args(files, out, cache), "--prompt", "umbrela"]
         args += ["--base-url", s.url, "--model", "m", "--temperature", "0.7"]
-        three = invoke([*args, "--samples", "3"])
-        assert three.exit_code == 0, three.output
-        assert Counter(s.state.seen.values()) == Counter({3: 4})  # 4 pairs × 3 samples
-        assert sorted(r["seed"] for r in s.state.requests) == [0] * 4 + [1] * 4 + [2] * 4
+        two = invoke([*args, "--samples", "2"])
+        assert two.exit_code == 0, two.output
+        assert Counter(s.state.seen.values()) == Counter({2: 4})  # 4 pairs × 2 samples
+        assert sorted(r["seed"] for r in s.state.requests) == [0] * 4 + [1] * 4
         assert all(r["temperature"] == 0.7 for r in s.state.requests)
-        # grades read: 3 and 1 (the third sample is unparsed, left out): a tie → 1
+        # grades 3 and 1: a tie → 1
         assert {line.split()[3] for line in out.read_text().splitlines()} == {"1"}
-        assert "4 of 4 pairs labelled; 4 unparsed sample(s) left out of the votes" in (three.output)
+        assert "4 of 4 pairs labelled" in two.output
         sidecar = (tmp_path / "qrels.txt.provenance.jsonl").read_text()
-        assert '"samples": 3' in sidecar and '"temperature": 0.7' in sidecar
+        assert '"samples": 2' in sidecar and '"temperature": 0.7' in sidecar
         assert '"aggregation": "mode, ties to the lowest grade"' in sidecar
         # a rerun asks nothing; one more sample asks only the new one
-        assert invoke([*args, "--samples", "3"]).exit_code == 0
-        assert len(s.state.requests) == 12
+        assert invoke([*args, "--samples", "2"]).exit_code == 0
+        assert len(s.state.requests) == 8
+        three = invoke([*args, "--samples", "3"])
+        assert three.exit_code == 0 and len(s.state.requests) == 12
+        # grades 3, 1, 3 → 3
+        assert {line.split()[3] for line in out.read_text().splitlines()} == {"3"}
+        # grades 3, 1, 3, 1 (the last read leniently) → a tie → 1
         four = invoke([*args, "--samples", "4"])
         assert four.exit_code == 0 and len(s.state.requests) == 16
-        # grades 3, 1, 1 → 1
         assert {line.split()[3] for line in out.read_text().splitlines()} == {"1"}
+
+
+def test_an_unparsed_sample_leaves_its_pair_without_a_label_and_exits_1(tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    out, cache = tmp_path / "qrels.txt", tmp_path / "c.sqlite"
+    # sample 2 of the pairs of d1 is unreadable; of the others every sample reads
+    replies = {0: "##final score: 3", 1: "##final score: 1", 2: "##final score: 1"}
+
+    def respond(request: dict[str, Any]) -> str:
+        if int(request["seed"]) == 2 and "Line one" in prompt_of(request):
+            return "no idea"
+        return replies[int(request["seed"])]
+
+    with FakeServer(respond) as s:
+        args = [*relevance_args(files, out, cache), "--prompt", "umbrela"]
+        args += ["--base-url", s.url, "--model", "m", "--temperature", "0.7", "--samples", "3"]
+        result = invoke(args)
+    # (q1, d1): 3, 1 read and one unparsed: no label (the mode of the two read, 1, is not
+    # the mode of three); the other pairs 3, 1, 1 → 1
+    assert result.exit_code == 1, result.output
+    assert out.read_text().splitlines() == ["q1 0 d2 1", "q2 0 d2 1", "q2 0 d3 1"]
+    assert "INCOMPLETE: 1 of 12 items have no label" in result.output
+    assert "3 of 4 pairs labelled" in result.output
+    assert "1 unparsed sample(s): their pairs have no label" in result.output
+    assert "INCOMPLETE, 1 pair(s) without a label (exit 1)" in result.output
+
+
+def test_a_resumed_run_after_a_fault_storm_writes_only_fault_free_labels(tmp_path: Path) -> None:
+    """Faults of every kind and unreadable replies (30 %), the run stopped and resumed: no
+    label written differs from a fault-free run's; the pairs with an unread sample have none
+    (exit 1) until --retry-unparsed reads them."""
+    from judge_server import FAULTS
+
+    files = collection(tmp_path)
+
+    def respond(request: dict[str, Any]) -> str:
+        digest = hashlib.sha256(f"{prompt_of(request)}|{request['seed']}".encode()).digest()
+        return f"##final score: {digest[0] % 4}"
+
+    def judge(url: str, out: Path, cache: Path, *more: str) -> Any:
+        args = [*relevance_args(files, out, cache), "--prompt", "umbrela", "--max-retries", "6"]
+        args += ["--base-url", url, "--model", "m", "--temperature", "0.7", "--samples", "5"]
+        return invoke([*args, *more])
+
+    clean_out = tmp_path / "clean.txt"
+    with FakeServer(respond) as clean:
+        assert judge(clean.url, clean_out, tmp_path / "clean.sqlite").exit_code == 0
+    reference = set(clean_out.read_text().splitlines())
+    assert len(reference) == 4
+    out, cache = tmp_path / "qrels.txt", tmp_path / "c.sqlite"
+    with FakeServer(respond) as storm:
+        storm.state.fault_rate = 0.3
+        storm.state.fault_seed = 3
+        storm.state.faults = (*FAULTS[:4], ("garbage",), ("garbage",), ("garbage",))
+        storm.state.max_faults_per_prompt = 2
+        first = judge(storm.url, out, cache)
+        assert storm.state.injected["garbage"] > 0  # some samples are cached unread
+        resumed = judge(storm.url, out, cache)
+        assert resumed.exit_code == first.exit_code == 1, resumed.output
+        written = set(out.read_text().splitlines())
+        assert written < reference  # fewer labels, none different
+        for _ in range(5):
+            again = judge(storm.url, out, cache, "--retry-unparsed")
+            if again.exit_code == 0:
+                break
+        assert again.exit_code == 0, again.output
+    assert set(out.read_text().splitlines()) == reference
 
 
 def test_a_pair_with_no_sample_read_is_unparsed(tmp_path: Path) -> None:
@@ -277,7 +348,7 @@ def test_a_pair_with_no_sample_read_is_unparsed(tmp_path: Path) -> None:
         args += ["--base-url", s.url, "--model", "m", "--temperature", "1", "--samples", "2"]
         result = invoke(args)
     assert result.exit_code == 1
-    assert "INCOMPLETE, 1 item(s) without a label" in result.output
+    assert "INCOMPLETE, 1 pair(s) without a label" in result.output
     # seeds 0 and 1 → grades 0 and 1, a tie → 0
     assert out.read_text().splitlines() == ["q1 0 d2 0", "q2 0 d2 0", "q2 0 d3 0"]
 
@@ -305,7 +376,7 @@ def by_model(request: dict[str, Any]) -> str:
     prompt = prompt_of(request)
     grades = MODEL_GRADES[request["model"]]
     if request["model"] == "c" and "Ünïcödé" in prompt and "café" in prompt:
-        return "cannot say"  # c's label of (q2, d2) is unparsed: left out of the vote
+        return "cannot say"  # c's label of (q2, d2) is unparsed: (q2, d2) has no label
     word = next(w for w in grades if w in prompt)
     return f"##final score: {grades[word]}"
 
@@ -319,7 +390,7 @@ def test_ensemble_majority_members_kept_and_agreement(tmp_path: Path) -> None:
             args += ["--judge", f"url={s.url},model={model}"]
         args += ["--summary-json", str(tmp_path / "summary.json")]
         result = invoke(args)
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # c's unread label: (q2, d2) has none
         assert Counter(r["model"] for r in s.state.requests) == {"a": 4, "b": 4, "c": 4}
         # members' own labels, each with its sidecar
         member = {m: (tmp_path / f"qrels.judge-{i}.txt").read_text().splitlines() for i, m in
@@ -328,13 +399,16 @@ def test_ensemble_majority_members_kept_and_agreement(tmp_path: Path) -> None:
         assert member["c"] == ["q1 0 d1 2", "q1 0 d2 2", "q2 0 d3 3"]
         for i in (1, 2, 3):
             assert (tmp_path / f"qrels.judge-{i}.txt.provenance.jsonl").is_file()
-        # q1: 3,2,2 → 2; (q2,d2): 1,1 (c unparsed) → 1; (q2,d3): 1,1,3 → 1
-        assert out.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 2", "q2 0 d2 1", "q2 0 d3 1"]
+        # q1: 3,2,2 → 2; (q2,d2): 1,1 and c unparsed → no label (not the vote of two
+        # judges); (q2,d3): 1,1,3 → 1
+        assert out.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 2", "q2 0 d3 1"]
+        assert "3 of 4 pairs labelled" in result.output and "unparsed 1" in result.output
+        assert "INCOMPLETE, 1 pair(s) without a label (exit 1)" in result.output
         sidecar = (tmp_path / "qrels.txt.provenance.jsonl").read_text()
         assert '"aggregation": "majority, ties to the lowest grade"' in sidecar
         assert all(f'"model": "{m}"' in sidecar for m in "abc")
         # a rerun asks nothing
-        assert invoke(args).exit_code == 0 and len(s.state.requests) == 12
+        assert invoke(args).exit_code == 1 and len(s.state.requests) == 12
     # agreement, worked by hand. a and b on 4 pairs: a = 3,3,1,1; b = 2,2,1,1 → p_o = 1/2,
     # p_e = (2/4·0)[3] + (2/4·2/4)[1] + 0[2] = 1/4 → κ = (1/2 − 1/4)/(3/4) = 1/3
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -361,9 +435,30 @@ def test_a_ties_between_judges_go_to_the_lowest_grade(tmp_path: Path) -> None:
         )
         args = [*relevance_args(files, out, tmp_path / "c.sqlite"), "--prompt", "umbrela"]
         result = invoke([*args, "--judges", str(judges)])
-    assert result.exit_code == 0, result.output
-    # q1: 3 vs 2 → 2; (q2,d2): 1 alone (c unparsed) → 1; (q2,d3): 1 vs 3 → 1
-    assert out.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 2", "q2 0 d2 1", "q2 0 d3 1"]
+    assert result.exit_code == 1, result.output
+    # q1: 3 vs 2 → 2; (q2,d2): c unparsed → no label; (q2,d3): 1 vs 3 → 1
+    assert out.read_text().splitlines() == ["q1 0 d1 2", "q1 0 d2 2", "q2 0 d3 1"]
+
+
+def test_a_judge_that_never_answers_readably_is_not_named_and_exits_1(tmp_path: Path) -> None:
+    files = collection(tmp_path)
+    out = tmp_path / "qrels.txt"
+
+    def respond(request: dict[str, Any]) -> str:
+        return "no idea" if request["model"] == "bad" else "##final score: 2"
+
+    with FakeServer(respond) as s:
+        args = [*relevance_args(files, out, tmp_path / "c.sqlite"), "--prompt", "umbrela"]
+        for model in ("good", "bad", "fine"):
+            args += ["--judge", f"url={s.url},model={model}"]
+        result = invoke(args)
+    assert result.exit_code == 1, result.output
+    assert "0 of 4 pairs labelled" in result.output
+    assert "judge(s) 2 labelled no pair" in result.output
+    assert out.read_text() == ""
+    sidecar = (tmp_path / "qrels.txt.provenance.jsonl").read_text()
+    assert '"model": "good"' in sidecar and '"model": "fine"' in sidecar
+    assert '"model": "bad"' not in sidecar
 
 
 def test_ensemble_input_errors(server: FakeServer, tmp_path: Path) -> None:

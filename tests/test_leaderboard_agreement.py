@@ -213,3 +213,21 @@ def test_binary_threshold_is_the_upper_half_of_the_scale(tmp_path: Path) -> None
     assert "relevant ⇔ grade ≥ 2, from the scale's upper half" in table.stdout
     given = agreement_json(str(a), str(b), "-t", "3")
     assert given["binary"]["threshold"] == 3 and given["binary"]["threshold_from"] == "--threshold"
+
+
+def test_the_table_prints_every_warning_the_json_output_prints(tmp_path: Path) -> None:
+    a = write_qrels(tmp_path / "human.txt", human_grade)
+    b = write_qrels(tmp_path / "llm.txt", llm_grade, queries=QUERIES[:4])
+    short = tmp_path / "short.txt"
+    short.write_text("".join(f"q1 Q0 {d} {k + 1} {9 - k} s\n" for k, d in enumerate(DOCS)))
+    runs = [*(str(p) for p in write_runs(tmp_path)), str(short)]
+    base = ["agreement", str(a), str(b), "--runs", *runs, "-m", "ndcg@3"]
+    base += ["--save-calibration", str(tmp_path / "cal.json"), "--judge-id", "m"]
+    as_json = runner.invoke(app, [*base, "-f", "json"])
+    as_table = runner.invoke(app, base)
+    assert as_json.exit_code == as_table.exit_code == 0, as_table.output
+    warnings = [line for line in as_json.stderr.splitlines() if line.startswith("warning:")]
+    # only_a (2 queries judged only in human.txt) and short.txt's unranked queries at least
+    assert len(warnings) >= 2
+    assert as_table.stderr.splitlines() == as_json.stderr.splitlines()
+    assert f"calibration written to {tmp_path / 'cal.json'}" in as_table.stderr

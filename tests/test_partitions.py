@@ -466,7 +466,7 @@ def test_run_slices_cover_the_run() -> None:
 
 def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
-    with pytest.raises(MissingExtraError, match=r"ragmeter\[ray\]"):
+    with pytest.raises(MissingExtraError, match=r"\.\[ray\]"):
         ragmeter.evaluate(
             ragmeter.Run.from_dict({"q1": {"d1": 1.0}}),
             ragmeter.Qrels.from_dict({"q1": {"d1": 1}}),

@@ -11,7 +11,8 @@ Three things differ from pasting:
 
 * ``pip install …`` commands are left out: the environment under test is already installed
   (CI installs ``.[dev]``, which holds every extra);
-* ``ragmeter serve`` runs in the background on a free port until its first page answers;
+* ``ragmeter serve`` runs in the background on a free port until its first page answers,
+  and the stand-in judge server (``python -m ragmeter.judges.testserver``) on a free port;
 * the blocks in :data:`SKIPPED` do not run, each for the reason given there. Where a later
   block needs what a skipped one makes, the skipped block's own lines that make it run instead
   (:data:`STAND_INS`; the test checks that they are still in the block). A block documented
@@ -291,6 +292,8 @@ def _runnable(block: Block) -> str:
     script = re.sub(r"CMAKE_ARGS=\"[^\"]*\" \\\n\s*\n", "", script)
     if "ragmeter serve" in script:
         script = _serve_in_background(script)
+    if "ragmeter.judges.testserver" in script:  # the documented port may be taken here
+        script = script.replace("8099", str(_free_port()))
     status = EXIT_STATUS.get(block.key)
     if status is not None:
         script = (

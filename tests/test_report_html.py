@@ -392,7 +392,7 @@ def test_missing_matplotlib_names_the_extra(
     from ragmeter.errors import MissingExtraError
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(MissingExtraError, match=r"ragmeter\[report\]"):
+    with pytest.raises(MissingExtraError, match=r"\.\[report\]"):
         render_html_report(example["evaluation"], **FAST)  # type: ignore[arg-type]
 
 

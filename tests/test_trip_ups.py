@@ -84,7 +84,8 @@ def test_to_pandas_without_pandas_names_the_extra(monkeypatch: pytest.MonkeyPatc
         with pytest.raises(MissingExtraError) as caught:
             call()
         assert str(caught.value) == (
-            'to_pandas() needs the package pandas: pip install "ragmeter[frames]"'
+            "to_pandas() needs the package pandas: "
+            'pip install -e ".[frames]" in your ragmeter clone'
         )
 
 
@@ -92,7 +93,7 @@ def test_polars_frames_without_polars_name_the_extra(monkeypatch: pytest.MonkeyP
     from ragmeter.io.frames import run_to_polars
 
     monkeypatch.setitem(sys.modules, "polars", None)
-    with pytest.raises(MissingExtraError, match=r"ragmeter\[frames\]"):
+    with pytest.raises(MissingExtraError, match=r"\.\[frames\]"):
         run_to_polars(ragmeter.Run.from_dict({"q1": {"d1": 1.0}}))
 
 
@@ -115,3 +116,23 @@ def test_no_hint_for_a_line_of_neither_kind(tmp_path: Path) -> None:
     bad.write_text("q1 Q0 d1 1 x\n")  # 5 fields: a broken run, not a qrels file
     code, _, err = _invoke("evaluate", str(bad), "--qrels", QRELS)
     assert code == 2 and "5 field(s)" in err and "swapped" not in err
+
+
+def test_every_install_hint_is_the_docs_install_command() -> None:
+    """The docs install from a clone (``pip install -e ".[extra]"``); a runtime hint that says
+    ``pip install "ragmeter[extra]"`` names a package index install the docs never use. Every
+    hint is built by :func:`ragmeter.errors.install_hint`."""
+    from ragmeter.errors import install_hint
+
+    root = Path(ragmeter.__file__).resolve().parent
+    pypi_form = re.compile(r"""pip install ['"]ragmeter\[""")
+    stray = [
+        f"{path.relative_to(root)}:{n}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pypi_form.search(line)
+    ]
+    assert stray == []
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "judges.md").read_text()
+    assert 'pip install -e ".[judges]"' in docs
+    assert install_hint("judges").startswith('pip install -e ".[judges]"')

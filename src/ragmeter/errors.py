@@ -62,18 +62,28 @@ class MissingInputError(RagmeterError, ValueError):
     """A measure needs an input (qrels, pool, judgments, corpus…) that was not given."""
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs an optional extra, as the docs install ragmeter (from a
+    clone, editable): every runtime hint is built here, so hints and docs say the same.
+
+    >>> install_hint("judges")
+    'pip install -e ".[judges]" in your ragmeter clone'
+    """
+    return f'pip install -e ".[{extra}]" in your ragmeter clone'
+
+
 class MissingExtraError(RagmeterError, ImportError):
     """An optional feature whose packages are not installed; the message names the extra.
 
     >>> str(MissingExtraError("ROUGE-L", package="rouge-score", extra="text"))
-    'ROUGE-L needs the package rouge-score: pip install "ragmeter[text]"'
+    'ROUGE-L needs the package rouge-score: pip install -e ".[text]" in your ragmeter clone'
     """
 
     def __init__(self, feature: str, *, package: str, extra: str) -> None:
         self.feature = feature
         self.package = package
         self.extra = extra
-        super().__init__(f'{feature} needs the package {package}: pip install "ragmeter[{extra}]"')
+        super().__init__(f"{feature} needs the package {package}: {install_hint(extra)}")
 
 
 def import_extra(module: str, *, feature: str, package: str, extra: str) -> Any:

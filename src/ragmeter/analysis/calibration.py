@@ -108,10 +108,20 @@ def calibration_judge(provenance: LabelProvenance | None, pairs: Iterable[Pair])
             "unknown: label them with `ragmeter judge` (which writes it), or name the judge "
             "with --judge-id"
         )
-    used = {sid for sid in provenance.counts(pairs) if sid is not None}
+    common = list(pairs)
+    if not common:
+        # not "made by no judge": there is no label to ask the sidecar about
+        raise CalibrationError(
+            "the two label files grade no (query, passage) pair in common: there is nothing "
+            "to calibrate the judge on (are they labels of the same queries and corpus?)"
+        )
+    used = {sid for sid in provenance.counts(common) if sid is not None}
     judges = {sid: provenance.sources[sid] for sid in used if provenance.sources[sid].is_llm}
     if not judges:
-        raise CalibrationError("the compared labels were made by no judge (their sidecar says)")
+        raise CalibrationError(
+            f"none of the {len(common):,} pairs both files grade was labelled by an LLM judge "
+            "(the compared labels' sidecar says)"
+        )
     distinct = {json.dumps(j.identity(), sort_keys=True) for j in judges.values()}
     if len(distinct) > 1:
         raise CalibrationError(
@@ -166,6 +176,8 @@ def build_calibration(
             },
             "grade_map": pairs.get("grade_map", {}),
             "clip": pairs.get("clip"),
+            # one-side maps only where given: records made without them keep their form
+            **{key: pairs[key] for key in ("grade_map_a", "grade_map_b") if pairs.get(key)},
         },
         "kappa": dict(pairs["kappa"]),
         "alpha": {"ordinal": pairs["krippendorff_alpha"].get("ordinal")},

@@ -9,7 +9,8 @@ same at a binary threshold (relevant ⇔ grade ≥ T; by default the scale's upp
 Krippendorff's α (nominal, ordinal, interval). Labels on different scales are refused.
 
 ``--grade-map 4:3,5:3`` (or ``--grade-map @FILE``, the same FROM:TO items, one or more per
-line) relabels both files, then ``--clip LO:HI`` clips every grade to LO..HI (as published
+line) relabels both files (``--grade-map-a`` / ``--grade-map-b``: one file each, for labels
+on two scales), then ``--clip LO:HI`` clips every grade to LO..HI (as published
 LLM-judge studies do with grades outside the scale); the output counts what each changed.
 
 ``--runs R1 R2 … -m ndcg@10``: Kendall τ-b, Spearman ρ, τ_AP (τ_AP-b with ties), top-k
@@ -85,11 +86,13 @@ def _print_table(report: dict[str, Any], file: Any) -> None:
 
 def _print_relabelled(report: dict[str, Any], console: Any) -> None:
     """What the grade map and clipping changed, per file (nothing when neither was asked)."""
-    if not report["grade_map"] and report["clip"] is None:
+    if not any(report[k] for k in ("grade_map", "grade_map_a", "grade_map_b", "clip")):
         return
     steps = []
-    if report["grade_map"]:
-        steps.append("grade map " + ",".join(f"{k}:{v}" for k, v in report["grade_map"].items()))
+    for key, whose in (("grade_map", ""), ("grade_map_a", "a"), ("grade_map_b", "b")):
+        if report[key]:
+            of = f" of {report[whose]}" if whose else ""
+            steps.append(f"grade map{of} " + ",".join(f"{k}:{v}" for k, v in report[key].items()))
     if report["clip"] is not None:
         steps.append(f"clipped to {report['clip'][0]}..{report['clip'][1]}")
     console.print(" then ".join(steps) + ":", highlight=False)
@@ -212,7 +215,24 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--grade-map",
                 help="Relabel grades of both files first, e.g. 4:3,5:3, or @FILE with the "
-                "same FROM:TO items (one or more per line, # comments).",
+                "same FROM:TO items (one or more per line, # comments). Files on two scales "
+                "need --grade-map-a/--grade-map-b instead.",
+            ),
+        ] = None,
+        grade_map_a: Annotated[
+            str | None,
+            typer.Option(
+                "--grade-map-a",
+                help="Relabel QRELS_A's grades only (FROM:TO items or @FILE), e.g. human "
+                "1-5 onto UMBRELA's 0-3: 1:0,2:1,3:2,4:3,5:3.",
+            ),
+        ] = None,
+        grade_map_b: Annotated[
+            str | None,
+            typer.Option(
+                "--grade-map-b",
+                help="Relabel QRELS_B's grades only (FROM:TO items or @FILE); not with "
+                "--grade-map.",
             ),
         ] = None,
         clip: Annotated[
@@ -251,6 +271,8 @@ def register(app: typer.Typer) -> None:
             qrels_b=qrels_b,
             threshold=threshold,
             grade_map=grade_map,
+            grade_map_a=grade_map_a,
+            grade_map_b=grade_map_b,
             clip=clip,
             runs=[*(runs or []), *extra],
             measures=measure or [],
@@ -265,14 +287,15 @@ def register(app: typer.Typer) -> None:
             fail(exc)
         if fmt is AgreementFormat.table and output is None:  # the terminal's own width
             _print_outcome(outcome, None)
-            return
-        text = _render(outcome, fmt)
-        if output is not None:
-            from ragmeter.io._common import atomic_write_text
-
-            atomic_write_text(output, text)
         else:
-            sys.stdout.write(text)
+            text = _render(outcome, fmt)
+            if output is not None:
+                from ragmeter.io._common import atomic_write_text
+
+                atomic_write_text(output, text)
+            else:
+                sys.stdout.write(text)
+        # the same warnings whatever the format (stderr: the output stays clean)
         for note in outcome.notes:
             typer.echo(f"warning: {note}", err=True)
         if save_calibration is not None:

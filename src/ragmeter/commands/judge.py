@@ -84,6 +84,15 @@ Timeout = Annotated[
 MaxRetries = Annotated[
     int | None, typer.Option("--max-retries", help="Retries per request (default 6).")
 ]
+MaxReplyBytes = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-bytes",
+        help="The largest reply read from the server, in bytes after decompression "
+        "(default 4194304, 4 MiB; config 'max_reply_bytes'); a larger reply fails that "
+        "request, read no further.",
+    ),
+]
 PriceOpt = Annotated[
     str | None,
     typer.Option(
@@ -163,7 +172,8 @@ Samples = Annotated[
     typer.Option(
         "--samples",
         help="Ask each pair N times (needs --temperature > 0); the label is the mode of "
-        "the grades read, ties to the lower grade.",
+        "the N grades, ties to the lower grade (a pair with an unreadable sample has no "
+        "label: exit 1).",
     ),
 ]
 JudgeSpecs = Annotated[
@@ -202,6 +212,7 @@ class Settings:
     retry_unparsed: RetryUnparsed = False
     timeout: Timeout = None
     max_retries: MaxRetries = None
+    max_reply_bytes: MaxReplyBytes = None
     price: PriceOpt = None
     config_file: ConfigFile = None
     quiet: Quiet = False
@@ -233,6 +244,7 @@ class Settings:
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_reply_bytes=self.max_reply_bytes,
             temperature=self.temperature,
             config_file=self.config_file,
         )
@@ -360,8 +372,9 @@ def _report(
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return
+    what = "pair(s)" if result.pair_missing is not None else "item(s)"
     typer.echo(
-        f"wrote {out}: INCOMPLETE, {len(result.missing)} item(s) without a label (exit 1)",
+        f"wrote {out}: INCOMPLETE, {len(result.missing)} {what} without a label (exit 1)",
         err=True,
     )
     raise typer.Exit(code=1)

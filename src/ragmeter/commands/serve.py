@@ -181,7 +181,9 @@ def serve(
         from ragmeter.web.security import is_loopback, new_token
         from ragmeter.web.server import server_options
     except ImportError as exc:
-        needs = "ragmeter serve needs the web extra: pip install 'ragmeter[web]'"
+        from ragmeter.errors import install_hint
+
+        needs = f"ragmeter serve needs the web extra: {install_hint('web')}"
         fail(MissingInputError(f"{needs} ({exc})"))
     if token is None and not is_loopback(host):
         token = new_token()

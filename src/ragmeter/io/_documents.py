@@ -133,7 +133,7 @@ def first_jsonl_value(data: bytes, source: str) -> Any:
 
 
 def load_yaml(path: PathLike) -> Document:
-    """Load a YAML file (needs PyYAML: ``pip install 'ragmeter[yaml]'``)."""
+    """Load a YAML file (needs PyYAML: the ``yaml`` extra)."""
     source = str(path)
     data = read_bytes(path, lines=False)  # one document
     check_text(data, source, what="a YAML document")
@@ -141,8 +141,10 @@ def load_yaml(path: PathLike) -> Document:
     try:
         import yaml
     except ImportError:  # pragma: no cover - depends on the environment
+        from ragmeter.errors import install_hint
+
         raise InputError(
-            "reading YAML needs PyYAML; install it with: pip install 'ragmeter[yaml]'",
+            f"reading YAML needs PyYAML; install it with: {install_hint('yaml')}",
             source=source,
         ) from None
     loader_base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

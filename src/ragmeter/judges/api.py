@@ -94,18 +94,34 @@ def build_judge(
         import importlib
 
         try:
-            factory = importlib.import_module("ragmeter.judges.offline").offline_judge
-        except (ImportError, AttributeError) as exc:
+            module = importlib.import_module("ragmeter.judges.offline")
+        except ImportError as exc:
+            from ragmeter.errors import install_hint
+
             raise RagmeterError(
-                f"the offline judge is not available ({exc}); install 'ragmeter[models]'"
+                f"the offline judge is not available ({exc}); {install_hint('models')}"
             ) from None
-        return factory(task), Price.parse(price) if price else None
+        if task not in module.OFFLINE_TASKS:
+            raise RagmeterError(_offline_refusal(task, module.OFFLINE_TASKS))
+        return module.offline_judge(task), Price.parse(price) if price else None
     config = resolve_config(price=price, **options)
     try:
         from ragmeter.judges.llm import LLMJudge
     except ImportError as exc:
         raise RagmeterError(str(exc)) from None
     return LLMJudge(config), config.price
+
+
+def _offline_refusal(task: str, tasks: Sequence[str]) -> str:
+    """Why --offline cannot judge ``task`` (a prompt or task of an LLM judge), and what to
+    use instead."""
+    what = f"--prompt {task}" if task.startswith("umbrela") else f"the {task} task"
+    return (
+        f"--offline cannot judge with {what}: the offline embedding judge grades "
+        f"{' and '.join(tasks)} only (relevance on ragmeter's 1-5 scale, --prompt relevance); "
+        f"for {what} use an LLM judge (--base-url URL --model NAME), or to try it without a "
+        "model or key the stand-in server: python -m ragmeter.judges.testserver"
+    )
 
 
 def _rankings(run: Any) -> Rankings:
@@ -266,10 +282,15 @@ class Job:
         pairs = len(self.items) // self.samples
         unparsed = votes.unparsed_samples(run.missing)
         result.notes += [
-            f"samples: {self.samples} per pair, the label their mode (ties to the lowest grade)",
-            f"{pairs - len(result.pair_missing)} of {pairs} pairs labelled; "
-            f"{unparsed} unparsed sample(s) left out of the votes",
+            f"samples: {self.samples} per pair, the label the mode of all {self.samples} "
+            "(ties to the lowest grade)",
+            f"{pairs - len(result.pair_missing)} of {pairs} pairs labelled",
         ]
+        if unparsed:
+            result.notes.append(
+                f"  {unparsed} unparsed sample(s): their pairs have no label, not a mode of "
+                "fewer samples (--retry-unparsed asks them again)"
+            )
 
     def estimate(
         self,
@@ -357,7 +378,8 @@ def judge_relevance(
     ``grade_logprobs``: ask for the first token's top alternatives, the fallback grade of a
     reply the text parsers can't read (see :func:`ragmeter.judges.tasks.parse_grade`).
     ``samples``: ask each pair that many times (the judge's temperature must be > 0) and
-    keep the mode of the grades read, ties to the lowest (:mod:`ragmeter.judges.votes`)."""
+    keep the mode of the N grades, ties to the lowest; a pair with an unread sample has
+    no label (:mod:`ragmeter.judges.votes`)."""
     job = relevance_job(
         runs,
         queries,

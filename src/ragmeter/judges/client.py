@@ -24,6 +24,12 @@ hosted APIs), built on one ``aiohttp.ClientSession`` for ``http://`` and ``https
 * **Several servers**: each request goes to the base URL with the fewest requests in flight
   (round robin among ties); a retry prefers another server.
 * ``temperature`` (0) and ``seed`` are sent with every request.
+* **Reply size**: a body is read in the chunks aiohttp hands over (decompressed a bounded
+  step at a time) and reading stops at ``max_reply_bytes`` (4 MiB by default), counted after
+  decompression — a 2 MB gzip body that inflates to 2 GiB is stopped at the cap, never held
+  whole. A reply past the cap (or announcing a ``Content-Length`` past it) fails that request
+  at once, not retried: a judge's answer is a few bytes, so such a reply is a misconfigured
+  server or proxy, and asking again would read it again.
 
 Needs the ``judges`` extra (aiohttp); nothing else in ragmeter imports this module eagerly.
 """
@@ -47,8 +53,10 @@ from ragmeter.judges.ratelimit import TokenBucket
 try:
     import aiohttp
 except ImportError as exc:  # pragma: no cover - depends on the environment
+    from ragmeter.errors import install_hint
+
     raise ImportError(
-        "the LLM judge needs aiohttp; install it with: pip install 'ragmeter[judges]'"
+        f"the LLM judge needs aiohttp; install it with: {install_hint('judges')}"
     ) from exc
 
 
@@ -134,6 +142,27 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+
+
+class _TooLarge(Exception):
+    """A reply body past ``max_reply_bytes`` (what was seen: announced or read)."""
+
+
+async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """The body of ``response``, at most ``cap`` bytes after decompression; raises
+    :class:`_TooLarge` as soon as the body (or its ``Content-Length``) passes ``cap``,
+    without reading further."""
+    announced = response.content_length
+    if announced is not None and announced > cap:
+        raise _TooLarge(f"Content-Length {announced:,} bytes, more than")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > cap:
+            raise _TooLarge("more bytes (decompressed) than")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class _Retry(Exception):
@@ -367,12 +396,24 @@ class ChatClient:
                         self._parsed[server], data=payload, proxy=self._proxies[server]
                     ) as response,
                 ):
-                    content = await response.read()
                     status, headers = response.status, response.headers
+                    try:
+                        content = await read_capped(response, self.config.max_reply_bytes)
+                    except _TooLarge:
+                        response.close()  # the connection is dropped, not reused
+                        raise
             except TimeoutError:
                 raise _Retry(f"timeout: no answer within {self.config.timeout:g} s") from None
             except aiohttp.ClientError as exc:
                 raise _Retry(f"connection: {type(exc).__name__}: {exc}") from None
+            except _TooLarge as exc:
+                self.stats.failures += 1
+                raise RequestFailed(
+                    f"reply too large: HTTP {status} from {self._urls[server]}: {exc} the "
+                    f"cap of {self.config.max_reply_bytes:,} bytes (--max-reply-bytes, "
+                    "config max_reply_bytes); not read further, not retried",
+                    retries=attempt,
+                ) from None
         finally:
             self._in_flight[server] -= 1
         latency = time.perf_counter() - started
@@ -411,4 +452,11 @@ class ChatClient:
         return ChatResult(text, model, tokens_in, tokens_out, estimated, latency, attempt, top)
 
 
-__all__ = ["ChatClient", "ChatResult", "ClientStats", "estimate_tokens", "parse_retry_after"]
+__all__ = [
+    "ChatClient",
+    "ChatResult",
+    "ClientStats",
+    "estimate_tokens",
+    "parse_retry_after",
+    "read_capped",
+]

@@ -16,6 +16,7 @@ Config file (``ragmeter.toml`` in the working directory, or ``--config``)::
     tpm = 400000         # tokens per minute
     timeout = 60         # seconds per request
     max_retries = 6
+    max_reply_bytes = 4194304  # a reply larger than this (decompressed) fails (4 MiB)
     temperature = 0.0    # > 0 to draw several samples per pair (--samples)
     cache = "judgments.sqlite"
     price = [0.15, 0.60] # USD per 1M input / output tokens
@@ -49,6 +50,10 @@ from typing import Any
 from ragmeter.judges.errors import JudgeConfigError
 
 DEFAULT_CONFIG_FILE = "ragmeter.toml"
+#: the largest reply body read from a judge server, in bytes after decompression (4 MiB): a
+#: grade is a few bytes, a reply with log-probabilities or a reasoning text a few KB; a reply
+#: past this is not a judge's answer (a misconfigured proxy, a compression bomb) and fails
+DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 #: the default cache's file name, in ragmeter's data folder (:mod:`ragmeter.core.datadir`)
 DEFAULT_CACHE = "judgments.sqlite"
 #: the default cache of earlier versions, in the working directory: still used where it exists
@@ -110,6 +115,8 @@ class JudgeConfig:
     seed: int | None = 0
     price: Price | None = None
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    #: the largest reply body read, in bytes after decompression; larger fails the request
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
     def __post_init__(self) -> None:
         if not self.base_urls:
@@ -129,6 +136,8 @@ class JudgeConfig:
             raise JudgeConfigError(f"concurrency must be ≥ 1, got {self.concurrency}")
         if self.max_retries < 0:
             raise JudgeConfigError(f"max retries must be ≥ 0, got {self.max_retries}")
+        if self.max_reply_bytes < 1:
+            raise JudgeConfigError(f"max reply bytes must be ≥ 1, got {self.max_reply_bytes}")
         if self.timeout <= 0:
             raise JudgeConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
         if not 0.0 <= self.temperature <= 2.0:
@@ -165,7 +174,7 @@ def load_config_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         raise JudgeConfigError(f"{p}: [judge] must be a table")
     known = {
         "base_url", "model", "api_key_env", "concurrency", "rpm", "tpm", "timeout",
-        "max_retries", "cache", "price", "prices", "seed", "temperature",
+        "max_retries", "cache", "price", "prices", "seed", "temperature", "max_reply_bytes",
     }  # fmt: skip
     unknown = sorted(set(table) - known)
     if unknown:
@@ -201,6 +210,7 @@ def resolve_config(
     price: str | None = None,
     seed: int | None = None,
     temperature: float | None = None,
+    max_reply_bytes: int | None = None,
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> JudgeConfig:
@@ -241,7 +251,18 @@ def resolve_config(
         seed=pick(seed, "seed", 0),
         temperature=_number(pick(temperature, "temperature", 0.0), "temperature", where),
         price=chosen_price,
+        max_reply_bytes=_whole(
+            pick(max_reply_bytes, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES),
+            "max_reply_bytes",
+            where,
+        ),
     )
+
+
+def _whole(value: Any, name: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JudgeConfigError(f"{where}: {name} must be a whole number, got {value!r}")
+    return value
 
 
 def _number(value: Any, name: str, where: str) -> float:
@@ -347,6 +368,7 @@ def configured_cache(cache: str | os.PathLike[str] | None, config_file: Any = No
 
 __all__ = [
     "DEFAULT_CACHE",
+    "DEFAULT_MAX_REPLY_BYTES",
     "LEGACY_CACHE",
     "JudgeConfig",
     "JudgeSpec",

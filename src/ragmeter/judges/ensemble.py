@@ -1,7 +1,8 @@
 """Several judges on one job (an ensemble): each judge labels every pair (its own cached
 requests, its own labels kept), the labels are combined by majority as umbrela's
 ``EnsembleJudge`` combines them (:func:`ragmeter.judges.votes.combine`: ties to the lowest
-grade, unread labels left out of the vote), and the judges' agreement is measured on the
+grade; a pair some judge has no label for has no combined label, never a vote of fewer
+judges), and the judges' agreement is measured on the
 pairs they labelled: pairwise Cohen's κ (unweighted and quadratic) and Krippendorff's α
 (ordinal and nominal) over all of them (:mod:`ragmeter.stats.agreement`).
 
@@ -150,7 +151,17 @@ class EnsembleResult:
         reasons: dict[str, int] = {}
         for m in self.missing:
             reasons[m.reason] = reasons.get(m.reason, 0) + 1
-        out += [f"  {reason} {k}" for reason, k in reasons.items()]
+        out += [
+            f"  {reason} {k} (some judge has no label for them: "
+            "not written as a vote of fewer judges)"
+            for reason, k in reasons.items()
+        ]
+        silent = [i for i, m in enumerate(self.members, start=1) if not any(m.labels.values())]
+        if silent:
+            out.append(
+                f"  judge(s) {', '.join(map(str, silent))} labelled no pair "
+                "(not named in the combined labels' provenance)"
+            )
         return out + self.agreement.lines()
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,7 +236,7 @@ def run_ensemble(
     pairs = [(str(p[0]), str(p[1])) for p in job.label_idents()]
     member_labels = [m.labels for m in members]
     labels, missing = votes.combine(member_labels, [m.missing for m in members], pairs)
-    sources = [m.source for m in members if m.source is not None]
+    sources = labelled_sources(members)
     stopped = members[-1] if len(members) < len(built) or _stopped(members[-1]) else None
     return EnsembleResult(
         labels,
@@ -235,6 +246,17 @@ def run_ensemble(
         missing,
         stopped,
     )
+
+
+def labelled_sources(members: Sequence[TaskResult]) -> list[LabelSource]:
+    """The provenance of the members that labelled at least one pair — the judges the
+    combined labels' sidecar names. A judge whose replies could not be read labelled
+    nothing and is not named (a combined label needs every judge, so when any pair is
+    labelled this is every member). Where no member labelled anything (the combined file is
+    empty) every member run is named, there being no label to attribute."""
+    ran = [m for m in members if m.source is not None]
+    labelled = [m for m in ran if any(m.labels.values())]
+    return [m.source for m in (labelled or ran) if m.source is not None]
 
 
 def _stopped(result: TaskResult) -> bool:

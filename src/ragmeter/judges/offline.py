@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERABILITY_THRESHOLDS",
+    "OFFLINE_TASKS",
     "RELEVANCE_THRESHOLDS",
     "WEAK_PROXY_NOTE",
     "OfflineJudge",
@@ -78,6 +79,8 @@ _TASKS: dict[str, tuple[str, tuple[float, ...], int]] = {
     "relevance": ("query", RELEVANCE_THRESHOLDS, 1),
     "answerability": ("question", ANSWERABILITY_THRESHOLDS, 0),
 }
+#: the tasks the offline judge grades (``--offline`` with any other is refused)
+OFFLINE_TASKS: tuple[str, ...] = tuple(_TASKS)
 
 
 def grade_from_cosine(

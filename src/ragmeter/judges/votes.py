@@ -8,11 +8,15 @@ sampled first: ragmeter's rule does not depend on the order the answers arrived 
 several judges it is umbrela's ``EnsembleJudge`` rule exactly: ``Counter(votes)
 .most_common()``, then the smallest grade among those with the top count.
 
-**What votes**: only grades that were read. An unparsed sample (or an unparsed member's
-label) is counted and left out of the vote — umbrela counts it as a vote for 0. A pair with no
-grade read at all is *unparsed*. A pair one of whose requests failed or was never made has
-no label (reason ``failed`` / ``not judged``): its vote would change when a rerun asks the
-missing request, so it waits for it.
+**What votes**: every sample, every member — a label is the vote of *all* N samples (all
+the judges), never of the ones that happened to be read. A pair one of whose samples was
+unparsed (or one of whose judges' replies could not be read) has **no label** (reason
+``unparsed``; the run is incomplete, exit 1): the vote of the remaining grades could differ
+from the vote a complete run gives, and it would be written as if it were one (umbrela counts
+an unreadable reply as a vote for 0, another silent choice). ``--retry-unparsed`` asks the
+unread samples again. A pair one of whose requests failed or was never made has no label
+either (reason ``failed`` / ``not judged``): a rerun asks the missing request. So a label
+written is always the one a fault-free run gives.
 """
 
 from __future__ import annotations
@@ -69,23 +73,23 @@ def vote_samples(
     items: Sequence[JudgeItem], results: Sequence[Judgment | None]
 ) -> dict[tuple[Any, ...], int]:
     """``{pair ident: grade}`` from the judgments of :func:`sampled_items`' items (the
-    sample index last in each ident): the vote of the samples read, for every pair whose
-    samples were all answered (read or unparsed) and at least one read."""
+    sample index last in each ident): the vote of the samples, for every pair whose samples
+    were all read (a pair with an unparsed, failed or unasked sample has no label)."""
     by_pair: dict[tuple[Any, ...], list[Judgment | None]] = defaultdict(list)
     for item, j in zip(items, results, strict=True):
         by_pair[item.ident[:-1]].append(j)
     return {
-        pair: vote(int(j.value) for j in answers if j is not None and _read(j))
+        pair: vote(int(j.value) for j in answers if j is not None)
         for pair, answers in by_pair.items()
-        if all(j is not None for j in answers) and any(_read(j) for j in answers)
+        if all(_read(j) for j in answers)
     }
 
 
 def pair_missing(missing: Sequence[Missing], samples: int) -> list[Missing]:
     """The pairs without a label, from the samples without one (``missing`` of the run): a
-    pair with a failed (or never asked) sample is ``failed`` (``not judged``); a pair all of
-    whose ``samples`` are unparsed is ``unparsed``; a pair with some samples read is
-    labelled (its unparsed samples are left out of the vote)."""
+    pair with a failed (or never asked) sample is ``failed`` (``not judged``); a pair with
+    an unparsed sample (one of its ``samples`` or more) is ``unparsed``. Only a pair whose
+    samples were all read is labelled."""
     by_pair: dict[tuple[Any, ...], list[Missing]] = {}
     for m in missing:
         by_pair.setdefault(m.ident[:-1], []).append(m)
@@ -98,13 +102,13 @@ def pair_missing(missing: Sequence[Missing], samples: int) -> list[Missing]:
                 out.append(Missing(pair, reason, detail))
                 break
         else:
-            if len(ms) >= samples:
-                out.append(Missing(pair, "unparsed", ms[0].detail))
+            detail = f"{len(ms)} of {samples} samples unreadable: {ms[0].detail}"
+            out.append(Missing(pair, "unparsed", detail))
     return out
 
 
 def unparsed_samples(missing: Sequence[Missing]) -> int:
-    """How many samples were unparsed (left out of the votes)."""
+    """How many samples were unparsed (their pairs have no label)."""
     return sum(m.reason == "unparsed" for m in missing)
 
 
@@ -114,26 +118,26 @@ def combine(
     pairs: Sequence[tuple[str, str]],
 ) -> tuple[dict[str, dict[str, int]], list[Missing]]:
     """The ensemble's labels (``{qid: {docid: grade}}``, in ``pairs`` order) from its
-    members' labels: each pair's :func:`vote` over the members that labelled it. A pair some
-    member failed on (or never asked) has no label yet (reason of that member's missing
-    entry); a pair no member labelled is ``unparsed``."""
-    blocking: dict[tuple[str, str], Missing] = {}
-    for missing in member_missing:
+    members' labels: each pair's :func:`vote` over **all** the members. A pair some member
+    has no label for has none either, with that member's reason (a failed or unasked
+    request first: a rerun asks it; then ``unparsed``) and the judges it lacks (1-based)."""
+    lacking: dict[tuple[str, str], list[tuple[int, Missing]]] = defaultdict(list)
+    for i, missing in enumerate(member_missing, start=1):
         for m in missing:
-            if m.reason != "unparsed":
-                blocking.setdefault((m.ident[0], m.ident[1]), m)
+            lacking[(str(m.ident[0]), str(m.ident[1]))].append((i, m))
     labels: dict[str, dict[str, int]] = {}
     out: list[Missing] = []
     for q, d in pairs:
-        if (q, d) in blocking:
-            m = blocking[(q, d)]
-            out.append(Missing((q, d), m.reason, m.detail))
-            continue
         grades = [m[q][d] for m in members if d in m.get(q, {})]
-        if not grades:
-            out.append(Missing((q, d), "unparsed", "no judge's reply could be read"))
+        if len(grades) == len(members):
+            labels.setdefault(q, {})[d] = vote(grades)
             continue
-        labels.setdefault(q, {})[d] = vote(grades)
+        gaps = lacking.get((q, d)) or []
+        judges = ", ".join(str(i) for i, _ in gaps) or "?"
+        first = next((m for _, m in gaps if m.reason in _WAITING), gaps[0][1] if gaps else None)
+        reason: MissingReason = first.reason if first is not None else "not judged"
+        detail = f"no label from judge(s) {judges}" + (f": {first.detail}" if first else "")
+        out.append(Missing((q, d), reason, detail))
     return labels, out
 
 

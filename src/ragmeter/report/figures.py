@@ -1,5 +1,5 @@
-"""The charts of the HTML report, drawn by matplotlib as SVG text (``pip install
-"ragmeter[report]"``).
+"""The charts of the HTML report, drawn by matplotlib as SVG text (the ``report`` extra:
+``pip install -e ".[report]"`` in a clone).
 
 Every function returns one ``<svg>`` element ready to inline in a page: no XML prolog, every
 ``id`` prefixed with the figure's key (several figures share one HTML document), text kept as

@@ -1,5 +1,5 @@
 """One self-contained HTML report of an evaluation (``ragmeter report``; needs matplotlib:
-``pip install "ragmeter[report]"``).
+the ``report`` extra, ``pip install -e ".[report]"`` in a clone).
 
 The page opens offline: the stylesheet is inline, the charts are inline SVG drawn by
 matplotlib (:mod:`ragmeter.report.figures`), nothing is fetched and there is no script.

@@ -21,9 +21,11 @@ def scipy_special() -> Any:
     try:
         import scipy.special
     except ImportError as exc:  # pragma: no cover - scipy is in the dev extra
+        from ragmeter.errors import install_hint
+
         raise OptionalDependencyError(
             "this statistic needs scipy for its distribution; "
-            'install it with: pip install "ragmeter[stats]"'
+            f"install it with: {install_hint('stats')}"
         ) from exc
     return scipy.special
 

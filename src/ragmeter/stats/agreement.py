@@ -367,6 +367,9 @@ class LabelAgreement:
     grade_map: dict[int, int] = field(default_factory=dict)
     clip: tuple[int, int] | None = None
     relabelled: tuple[Relabel, ...] = ()
+    #: a map of one side only (in place of ``grade_map`` there)
+    grade_map_a: dict[int, int] = field(default_factory=dict)
+    grade_map_b: dict[int, int] = field(default_factory=dict)
 
     def changed(self, side: str) -> int:
         """How many labels of ``side`` (``a`` or ``b``) the grade map or clipping changed."""
@@ -389,6 +392,8 @@ def label_agreement(
     threshold: int = 4,
     grade_map: Mapping[int, int] | None = None,
     clip: tuple[int, int] | None = None,
+    grade_map_a: Mapping[int, int] | None = None,
+    grade_map_b: Mapping[int, int] | None = None,
 ) -> LabelAgreement:
     """How labeling ``b`` agrees with the reference ``a`` (e.g. an LLM judge vs people).
 
@@ -401,8 +406,10 @@ def label_agreement(
     Krippendorff's α (nominal, ordinal, interval; see :func:`krippendorff_alpha`).
 
     ``grade_map`` and ``clip`` relabel both labelings first (:func:`relabel`: map, then
-    clip to LO..HI); with ``clip`` the scale is LO..HI. ``relabelled`` counts the changes
-    of every label of each side (``n_a``, ``n_b``), not only the common items.
+    clip to LO..HI); with ``clip`` the scale is LO..HI. ``grade_map_a`` / ``grade_map_b``
+    relabel one side only, in place of ``grade_map`` there (labelings on two scales — 0–3
+    against 1–5 — each need their own map). ``relabelled`` counts the changes of every
+    label of each side (``n_a``, ``n_b``), not only the common items.
 
     Example:
         >>> r = label_agreement({("q", "d1"): 5, ("q", "d2"): 1}, {("q", "d1"): 4, ("q", "d2"): 1})
@@ -410,9 +417,10 @@ def label_agreement(
         (2, 0.5, 1.0)
     """
     changes: list[Relabel] = []
-    if grade_map or clip is not None:
-        a, changed_a = relabel(a, side="a", grade_map=grade_map, clip=clip)
-        b, changed_b = relabel(b, side="b", grade_map=grade_map, clip=clip)
+    map_a, map_b = grade_map_a or grade_map, grade_map_b or grade_map
+    if map_a or map_b or clip is not None:
+        a, changed_a = relabel(a, side="a", grade_map=map_a, clip=clip)
+        b, changed_b = relabel(b, side="b", grade_map=map_b, clip=clip)
         changes = changed_a + changed_b
         scale = clip if clip is not None else scale
     common = sorted(set(a) & set(b))
@@ -458,6 +466,8 @@ def label_agreement(
         grade_map=dict(grade_map or {}),
         clip=clip,
         relabelled=tuple(changes),
+        grade_map_a=dict(grade_map_a or {}),
+        grade_map_b=dict(grade_map_b or {}),
     )
 
 

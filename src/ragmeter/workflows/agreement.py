@@ -10,6 +10,11 @@
   0–3 against 1–5 — the two are on different scales and comparing them grade by grade means
   nothing: an error naming ``--grade-map`` and ``--clip`` (``--clip`` declares the scale and
   lifts the check).
+* **Grade maps**: ``--grade-map`` relabels both files; ``--grade-map-a`` / ``--grade-map-b``
+  one file each (labels on two scales — UMBRELA's 0–3 against human 1–5 — need a map per
+  side). A map for both files is refused where it would rewrite a grade that both files hold
+  while their scales differ (the same number meaning two grades), and so is ``--grade-map``
+  together with a one-side map.
 * **Leaderboard** (with runs): every run is evaluated under both label files by
   :func:`ragmeter.evaluate` with ``evaluate``'s default settings — the label files as they
   are, so each score is what ``ragmeter evaluate`` prints for that run on that file — and
@@ -45,6 +50,9 @@ class AgreementRequest:
     grade_map: str | None = None
     clip: str | None = None
     runs: Sequence[Path] = ()
+    #: a grade map of one file only (``--grade-map-a`` / ``--grade-map-b``)
+    grade_map_a: str | None = None
+    grade_map_b: str | None = None
     measures: Sequence[str] = ()
     resamples: int = 1000
     seed: int = 0
@@ -104,13 +112,53 @@ def check_scales(a: Grades, b: Grades, a_name: str, b_name: str) -> None:
         raise RagmeterError(
             f"{b_name} has grades {b_lo}–{b_hi} and {a_name} {lo}–{hi} ({b_name}'s "
             f"{shown} outside): the label sets are on different scales; map one onto the "
-            f"other with --grade-map (e.g. --grade-map {_example_map(outside, hi)}) or "
+            f"other with --grade-map (e.g. --grade-map {_example_map(outside, hi)}), a map "
+            f"per file (--grade-map-a, --grade-map-b: two scales such as 0–3 and 1–5) or "
             f"--clip {lo}:{hi}"
         )
 
 
 def _example_map(outside: list[int], hi: int) -> str:
     return ",".join(f"{g}:{hi}" for g in outside[:3])
+
+
+def _span(grades: Grades) -> str:
+    return f"{min(grades.values())}–{max(grades.values())}" if grades else "none"
+
+
+def check_grade_maps(
+    a: Grades,
+    b: Grades,
+    *,
+    grade_map: dict[int, int] | None,
+    grade_map_a: dict[int, int] | None,
+    grade_map_b: dict[int, int] | None,
+    a_name: str = "A",
+    b_name: str = "B",
+) -> None:
+    """An error for a grade map that cannot say which file's grade it means: ``grade_map``
+    (both files) beside a one-side map, or ``grade_map`` naming a grade both files hold while
+    their grade ranges differ (grade 1 on 0–3 and grade 1 on 1–5 are different grades)."""
+    if grade_map and (grade_map_a or grade_map_b):
+        raise RagmeterError(
+            "--grade-map relabels both files: give it alone, or give each file its own map "
+            "with --grade-map-a and --grade-map-b"
+        )
+    if not grade_map or not a or not b:
+        return
+    range_a = (min(a.values()), max(a.values()))
+    range_b = (min(b.values()), max(b.values()))
+    if range_a == range_b:
+        return
+    shared = sorted(set(grade_map) & set(a.values()) & set(b.values()))
+    if shared:
+        shown = ", ".join(map(str, shared[:5]))
+        raise RagmeterError(
+            f"--grade-map relabels both files, and {a_name} ({_span(a)}) and {b_name} "
+            f"({_span(b)}) are on different scales: grade(s) {shown} of the map are in both, "
+            "where they mean different grades, and would be rewritten in both; give each "
+            f"file its own map: --grade-map-a for {a_name}, --grade-map-b for {b_name}"
+        )
 
 
 def pair_report(
@@ -122,13 +170,24 @@ def pair_report(
     b_name: str = "B",
     grade_map: dict[int, int] | None = None,
     clip: tuple[int, int] | None = None,
+    grade_map_a: dict[int, int] | None = None,
+    grade_map_b: dict[int, int] | None = None,
 ) -> dict[str, Any]:
     """The agreement of ``b`` against ``a`` as a JSON-ready dict (NaN → None); see the
-    module docstring for the scale, its check and the default threshold."""
+    module docstring for the grade maps, the scale, its check and the default threshold."""
     from ragmeter.stats.agreement import label_agreement, relabel
 
-    mapped_a, _ = relabel(a, grade_map=grade_map, clip=clip)
-    mapped_b, _ = relabel(b, grade_map=grade_map, clip=clip)
+    check_grade_maps(
+        a,
+        b,
+        grade_map=grade_map,
+        grade_map_a=grade_map_a,
+        grade_map_b=grade_map_b,
+        a_name=a_name,
+        b_name=b_name,
+    )
+    mapped_a, _ = relabel(a, grade_map=grade_map_a or grade_map, clip=clip)
+    mapped_b, _ = relabel(b, grade_map=grade_map_b or grade_map, clip=clip)
     if clip is None:
         check_scales(mapped_a, mapped_b, a_name, b_name)
     seen = [*mapped_a.values(), *mapped_b.values()] or [0, 1]
@@ -141,8 +200,10 @@ def pair_report(
         b_name=b_name,
         scale=scale,
         threshold=chosen,
-        grade_map=grade_map,
         clip=clip,
+        grade_map=grade_map,
+        grade_map_a=grade_map_a,
+        grade_map_b=grade_map_b,
     )
     return _report_dict(r, a, b, chosen, threshold is None)
 
@@ -161,6 +222,8 @@ def _report_dict(r: Any, a: Grades, b: Grades, threshold: int, default: bool) ->
         "only_b": len(set(b) - set(a)),
         "scale": list(r.scale),
         "grade_map": {str(k): v for k, v in r.grade_map.items()},
+        "grade_map_a": {str(k): v for k, v in r.grade_map_a.items()},
+        "grade_map_b": {str(k): v for k, v in r.grade_map_b.items()},
         "clip": list(r.clip) if r.clip is not None else None,
         "relabelled": {
             "a": r.changed("a"),
@@ -194,7 +257,10 @@ def run_agreement(request: AgreementRequest, *, version: str) -> AgreementOutcom
     if request.runs and not request.measures:
         raise RagmeterError("--runs needs at least one -m/--measure (e.g. -m ndcg@10)")
     try:
-        grade_map = read_label_map(request.grade_map) if request.grade_map is not None else None
+        grade_map, map_a, map_b = (
+            read_label_map(value) if value is not None else None
+            for value in (request.grade_map, request.grade_map_a, request.grade_map_b)
+        )
         clip = parse_clip(request.clip) if request.clip is not None else None
     except ValueError as exc:
         raise RagmeterError(str(exc)) from None
@@ -210,8 +276,17 @@ def run_agreement(request: AgreementRequest, *, version: str) -> AgreementOutcom
                 f"count; {len(b) - len(own):,} made by others are left out"
             )
         b = own
-    names = {"a_name": request.qrels_a.name, "b_name": request.qrels_b.name}
-    pairs = pair_report(a, b, threshold=request.threshold, grade_map=grade_map, clip=clip, **names)
+    pairs = pair_report(
+        a,
+        b,
+        threshold=request.threshold,
+        grade_map=grade_map,
+        grade_map_a=map_a,
+        grade_map_b=map_b,
+        clip=clip,
+        a_name=request.qrels_a.name,
+        b_name=request.qrels_b.name,
+    )
     board = _leaderboard(request) if request.runs else None
     if board is not None:
         notes.extend(board.coverage.notes(request.qrels_a.name, request.qrels_b.name))
