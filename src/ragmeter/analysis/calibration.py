@@ -67,18 +67,31 @@ class Calibration:
 
     @property
     def tau(self) -> float | None:
-        """The smallest leaderboard Kendall τ-b over the measures (None without runs)."""
+        """The smallest defined leaderboard Kendall τ-b over the measures (None without runs,
+        or when none is defined; :attr:`undefined_tau` names the measures without one)."""
         taus = [m["kendall_tau"] for m in self.content.get("leaderboard") or []]
         defined = [float(t) for t in taus if t is not None]
         return min(defined) if defined else None
+
+    @property
+    def undefined_tau(self) -> list[str]:
+        """The measures whose leaderboard τ-b is undefined (NA: e.g. every run tied under
+        one of the two labelings): the LLM labels' ranking of runs is unknown there."""
+        return [
+            str(m["measure"])
+            for m in self.content.get("leaderboard") or []
+            if m.get("kendall_tau") is None
+        ]
 
     def summary(self) -> str:
         """``LLM labels (umbrela, model M): κ 0.41, τ 0.87 against 4,423 human labels``."""
         figures = [f"κ {_fmt(self.kappa)}"]
         alpha = self.content.get("alpha", {}).get("ordinal")
         figures.append(f"ordinal α {_fmt(alpha)}")
-        if self.tau is not None:
-            figures.append(f"τ {_fmt(self.tau)}")
+        undefined = self.undefined_tau
+        if self.tau is not None or undefined:
+            na = f" (undefined on {', '.join(undefined)})" if undefined else ""
+            figures.append(f"τ {_fmt(self.tau)}{na}")
         tau_aps = [m["tau_ap"] for m in self.content.get("leaderboard") or []]
         if any(t is not None for t in tau_aps):
             figures.append(f"τ_AP {_fmt(min(t for t in tau_aps if t is not None))}")
@@ -280,10 +293,15 @@ def _below(calibration: Calibration, min_kappa: float | None, min_tau: float | N
         if kappa is None or kappa < min_kappa:
             out.append(f"κ {_fmt(kappa)} < --min-kappa {min_kappa:g}")
     if min_tau is not None:
-        tau = calibration.tau
-        if tau is None:
+        tau, undefined = calibration.tau, calibration.undefined_tau
+        if undefined:  # undefined is no evidence the labels rank runs as people's do
+            out.append(
+                f"τ undefined (NA) on {', '.join(undefined)}: --min-tau {min_tau:g} cannot "
+                "be met (every run tied under one of the labelings?)"
+            )
+        if tau is None and not undefined:
             out.append("no leaderboard τ (the calibration was made without --runs)")
-        elif tau < min_tau:
+        elif tau is not None and tau < min_tau:
             out.append(f"τ {_fmt(tau)} < --min-tau {min_tau:g}")
     return out
 
