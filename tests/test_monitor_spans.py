@@ -154,3 +154,32 @@ def test_check_prints_a_latency_rule_as_written(tmp_path: Path) -> None:
     out = runner.invoke(app, ["monitor", "check", "--fail-if", rule, *store, "-f", "json"])
     (outcome,) = json.loads(out.output)["rules"]
     assert outcome["rule"] == rule and outcome["measure"] == "latency_ms.p95(stage=retriever)"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--fail-if", "ndcg@5 drop > 0.1"],
+        ["report", "-o", "trend.html"],
+        ["metrics"],
+        ["ppi", "--human-qrels", "HUMAN"],
+    ],
+)
+def test_a_missing_monitor_store_says_what_makes_one(tmp_path: Path, args: list[str]) -> None:
+    """Not 'evaluate --save creates it': a monitor store is made by ragmeter monitor."""
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    human = _labels(tmp_path, ["q"])
+    args = [str(human) if a == "HUMAN" else a for a in args]
+    args = [str(tmp_path / a) if a.endswith(".html") else a for a in args]
+    out = runner.invoke(app, ["monitor", *args, "--store", url])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2, out.output
+    assert f"no store at {url} yet (ragmeter monitor TRACES --store {url} creates it)" in text
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_traces_given_as_labels_say_so_and_leave_no_store(tmp_path: Path) -> None:
+    traces = write_lines(tmp_path / "t.json", [request(rag_trace(1, "q", DOCS, DAY0_NS))] * 2)
+    out = _monitor(tmp_path, traces, traces)
+    assert out.exit_code == 2 and "this is a trace file" in " ".join(out.output.split())
+    assert not (tmp_path / "m.db").exists()

@@ -378,9 +378,11 @@ def label_description(
     *,
     calibration: Path | None = None,
     pairs: Iterable[Pair] | None = None,
+    format: str | None = None,
 ) -> LabelsDescription:
     """The :class:`LabelsDescription` of the labels of ``qrels`` (its ``lines`` are what
-    :func:`describe_labels` returns for the same arguments)."""
+    :func:`describe_labels` returns for the same arguments; ``format``: the qrels file's
+    format, when its extension says otherwise)."""
     from ragmeter.io.provenance import read_provenance
 
     provenance = read_provenance(qrels)
@@ -389,7 +391,7 @@ def label_description(
     if provenance is None and calibration is None and pairs is None:
         # nothing to count them by: the qrels are not read a second time
         return LabelsDescription(qrels.name, (), unknown, None, None, {}, {})
-    judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
+    judged = list(pairs) if pairs is not None else _judged_pairs(qrels, format)
     lines, figures = _lines(qrels, provenance, calibration, judged)
     if provenance is None:
         counts: dict[str, int] = {"unknown": len(judged)} if judged else {}
@@ -491,12 +493,11 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def _judged_pairs(qrels: Path) -> list[Pair]:
+def _judged_pairs(qrels: Path, format: str | None = None) -> list[Pair]:
     from ragmeter.io.readers import read_qrels
 
-    return [
-        (q, d) for q, docs in read_qrels(qrels).to_dict().items() for d, g in docs.items() if g >= 0
-    ]
+    docs_of = read_qrels(qrels, format=format).to_dict()
+    return [(q, d) for q, docs in docs_of.items() for d, g in docs.items() if g >= 0]
 
 
 __all__ = [

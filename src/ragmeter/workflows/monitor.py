@@ -49,6 +49,11 @@ DEFAULT_MEASURES: tuple[str, ...] = ("ndcg@5", "P@5(rel_level=2)")
 DEFAULT_STREAM = "production"
 
 
+def _made_by(url: str | None) -> str:
+    """What makes a monitor store (said when a command that reads one finds none)."""
+    return f"ragmeter monitor TRACES --store {url}" if url else "ragmeter monitor TRACES"
+
+
 @dataclass(frozen=True)
 class MonitorRequest:
     """What ``ragmeter monitor`` was asked."""
@@ -251,6 +256,8 @@ def run_monitor(
     traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
     rows, backwards = _span_rows(traces)
     _check_times(rows, request.traces)
+    # read before the store is opened: a bad labels file leaves no store behind
+    given = labels_file(request.labels) if request.labels is not None else None
     with open_store(request.store) as store:
         known = known_spans(store, request.stream, rows)
         stored = load_samples(store, request.stream)
@@ -267,7 +274,9 @@ def run_monitor(
             text=span_text,
         )
         sampled = [r for k, r in fresh_by_key.items() if k in wanted]
-        labels, source, lines = _label_sampled(request, sampled, judge, stored, cache, progress)
+        labels, source, lines = _label_sampled(
+            request, sampled, judge, stored, cache, progress, given
+        )
         values = span_values(sampled, labels, measures, request.depth, request.grade_map)
         samples = [
             SampleRow(
@@ -328,6 +337,7 @@ def _label_sampled(
     stored: Sequence[SampleRow],
     cache: Any,
     progress: Progress | None,
+    given: tuple[dict[str, dict[str, int]], LabelSource] | None = None,
 ) -> tuple[dict[str, dict[str, int]], LabelSource, list[str]]:
     """``{span's id (:func:`_ids`): {doc id: grade}}`` of the sampled spans, who made the
     labels, and the judge's summary lines: the judge's grades of each span's top ``depth``
@@ -335,7 +345,7 @@ def _label_sampled(
     from ragmeter.judges.api import as_judge, label_source, relevance_job
 
     if request.labels is not None:
-        by_query, source = labels_file(request.labels)
+        by_query, source = given if given is not None else labels_file(request.labels)
         _check_judge(stored, source, request.stream)
         labels = {
             i: {
@@ -369,6 +379,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
     from ragmeter.io.provenance import provenance_path, read_provenance
     from ragmeter.io.readers import read_qrels
 
+    qrels = read_qrels(path).to_dict()  # first: a file that is not qrels says so
     prov = read_provenance(path)
     if prov is None:
         raise MonitorError(
@@ -380,7 +391,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
             f"{path}: labels from {len(prov.sources)} sources; ragmeter monitor takes the "
             "labels of one maker"
         )
-    return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
+    return qrels, next(iter(prov.sources.values()))
 
 
 #: the labels file of an export, by who made the labels (:attr:`LabelSource.kind`)
@@ -582,7 +593,7 @@ def check_monitor(request: MonitorCheckRequest) -> GateResult:
     if not request.rules:
         raise RuleError(f"no rule given; give one or more --fail-if {GRAMMAR}")
     rules = [parse_monitor_rule(r) for r in request.rules]
-    with open_store(request.store, create=False) as store:
+    with open_store(request.store, create=False, made_by=_made_by(request.store)) as store:
         by_window = window_values(store, request.stream, request.window_s, latencies=True)
         if not by_window:
             raise MonitorError(f"stream {request.stream!r} has no judged sample in {store.url}")
@@ -704,7 +715,7 @@ def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_ppi, load_windows
 
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         rows = load_windows(store, stream, window_s)
         if not rows:
             raise MonitorError(
@@ -733,7 +744,7 @@ def stored_trends(store_url: str | None, window_s: int) -> list[Trend]:
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_windows, streams
 
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         names = [s for s in streams(store) if load_windows(store, s, window_s)]
         url = store.url
     return [stored_trend(url, name, window_s) for name in names]
@@ -801,7 +812,7 @@ def monitor_ppi(
     from ragmeter.store.monitor import load_samples, save_ppi
 
     human, origin = _human_labels(human_qrels)
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         samples = load_samples(store, stream)
         starts = {s.key: s.started_ns for s in _spans(store, stream)}
         if not samples:
