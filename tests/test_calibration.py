@@ -115,6 +115,48 @@ def test_a_calibration_below_the_threshold_fails_with_its_own_status(tmp_path: P
     assert no_tau.exit_code == 5 and "without --runs" in no_tau.stderr
 
 
+def test_an_undefined_tau_cannot_pass_min_tau(tmp_path: Path) -> None:
+    """No label is grade 4, so P@3(rel_level=4) is 0 for every run under both labelings and
+    its τ-b is undefined (0/0): --min-tau cannot be met on it, whatever the other measure's
+    τ; the line of a holding calibration says where τ is undefined."""
+    human, llm = label_files(tmp_path)
+    runs = []
+    for n, order in enumerate(
+        ([0, 2, 4, 6, 1, 3, 5, 7], [6, 4, 2, 0, 7, 5, 3, 1], [2, 0, 6, 4, 3, 1, 7, 5])
+    ):
+        path = tmp_path / f"run{n}.txt"
+        path.write_text(
+            "".join(f"q{d % 2} Q0 d{d} {r} {10 - r} r{n}\n" for r, d in enumerate(order, 1))
+        )
+        runs.append(str(path))
+    cal = tmp_path / "cal.json"
+    made = runner.invoke(
+        app,
+        [
+            "agreement",
+            str(human),
+            str(llm),
+            "--runs",
+            *runs,
+            "-m",
+            "ndcg@3",
+            "-m",
+            "P@3(rel_level=4)",
+            "--save-calibration",
+            str(cal),
+        ],
+    )
+    assert made.exit_code == 0, made.output
+    taus = {m["measure"]: m["kendall_tau"] for m in json.loads(cal.read_text())["leaderboard"]}
+    assert taus["precision@3(rel_level=4)"] is None and taus["ndcg@3"] is not None
+    refused = check(tmp_path, llm, "--calibration", str(cal), "--min-tau", "-1")
+    assert refused.exit_code == 5, refused.output
+    assert "τ undefined (NA) on precision@3(rel_level=4)" in refused.stderr
+    held = check(tmp_path, llm, "--calibration", str(cal))
+    assert held.exit_code == 0, held.output
+    assert "undefined on precision@3(rel_level=4)" in held.stderr
+
+
 def test_a_hand_edited_or_newer_calibration_is_refused(tmp_path: Path) -> None:
     cal = save(tmp_path)
     _, llm = label_files(tmp_path)

@@ -96,6 +96,22 @@ def test_errors_exit_non_zero_with_a_clear_message(tmp_path: Path) -> None:
     assert code == 2 and "unknown measure 'ndcgg" in err and "ndcg" in err
 
 
+def test_qrels_format_reads_trec_qrels_named_tsv(tmp_path: Path) -> None:
+    """A TREC qrels file named .tsv is read as a headed TSV (and refused, pointing at the
+    option) unless --qrels-format trec says what it is; then its numbers are the .txt's."""
+    tsv = tmp_path / "qrels.tsv"
+    tsv.write_bytes(Path(QRELS).read_bytes())
+    code, _, err = _invoke("evaluate", RUNS[0], "--qrels", str(tsv), "-m", "map")
+    assert code == 2 and "--qrels-format trec" in " ".join(err.split())
+    args = ["evaluate", RUNS[0], "-m", "map", "-m", "ndcg@10", "-f", "json"]
+    code, out, err = _invoke(*args, "--qrels", str(tsv), "--qrels-format", "trec")
+    assert code == 0, err
+    code, expected, _ = _invoke(*args, "--qrels", QRELS)
+    assert json.loads(out)["runs"] == json.loads(expected)["runs"]
+    code, _, err = _invoke(*args, "--qrels", str(tsv), "--qrels-format", "nope")
+    assert code == 2 and "unknown format 'nope'" in err
+
+
 def test_python_dash_m_runs_the_same_cli() -> None:
     proc = subprocess.run(
         [

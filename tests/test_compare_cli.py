@@ -139,3 +139,25 @@ def test_same_file_names_are_told_apart(tmp_path: Path) -> None:
     code, out, err = _invoke("compare", a, b, "-q", QRELS, "-m", "map", "-f", "json", *FAST)
     assert code == 0, err
     assert json.loads(out)["runs"] == [a, b]
+
+
+def test_counts_are_printed_as_integers_as_evaluate_prints_them(tmp_path: Path) -> None:
+    """num_ret is a sum: 3 + 2 = 5 documents for run a, 2 + 2 = 4 for run b (Δ −1); the
+    table and the Markdown print 5, 4 and −1, as evaluate does, not 5.0000."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("q1 Q0 d1 1 3 a\nq1 Q0 d3 2 2 a\nq1 Q0 d4 3 1 a\nq2 Q0 d2 1 2 a\nq2 Q0 d5 2 1 a\n")
+    b.write_text("q1 Q0 d3 1 2 b\nq1 Q0 d1 2 1 b\nq2 Q0 d5 1 2 b\nq2 Q0 d2 2 1 b\n")
+    args = ["compare", str(a), str(b), "-q", str(qrels), "-m", "num_ret", "-m", "mrr", *FAST]
+    code, out, err = _invoke(*args)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.strip().startswith("num_ret"))
+    assert row.split()[:4] == ["num_ret", "5", "b.txt", "4"] and "-1" in row.split()
+    assert "5.0000" not in out and "4.0000" not in out
+    assert "0.5000" in out  # mrr of b: (1/2 + 1/2) / 2, still with 4 decimals
+    code, md, err = _invoke(*args, "-f", "markdown")
+    assert code == 0, err
+    assert "| num_ret | 5 " in md and "5.0000" not in md
+    code, evaluated, _ = _invoke("evaluate", str(a), str(b), "-q", str(qrels), "-m", "num_ret")
+    assert " 5 " in evaluated and " 4 " in evaluated

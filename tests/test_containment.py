@@ -116,6 +116,11 @@ def test_na_reported_as_n_of_N_on_the_command_line(tmp_path: Path) -> None:
     # q1: d3 holds "paris", d1 not → 1/2; q2 without gold answers: NA, counted in n
     metric = json.loads(out.output)["runs"][0]["metrics"]["answer_precision@2"]
     assert metric == {"mean": 0.5, "n": 2, "n_defined": 1}
+    # the table's footnote names the reason: no gold answer (not "no relevant item")
+    table = CliRunner().invoke(app, [*args, "-m", "answer_precision@2"], env={"COLUMNS": "100"})
+    text = " ".join(table.output.split())
+    assert "0.5000 (n=1/2)" in text
+    assert "(the others are NA: no gold answer)" in text
     missing = CliRunner().invoke(app, [*args[:4], "-m", "answer_recall@2"])
     assert missing.exit_code == 2
     assert "--corpus" in missing.output

@@ -226,3 +226,23 @@ def test_prints_three_chunkings_on_span_labels(demo: dict[str, Any]) -> None:
     assert comparison.baseline == "200 tokens"
     assert "chunkings of the example's documents" in demo["output"]
     assert (demo["out"] / "chunkings" / "chunks-400.jsonl").is_file()
+
+
+@pytest.mark.parametrize("where", ["a_file/x", "a_file"])
+def test_an_unwritable_out_fails_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """--out under (or on) a file: the error comes first, not after the demo's work."""
+    from ragmeter.cli import app
+    from ragmeter.commands import demo as demo_module
+
+    (tmp_path / "a_file").write_text("not a folder")
+
+    def no_work() -> None:
+        raise AssertionError("the demo started working")
+
+    monkeypatch.setattr(demo_module, "load_example", no_work)
+    out = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / where), "--no-store"])
+    assert out.exit_code == 2, out.output
+    assert f"cannot write {tmp_path / where}" in " ".join(out.output.split())
+    assert (tmp_path / "a_file").read_text() == "not a folder"

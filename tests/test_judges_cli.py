@@ -110,6 +110,23 @@ def test_dry_run_sends_nothing_and_counts_cache_hits(server: FakeServer, tmp_pat
     assert "cost unknown" in again.output
 
 
+def test_dry_run_needs_no_out_and_a_run_needs_one(server: FakeServer, tmp_path: Path) -> None:
+    files = collection(tmp_path, 2, 5)
+    base = ["judge", "relevance", "--run", str(files["run"]), "--queries", str(files["queries"])]
+    base += ["--corpus", str(files["corpus"]), "--depth", "5"]
+    cache = tmp_path / "c.sqlite"
+    dry = invoke([*base, "--dry-run", *common(server, cache)])
+    assert dry.exit_code == 0, dry.output
+    assert "10 calls to make" in dry.output
+    ensemble = ["--judge", f"url={server.url},model=a", "--judge", f"url={server.url},model=b"]
+    dry_many = invoke([*base, "--dry-run", *ensemble, "--cache", str(cache), "--quiet"])
+    assert dry_many.exit_code == 0, dry_many.output
+    assert "judge 2: " in dry_many.output
+    real = invoke(base + common(server, cache))
+    assert real.exit_code == 2 and "--out FILE is needed" in real.output
+    assert sum(server.state.seen.values()) == 0  # refused before any call
+
+
 def test_unparsed_pairs_stay_unjudged_and_are_reported(server: FakeServer, tmp_path: Path) -> None:
     files = collection(tmp_path, 1, 3)
     server.state.rules.append(("passage 1 on", ("garbage",)))

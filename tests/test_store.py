@@ -620,7 +620,7 @@ def test_upgrade_from_version_5_keeps_monitor_figures_and_adds_ppi(store_url: st
     judge = LabelSource(kind="judge", model="m", prompt_id="umbrela")
     row = PPIRow(86400, 0, "ndcg@5", 2, 1, 0.5, 0.4, math.nan, math.nan, 0.3, 0.05, "h", judge)
     with open_store(store_url) as store:
-        assert store.schema_version() == 6
+        assert store.schema_version() == store_schema.LATEST_VERSION
         (window,) = load_windows(store, "s", 86400)
         assert (window.n, window.mean, window.low, window.high) == (3, 0.5, 0.25, 0.75)
         assert load_ppi(store, "s") == []
@@ -629,6 +629,96 @@ def test_upgrade_from_version_5_keeps_monitor_figures_and_adds_ppi(store_url: st
         assert math.isnan(back.low) and math.isnan(back.high)
         assert (back.estimate, back.lam, back.judge) == (0.4, 0.3, judge)
         assert back.human == "h"
+
+
+def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_url: str) -> None:
+    """Version 7 keys the monitor's spans and samples by (stream, trace id, span id): every
+    row of a version-6 store is kept (a sample takes its span's trace id), the other monitor
+    tables and the evaluations are untouched, and a span of another trace reusing a span id
+    is then stored beside the first."""
+    from ragmeter.store.monitor import SpanRow, add_spans, load_samples, load_spans
+
+    _migrate_to(store_url, 6)
+    engine = sa.create_engine(resolve_url(store_url), poolclass=sa.pool.NullPool)
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    spans = [  # (stream, span id, trace id, stage, start ns, duration ms), as version 6 wrote
+        ("s", "0001", "t1", "retriever", 10**18, 12.5),
+        ("s", "0002", "t1", "llm", 10**18 + 5, 300.0),
+        ("s", "0003", "t2", "retriever", 10**18 + 86400 * 10**9, 7.25),
+        ("other", "0001", "t9", "chain", 2**62, 0.0),
+    ]
+    with engine.begin() as conn:
+        for row in spans:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO monitor_spans (stream, span_id, trace_id, stage, started_ns, "
+                    "duration_ms) VALUES (:a, :b, :c, :d, :e, :f)"
+                ),
+                dict(zip("abcdef", row, strict=True)),
+            )
+        for stream, span_id, window in (
+            ("s", "0001", 0),
+            ("s", "0003", 86400),
+            ("other", "0001", 0),
+        ):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO monitor_samples (stream, span_id, window_s, window_start, "
+                    "query_id, judge, pairs, unlabelled, measure_values, doc_ids) VALUES "
+                    '(:s, :i, 86400, :w, \'q\', \'{"kind": "judge", "model": "m"}\', 3, '
+                    '1, \'{"ndcg@5": 0.5, "mrr": null}\', \'["d1", "d2", "d3"]\')'
+                ),
+                {"s": stream, "i": span_id, "w": window},
+            )
+        conn.execute(
+            sa.text(
+                "INSERT INTO monitor_windows (stream, window_s, window_start, measure, n, mean, "
+                "low, high, judge, updated_at) VALUES ('s', 86400, 0, 'ndcg@5', 1, 0.5, NULL, "
+                "NULL, NULL, :t)"
+            ),
+            {"t": t},
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO monitor_ppi (stream, window_s, window_start, measure, n_labelled, "
+                "n_unlabelled, llm_mean, estimate, low, high, lam, alpha, human, judge, "
+                "updated_at) VALUES ('s', 86400, 0, 'ndcg@5', 1, 0, 0.5, 0.5, NULL, NULL, 1.0, "
+                "0.05, 'h', NULL, :t)"
+            ),
+            {"t": t},
+        )
+    engine.dispose()
+    run = _result("r", ["q1"], ["mrr"], [[1.0]])
+    with open_store(store_url) as store:
+        assert store.schema_version() == store_schema.LATEST_VERSION == 7
+        eid = store.save_evaluation(Evaluation((run,), run.measures), git=NO_GIT)
+        got = {
+            (stream, s.span_id, s.trace_id, s.stage, s.started_ns, s.duration_ms)
+            for stream in ("s", "other")
+            for s in load_spans(store, stream)
+        }
+        assert got == set(spans)
+        samples = {(s.span_id, s.trace_id) for s in load_samples(store, "s")}
+        assert samples == {("0001", "t1"), ("0003", "t2")}
+        (other,) = load_samples(store, "other")
+        assert (other.trace_id, other.pairs, other.unlabelled) == ("t9", 3, 1)
+        assert other.doc_ids == ("d1", "d2", "d3") and other.values["ndcg@5"] == 0.5
+        assert math.isnan(other.values["mrr"])
+        with store._engine.connect() as conn:
+            for table, n in (("monitor_windows", 1), ("monitor_ppi", 1)):
+                count = conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()
+                assert count == n, table
+            indexes = {i["name"] for i in sa.inspect(conn).get_indexes("monitor_spans")}
+            assert "ix_monitor_spans_start" in indexes
+            key = sa.inspect(conn).get_pk_constraint("monitor_spans")
+            assert key["constrained_columns"] == ["stream", "trace_id", "span_id"]
+        # another trace's span with id 0001 sits beside t1's, with no latency (NULL)
+        add_spans(store, "s", [SpanRow("0001", "t3", "retriever", 10**18, math.nan)], [])
+        again = {s.trace_id: s for s in load_spans(store, "s") if s.span_id == "0001"}
+        assert set(again) == {"t1", "t3"} and math.isnan(again["t3"].duration_ms)
+        assert store.load_evaluation(eid).evaluation.run.name == "r"
+    with open_store(store_url) as store:  # opening again migrates nothing
+        assert store.schema_version() == 7
 
 
 # -- locations ------------------------------------------------------------------------------

@@ -202,6 +202,23 @@ def test_traces_hold_no_qrels(tmp_path: Path) -> None:
         read_qrels(path, format="otlp")
 
 
+@pytest.mark.parametrize("name", ["t.json", "t.jsonl"])
+def test_a_trace_file_given_as_qrels_points_the_right_way(tmp_path: Path, name: str) -> None:
+    """Read as JSON qrels, a trace file failed on its second line ('Extra data'); it is
+    now named for what it is, and the error says where traces and qrels go."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    records = [request(rag_trace(n, "q", ["d"], DAY0_NS)) for n in (1, 2)]
+    path = write_lines(tmp_path / name, records)
+    out = CliRunner().invoke(app, ["evaluate", str(path), "--qrels", str(path), "-m", "P@1"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2, out.output
+    assert "this is a trace file" in text and "ragmeter evaluate TRACES --qrels QRELS" in text
+    assert "Extra data" not in text
+
+
 def _session_trace(tmp_path: Path) -> tuple[Path, Path]:
     """A trace of one retriever span (session S1, documents a, b) and qrels judging b."""
     attrs = retriever_attributes("some text", ["a", "b"], **{"session.id": "S1"})

@@ -33,6 +33,7 @@ from ragmeter.commands.options import (
     Pool,
     PoolDepth,
     QrelsFile,
+    QrelsFormat,
     QueryIdFrom,
     Questions,
     RelLevel,
@@ -79,6 +80,7 @@ def _root(version: VersionFlag = False) -> None:
 def evaluate(
     runs: RunFiles,
     qrels: QrelsFile = None,
+    qrels_format: QrelsFormat = None,
     measure: Measures = None,
     per_query: PerQuery = False,
     missing: Missing = MissingPolicy.zero,
@@ -137,7 +139,7 @@ def evaluate(
         engine=engine,
         workers=workers,
     )
-    described = label_description(qrels, calibration)
+    described = label_description(qrels, calibration, qrels_format)
     labels = lines_of(described)
     request = flow.EvaluateRequest(
         runs=runs,
@@ -150,8 +152,8 @@ def evaluate(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         spans=span_files(spans, chunks, corpus),
         described_labels=described,
-        query_id_from=query_id_from,
-    )
+        query_id_from=query_id_from, qrels_format=qrels_format,
+    )  # fmt: skip
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
         ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,

@@ -67,18 +67,31 @@ class Calibration:
 
     @property
     def tau(self) -> float | None:
-        """The smallest leaderboard Kendall τ-b over the measures (None without runs)."""
+        """The smallest defined leaderboard Kendall τ-b over the measures (None without runs,
+        or when none is defined; :attr:`undefined_tau` names the measures without one)."""
         taus = [m["kendall_tau"] for m in self.content.get("leaderboard") or []]
         defined = [float(t) for t in taus if t is not None]
         return min(defined) if defined else None
+
+    @property
+    def undefined_tau(self) -> list[str]:
+        """The measures whose leaderboard τ-b is undefined (NA: e.g. every run tied under
+        one of the two labelings): the LLM labels' ranking of runs is unknown there."""
+        return [
+            str(m["measure"])
+            for m in self.content.get("leaderboard") or []
+            if m.get("kendall_tau") is None
+        ]
 
     def summary(self) -> str:
         """``LLM labels (umbrela, model M): κ 0.41, τ 0.87 against 4,423 human labels``."""
         figures = [f"κ {_fmt(self.kappa)}"]
         alpha = self.content.get("alpha", {}).get("ordinal")
         figures.append(f"ordinal α {_fmt(alpha)}")
-        if self.tau is not None:
-            figures.append(f"τ {_fmt(self.tau)}")
+        undefined = self.undefined_tau
+        if self.tau is not None or undefined:
+            na = f" (undefined on {', '.join(undefined)})" if undefined else ""
+            figures.append(f"τ {_fmt(self.tau)}{na}")
         tau_aps = [m["tau_ap"] for m in self.content.get("leaderboard") or []]
         if any(t is not None for t in tau_aps):
             figures.append(f"τ_AP {_fmt(min(t for t in tau_aps if t is not None))}")
@@ -292,10 +305,15 @@ def _below(calibration: Calibration, min_kappa: float | None, min_tau: float | N
         if kappa is None or kappa < min_kappa:
             out.append(f"κ {_fmt(kappa)} < --min-kappa {min_kappa:g}")
     if min_tau is not None:
-        tau = calibration.tau
-        if tau is None:
+        tau, undefined = calibration.tau, calibration.undefined_tau
+        if undefined:  # undefined is no evidence the labels rank runs as people's do
+            out.append(
+                f"τ undefined (NA) on {', '.join(undefined)}: --min-tau {min_tau:g} cannot "
+                "be met (every run tied under one of the labelings?)"
+            )
+        if tau is None and not undefined:
             out.append("no leaderboard τ (the calibration was made without --runs)")
-        elif tau < min_tau:
+        elif tau is not None and tau < min_tau:
             out.append(f"τ {_fmt(tau)} < --min-tau {min_tau:g}")
     return out
 
@@ -372,9 +390,11 @@ def label_description(
     *,
     calibration: Path | None = None,
     pairs: Iterable[Pair] | None = None,
+    format: str | None = None,
 ) -> LabelsDescription:
     """The :class:`LabelsDescription` of the labels of ``qrels`` (its ``lines`` are what
-    :func:`describe_labels` returns for the same arguments)."""
+    :func:`describe_labels` returns for the same arguments; ``format``: the qrels file's
+    format, when its extension says otherwise)."""
     from ragmeter.io.provenance import read_provenance
 
     provenance = read_provenance(qrels)
@@ -383,7 +403,7 @@ def label_description(
     if provenance is None and calibration is None and pairs is None:
         # nothing to count them by: the qrels are not read a second time
         return LabelsDescription(qrels.name, (), unknown, None, None, {}, {})
-    judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
+    judged = list(pairs) if pairs is not None else _judged_pairs(qrels, format)
     lines, figures = _lines(qrels, provenance, calibration, judged)
     if provenance is None:
         counts: dict[str, int] = {"unknown": len(judged)} if judged else {}
@@ -485,12 +505,11 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def _judged_pairs(qrels: Path) -> list[Pair]:
+def _judged_pairs(qrels: Path, format: str | None = None) -> list[Pair]:
     from ragmeter.io.readers import read_qrels
 
-    return [
-        (q, d) for q, docs in read_qrels(qrels).to_dict().items() for d, g in docs.items() if g >= 0
-    ]
+    docs_of = read_qrels(qrels, format=format).to_dict()
+    return [(q, d) for q, docs in docs_of.items() for d, g in docs.items() if g >= 0]
 
 
 __all__ = [

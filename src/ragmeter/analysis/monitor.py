@@ -7,7 +7,8 @@ day window runs from 00:00 UTC; spans are placed by their start time, whatever o
 in.
 
 **Sampling** (seeded, stratified by window). Each span gets the key
-``u = int(SHA-256("seed:span_id")[:8]) / 2⁶⁴`` in [0, 1):
+``u = int(SHA-256("seed:trace_id:span_id")[:8]) / 2⁶⁴`` in [0, 1) (a span is known by its
+trace id and span id: OpenTelemetry span ids are unique only within their trace):
 
 * a rate r (``--sample 0.05``): a span is sampled when u < r — each span independently with
   probability r, and the decision of a span never changes when more traffic arrives;
@@ -34,9 +35,9 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 _WINDOW = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+K = TypeVar("K", bound=Hashable)
 _LATENCY = re.compile(r"^latency_ms\.p([0-9]{1,2})\(stage=([^()]+)\)$")
 #: the latency percentiles reported per stage
 LATENCY_QUANTILES: tuple[float, ...] = (0.5, 0.95, 0.99)
@@ -118,29 +120,39 @@ def window_of(start_ns: int, window_s: int) -> int:
     return seconds - seconds % window_s
 
 
-def sample_key(seed: int, span_id: str) -> float:
-    """The span's key u in [0, 1): the first 8 bytes of SHA-256(``seed:span_id``) / 2⁶⁴."""
-    digest = hashlib.sha256(f"{seed}:{span_id}".encode()).digest()
+def sample_key(seed: int, span: str) -> float:
+    """The span's key u in [0, 1): the first 8 bytes of SHA-256(``seed:span``) / 2⁶⁴, where
+    ``span`` is ``trace_id:span_id`` (:func:`span_text`)."""
+    digest = hashlib.sha256(f"{seed}:{span}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
+def span_text(key: tuple[str, str]) -> str:
+    """``trace_id:span_id``: the text a span's sample key is computed from."""
+    return f"{key[0]}:{key[1]}"
+
+
 def choose(
-    spans: Iterable[tuple[int, str]],
+    spans: Iterable[tuple[int, K]],
     spec: SampleSpec,
     seed: int,
     already: Mapping[int, int] | None = None,
-) -> set[str]:
-    """The span ids to sample among new ``(window start, span id)`` pairs; ``already``: how
-    many spans each window holds from earlier runs (see the module docstring)."""
+    *,
+    text: Callable[[K], str] = str,
+) -> set[K]:
+    """The spans to sample among new ``(window start, span)`` pairs, a span's key computed
+    from ``text(span)`` (:func:`span_text` for the monitor's (trace id, span id) pairs);
+    ``already``: how many spans each window holds from earlier runs (see the module
+    docstring). Equal keys are ordered by the spans themselves."""
     if spec.rate is not None:
         rate = spec.rate
-        return {s for _, s in spans if sample_key(seed, s) < rate}
+        return {s for _, s in spans if sample_key(seed, text(s)) < rate}
     assert spec.count is not None
-    by_window: dict[int, list[tuple[float, str]]] = {}
-    for window, span_id in spans:
-        by_window.setdefault(window, []).append((sample_key(seed, span_id), span_id))
+    by_window: dict[int, list[tuple[float, K]]] = {}
+    for window, span in spans:
+        by_window.setdefault(window, []).append((sample_key(seed, text(span)), span))
     held = already or {}
-    chosen: set[str] = set()
+    chosen: set[K] = set()
     for window, keyed in by_window.items():
         room = max(0, spec.count - held.get(window, 0))
         chosen.update(s for _, s in sorted(keyed)[:room])
@@ -206,7 +218,7 @@ def parse_monitor_rule(text: str) -> Any:
             f"--fail-if {text!r}: a quantile between p1 and p99; a rule reads {GRAMMAR}"
         )
     return Rule(
-        text=stand_in.text,
+        text=text.strip(),  # the rule as written, not its stand-in
         measure=m["measure"],
         direction=stand_in.direction,
         inclusive=stand_in.inclusive,
@@ -219,10 +231,12 @@ def parse_monitor_rule(text: str) -> Any:
 def latency_figures(
     window_start: int, durations: Mapping[str, Sequence[float]]
 ) -> list[WindowFigure]:
-    """p50, p95, p99 of each stage's durations (ms) in one window; no interval."""
+    """p50, p95, p99 of each stage's durations (ms) in one window (NaN, no duration, left
+    out); no interval."""
     out = []
     for stage in sorted(durations):
         d = np.asarray(durations[stage], dtype=np.float64)
+        d = d[~np.isnan(d)]
         if len(d) == 0:
             continue
         for q in LATENCY_QUANTILES:
@@ -401,7 +415,8 @@ def _defined(side: Mapping[str, Sequence[float]], measure: str, name: str) -> np
     v = np.asarray(side[measure], dtype=np.float64)
     v = v[~np.isnan(v)]
     if len(v) == 0:
-        raise MonitorError(f"{measure} is undefined (NA) on every span of {name}")
+        why = " (a span that ends before it starts has none)" if latency_quantile(measure) else ""
+        raise MonitorError(f"{measure} is undefined (NA) on every span of {name}{why}")
     return v
 
 

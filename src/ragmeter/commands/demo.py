@@ -136,13 +136,15 @@ def run_demo(
     was written and printed (for tests): ``{"files", "messages", "seconds"}``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ragmeter.io._common import atomic_write_text
+    from ragmeter.io._common import atomic_write_text, writable_folder
     from ragmeter.io.trec import write_trec_run
     from ragmeter.report import comparison as render_comparison
     from ragmeter.report.tables import fit, table_console
 
     if console is None:
         console = table_console(wide=150)
+    for folder in (out, out / "runs", out / "chunkings"):  # before 10 s of work, not after
+        writable_folder(folder)
     seconds: dict[str, float] = {}
     files: list[Path] = []
     messages: list[str] = []

@@ -126,7 +126,10 @@ Queries = Annotated[
 Corpus = Annotated[
     Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
 ]
-Out = Annotated[Path, typer.Option("--out", "-o", help="Output file (written atomically).")]
+Out = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Output file (written atomically); not with --dry-run."),
+]
 MaxTokens = Annotated[
     int | None, typer.Option("--max-tokens", help="Reply budget per request (task default).")
 ]
@@ -294,10 +297,18 @@ def judge_command(
     return register
 
 
+def _needs_out(settings: Settings, out: Path | None) -> Path:
+    """The output file: only a dry run, which writes nothing, goes without one (an error
+    before any work otherwise); ``Path()`` stands for none in a dry run."""
+    if out is None and not settings.dry_run:
+        fail(RagmeterError("--out FILE is needed: the output file (only --dry-run goes without)"))
+    return out if out is not None else Path()
+
+
 def _execute(
     settings: Settings,
     build: Callable[[], Any],
-    out: Path,
+    out: Path | None,
     write: Any,
     finish: Callable[[Any, Path], None] | None = None,
 ) -> None:
@@ -306,6 +317,8 @@ def _execute(
     given, writes the output and its provenance instead of ``write`` (hole filling)."""
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.progress import RichProgress
+
+    target = _needs_out(settings, out)
 
     try:
         job = build()
@@ -340,7 +353,7 @@ def _execute(
             )
         except RagmeterError as exc:
             fail(exc)
-    _report(settings, judge, result, out, write, finish)
+    _report(settings, judge, result, target, write, finish)
 
 
 def _report(
@@ -491,7 +504,7 @@ def relevance(
     run: Runs,
     queries: Queries,
     corpus: Corpus,
-    out: Out,
+    out: Out = None,
     depth: Depth = 20,
     max_tokens: MaxTokens = None,
     grade_logprobs: GradeLogprobs = None,
@@ -568,7 +581,7 @@ def _member_specs(settings: Settings, specs: list[str], path: Path | None) -> li
 def _execute_ensemble(
     settings: Settings,
     build: Callable[[], Any],
-    out: Path,
+    out: Path | None,
     write: Any,
     specs: list[str],
     path: Path | None,
@@ -578,6 +591,8 @@ def _execute_ensemble(
     from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.ensemble import estimate_ensemble, run_ensemble
     from ragmeter.judges.progress import RichProgress
+
+    target = _needs_out(settings, out)
 
     try:
         members = _member_specs(settings, specs, path)
@@ -618,7 +633,7 @@ def _execute_ensemble(
             )
         except RagmeterError as exc:
             fail(exc)
-    _report_ensemble(settings, result, out, write)
+    _report_ensemble(settings, result, target, write)
 
 
 def _report_ensemble(settings: Settings, result: Any, out: Path, write: Any) -> None:
@@ -649,7 +664,7 @@ def udcg(
     run: Runs,
     queries: Queries,
     corpus: Corpus,
-    out: Out,
+    out: Out = None,
     depth: Depth = 20,
     top_logprobs: Annotated[
         int, typer.Option("--top-logprobs", help="First-token alternatives to ask for.")
@@ -679,7 +694,7 @@ def answerability(
     questions: Annotated[
         Path, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
     ],
-    out: Out,
+    out: Out = None,
     run: Annotated[
         list[Path] | None,
         typer.Option("--run", help="Run file(s): rate the top --depth passages."),
@@ -736,7 +751,7 @@ def subquestions(
     references: Annotated[
         Path, typer.Option("--references", help="Reference texts JSONL {id, text}.")
     ],
-    out: Out,
+    out: Out = None,
     n: Annotated[int, typer.Option("--n", help="Sub-questions per query.")] = 10,
     max_tokens: MaxTokens = None,
 ) -> None:
@@ -769,7 +784,7 @@ def correctness(
             help="Answer samples JSON {query, generated_answer, reference_answer, label?}.",
         ),
     ],
-    out: Out,
+    out: Out = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Keyword overlap > T is correct.")
     ] = 0.7,

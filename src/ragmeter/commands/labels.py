@@ -43,16 +43,19 @@ def label_lines(qrels: Path | None, calibration: Path | None) -> list[str]:
         fail(exc)
 
 
-def label_description(qrels: Path | None, calibration: Path | None) -> LabelsDescription | None:
+def label_description(
+    qrels: Path | None, calibration: Path | None, qrels_format: str | None = None
+) -> LabelsDescription | None:
     """What the JSON outputs and the store record of the labels of ``qrels`` (its ``lines``
-    are :func:`label_lines`'); a bad calibration is an error (status 2) before any work."""
+    are :func:`label_lines`'; ``qrels_format``: its format when its extension says
+    otherwise); a bad calibration is an error (status 2) before any work."""
     if qrels is None:
         label_lines(qrels, calibration)
         return None
     from ragmeter.analysis.calibration import label_description as describe
 
     try:
-        return describe(qrels, calibration=calibration)
+        return describe(qrels, calibration=calibration, format=qrels_format)
     except RagmeterError as exc:
         fail(exc)
 

@@ -178,6 +178,14 @@ QrelsFile = Annotated[
         "expected_output gives its judgments.",
     ),
 ]
+QrelsFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--qrels-format",
+        help="The --qrels file's format when its extension says otherwise: trec for a TREC "
+        "qrels file named .tsv (any name of ragmeter formats).",
+    ),
+]
 JudgmentsFile = Annotated[
     Path | None,
     typer.Option(

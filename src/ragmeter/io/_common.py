@@ -368,6 +368,22 @@ def atomic_write(path: PathLike, write: Callable[[Path], None]) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def writable_folder(path: PathLike) -> None:
+    """Make the folder ``path`` (and its parents) and check a file can be written in it,
+    before any work whose results go there: an :class:`~ragmeter.errors.OutputError` naming
+    the folder when it cannot be made (a file in the way, no permission) or written to."""
+    import secrets
+
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".ragmeter-write-test.{os.getpid()}.{secrets.token_hex(4)}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(str(folder), exc.errno, _reason(exc)) from exc
+
+
 def _reason(exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     hints = {

@@ -159,15 +159,27 @@ def _spans_run(path: PathLike, name: str | None) -> Run:
 
 def _no_qrels(path: PathLike, name: str | None) -> Qrels:
     raise InputError(
-        "a trace file holds rankings, not relevance judgments; give qrels in another format",
+        "this is a trace file: it holds rankings (a run), not relevance judgments. Give it "
+        "as a run (ragmeter evaluate TRACES --qrels QRELS, ragmeter monitor TRACES) and the "
+        "judgments as qrels (TREC 'query_id 0 doc_id grade' lines, JSONL, CSV, …)",
         source=str(path),
         field="format",
     )
 
 
+def _refuse_traces(path: PathLike) -> None:
+    """A trace file found where qrels are read is refused by :func:`_no_qrels` (read as
+    JSON it would fail on its second line, a message that says nothing of the mix-up)."""
+    from ragmeter.io.traces import sniff_traces
+
+    if sniff_traces(path) is not None:
+        _no_qrels(path, None)
+
+
 def _jsonl_qrels(path: PathLike, name: str | None) -> Qrels:
     from ragmeter.io.jsonl import read_jsonl_qrels
 
+    _refuse_traces(path)
     return read_jsonl_qrels(path, name=_default_name(path, name))
 
 
@@ -209,6 +221,7 @@ def _parquet_run(path: PathLike, name: str | None) -> Run:
 def _parquet_qrels(path: PathLike, name: str | None) -> Qrels:
     from ragmeter.io.tabular import read_parquet_qrels
 
+    _refuse_traces(path)
     return read_parquet_qrels(path, name=_default_name(path, name))
 
 
@@ -253,6 +266,8 @@ def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsRe
         from ragmeter.io.samples import load_document, samples_from_document
 
         qrels_name = _default_name(path, name)
+        if kind == "json":
+            _refuse_traces(path)
         doc = load_document(path, kind)
         found = document_kind(doc)
         if found == "samples":

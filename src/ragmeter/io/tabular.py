@@ -119,7 +119,8 @@ def _read_delimited(
         raise InputError(
             f"the header row ({', '.join(repr(n) for n in names)}) names no query id column; "
             f"expected a header naming the columns, with one of {', '.join(cols.QUERY)} "
-            "(for the headerless TREC layout, use format='trec')",
+            "(for the headerless TREC layout, use format='trec'; for qrels on the command "
+            "line, --qrels-format trec)",
             source=source,
             line=header_line,
             field="query_id",

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ragmeter.report.render import format_value
 from ragmeter.stats.comparison import Comparison, Difference, MetricSummary
 
 if TYPE_CHECKING:
@@ -34,16 +35,12 @@ TOO_SMALL = "†"
 NO_INTERVAL = "[n too small]"
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    if value is None or math.isnan(value):
-        return "NA"
-    return f"{value:.{digits}f}"
+def _num(value: float | None, digits: int = 4, *, count: bool = False) -> str:
+    return format_value(value, digits, count=count)
 
 
-def _signed(value: float, digits: int = 4) -> str:
-    if math.isnan(value):
-        return "NA"
-    return f"{value:+.{digits}f}"
+def _signed(value: float, digits: int = 4, *, count: bool = False) -> str:
+    return format_value(value, digits, count=count, signed=True)
 
 
 def _p(value: float) -> str:
@@ -57,20 +54,24 @@ def _defined(s: MetricSummary) -> str:
     return f" (n={s.n_defined}/{s.n})" if s.n_defined != s.n else ""
 
 
-def _mean_ci(s: MetricSummary) -> str:
+def _mean_ci(s: MetricSummary, count: bool = False) -> str:
+    """Mean (a count measure's sum: an integer, as ``evaluate`` prints it) and interval."""
+    mean = _num(s.mean, count=count)
     if math.isnan(s.mean):
         return "NA" + _defined(s)
     if math.isnan(s.ci_low):
-        return f"{_num(s.mean)}{_defined(s)} {NO_INTERVAL}"
-    return f"{_num(s.mean)}{_defined(s)} [{_num(s.ci_low)}, {_num(s.ci_high)}]"
+        return f"{mean}{_defined(s)} {NO_INTERVAL}"
+    low, high = _num(s.ci_low, count=count), _num(s.ci_high, count=count)
+    return f"{mean}{_defined(s)} [{low}, {high}]"
 
 
-def _diff_ci(d: Difference) -> str:
+def _diff_ci(d: Difference, count: bool = False) -> str:
     if math.isnan(d.difference):
         return "NA"
+    diff = _signed(d.difference, count=count)
     if math.isnan(d.ci_low):
-        return f"{_signed(d.difference)} {NO_INTERVAL}"
-    return f"{_signed(d.difference)} [{_signed(d.ci_low)}, {_signed(d.ci_high)}]"
+        return f"{diff} {NO_INTERVAL}"
+    return f"{diff} [{_signed(d.ci_low, count=count)}, {_signed(d.ci_high, count=count)}]"
 
 
 def _p_cell(d: Difference) -> str:
@@ -101,8 +102,9 @@ class _Row:
 
 def _rows(c: Comparison) -> list[_Row]:
     rows = []
-    for measure in c.measures:
-        base = _mean_ci(c.summary(c.baseline, measure))
+    for j, measure in enumerate(c.measures):
+        count = bool(c.counts) and c.counts[j]
+        base = _mean_ci(c.summary(c.baseline, measure), count)
         for i, run in enumerate(c.runs[1:]):
             d = c.difference(run, measure)
             rows.append(
@@ -110,8 +112,8 @@ def _rows(c: Comparison) -> list[_Row]:
                     measure=measure if i == 0 else "",
                     baseline=base if i == 0 else "",
                     run=run,
-                    mean=_mean_ci(c.summary(run, measure)),
-                    diff=_diff_ci(d),
+                    mean=_mean_ci(c.summary(run, measure), count),
+                    diff=_diff_ci(d, count),
                     p=_p_cell(d),
                     marker=MARKERS[d.verdict],
                     verdict=d.verdict,

@@ -12,17 +12,22 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
+    from ragmeter.measures import Measure
 
 Format = Literal["table", "json", "csv", "trec"]
 
 
-def _fmt(value: float | None, digits: int = 4, *, count: bool = False) -> str:
-    """A value for people: NA for undefined, integers for counts, 4 decimals otherwise."""
+def format_value(
+    value: float | None, digits: int = 4, *, count: bool = False, signed: bool = False
+) -> str:
+    """A value for people: NA for undefined, integers for counts (``num_ret`` 1233, not
+    1233.0000), 4 decimals otherwise; ``signed``: with its sign (a difference, +0 / +12)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "NA"
+    sign = "+" if signed else ""
     if count and float(value).is_integer():
-        return str(int(value))
-    return f"{value:.{digits}f}"
+        return f"{int(value):{sign}d}"
+    return f"{value:{sign}.{digits}f}"
 
 
 def format_cell(value: object) -> str:
@@ -32,6 +37,23 @@ def format_cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
+
+
+#: why a query is NA on a measure, by the input the measure reads (the first that it needs)
+_NA_REASONS: tuple[tuple[str, str], ...] = (
+    ("gold_answers", "no gold answer"),
+    ("spans", "no labelled span"),
+    ("nuggets", "no nugget, answer or citation"),
+    ("judgments", "no answerable sub-question"),
+    ("samples", "no answer or reference to compare"),
+)
+
+
+def na_reason(measure: Measure) -> str:
+    """Why a query can be NA on ``measure``: what its input lacks for that query (a measure
+    on qrels: no relevant item judged)."""
+    needs = measure.needs
+    return next((why for need, why in _NA_REASONS if need in needs), "no relevant item judged")
 
 
 def _is_count(ev: Evaluation, name: str) -> bool:
@@ -71,9 +93,9 @@ def to_trec(ev: Evaluation, *, per_query: bool = False) -> str:
         if per_query:
             for qid, row in run.per_query().items():
                 for name, value in row.items():
-                    lines.append(f"{name}\t{qid}\t{_fmt(value, count=_is_count(ev, name))}")
+                    lines.append(f"{name}\t{qid}\t{format_value(value, count=_is_count(ev, name))}")
         for name, agg in run.aggregates().items():
-            lines.append(f"{name}\tall\t{_fmt(agg.value, count=_is_count(ev, name))}")
+            lines.append(f"{name}\tall\t{format_value(agg.value, count=_is_count(ev, name))}")
     return "\n".join(lines) + "\n"
 
 
@@ -121,13 +143,17 @@ def print_table(
     for run in ev.runs:
         aggs = run.aggregates()
         n = next(iter(aggs.values())).n if aggs else len(run.query_ids)
-        cells = (_fmt(a.value, count=_is_count(ev, k)) + a.defined_note for k, a in aggs.items())
+        cells = (
+            format_value(a.value, count=_is_count(ev, k)) + a.defined_note for k, a in aggs.items()
+        )
         table.add_row(run.name, *cells, str(n))
     console.print(fit(table))
-    if any(a.n_defined != a.n for run in ev.runs for a in run.aggregates().values()):
+    partial = {k for run in ev.runs for k, a in run.aggregates().items() if a.n_defined != a.n}
+    if partial:
+        reasons = dict.fromkeys(na_reason(m) for m in ev.measures if str(m) in partial)
         console.print(
             "(n=k/N): the mean covers the k of N queries where the measure is defined "
-            "(the others are NA: no relevant or answerable item).",
+            f"(the others are NA: {'; '.join(reasons)}).",
             style="dim",
             highlight=False,
         )
@@ -141,7 +167,7 @@ def print_table(
             for m in ev.measures:
                 pq.add_column(str(m), justify="right")
             for qid, row in run.per_query().items():
-                pq.add_row(qid, *(_fmt(v, count=_is_count(ev, k)) for k, v in row.items()))
+                pq.add_row(qid, *(format_value(v, count=_is_count(ev, k)) for k, v in row.items()))
             console.print(fit(pq))
     for w in ev.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)

@@ -239,6 +239,8 @@ class Comparison:
     seed: int | None
     directions: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: per measure, whether it counts (num_ret, num_rel: a sum), printed as an integer
+    counts: tuple[bool, ...] = ()
     #: |run − baseline| ≤ this on a query is a tie in the win/tie/loss counts
     tie_tolerance: float = 0.0
     #: what the labels are (the ``to_json()`` of
@@ -726,6 +728,7 @@ def compare(
         seed=seed,
         directions=directions,
         warnings=tuple(evaluation.warnings),
+        counts=tuple(m.spec.aggregate == "sum" for m in measure_list),
         tie_tolerance=tie_tolerance,
     )
 

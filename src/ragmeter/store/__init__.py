@@ -110,13 +110,19 @@ def store_exists(url: str) -> bool:
     return bool(database) and database != ":memory:" and Path(database).is_file()
 
 
-def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
+def open_store(
+    url: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+    made_by: str = "ragmeter evaluate --save",
+) -> Store:
     """Open (creating and migrating as needed) the store at ``url`` (default:
     :func:`default_store_url`). Close it with ``.close()`` or use it as a context manager.
 
     ``create=False``: a SQLite store that does not exist yet is not created;
-    :class:`~ragmeter.errors.NoStoreError` says where it was looked for (what commands that
-    only read the history use, so that listing it leaves no file behind)."""
+    :class:`~ragmeter.errors.NoStoreError` says where it was looked for and what makes it,
+    ``made_by`` (what commands that only read the history use, so that listing it leaves no
+    file behind)."""
     try:
         from ragmeter.store.sql import Store, create_engine
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
@@ -127,7 +133,7 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
         ) from exc
     resolved = resolve_url(url) if url is not None else default_store_url()
     if not create and not store_exists(resolved):
-        raise NoStoreError(f"no store at {_display_url(resolved)} yet (evaluate --save creates it)")
+        raise NoStoreError(f"no store at {_display_url(resolved)} yet ({made_by} creates it)")
     engine = create_engine(resolved)
     try:
         return Store(engine, url=_display_url(resolved))

@@ -1,6 +1,7 @@
 """The monitor's tables in the store: spans read, judged samples, window figures and the
-windows' prediction-powered estimates (see :mod:`ragmeter.store.schema`, versions 5 and 6).
-A *stream* names one monitored system (``--name``).
+windows' prediction-powered estimates (see :mod:`ragmeter.store.schema`, versions 5 to 7).
+A *stream* names one monitored system (``--name``); a span is known by its trace id and span
+id (:data:`SpanKey`: OpenTelemetry span ids are unique only within their trace).
 
 Every write is one transaction; a rerun adds only the spans the store does not hold yet.
 """
@@ -25,10 +26,14 @@ from ragmeter.store.sql import Store
 #: ids per ``IN (…)`` look-up (below SQLite's and PostgreSQL's parameter limits)
 _CHUNK = 500
 
+#: a span's identity: (trace id, span id)
+SpanKey = tuple[str, str]
+
 
 @dataclass(frozen=True)
 class SpanRow:
-    """A span read: its latency row."""
+    """A span read: its latency row (``duration_ms`` NaN, stored NULL, for a span that ends
+    before it starts: it has no latency)."""
 
     span_id: str
     trace_id: str
@@ -36,12 +41,17 @@ class SpanRow:
     started_ns: int
     duration_ms: float
 
+    @property
+    def key(self) -> SpanKey:
+        return (self.trace_id, self.span_id)
+
 
 @dataclass(frozen=True)
 class SampleRow:
     """A judged retriever span: its window, query, judge, pairs and measure values."""
 
     span_id: str
+    trace_id: str
     window_s: int
     window_start: int
     query_id: str
@@ -51,6 +61,10 @@ class SampleRow:
     values: Mapping[str, float]
     #: the passages judged, in rank order
     doc_ids: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> SpanKey:
+        return (self.trace_id, self.span_id)
 
 
 @dataclass(frozen=True)
@@ -203,17 +217,19 @@ def drop_stale_ppi(store: Store, stream: str, started_s: Iterable[int]) -> int:
     return len(stale)
 
 
-def known_spans(store: Store, stream: str, span_ids: Iterable[str]) -> set[str]:
-    """The ids among ``span_ids`` the stream already holds."""
-    ids = list(dict.fromkeys(span_ids))
-    found: set[str] = set()
+def known_spans(store: Store, stream: str, keys: Iterable[SpanKey]) -> set[SpanKey]:
+    """The spans among ``keys`` (trace id, span id) the stream already holds."""
+    wanted = set(keys)
+    ids = list(dict.fromkeys(span_id for _, span_id in wanted))
+    found: set[SpanKey] = set()
     t = schema.monitor_spans
     with store.connect() as conn:
+        # looked up by span id (one portable IN list), kept when the trace id matches too
         for i in range(0, len(ids), _CHUNK):
-            query = sa.select(t.c.span_id).where(
+            query = sa.select(t.c.trace_id, t.c.span_id).where(
                 t.c.stream == stream, t.c.span_id.in_(ids[i : i + _CHUNK])
             )
-            found.update(conn.execute(query).scalars())
+            found.update(k for k in map(tuple, conn.execute(query)) if k in wanted)
     return found
 
 
@@ -228,13 +244,14 @@ def add_spans(
             "trace_id": s.trace_id,
             "stage": s.stage,
             "started_ns": s.started_ns,
-            "duration_ms": s.duration_ms,
+            "duration_ms": _clean(s.duration_ms),
         }
         for s in spans
     ]
     sample_rows = [
         {
             "stream": stream,
+            "trace_id": s.trace_id,
             "span_id": s.span_id,
             "window_s": s.window_s,
             "window_start": s.window_start,
@@ -271,6 +288,7 @@ def load_samples(store: Store, stream: str) -> list[SampleRow]:
     return [
         SampleRow(
             span_id=r["span_id"],
+            trace_id=r["trace_id"],
             window_s=r["window_s"],
             window_start=r["window_start"],
             query_id=r["query_id"],
@@ -288,7 +306,7 @@ def load_samples(store: Store, stream: str) -> list[SampleRow]:
 
 
 def load_spans(store: Store, stream: str) -> list[SpanRow]:
-    """Every span of the stream (its latency rows)."""
+    """Every span of the stream (its latency rows; NaN for a NULL duration)."""
     t = schema.monitor_spans
     with store.connect() as conn:
         rows = conn.execute(
@@ -296,7 +314,7 @@ def load_spans(store: Store, stream: str) -> list[SpanRow]:
                 t.c.stream == stream
             )
         ).all()
-    return [SpanRow(*row) for row in rows]
+    return [SpanRow(a, b, c, d, _nan(e)) for a, b, c, d, e in rows]
 
 
 def save_windows(

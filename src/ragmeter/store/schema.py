@@ -25,9 +25,12 @@ Tables (latest):
   means (JSON ``{measure: mean}``; NA is ``null``).
 * ``run_queries``: the evaluated query ids of a run (``row`` order).
 * ``query_values``: one cell per run × query row × measure position; NA is NULL.
-* ``monitor_spans``: every span ``ragmeter monitor`` read, per stream (its name): trace,
-  stage, start (ns since the epoch) and duration (ms) — the latencies, and what a rerun skips.
-* ``monitor_samples``: the sampled retriever spans: window, query id, judge identity (JSON
+* ``monitor_spans``: every span ``ragmeter monitor`` read, per stream (its name) and span
+  (trace id, span id: OpenTelemetry span ids are unique only within their trace): stage,
+  start (ns since the epoch) and duration (ms; NULL for a span that ends before it starts) —
+  the latencies, and what a rerun skips.
+* ``monitor_samples``: the sampled retriever spans (stream, trace id, span id): window,
+  query id, judge identity (JSON
   of :class:`~ragmeter.core.provenance.LabelSource`), the pairs judged and left unlabelled,
   the span's measure values (JSON ``{measure: value}``; NA is ``null``) and the ids of the
   passages judged (JSON list, rank order).
@@ -119,17 +122,18 @@ monitor_spans = sa.Table(
     "monitor_spans",
     METADATA,
     sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("trace_id", sa.Text, primary_key=True),
     sa.Column("span_id", sa.Text, primary_key=True),
-    sa.Column("trace_id", sa.Text, nullable=False),
     sa.Column("stage", sa.Text, nullable=False),
     sa.Column("started_ns", sa.BigInteger, nullable=False),
-    sa.Column("duration_ms", sa.Double, nullable=False),
+    sa.Column("duration_ms", sa.Double, nullable=True),
 )
 
 monitor_samples = sa.Table(
     "monitor_samples",
     METADATA,
     sa.Column("stream", sa.Text, primary_key=True),
+    sa.Column("trace_id", sa.Text, primary_key=True),
     sa.Column("span_id", sa.Text, primary_key=True),
     sa.Column("window_s", sa.Integer, nullable=False),
     sa.Column("window_start", sa.BigInteger, nullable=False),
@@ -274,8 +278,31 @@ def _v4_labels(conn: sa.Connection) -> None:
 def _v5_monitor(conn: sa.Connection) -> None:
     """Version 5: the tables of ``ragmeter monitor`` (spans read, judged samples, windows)."""
     meta = sa.MetaData()
-    for table in (monitor_spans, monitor_samples, monitor_windows):
-        table.to_metadata(meta)
+    sa.Table(
+        "monitor_spans",
+        meta,
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+        sa.Column("trace_id", sa.Text, nullable=False),
+        sa.Column("stage", sa.Text, nullable=False),
+        sa.Column("started_ns", sa.BigInteger, nullable=False),
+        sa.Column("duration_ms", sa.Double, nullable=False),
+    )
+    sa.Table(
+        "monitor_samples",
+        meta,
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+        sa.Column("window_s", sa.Integer, nullable=False),
+        sa.Column("window_start", sa.BigInteger, nullable=False),
+        sa.Column("query_id", sa.Text, nullable=False),
+        sa.Column("judge", sa.Text, nullable=False),
+        sa.Column("pairs", sa.Integer, nullable=False),
+        sa.Column("unlabelled", sa.Integer, nullable=False),
+        sa.Column("measure_values", sa.Text, nullable=False),
+        sa.Column("doc_ids", sa.Text, nullable=False),
+    )
+    monitor_windows.to_metadata(meta)
     meta.create_all(conn)
     conn.execute(
         sa.text("CREATE INDEX ix_monitor_spans_start ON monitor_spans (stream, started_ns)")
@@ -307,6 +334,75 @@ def _v6_monitor_ppi(conn: sa.Connection) -> None:
     meta.create_all(conn)
 
 
+def _v7_spans_keyed_by_trace(conn: sa.Connection) -> None:
+    """Version 7: the monitor's spans and samples keyed by (stream, trace id, span id).
+
+    OpenTelemetry span ids are unique only within a trace: keyed by (stream, span id), a span
+    of another trace reusing an id was taken for one already held and left out. A span's
+    duration may be NULL (a span that ends before it starts has no latency). Each table is
+    copied into one of the new shape, every row kept (a version-6 store holds one span per
+    (stream, span id), so a sample's trace id is that of its span; ``''`` for a sample whose
+    span is missing, which a version-6 store never wrote), then takes the old one's name.
+    Plain ``INSERT … SELECT``, ``DROP`` and ``ALTER TABLE … RENAME`` run alike on SQLite and
+    PostgreSQL.
+    """
+    meta = sa.MetaData()
+    sa.Table(
+        "monitor_spans_v7",
+        meta,
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("trace_id", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+        sa.Column("stage", sa.Text, nullable=False),
+        sa.Column("started_ns", sa.BigInteger, nullable=False),
+        sa.Column("duration_ms", sa.Double, nullable=True),
+    )
+    sa.Table(
+        "monitor_samples_v7",
+        meta,
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("trace_id", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+        sa.Column("window_s", sa.Integer, nullable=False),
+        sa.Column("window_start", sa.BigInteger, nullable=False),
+        sa.Column("query_id", sa.Text, nullable=False),
+        sa.Column("judge", sa.Text, nullable=False),
+        sa.Column("pairs", sa.Integer, nullable=False),
+        sa.Column("unlabelled", sa.Integer, nullable=False),
+        sa.Column("measure_values", sa.Text, nullable=False),
+        sa.Column("doc_ids", sa.Text, nullable=False),
+    )
+    meta.create_all(conn)
+    span_columns = "stream, trace_id, span_id, stage, started_ns, duration_ms"
+    conn.execute(
+        sa.text(
+            f"INSERT INTO monitor_spans_v7 ({span_columns}) SELECT {span_columns} "
+            "FROM monitor_spans"
+        )
+    )
+    rest = "window_s, window_start, query_id, judge, pairs, unlabelled, measure_values, doc_ids"
+    conn.execute(
+        sa.text(
+            f"INSERT INTO monitor_samples_v7 (stream, trace_id, span_id, {rest}) "
+            "SELECT s.stream, COALESCE((SELECT p.trace_id FROM monitor_spans p "
+            "WHERE p.stream = s.stream AND p.span_id = s.span_id), ''), s.span_id, "
+            + ", ".join(f"s.{c.strip()}" for c in rest.split(","))
+            + " FROM monitor_samples s"
+        )
+    )
+    conn.execute(sa.text("DROP INDEX ix_monitor_spans_start"))
+    for table in ("monitor_spans", "monitor_samples"):
+        conn.execute(sa.text(f"DROP TABLE {table}"))
+        conn.execute(sa.text(f"ALTER TABLE {table}_v7 RENAME TO {table}"))
+        if conn.dialect.name == "postgresql":  # its key keeps the name it was made with
+            conn.execute(
+                sa.text(f"ALTER TABLE {table} RENAME CONSTRAINT {table}_v7_pkey TO {table}_pkey")
+            )
+    conn.execute(
+        sa.text("CREATE INDEX ix_monitor_spans_start ON monitor_spans (stream, started_ns)")
+    )
+
+
 Migration = Callable[[sa.Connection], None]
 
 #: (version, migration) in order; append, never edit an applied one
@@ -317,6 +413,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (4, _v4_labels),
     (5, _v5_monitor),
     (6, _v6_monitor_ppi),
+    (7, _v7_spans_keyed_by_trace),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

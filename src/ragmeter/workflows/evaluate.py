@@ -257,6 +257,9 @@ class EvaluateRequest:
     #: where trace files' rankings take their query ids (``--query-id-from``; ``None``: the
     #: readers' default, :func:`ragmeter.io.traces.default_query_id_from`)
     query_id_from: str | None = None
+    #: the qrels file's format when its extension says otherwise (``--qrels-format trec``
+    #: for a TREC qrels file named ``.tsv``); ``None``: from the extension
+    qrels_format: str | None = None
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
@@ -335,6 +338,10 @@ def evaluate_files(
     if request.nuggets is not None:
         options.update(request.nuggets.options(request.runs))
     options.update(overrides or {})
+    if labels is None and request.qrels is not None and request.qrels_format is not None:
+        from ragmeter.io.readers import read_qrels
+
+        labels = read_qrels(request.qrels, format=request.qrels_format)
     own_queries = (
         coverage is not None
         or request.nuggets is not None
@@ -411,7 +418,11 @@ def _evaluate_spans(
     paths = list(request.runs)
     run_names = distinct_run_names([p.name for p in paths], paths)
     options.update(request.spans.options(paths, run_names))
-    qrels = read_qrels(request.qrels) if request.qrels is not None else None
+    qrels = (
+        read_qrels(request.qrels, format=request.qrels_format)
+        if request.qrels is not None
+        else None
+    )
     return evaluate(dict(zip(run_names, paths, strict=True)), qrels, names, **options)
 
 
@@ -450,6 +461,7 @@ def _parameters(
         "tokenizer": request.inputs.tokenizer,
         "udcg_model": request.inputs.udcg_model,
         **_query_ids_of_traces(request),
+        **({"qrels_format": request.qrels_format} if request.qrels_format else {}),
         "inputs": input_files(
             qrels=request.qrels,
             runs=list(request.runs),

@@ -40,13 +40,18 @@ if TYPE_CHECKING:
     from ragmeter.io.traces import Retrieval
     from ragmeter.judges.runner import Progress
     from ragmeter.judges.types import Judge
-    from ragmeter.store.monitor import PPIRow, SampleRow, SpanRow
+    from ragmeter.store.monitor import PPIRow, SampleRow, SpanKey, SpanRow
     from ragmeter.store.sql import Store
 
 #: the judged measures by default: nDCG@5 on the judge's grades, and P@5 counting grade ≥ 2
 #: (UMBRELA's "highly relevant") as relevant
 DEFAULT_MEASURES: tuple[str, ...] = ("ndcg@5", "P@5(rel_level=2)")
 DEFAULT_STREAM = "production"
+
+
+def _made_by(url: str | None) -> str:
+    """What makes a monitor store (said when a command that reads one finds none)."""
+    return f"ragmeter monitor TRACES --store {url}" if url else "ragmeter monitor TRACES"
 
 
 @dataclass(frozen=True)
@@ -105,10 +110,74 @@ def canonical_measures(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _span_rows(traces: Any) -> list[SpanRow]:
+def _span_rows(traces: Any) -> tuple[dict[SpanKey, SpanRow], int]:
+    """The spans read by (trace id, span id), and how many of them end before they start:
+    those have no latency (their duration is NaN, stored NULL, left out of the percentiles),
+    as a time the reader cannot read has none; the span itself is kept (a rerun skips it, its
+    ranking may be sampled). A span read twice keeps its first row."""
     from ragmeter.store.monitor import SpanRow
 
-    return [SpanRow(*row) for row in traces.span_rows]
+    rows: dict[SpanKey, SpanRow] = {}
+    backwards = 0
+    for span_id, trace_id, stage, start_ns, duration_ms in traces.span_rows:
+        if duration_ms < 0:
+            backwards += 1
+            duration_ms = math.nan
+        row = SpanRow(span_id, trace_id, stage, start_ns, duration_ms)
+        rows.setdefault(row.key, row)
+    return rows, backwards
+
+
+#: the range of a time in nanoseconds since the epoch: OTLP's 64-bit integers, the store's
+_NS_MIN, _NS_MAX = -(2**63), 2**63 - 1
+#: a time's field, by the shape of the trace file
+_TIME_FIELDS = {
+    "otlp": ("startTimeUnixNano", "endTimeUnixNano"),
+    "phoenix": ("start_time", "end_time"),
+}
+
+
+def _check_times(rows: Mapping[SpanKey, SpanRow], paths: Sequence[Any]) -> None:
+    """A span starting or ending past the 64-bit integers of OTLP times (after the year
+    2262) is an error naming the file, the line and the field: the store keeps times in
+    such integers (the end is judged from the start and the duration, then read again)."""
+    for row in rows.values():
+        end = row.started_ns + (0.0 if math.isnan(row.duration_ms) else row.duration_ms * 1e6)
+        if not (_NS_MIN <= row.started_ns <= _NS_MAX and end <= _NS_MAX):
+            _time_error(row, paths)
+
+
+def _time_error(row: SpanRow, paths: Sequence[Any]) -> None:
+    """Raise the :class:`InputError` of a span's time past 64 bits, found again in its file."""
+    from ragmeter.io.traces import iter_spans, sniff_traces
+
+    for path in paths:
+        for span in iter_spans(path):
+            if (span.trace_id, span.span_id) != row.key:
+                continue
+            fields = _TIME_FIELDS[sniff_traces(path) or "otlp"]
+            for field_name, ns in zip(fields, (span.start_ns, span.end_ns), strict=True):
+                if not _NS_MIN <= ns <= _NS_MAX:
+                    raise InputError(
+                        f"span {span.span_id} of trace {span.trace_id}: {ns} ns since the "
+                        "epoch is past the 64-bit integers of OTLP times (at most "
+                        f"{_NS_MAX}, in the year 2262)",
+                        source=str(path),
+                        line=span.line,
+                        field=field_name,
+                    )
+
+
+def _ids(spans: Sequence[Retrieval] | Sequence[SampleRow]) -> list[str]:
+    """One text id per span (``trace_id:span_id``; the spans are distinct by (trace id, span
+    id)), as the query ids of the runs the spans are scored and judged as; prefixed by the
+    span's position in the odd case two texts meet (ids holding ``:``)."""
+    from ragmeter.analysis.monitor import span_text
+
+    texts = [span_text((s.trace_id, s.span_id)) for s in spans]
+    if len(set(texts)) < len(texts):
+        return [f"{i}:{t}" for i, t in enumerate(texts)]
+    return texts
 
 
 def _passages(retrievals: Sequence[Retrieval], depth: int) -> dict[str, str]:
@@ -135,17 +204,19 @@ def span_values(
     grade_map: str | None = None,
 ) -> dict[str, dict[str, float]]:
     """Each span's measure values: ``ragmeter evaluate`` of the span's top ``depth`` against
-    the judge's grades (a span without any label is NA on every measure)."""
+    the judge's grades (a span without any label is NA on every measure); ``labels`` and the
+    result are keyed by the spans' ids (:func:`_ids`)."""
     from ragmeter.core.data import Run
     from ragmeter.evaluation import evaluate
 
     nan = dict.fromkeys(measures, math.nan)
-    out = {r.span_id: dict(nan) for r in retrievals}
-    judged = [r for r in retrievals if labels.get(r.span_id)]
+    ids = _ids(retrievals)
+    out = {i: dict(nan) for i in ids}
+    judged = {i: r for i, r in zip(ids, retrievals, strict=True) if labels.get(i)}
     if not judged:
         return out
-    run = Run.from_lists({r.span_id: list(r.doc_ids[:depth]) for r in judged}, name="sample")
-    qrels = {r.span_id: dict(labels[r.span_id]) for r in judged}
+    run = Run.from_lists({i: list(r.doc_ids[:depth]) for i, r in judged.items()}, name="sample")
+    qrels = {i: dict(labels[i]) for i in judged}
     result = evaluate(run, qrels, list(measures), grade_map=grade_map).runs[0]
     for qid, row in zip(result.query_ids, result.values.tolist(), strict=True):
         out[str(qid)] = {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
@@ -170,6 +241,7 @@ def run_monitor(
     progress: Progress | None = None,
 ) -> MonitorOutcome:
     """Read, sample, judge, score and store (see the module docstring)."""
+    from ragmeter.analysis.monitor import span_text
     from ragmeter.io.traces import read_traces
     from ragmeter.store import open_store
     from ragmeter.store.monitor import (
@@ -182,41 +254,55 @@ def run_monitor(
 
     measures = canonical_measures(request.measures)
     traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
-    rows = {r.span_id: r for r in _span_rows(traces)}
+    rows, backwards = _span_rows(traces)
+    _check_times(rows, request.traces)
+    # read before the store is opened: a bad labels file leaves no store behind
+    given = labels_file(request.labels) if request.labels is not None else None
     with open_store(request.store) as store:
         known = known_spans(store, request.stream, rows)
         stored = load_samples(store, request.stream)
-        fresh = [r for r in traces.retrievals if r.span_id not in known]
-        fresh = list({r.span_id: r for r in fresh}.values())
+        fresh_by_key: dict[SpanKey, Retrieval] = {}
+        for r in traces.retrievals:
+            if (r.trace_id, r.span_id) not in known:
+                fresh_by_key.setdefault((r.trace_id, r.span_id), r)
         held = _held_per_window(store, request.stream, request.window_s, stored)
         wanted = choose(
-            [(window_of(r.start_ns, request.window_s), r.span_id) for r in fresh],
+            [(window_of(r.start_ns, request.window_s), k) for k, r in fresh_by_key.items()],
             request.sample,
             request.seed,
             held,
+            text=span_text,
         )
-        sampled = [r for r in fresh if r.span_id in wanted]
-        labels, source, lines = _label_sampled(request, sampled, judge, stored, cache, progress)
+        sampled = [r for k, r in fresh_by_key.items() if k in wanted]
+        labels, source, lines = _label_sampled(
+            request, sampled, judge, stored, cache, progress, given
+        )
         values = span_values(sampled, labels, measures, request.depth, request.grade_map)
         samples = [
             SampleRow(
                 span_id=r.span_id,
+                trace_id=r.trace_id,
                 window_s=request.window_s,
                 window_start=window_of(r.start_ns, request.window_s),
                 query_id=r.query_id,
                 judge=source,
                 pairs=min(len(r.doc_ids), request.depth),
-                unlabelled=min(len(r.doc_ids), request.depth) - len(labels.get(r.span_id, {})),
-                values=values[r.span_id],
+                unlabelled=min(len(r.doc_ids), request.depth) - len(labels.get(i, {})),
+                values=values[i],
                 doc_ids=tuple(r.doc_ids[: request.depth]),
             )
-            for r in sampled
+            for i, r in zip(_ids(sampled), sampled, strict=True)
         ]
-        new_rows = [row for span_id, row in rows.items() if span_id not in known]
+        new_rows = [row for key, row in rows.items() if key not in known]
         add_spans(store, request.stream, new_rows, samples)
         figures = refresh_windows(store, request.stream, request.window_s, measures, source)
         stale = drop_stale_ppi(store, request.stream, (r.start_ns // 10**9 for r in sampled))
     notes = traces.describe()
+    if backwards:
+        notes.append(
+            f"{backwards} span(s) end before they start (a clock set wrong?): they have no "
+            "latency and are left out of the latency percentiles"
+        )
     if stale:
         notes.append(
             f"the prediction-powered estimates of {stale} window(s) were removed: their "
@@ -251,28 +337,29 @@ def _label_sampled(
     stored: Sequence[SampleRow],
     cache: Any,
     progress: Progress | None,
+    given: tuple[dict[str, dict[str, int]], LabelSource] | None = None,
 ) -> tuple[dict[str, dict[str, int]], LabelSource, list[str]]:
-    """``{span id: {doc id: grade}}`` of the sampled spans, who made the labels, and the
-    judge's summary lines: the judge's grades of each span's top ``depth`` (cached), or the
-    labels of ``request.labels`` by the span's query id."""
+    """``{span's id (:func:`_ids`): {doc id: grade}}`` of the sampled spans, who made the
+    labels, and the judge's summary lines: the judge's grades of each span's top ``depth``
+    (cached), or the labels of ``request.labels`` by the span's query id."""
     from ragmeter.judges.api import as_judge, label_source, relevance_job
 
     if request.labels is not None:
-        by_query, source = labels_file(request.labels)
+        by_query, source = given if given is not None else labels_file(request.labels)
         _check_judge(stored, source, request.stream)
         labels = {
-            r.span_id: {
+            i: {
                 d: by_query[r.query_id][d]
                 for d in r.doc_ids[: request.depth]
                 if d in by_query.get(r.query_id, {})
             }
-            for r in sampled
+            for i, r in zip(_ids(sampled), sampled, strict=True)
         }
         return labels, source, [f"labels from {request.labels} ({source.describe()})"]
     the_judge = as_judge(judge)
     job = relevance_job(
-        {r.span_id: list(r.doc_ids) for r in sampled},
-        {r.span_id: r.query for r in sampled},
+        {i: list(r.doc_ids) for i, r in zip(_ids(sampled), sampled, strict=True)},
+        {i: r.query for i, r in zip(_ids(sampled), sampled, strict=True)},
         _passages(sampled, request.depth),
         depth=request.depth,
         prompt=request.prompt,
@@ -292,6 +379,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
     from ragmeter.io.provenance import provenance_path, read_provenance
     from ragmeter.io.readers import read_qrels
 
+    qrels = read_qrels(path).to_dict()  # first: a file that is not qrels says so
     prov = read_provenance(path)
     if prov is None:
         raise MonitorError(
@@ -303,7 +391,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
             f"{path}: labels from {len(prov.sources)} sources; ragmeter monitor takes the "
             "labels of one maker"
         )
-    return read_qrels(path).to_dict(), next(iter(prov.sources.values()))
+    return qrels, next(iter(prov.sources.values()))
 
 
 #: the labels file of an export, by who made the labels (:attr:`LabelSource.kind`)
@@ -339,13 +427,13 @@ def export_for_labelling(
     passages: dict[str, str] = {}
     pooled: dict[str, dict[str, None]] = {}
     grades: dict[str, dict[str, int]] = {}
-    for r in sampled:
+    for i, r in zip(_ids(sampled), sampled, strict=True):
         queries.setdefault(r.query_id, r.query)
         for doc, text in zip(r.doc_ids[:depth], r.texts[:depth], strict=True):
             passages.setdefault(doc, text or "")
             pooled.setdefault(r.query_id, {})[doc] = None
-            if doc in labels.get(r.span_id, {}):
-                grades.setdefault(r.query_id, {})[doc] = labels[r.span_id][doc]
+            if doc in labels.get(i, {}):
+                grades.setdefault(r.query_id, {})[doc] = labels[i][doc]
     lines = (json.dumps({"id": k, "text": v}, ensure_ascii=False) for k, v in queries.items())
     atomic_write_text(out / "queries.jsonl", "".join(f"{line}\n" for line in lines))
     lines = (json.dumps({"id": k, "text": v}, ensure_ascii=False) for k, v in passages.items())
@@ -378,10 +466,10 @@ def _held_per_window(
 
     if not stored:
         return {}
-    starts = {s.span_id: s.started_ns for s in load_spans(store, stream)}
+    starts = {s.key: s.started_ns for s in load_spans(store, stream)}
     held: dict[int, int] = {}
     for s in stored:
-        w = window_of(starts[s.span_id], window_s)
+        w = window_of(starts[s.key], window_s)
         held[w] = held.get(w, 0) + 1
     return held
 
@@ -398,17 +486,18 @@ def refresh_windows(
     from ragmeter.store.monitor import load_samples, load_spans, save_windows
 
     spans = load_spans(store, stream)
-    starts = {s.span_id: s.started_ns for s in spans}
+    starts = {s.key: s.started_ns for s in spans}
     per_window: dict[int, dict[str, list[float]]] = {}
     for s in load_samples(store, stream):
-        w = window_of(starts[s.span_id], window_s)
+        w = window_of(starts[s.key], window_s)
         bucket = per_window.setdefault(w, {})
         for m in measures:
             bucket.setdefault(m, []).append(s.values.get(m, math.nan))
     durations: dict[int, dict[str, list[float]]] = {}
     for span in spans:
         stages = durations.setdefault(window_of(span.started_ns, window_s), {})
-        stages.setdefault(span.stage, []).append(span.duration_ms)
+        if not math.isnan(span.duration_ms):  # NaN: the span ends before it starts
+            stages.setdefault(span.stage, []).append(span.duration_ms)
     figures: list[WindowFigure] = []
     for w in sorted(set(per_window) | set(durations)):
         for m in measures:
@@ -439,10 +528,10 @@ def window_values(
     from ragmeter.store.monitor import load_samples, load_spans
 
     spans = load_spans(store, stream)
-    starts = {s.span_id: s.started_ns for s in spans}
+    starts = {s.key: s.started_ns for s in spans}
     out: dict[int, dict[str, list[float]]] = {}
     for s in load_samples(store, stream):
-        bucket = out.setdefault(window_of(starts[s.span_id], window_s), {})
+        bucket = out.setdefault(window_of(starts[s.key], window_s), {})
         for m, v in s.values.items():
             bucket.setdefault(m, []).append(v)
     if latencies:
@@ -509,7 +598,7 @@ def check_monitor(request: MonitorCheckRequest) -> GateResult:
     if not request.rules:
         raise RuleError(f"no rule given; give one or more --fail-if {GRAMMAR}")
     rules = [parse_monitor_rule(r) for r in request.rules]
-    with open_store(request.store, create=False) as store:
+    with open_store(request.store, create=False, made_by=_made_by(request.store)) as store:
         by_window = window_values(store, request.stream, request.window_s, latencies=True)
         if not by_window:
             raise MonitorError(f"stream {request.stream!r} has no judged sample in {store.url}")
@@ -654,7 +743,7 @@ def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_ppi, load_windows
 
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         rows = load_windows(store, stream, window_s)
         if not rows:
             raise MonitorError(
@@ -683,7 +772,7 @@ def stored_trends(store_url: str | None, window_s: int) -> list[Trend]:
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_windows, streams
 
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         names = [s for s in streams(store) if load_windows(store, s, window_s)]
         url = store.url
     return [stored_trend(url, name, window_s) for name in names]
@@ -751,9 +840,9 @@ def monitor_ppi(
     from ragmeter.store.monitor import load_samples, save_ppi
 
     human, origin = _human_labels(human_qrels)
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, create=False, made_by=_made_by(store_url)) as store:
         samples = load_samples(store, stream)
-        starts = {s.span_id: s.started_ns for s in _spans(store, stream)}
+        starts = {s.key: s.started_ns for s in _spans(store, stream)}
         if not samples:
             raise MonitorError(f"stream {stream!r} has no judged sample in {store_url}")
         names = canonical_measures(measures) if measures else list(samples[0].values)
@@ -765,7 +854,7 @@ def monitor_ppi(
         y = _human_values(labelled, human, names, grade_map)
         windows: dict[int, list[SampleRow]] = {}
         for s in samples:
-            windows.setdefault(window_of(starts[s.span_id], window_s), []).append(s)
+            windows.setdefault(window_of(starts[s.key], window_s), []).append(s)
         out = [_window_ppi(w, m, windows[w], y, alpha) for w in sorted(windows) for m in names]
         result = MonitorPPI(stream, window_s, out, samples[0].judge, origin, alpha)
         save_ppi(store, stream, window_s, ppi_rows(result))
@@ -811,18 +900,19 @@ def _human_values(
     human: Mapping[str, Mapping[str, int]],
     measures: Sequence[str],
     grade_map: str | None,
-) -> dict[str, dict[str, float]]:
+) -> dict[SpanKey, dict[str, float]]:
     """Each labelled span's measures under the human grades of its judged passages."""
     from ragmeter.core.data import Run
     from ragmeter.evaluation import evaluate
 
     if not labelled:
         return {}
-    run = Run.from_lists({s.span_id: list(s.doc_ids) for s in labelled}, name="human")
-    qrels = {s.span_id: {d: human[s.query_id][d] for d in s.doc_ids} for s in labelled}
+    by_id = dict(zip(_ids(labelled), labelled, strict=True))
+    run = Run.from_lists({i: list(s.doc_ids) for i, s in by_id.items()}, name="human")
+    qrels = {i: {d: human[s.query_id][d] for d in s.doc_ids} for i, s in by_id.items()}
     result = evaluate(run, qrels, list(measures), grade_map=grade_map).runs[0]
     return {
-        str(q): {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
+        by_id[str(q)].key: {str(m): float(v) for m, v in zip(result.measures, row, strict=True)}
         for q, row in zip(result.query_ids, result.values.tolist(), strict=True)
     }
 
@@ -831,16 +921,14 @@ def _window_ppi(
     window: int,
     measure: str,
     samples: Sequence[SampleRow],
-    y: Mapping[str, Mapping[str, float]],
+    y: Mapping[SpanKey, Mapping[str, float]],
     alpha: float,
 ) -> WindowPPI:
     from ragmeter.stats.ppi import ppi_mean
 
-    pairs = [
-        (y[s.span_id][measure], s.values.get(measure, math.nan)) for s in samples if s.span_id in y
-    ]
+    pairs = [(y[s.key][measure], s.values.get(measure, math.nan)) for s in samples if s.key in y]
     pairs = [(a, b) for a, b in pairs if not (math.isnan(a) or math.isnan(b))]
-    rest = [s.values.get(measure, math.nan) for s in samples if s.span_id not in y]
+    rest = [s.values.get(measure, math.nan) for s in samples if s.key not in y]
     rest = [v for v in rest if not math.isnan(v)]
     everything = [b for _, b in pairs] + rest
     llm_mean = sum(everything) / len(everything) if everything else math.nan
