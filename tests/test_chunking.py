@@ -81,9 +81,13 @@ def test_token_windows_follow_the_tokenizer_offsets() -> None:
     firsts = list(range(0, len(offsets), 3))
     want = []
     for first in firsts:
-        last = min(first + 5, len(offsets)) - 1
-        want.append((offsets[first][0], offsets[last][1]))
-        if first + 5 >= len(offsets):
+        after = first + 5  # the first word piece after the window
+        # from the window's first piece (the document's start for the first) to the next
+        # piece's first character (the document's end for the last): no gap between chunks
+        start = 0 if first == 0 else offsets[first][0]
+        end = offsets[after][0] if after < len(offsets) else len(TEXT)
+        want.append((start, end))
+        if after >= len(offsets):
             break
     assert extents == want
 
@@ -103,3 +107,51 @@ def test_chunk_command_writes_table_and_texts(tmp_path: Path) -> None:
         {"id": "d#1", "text": "defg"},
         {"id": "d#2", "text": "ghij"},
     ]
+
+
+_HAS_TOKENIZERS = importlib.util.find_spec("tokenizers") is not None
+#: letters, spaces of several kinds, punctuation, a combining mark and a control character
+#: (which the word-piece tokenizer skips), so that gaps between word pieces occur everywhere
+_ALPHABET = st.sampled_from(list("ab Zü.\n\t,\u00a0\u0301\x07-") + ["  ", "\n\n", ". "])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(_ALPHABET, max_size=120).map("".join),
+    st.integers(1, 12),
+    st.integers(0, 11),
+    st.booleans(),
+    st.booleans() if _HAS_TOKENIZERS else st.just(False),
+)
+def test_chunks_cover_every_character(
+    text: str, size: int, overlap: int, recursive: bool, tokens: bool
+) -> None:
+    """Issue #39 (T12): whatever the chunker, the chunks of a document cover [0, len): no
+    character (leading or trailing space, the gap between two word pieces) is in no chunk;
+    without overlap each character is in exactly one."""
+    overlap = min(overlap, size - 1)
+    options = {"size": size, "overlap": overlap, "recursive": recursive, "tokens": tokens}
+    extents = _extents(Corpus.from_dict({"d": text}), **options)
+    assert all(0 <= s <= e <= len(text) for s, e in extents)
+    depth = [0] * len(text)
+    for s, e in extents:
+        for x in range(s, e):
+            depth[x] += 1
+    assert all(d >= 1 for d in depth), (text, extents)
+    if overlap == 0:
+        assert all(d == 1 for d in depth), (text, extents)
+
+
+@pytest.mark.skipif(not _HAS_TOKENIZERS, reason="needs tokenizers")
+def test_token_chunks_of_a_document_that_is_all_evidence_recall_1(tmp_path: Path) -> None:
+    """The repro of T12: every chunk of a document retrieved, the whole document evidence:
+    span_recall is 1 (it was 0.9972 with 19 characters between chunks in none)."""
+    from ragmeter import Run, evaluate
+    from ragmeter.core.spans import SpanInputs, SpanLabels
+
+    text = "Trams run  every ten minutes.\n\nFerries, twice an hour.  "
+    chunking = chunk_corpus(Corpus.from_dict({"d": text}), size=3, tokens=True)
+    spans = SpanLabels.from_rows([("q1", "d", 0, len(text))])
+    run = Run.from_lists({"q1": chunking.table.chunk_ids.tolist()})
+    result = evaluate(run, None, ["span_recall"], spans=SpanInputs(spans, chunking.table))
+    assert result.means()[run.name]["span_recall"] == 1.0

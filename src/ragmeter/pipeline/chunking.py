@@ -11,8 +11,11 @@ score the chunking (:mod:`ragmeter.metrics.spans`).
   of the one before that fit in ``overlap``.
 
 A chunk's text is ``document[start:end]``; chunk ids are ``DOC#N`` (N from 0 in each
-document). With ``tokens=True`` a chunk runs from its first word piece's first character to
-its last one's last character (the text between two chunks may fall in neither).
+document). Every character of a document is in a chunk: the chunks cover ``[0, len)`` (without
+overlap, each character is in exactly one). With ``tokens=True`` a chunk runs from its first
+word piece's first character to the next word piece's first character: the white space after
+a piece (and anything the tokenizer skips) belongs to the chunk before it, the text before
+the first piece to the first chunk, the text after the last piece to the last.
 """
 
 from __future__ import annotations
@@ -102,12 +105,18 @@ def _token_chunks(
     text: str, offsets: list[tuple[int, int]], size: int, overlap: int, recursive: bool
 ) -> list[tuple[int, int]]:
     starts = np.array([s for s, _ in offsets], dtype=np.int64)
-    ends = np.array([e for _, e in offsets], dtype=np.int64)
 
     def to_chars(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [(int(starts[a]), int(ends[b - 1])) for a, b in windows if b > a]
+        # a window of word pieces [a, b) runs from its first piece's first character (the
+        # document's start for the first window) to the next piece's first character (the
+        # document's end for the last): the spaces after a piece, and characters the
+        # tokenizer skips, belong to the chunk before them, so every character is in one
+        bound = [*starts.tolist(), len(text)]
+        return [(0 if a == 0 else bound[a], bound[b]) for a, b in windows if b > a]
 
     if not recursive:
+        if not len(offsets):  # no word piece (white space only): one chunk, if any text
+            return [(0, len(text))] if text else []
         return to_chars(_windows(len(offsets), size, overlap))
 
     def length(start: int, end: int) -> int:  # word pieces beginning in [start, end)
@@ -180,8 +189,11 @@ def _merge(
     for piece in pieces:
         if current and length(current[0][0], piece[1]) > size:
             chunks.append((current[0][0], current[-1][1]))
+            # without overlap nothing is carried over, not even a piece of length 0 (white
+            # space between word pieces), so that each character is in one chunk
             while current and (
-                length(current[0][0], current[-1][1]) > overlap
+                overlap == 0
+                or length(current[0][0], current[-1][1]) > overlap
                 or length(current[0][0], piece[1]) > size
             ):
                 current.pop(0)
