@@ -112,7 +112,7 @@ def test_chunk_command_writes_table_and_texts(tmp_path: Path) -> None:
 _HAS_TOKENIZERS = importlib.util.find_spec("tokenizers") is not None
 #: letters, spaces of several kinds, punctuation, a combining mark and a control character
 #: (which the word-piece tokenizer skips), so that gaps between word pieces occur everywhere
-_ALPHABET = st.sampled_from(list("ab Zü.\n\t,\u00a0\u0301\x07-") + ["  ", "\n\n", ". "])
+_ALPHABET = st.sampled_from([*"ab Zü.\n\t,\u00a0\u0301\x07-", "  ", "\n\n", ". "])
 
 
 @settings(max_examples=80, deadline=None)
