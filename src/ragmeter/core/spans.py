@@ -167,6 +167,103 @@ class ChunkTable:
         return np.asarray(pos.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def combine_spans(spans: SpanLabels) -> SpanLabels:
+    """The evidence of ``spans`` with each character counted once where it was marked twice.
+
+    * The same span given twice (same query, document, start and end) is one span, with the
+      larger grade: a duplicate row is never a second piece of evidence.
+    * When the spans name their annotators (the web app's export has one row per annotator),
+      the spans of each (query, document) are combined as the **union** of their character
+      ranges: spans that overlap or touch become one span ``[min start, max end)`` with the
+      largest grade among them, marked by every annotator who marked a part of it
+      (``"alice+bob"``). Evidence is what anyone marked, once.
+    * Otherwise overlapping spans stay as given (chunking_evaluation's references; the
+      ``span_set_*`` measures count their characters once).
+
+    Rows keep the file order of the first row each span came from; a note in ``warnings``
+    says how many rows were combined. ``spans`` itself is returned when nothing merges.
+    """
+    if len(spans) < 2:
+        return spans
+    union = spans.annotators is not None
+    _, query = np.unique(spans.query_ids.astype(str), return_inverse=True)
+    _, doc = np.unique(spans.doc_ids.astype(str), return_inverse=True)
+    order = np.lexsort((spans.ends, spans.starts, doc, query))
+    q, d = query[order], doc[order]
+    start, end = spans.starts[order], spans.ends[order]
+    new_pair = np.ones(len(order), dtype=bool)
+    new_pair[1:] = (q[1:] != q[:-1]) | (d[1:] != d[:-1])
+    if union:
+        reach = _running_max(end, np.cumsum(new_pair))
+        new = new_pair.copy()
+        new[1:] |= start[1:] > reach[:-1]  # a gap after everything before it in the pair
+    else:
+        new = new_pair.copy()
+        new[1:] |= (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    if new.all():
+        return spans
+    return _merged(spans, order, np.flatnonzero(new), union)
+
+
+def _running_max(values: IntArray, group: IntArray) -> IntArray:
+    """The running maximum of ``values`` restarted at each new ``group`` (non-decreasing
+    integers): one accumulate over ``group · width + value`` where that fits in int64."""
+    width = int(values.max()) + 1
+    if int(group.max()) * width < 2**62:
+        key = group.astype(np.int64) * width + values
+        out: IntArray = np.maximum.accumulate(key) - group.astype(np.int64) * width
+        return out
+    out = values.copy()
+    for i in range(1, len(out)):
+        if group[i] == group[i - 1]:
+            out[i] = max(out[i], out[i - 1])
+    return out
+
+
+def _merged(spans: SpanLabels, order: IntArray, heads: IntArray, union: bool) -> SpanLabels:
+    """``spans`` with the rows ``order[heads[k]:heads[k + 1]]`` as the k-th span (see
+    :func:`combine_spans`), in the order of each span's first row."""
+    first = np.minimum.reduceat(order, heads)
+    starts = np.minimum.reduceat(spans.starts[order], heads)
+    ends = np.maximum.reduceat(spans.ends[order], heads)
+    grades = np.maximum.reduceat(spans.grades[order], heads)
+    keep = np.argsort(first, kind="stable")
+    members = np.split(order, heads[1:])
+    members = [members[k] for k in keep.tolist()]
+    annotators = None
+    if spans.annotators is not None:
+        names = spans.annotators
+        annotators = tuple(
+            "+".join(sorted({str(names[i]) for i in g if names[i] is not None})) or None
+            for g in members
+        )
+    texts = None
+    if spans.texts is not None:  # a combined span's text is no one row's text
+        texts = tuple(spans.texts[int(g[0])] if len(g) == 1 else None for g in members)
+    how = (
+        "the union of the characters marked for each (query, document), by any annotator"
+        if union
+        else "the same query, document and characters given more than once"
+    )
+    note = (
+        f"{spans.source}: {len(spans)} span rows combined into {len(heads)} span(s) ({how}; "
+        "each character counted once, a combined span with its largest grade)"
+    )
+    first = first[keep]
+    return SpanLabels(
+        spans.query_ids[first],
+        spans.doc_ids[first],
+        starts[keep].astype(np.int64),
+        ends[keep].astype(np.int64),
+        grades[keep].astype(np.int32),
+        texts,
+        spans.source,
+        None if spans.lines is None else spans.lines[first],
+        (*spans.warnings, note),
+        annotators,
+    )
+
+
 def check_extent(start: int, end: int, source: str, line: int | None, *, span: bool) -> None:
     """A span must be non-empty (``start < end``), a chunk may be empty; both start at 0 or
     later."""

@@ -27,6 +27,11 @@ different extents; a span of a document without chunks in the run's chunk table
 span of an unknown document or past its document's end is an error; a span whose ``text``
 differs from the corpus text at its offsets, and chunks of documents absent from the corpus,
 are counted and reported as warnings.
+
+Spans marked more than once are counted once (:func:`ragmeter.core.spans.combine_spans`): a
+span given twice is one span; in a file that names annotators (``annotator``, as the web
+app's export), the spans of each (query, document) are combined as the union of their
+character ranges. A warning says how many rows were combined.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.core.spans import ChunkTable, SpanLabels, check_extent
+from ragmeter.core.spans import ChunkTable, SpanLabels, check_extent, combine_spans
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
 
@@ -174,7 +179,10 @@ def read_spans(path: PathLike, *, corpus: Corpus | None = None) -> SpanLabels:
     spans = _span_labels(rows, source)
     if any(a is not None for a in annotators):
         spans = replace(spans, annotators=tuple(annotators))
-    return check_spans(spans, corpus) if corpus is not None else spans
+    if corpus is not None:
+        spans = check_spans(spans, corpus)
+    # duplicates (and, across annotators, overlaps) counted once, after each row's checks
+    return combine_spans(spans)
 
 
 def _text(found: tuple[str, Any] | None) -> str | None:
