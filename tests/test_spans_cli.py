@@ -186,3 +186,41 @@ def test_chunks_of_documents_absent_from_the_corpus_are_reported(
     result = runner.invoke(app, [*args, "--corpus", str(corpus), "-m", "span_recall@2"])
     assert result.exit_code == 0, result.stderr
     assert "1 chunk(s) of documents absent from the corpus" in result.output
+
+
+def test_offsets_past_int64_are_one_line_errors(files: dict[str, Path], tmp_path: Path) -> None:
+    """T14: an offset past int64 in the span labels or the chunk table is an error naming
+    the file, line and field, from evaluate and from spans to-qrels: never a traceback."""
+    huge = _write(
+        tmp_path,
+        "huge.jsonl",
+        [{"query_id": "q1", "doc_id": "d1", "start": 0, "end": 99999999999999999999999}],
+    )
+    evaluate_args = ["evaluate", str(files["run_a"]), "--spans", str(huge)]
+    evaluate_args += ["--chunks", str(files["chunks_a"]), "-m", "span_recall@5"]
+    to_qrels = ["spans", "to-qrels", "--spans", str(huge), "--chunks", str(files["chunks_a"])]
+    to_qrels += ["-o", str(tmp_path / "q.txt")]
+    table = _write(
+        tmp_path,
+        "chunks.jsonl",
+        [{"chunk_id": "c1", "doc_id": "d1", "start": 0, "end": 2**64}],
+    )
+    bad_table = ["spans", "to-qrels", "--spans", str(files["spans"]), "--chunks", str(table)]
+    bad_table += ["-o", str(tmp_path / "q2.txt")]
+    for args, where in (
+        (evaluate_args, f"{huge}, line 1, field 'end'"),
+        (to_qrels, f"{huge}, line 1, field 'end'"),
+        (bad_table, f"{table}, line 1, field 'end'"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert where in result.stderr and "too large" in result.stderr
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "q.txt").exists()
+
+
+def test_span_labels_as_qrels_say_use_spans(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["evaluate", str(files["run_a"]), "--qrels", str(files["spans"])])
+    assert result.exit_code == 2
+    assert "span labels" in result.stderr and "--spans" in result.stderr

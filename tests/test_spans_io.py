@@ -349,3 +349,75 @@ def test_combined_spans_keep_every_character_once(
         distinct = {(q, d, s, s + n) for q, d, s, n, _ in rows}
         assert len(out) == len(distinct)
     assert int(out.grades.max()) == max(g for *_, g in rows)
+
+
+# -- integers past int64, and a grade is a grade (issue #39, T14 and item 19) ----------------
+
+HUGE = 99999999999999999999999  # past int64: numpy cannot hold it
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "message"),
+    [
+        ({"start": 0, "end": HUGE}, "end", "offset 99999999999999999999999 is too large"),
+        ({"start": HUGE, "end": HUGE + 1}, "start", "offset 99999999999999999999999 is too"),
+        ({"start": 0, "end": 5, "grade": HUGE}, "grade", "grade 99999999999999999999999 is too"),
+        ({"start": 0, "end": 5, "grade": 2**31}, "grade", "grade 2147483648 is too large"),
+        ({"start": 0, "end": 5, "grade": "high"}, "grade", "grade 'high' is not an integer"),
+        ({"start": 0, "end": 5, "relevance": 2.5}, "relevance", "grade 2.5 is not an integer"),
+    ],
+)
+def test_bad_span_numbers_name_file_line_field(
+    tmp_path: Path, row: dict[str, object], field: str, message: str
+) -> None:
+    path = _jsonl(tmp_path / "s.jsonl", [{"query_id": "q", "doc_id": "d1", **row}])
+    with pytest.raises(InputError) as caught:
+        read_spans(path)
+    err = caught.value
+    assert (err.source, err.line, err.field) == (str(path), 1, field)
+    assert message in str(err)
+
+
+def test_huge_offsets_in_csv_and_chunk_tables(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text(f"query_id,doc_id,start,end\nq,d1,0,5\nq,d1,0,{HUGE}\n")
+    with pytest.raises(InputError, match=r"line 3, field 'end': offset .* is too large"):
+        read_spans(tmp_path / "s.csv")
+    table = _jsonl(
+        tmp_path / "c.jsonl", [{"chunk_id": "c", "doc_id": "d", "start": 0, "end": HUGE}]
+    )
+    with pytest.raises(InputError, match="line 1, field 'end'"):
+        read_chunks(table)
+    lc = {"page_content": "abc", "metadata": {"start_index": HUGE, "source": "d", "id": "x"}}
+    with pytest.raises(InputError, match=r"line 1, field 'metadata\.start_index'"):
+        read_chunks(_jsonl(tmp_path / "lc.jsonl", [lc]))
+    # the largest offset read, 2^40 − 1, is read
+    ok = read_spans(
+        _jsonl(
+            tmp_path / "ok.jsonl", [{"query_id": "q", "doc_id": "d", "start": 0, "end": 2**40 - 1}]
+        )
+    )
+    assert ok.ends.tolist() == [2**40 - 1]
+    with pytest.raises(InputError, match="field 'end'"):
+        read_spans(
+            _jsonl(
+                tmp_path / "no.jsonl", [{"query_id": "q", "doc_id": "d", "start": 0, "end": 2**40}]
+            )
+        )
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_span_labels_given_as_qrels_point_to_spans(tmp_path: Path, suffix: str) -> None:
+    """Item 18: a spans file given as --qrels graded whole documents and scored a chunk run
+    0; it is an error that says to use --spans."""
+    from ragmeter.io.readers import read_qrels
+
+    path = tmp_path / f"spans.{suffix}"
+    row = {"query_id": "q1", "doc_id": "d1", "start": 0, "end": 26, "grade": 5}
+    if suffix == "jsonl":
+        _jsonl(path, [row])
+    elif suffix == "csv":
+        path.write_text("query_id,doc_id,start,end,grade\nq1,d1,0,26,5\n")
+    else:
+        pq.write_table(pa.table({k: [v] for k, v in row.items()}), path)
+    with pytest.raises(InputError, match=r"span labels .* --spans"):
+        read_qrels(path)

@@ -40,7 +40,9 @@ def to_qrels(
     grade: Annotated[
         str,
         typer.Option(
-            "--grade", help="max (largest grade of its spans) or overlap (1-3 by evidence share)."
+            "--grade",
+            help="max (largest grade of the spans that make it relevant by --rule) or "
+            "overlap (1-3 by evidence share).",
         ),
     ] = "max",
     corpus: Annotated[

@@ -26,6 +26,12 @@ import pyarrow as pa
 from ragmeter.errors import InputError
 
 IntArray = npt.NDArray[np.int64]
+
+#: the largest character offset read (2^40 − 1, a trillion characters: no document is that
+#: long), so that the interval arithmetic's combined keys stay within int64
+MAX_OFFSET = 2**40 - 1
+#: the largest span grade (grades are int32, as qrels grades)
+MAX_GRADE = 2**31 - 1
 FloatArray = npt.NDArray[np.float64]
 ObjArray = npt.NDArray[np.object_]
 
@@ -65,8 +71,13 @@ class SpanLabels:
         """Spans from ``(query_id, doc_id, start, end[, grade])`` tuples (checked)."""
         for n, row in enumerate(rows, start=1):
             check_extent(int(row[2]), int(row[3]), source, n, span=True)
-            if len(row) > 4 and int(row[4]) < 1:  # type: ignore[misc]
-                raise InputError("a span's grade must be ≥ 1", source=source, line=n, field="grade")
+            if len(row) > 4 and not 1 <= int(row[4]) <= MAX_GRADE:  # type: ignore[misc]
+                raise InputError(
+                    f"a span's grade must be ≥ 1 and ≤ {MAX_GRADE:,}",
+                    source=source,
+                    line=n,
+                    field="grade",
+                )
         return cls(
             np.array([str(r[0]) for r in rows], dtype=object),
             np.array([str(r[1]) for r in rows], dtype=object),
@@ -269,6 +280,14 @@ def check_extent(start: int, end: int, source: str, line: int | None, *, span: b
     later."""
     if start < 0:
         raise InputError(f"start {start} is negative", source=source, line=line, field="start")
+    for name, value in (("start", start), ("end", end)):
+        if value > MAX_OFFSET:
+            raise InputError(
+                f"{name} {value} is too large (an offset is at most {MAX_OFFSET:,})",
+                source=source,
+                line=line,
+                field=name,
+            )
     if end < start or (span and end == start):
         need = "start < end" if span else "start ≤ end"
         raise InputError(
@@ -418,7 +437,9 @@ def overlap_sums(
     in_c, in_s = depth_c > 0, depth_s > 0
 
     def total(weights: npt.NDArray[Any]) -> FloatArray:
-        return np.bincount(query, weights=seg * weights, minlength=n_queries).astype(np.float64)
+        # in float64: a grade times a length may pass int64 (both are bounded, not small)
+        product = seg.astype(np.float64) * weights
+        return np.bincount(query, weights=product, minlength=n_queries).astype(np.float64)
 
     return OverlapSums(
         both=total(in_c & in_s),
@@ -464,13 +485,14 @@ def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArra
     empty = np.zeros(0, dtype=np.int64)
     if not len(view.table_doc) or not len(view.span_doc):
         return empty, empty
-    width = int(max(view.table_end.max(), view.span_end.max())) + 2
-    start_key = view.table_doc * width + view.table_start
+    t_start, t_end, s_start, s_end = _search_positions(view)
+    width = int(max(t_end.max(), s_end.max())) + 2
+    start_key = view.table_doc * width + t_start
     # ends need not grow with starts (nested chunks): search the running maximum of the ends
     # (within a document: keys of later documents are larger), then check each candidate
-    end_key = np.maximum.accumulate(view.table_doc * width + view.table_end)
-    span_low = view.span_doc * width + view.span_start
-    span_high = view.span_doc * width + view.span_end
+    end_key = np.maximum.accumulate(view.table_doc * width + t_end)
+    span_low = view.span_doc * width + s_start
+    span_high = view.span_doc * width + s_end
     side_hi, side_lo = ("left", "right") if strict else ("right", "left")
     hi = np.searchsorted(start_key, span_high, side=side_hi)  # type: ignore[call-overload]
     lo = np.searchsorted(end_key, span_low, side=side_lo)  # type: ignore[call-overload]
@@ -489,6 +511,21 @@ def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArra
     return owner[ok], rows[ok]
 
 
+def _search_positions(view: SpanView) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The chunk and span end points as :func:`span_chunk_pairs` combines them with the
+    documents into one int64 key: as they are where ``documents × largest offset`` fits,
+    else replaced by their ranks among all end points (the same order, ties kept), so that
+    no key overflows."""
+    points = (view.table_start, view.table_end, view.span_start, view.span_end)
+    width = int(max(view.table_end.max(), view.span_end.max())) + 2
+    n_docs = int(max(view.table_doc.max(), view.span_doc.max())) + 1
+    if n_docs * width < 2**62:
+        return points
+    values = np.unique(np.concatenate(points))
+    ranks = tuple(np.searchsorted(values, p).astype(np.int64) for p in points)
+    return ranks[0], ranks[1], ranks[2], ranks[3]
+
+
 # -- spans to chunk qrels ----------------------------------------------------------------
 
 GRADINGS = ("max", "overlap")
@@ -503,7 +540,9 @@ class ChunkRule:
     * ``chunk=F``: at least the fraction F of the chunk's characters are evidence (lie in
       the union of the query's spans).
 
-    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans it overlaps;
+    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans that make it
+    relevant — with ``any`` and ``chunk=F`` every span it shares a character with, with
+    ``span=F`` the spans it holds the fraction F of (not a span it merely grazes);
     ``overlap`` grades it by the share of its characters that are evidence,
     ``ceil(3 · |c ∩ ∪S| / |c|)`` (1, 2 or 3).
     """
@@ -561,12 +600,13 @@ def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Chunk
     )
     length = view.table_end[rows] - view.table_start[rows]
     evidence = _evidence_in_chunks(view, query, rows)
+    # every rule needs a shared character: an empty chunk inside a span holds no evidence
+    # (and has no share of evidence to grade)
+    passes = shared > 0
     if rule.kind == "span":
-        passes = shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
+        passes &= shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
     elif rule.kind == "chunk":
-        passes = evidence >= rule.fraction * length
-    else:
-        passes = shared > 0
+        passes &= evidence >= rule.fraction * length
     grades: dict[tuple[int, int], tuple[int, int]] = {}  # (query, row) → (grade, span row)
     for q, r, g, source, ev, n, ok in zip(
         query.tolist(),

@@ -46,7 +46,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.core.spans import ChunkTable, SpanLabels, check_extent, combine_spans
+from ragmeter.core.spans import (
+    MAX_GRADE,
+    MAX_OFFSET,
+    ChunkTable,
+    SpanLabels,
+    check_extent,
+    combine_spans,
+)
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
 
@@ -133,19 +140,37 @@ def _offset_of(record: dict[str, Any], names: tuple[str, ...], source: str, line
 
 
 def offset(value: Any, field: str, source: str, line: int) -> int:
-    """A character offset: an integer (or, in text formats, its decimal digits)."""
+    """A character offset: an integer (or, in text formats, its decimal digits) no larger
+    than :data:`~ragmeter.core.spans.MAX_OFFSET`."""
+    return _integer(value, "offset", MAX_OFFSET, field, source, line)
+
+
+def _integer(value: Any, what: str, largest: int, field: str, source: str, line: int) -> int:
+    """An integer ``what`` (or, in text formats, its decimal digits) of at most ``largest``:
+    anything else is an error naming ``field`` (never an overflow further on)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and _DIGITS.fullmatch(value):
-        return int(value)
-    raise InputError(f"offset {value!r} is not an integer", source=source, line=line, field=field)
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value):
+        number = int(value)
+    else:
+        raise InputError(
+            f"{what} {value!r} is not an integer", source=source, line=line, field=field
+        )
+    if number > largest:
+        raise InputError(
+            f"{what} {number} is too large (at most {largest:,})",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return number
 
 
 def _grade(record: dict[str, Any], source: str, line: int) -> int:
     found = _pick(record, ("grade", "relevance"))
     if found is None:
         return 1
-    grade = offset(found[1], found[0], source, line)
+    grade = _integer(found[1], "grade", MAX_GRADE, found[0], source, line)
     if grade < 1:
         raise InputError(
             f"grade {grade} of a span: expected ≥ 1 (a span marks evidence)",
