@@ -32,7 +32,8 @@ def test_fixed_windows_by_hand() -> None:
     assert _extents(corpus, size=4, overlap=1) == [(0, 4), (3, 7), (6, 10)]
     assert _extents(corpus, size=10) == [(0, 10)]
     chunking = chunk_corpus(corpus, size=4, overlap=2)
-    assert chunking.table.chunk_ids.tolist() == ["d#0", "d#1", "d#2", "d#3"]
+    tag = chunking.table.chunking_id  # the chunking's identity ends every chunk id
+    assert chunking.table.chunk_ids.tolist() == [f"d#{n}@{tag}" for n in range(4)]
     assert list(chunking.texts) == ["abcd", "cdef", "efgh", "ghij"]
 
 
@@ -100,12 +101,15 @@ def test_chunk_command_writes_table_and_texts(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*args, "--table", str(table), "--texts", str(texts)])
     assert result.exit_code == 0, result.stderr
     read = read_chunks(table)
-    assert read.chunk_ids.tolist() == ["d#0", "d#1", "d#2"] and read.ends.tolist() == [4, 7, 10]
+    tag = read.chunking_id
+    assert tag is not None and len(tag) == 8
+    assert read.chunk_ids.tolist() == [f"d#{n}@{tag}" for n in range(3)]
+    assert read.ends.tolist() == [4, 7, 10]
     rows = [json.loads(line) for line in texts.read_text().splitlines()]
     assert rows == [
-        {"id": "d#0", "text": "abcd"},
-        {"id": "d#1", "text": "defg"},
-        {"id": "d#2", "text": "ghij"},
+        {"id": f"d#0@{tag}", "text": "abcd"},
+        {"id": f"d#1@{tag}", "text": "defg"},
+        {"id": f"d#2@{tag}", "text": "ghij"},
     ]
 
 
@@ -155,3 +159,85 @@ def test_token_chunks_of_a_document_that_is_all_evidence_recall_1(tmp_path: Path
     run = Run.from_lists({"q1": chunking.table.chunk_ids.tolist()})
     result = evaluate(run, None, ["span_recall"], spans=SpanInputs(spans, chunking.table))
     assert result.means()[run.name]["span_recall"] == 1.0
+
+
+# -- the chunking's record (issue #39, item 12) -----------------------------------------------
+
+
+def _record_id(corpus: dict[str, str], **options: object) -> str | None:
+    return chunk_corpus(Corpus.from_dict(corpus), **options).table.chunking_id  # type: ignore[arg-type]
+
+
+def test_the_chunking_id_is_its_parameters_and_documents() -> None:
+    """The same documents cut the same way have one id; another size, overlap, splitter,
+    unit or document text another."""
+    import hashlib
+
+    docs = {"d": "abcdefghij", "e": "klmno"}
+    same = _record_id(docs, size=4)
+    assert same == _record_id(dict(docs), size=4)
+    others = [
+        _record_id(docs, size=5),
+        _record_id(docs, size=4, overlap=1),
+        _record_id(docs, size=4, recursive=True),
+        _record_id({"d": "abcdefghiJ", "e": "klmno"}, size=4),
+    ]
+    assert len({same, *others}) == 5
+    # the id is the SHA-256 of the record's other fields (sorted JSON), written out here
+    table = chunk_corpus(Corpus.from_dict(docs), size=4).table
+    assert table.chunking is not None
+    record = {k: v for k, v in table.chunking.items() if k not in ("id", "rows")}
+    documents = hashlib.sha256(
+        b"".join(json.dumps([d, t]).encode() + b"\n" for d, t in docs.items())
+    ).hexdigest()
+    assert record == {
+        "chunker": "ragmeter chunk",
+        "version": 2,
+        "unit": "characters",
+        "size": 4,
+        "overlap": 0,
+        "recursive": False,
+        "documents": f"sha256:{documents}",
+    }
+    text = json.dumps(record, sort_keys=True).encode()
+    assert table.chunking["id"] == hashlib.sha256(text).hexdigest()[:8]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_the_record_travels_with_the_table(tmp_path: Path, suffix: str) -> None:
+    """JSONL: the first line; CSV and Parquet: FILE.chunking.json beside the table. Read
+    back, the rows are checked against the record's digest."""
+    from ragmeter.io.spans import chunking_sidecar, write_chunks
+
+    table = chunk_corpus(Corpus.from_dict({"d": "abcdefghij"}), size=4).table
+    path = tmp_path / f"chunks.{suffix}"
+    write_chunks(table, path)
+    if suffix == "jsonl":
+        first = json.loads(path.read_text().splitlines()[0])
+        assert first == {"chunking": dict(table.chunking or {})}
+    else:
+        assert chunking_sidecar(path).is_file()
+    read = read_chunks(path)
+    assert read.chunking == table.chunking and read.chunk_ids.tolist() == table.chunk_ids.tolist()
+
+
+def test_an_edited_table_and_an_old_table(tmp_path: Path) -> None:
+    from ragmeter.io.spans import write_chunks
+
+    table = chunk_corpus(Corpus.from_dict({"d": "abcdefghij"}), size=4).table
+    path = tmp_path / "chunks.jsonl"
+    write_chunks(table, path)
+    lines = path.read_text().splitlines()
+    # an edited extent no longer matches the record's digest: an error, not a silent score
+    edited = [*lines[:2], lines[2].replace('"end": 8', '"end": 9'), *lines[3:]]
+    path.write_text("\n".join(edited) + "\n")
+    with pytest.raises(InputError, match="rows differ") as caught:
+        read_chunks(path)
+    assert caught.value.field == "chunking"
+    # a table without a record (written before it existed, or by hand) reads as before
+    path.write_text("\n".join(lines[1:]) + "\n")
+    old = read_chunks(path)
+    assert old.chunking is None and len(old) == 3
+    path.write_text('{"chunking": 5}\n' + "\n".join(lines[1:]) + "\n")
+    with pytest.raises(InputError, match="line 1, field 'chunking'"):
+        read_chunks(path)

@@ -119,9 +119,56 @@ class ChunkTable:
     warnings: tuple[str, ...] = ()
     #: the line (or row) of the file each chunk came from, for messages
     lines: IntArray | None = None
+    #: the chunking's record where the table has one (``ragmeter chunk`` writes it): the
+    #: chunker's parameters, the documents' hash, ``id`` (the chunking's identity, the
+    #: suffix of its chunk ids) and ``rows`` (the SHA-256 of the rows, :meth:`rows_digest`)
+    chunking: Mapping[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
+
+    def rows_digest(self) -> str:
+        """``sha256:`` of the rows ``chunk_id, doc_id, start, end`` in order: what the
+        chunking's record holds, so that rows edited after writing are noticed."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for row in zip(
+            self.chunk_ids.tolist(),
+            self.doc_ids.tolist(),
+            self.starts.tolist(),
+            self.ends.tolist(),
+            strict=True,
+        ):
+            digest.update("\t".join(map(str, row)).encode("utf-8") + b"\n")
+        return "sha256:" + digest.hexdigest()
+
+    def with_chunking(self, record: Mapping[str, Any]) -> ChunkTable:
+        """This table carrying the chunking's ``record`` (its rows' digest added)."""
+        from dataclasses import replace
+
+        return replace(self, chunking={**record, "rows": self.rows_digest()})
+
+    @property
+    def chunking_id(self) -> str | None:
+        """The chunking's identity (``None`` for a table without a record)."""
+        found = None if self.chunking is None else self.chunking.get("id")
+        return None if found is None else str(found)
+
+    def describe(self) -> str:
+        """The table in words: its file, and its chunking where it is known."""
+        chunking = self.chunking_words()
+        return self.source if chunking is None else f"{self.source} ({chunking})"
+
+    def chunking_words(self) -> str | None:
+        """``chunking ID (tokens, size 200, overlap 0, recursive)``; ``None`` without a
+        record."""
+        if self.chunking is None:
+            return None
+        c = self.chunking
+        how = f"{c.get('unit')}, size {c.get('size')}, overlap {c.get('overlap')}"
+        how += ", recursive" if c.get("recursive") else ""
+        return f"chunking {self.chunking_id} ({how})"
 
     def where(self, i: int) -> int | None:
         """The line of chunk ``i`` in its file (``None`` when unknown)."""
@@ -339,20 +386,22 @@ def span_view(
     item_chunk_ids: pa.Array,
     *,
     run_name: str,
+    item_texts: pa.Array | None = None,
 ) -> SpanView:
     """Join a run's retrieved chunk ids (in alignment order) and the evaluated queries' spans.
 
-    A retrieved chunk id the table lacks is an error naming the run and the chunk table.
+    A retrieved chunk id the table lacks is an error naming the run and the chunk table (and
+    both chunkings, where the ids and the table say); so is, where the run carries the
+    chunks' texts (``item_texts``), a text whose length is not its chunk's in the table.
     """
     rows = chunks.locate(item_chunk_ids)
     missing = np.flatnonzero(rows < 0)
     if len(missing):
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise InputError(
-            f"run '{run_name}' retrieved chunk '{item_chunk_ids[int(missing[0])].as_py()}'"
-            f"{more}, absent from this chunk table: give the chunk table of the run's chunking",
-            source=chunks.source,
+            _absent_message(item_chunk_ids, missing, chunks, run_name), source=chunks.source
         )
+    if item_texts is not None:
+        check_text_lengths(item_chunk_ids, item_texts, chunks, rows, run_name)
     docs, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
     del docs
     span_codes = codes[: len(spans)].astype(np.int64)
@@ -377,6 +426,49 @@ def span_view(
         table_doc=table_codes[table_order],
         table_start=chunks.starts[table_order],
         table_end=chunks.ends[table_order],
+    )
+
+
+def _absent_message(ids: pa.Array, missing: IntArray, chunks: ChunkTable, run_name: str) -> str:
+    first = str(ids[int(missing[0])].as_py())
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    said = f"run '{run_name}' retrieved chunk '{first}'{more}, absent from this chunk table"
+    _, at, theirs = first.rpartition("@")
+    ours = chunks.chunking_id
+    if at and ours is not None and theirs != ours:
+        table = chunks.chunking_words()
+        said += f": the run's chunk ids are of chunking {theirs}, the table's of {table}"
+    return (
+        f"{said}; give each run the chunk table of its chunking (--chunks FILE once per "
+        "chunking: each run is scored on the table that has its chunk ids; or --chunks "
+        "RUN=FILE)"
+    )
+
+
+def check_text_lengths(
+    ids: pa.Array, texts: pa.Array, chunks: ChunkTable, rows: IntArray, run_name: str
+) -> None:
+    """Each retrieved chunk's text (where the run carries it) must be as long as its extent
+    in the table: a run of another chunking with the same chunk ids (``DOC#N`` of an older
+    table) is caught here. An error naming the first chunk that differs."""
+    import pyarrow.compute as pc
+
+    lengths = pc.utf8_length(texts.cast(pa.large_string())).to_numpy(zero_copy_only=False)
+    known = ~np.asarray(pc.is_null(texts).to_numpy(zero_copy_only=False), dtype=bool)
+    extent = chunks.ends[rows] - chunks.starts[rows]
+    bad = np.flatnonzero(known & (np.nan_to_num(lengths.astype(np.float64), nan=-1) != extent))
+    if not len(bad):
+        return
+    i = int(bad[0])
+    row = int(rows[i])
+    raise InputError(
+        f"run '{run_name}' retrieved chunk '{ids[i].as_py()}' with a text of "
+        f"{int(lengths[i])} characters, but the chunk table puts it at "
+        f"[{chunks.starts[row]}, {chunks.ends[row]}) ({int(extent[i])} characters)"
+        f"{f' (and {len(bad) - 1} more)' if len(bad) > 1 else ''}: the run is of another "
+        "chunking; give the chunk table of the run's chunking",
+        source=chunks.source,
+        line=chunks.where(row),
     )
 
 
@@ -676,28 +768,62 @@ def _evidence_in_chunks(view: SpanView, query: IntArray, rows: IntArray) -> IntA
 @dataclass(frozen=True, eq=False)
 class SpanInputs:
     """What the span measures read besides the run: the span labels and the chunk table of
-    the runs' chunking, or ``{run name: table}`` for runs over different chunkings."""
+    the runs' chunking; ``{run name: table}`` for runs over different chunkings; or a tuple
+    of tables, each run scored on the one table that holds every chunk id it retrieved
+    (:meth:`table_for`)."""
 
     labels: SpanLabels
-    chunks: ChunkTable | Mapping[str, ChunkTable]
+    chunks: ChunkTable | Mapping[str, ChunkTable] | tuple[ChunkTable, ...]
 
     @property
     def one_table(self) -> bool:
         return isinstance(self.chunks, ChunkTable)
 
+    def tables(self) -> list[ChunkTable]:
+        if isinstance(self.chunks, ChunkTable):
+            return [self.chunks]
+        if isinstance(self.chunks, tuple):
+            return list(self.chunks)
+        return list(self.chunks.values())
+
     @property
     def warnings(self) -> tuple[str, ...]:
-        tables = [self.chunks] if isinstance(self.chunks, ChunkTable) else self.chunks.values()
-        return (*self.labels.warnings, *(w for t in tables for w in t.warnings))
+        return (*self.labels.warnings, *(w for t in self.tables() for w in t.warnings))
 
     def table_of(self, run_name: str) -> ChunkTable:
-        """The chunk table of the run called ``run_name``."""
+        """The chunk table of the run called ``run_name`` (one table, or a mapping)."""
         if isinstance(self.chunks, ChunkTable):
             return self.chunks
+        if isinstance(self.chunks, tuple):
+            raise InputError(
+                f"run '{run_name}': several chunk tables, matched to runs by their chunk ids "
+                "(table_for)",
+                field="chunks",
+            )
         if run_name in self.chunks:
             return self.chunks[run_name]
         raise InputError(
             f"no chunk table for run '{run_name}' (tables given for: "
             f"{', '.join(sorted(self.chunks))})",
             field="chunks",
+        )
+
+    def table_for(self, run_name: str, chunk_ids: pa.Array) -> ChunkTable:
+        """The chunk table of the run called ``run_name`` that retrieved ``chunk_ids``: with
+        several tables and no names, the one that holds every id the run retrieved; none or
+        more than one is an error (give ``RUN=FILE``)."""
+        if not isinstance(self.chunks, tuple):
+            return self.table_of(run_name)
+        holding = [t for t in self.chunks if len(chunk_ids) and (t.locate(chunk_ids) >= 0).all()]
+        if len(holding) == 1:
+            return holding[0]
+        names = ", ".join(t.describe() for t in (holding or self.chunks))
+        if not holding:
+            first = np.flatnonzero(self.chunks[0].locate(chunk_ids) < 0)
+            some = f" (such as '{chunk_ids[int(first[0])].as_py()}')" if len(first) else ""
+            why = f"no chunk table holds every chunk id it retrieved{some}; tables: {names}"
+        else:
+            why = f"its chunk ids are in {len(holding)} of the chunk tables ({names})"
+        raise InputError(
+            f"run '{run_name}': {why}; give its table with --chunks RUN=FILE", field="--chunks"
         )

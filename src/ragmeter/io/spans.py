@@ -42,6 +42,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -317,14 +318,68 @@ def check_span_documents(spans: SpanLabels, chunks: ChunkTable) -> None:
             )
 
 
+#: the only key of a chunk table's header record (its first JSONL line)
+CHUNKING_KEY = "chunking"
+
+
+def chunking_sidecar(path: PathLike) -> Path:
+    """Where the chunking's record of a CSV or Parquet chunk table lies: ``FILE.chunking.json``
+    beside it (a JSONL table has it as its first line)."""
+    return Path(f"{path}.chunking.json")
+
+
 def read_chunks(path: PathLike, *, corpus: Corpus | None = None) -> ChunkTable:
     """Read a chunk table (see the module docstring); with ``corpus``, check it
-    (:func:`check_chunks`)."""
+    (:func:`check_chunks`). The chunking's record (``ragmeter chunk`` writes it: a header line
+    ``{"chunking": {...}}`` in JSONL, ``FILE.chunking.json`` beside CSV or Parquet) is read
+    into :attr:`ChunkTable.chunking`, and the rows are checked against its digest; a table
+    without one is read as before."""
     source = str(path)
     records = list(_records(path))
+    chunking = None
+    if records and set(records[0][0]) == {CHUNKING_KEY}:
+        chunking = _chunking_record(records[0][0][CHUNKING_KEY], source, records[0][1])
+        records = records[1:]
+    elif format_suffix(source) in (".csv", ".tsv", ".parquet"):
+        chunking = _sidecar_record(path)
     rows = [_chunk_row(record, source, line) for record, line in records]
     table = ChunkTable.from_rows(rows, source=source, lines=[line for _, line in records])
+    if chunking is not None:
+        table = replace(table, chunking=chunking)
+        if chunking.get("rows") != table.rows_digest():
+            raise InputError(
+                f"the rows differ from those the chunking's record describes (chunking "
+                f"{table.chunking_id}: its rows digest is {chunking.get('rows')}): the table "
+                "was edited or its record belongs to another table; cut the documents again "
+                "with 'ragmeter chunk', or remove the record if the edit was meant",
+                source=source,
+                field=CHUNKING_KEY,
+            )
     return check_chunks(table, corpus) if corpus is not None else table
+
+
+def _chunking_record(value: Any, source: str, line: int | None) -> dict[str, Any]:
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        raise InputError(
+            "expected the chunking's record, an object with an 'id' string",
+            source=source,
+            line=line,
+            field=CHUNKING_KEY,
+        )
+    return value
+
+
+def _sidecar_record(path: PathLike) -> dict[str, Any] | None:
+    sidecar = chunking_sidecar(path)
+    if not sidecar.is_file():
+        return None
+    try:
+        loaded = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", source=str(sidecar)) from None
+    if not isinstance(loaded, dict) or CHUNKING_KEY not in loaded:
+        raise InputError('expected {"chunking": {...}}', source=str(sidecar))
+    return _chunking_record(loaded[CHUNKING_KEY], str(sidecar), None)
 
 
 def _chunk_row(record: dict[str, Any], source: str, line: int) -> tuple[str, str, int, int]:
@@ -397,7 +452,9 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
 
 def write_chunks(table: ChunkTable, path: PathLike) -> None:
     """Write a chunk table atomically: Parquet or CSV by extension, else JSONL rows
-    ``{"chunk_id", "doc_id", "start", "end"}``."""
+    ``{"chunk_id", "doc_id", "start", "end"}``; the chunking's record where the table has
+    one, as the JSONL's first line or beside a CSV or Parquet file
+    (:func:`chunking_sidecar`)."""
     import pyarrow as pa
 
     from ragmeter.io._common import atomic_write, atomic_write_text
@@ -416,9 +473,14 @@ def write_chunks(table: ChunkTable, path: PathLike) -> None:
         data = pa.table(columns)
         write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
         atomic_write(path, lambda target: write(data, str(target)))
+        if table.chunking is not None:
+            record = json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False)
+            atomic_write_text(chunking_sidecar(path), record + "\n")
         return
     rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
-    lines = (json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows)
+    lines = [json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows]
+    if table.chunking is not None:
+        lines.insert(0, json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False))
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
