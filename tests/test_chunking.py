@@ -205,39 +205,44 @@ def test_the_chunking_id_is_its_parameters_and_documents() -> None:
 
 @pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
 def test_the_record_travels_with_the_table(tmp_path: Path, suffix: str) -> None:
-    """JSONL: the first line; CSV and Parquet: FILE.chunking.json beside the table. Read
-    back, the rows are checked against the record's digest."""
+    """The record lies beside the table (FILE.chunking.json), whose rows stay rows only;
+    read back, the rows are checked against the record's digest."""
     from ragmeter.io.spans import chunking_sidecar, write_chunks
 
     table = chunk_corpus(Corpus.from_dict({"d": "abcdefghij"}), size=4).table
     path = tmp_path / f"chunks.{suffix}"
     write_chunks(table, path)
-    if suffix == "jsonl":
-        first = json.loads(path.read_text().splitlines()[0])
-        assert first == {"chunking": dict(table.chunking or {})}
-    else:
-        assert chunking_sidecar(path).is_file()
+    assert json.loads(chunking_sidecar(path).read_text()) == {
+        "chunking": dict(table.chunking or {})
+    }
+    if suffix == "jsonl":  # every line a chunk, for any tool that reads the table
+        assert all("chunk_id" in json.loads(line) for line in path.read_text().splitlines())
     read = read_chunks(path)
     assert read.chunking == table.chunking and read.chunk_ids.tolist() == table.chunk_ids.tolist()
 
 
 def test_an_edited_table_and_an_old_table(tmp_path: Path) -> None:
-    from ragmeter.io.spans import write_chunks
+    from ragmeter.io.spans import chunking_sidecar, write_chunks
 
     table = chunk_corpus(Corpus.from_dict({"d": "abcdefghij"}), size=4).table
     path = tmp_path / "chunks.jsonl"
     write_chunks(table, path)
     lines = path.read_text().splitlines()
     # an edited extent no longer matches the record's digest: an error, not a silent score
-    edited = [*lines[:2], lines[2].replace('"end": 8', '"end": 9'), *lines[3:]]
+    edited = [lines[0], lines[1].replace('"end": 8', '"end": 9'), *lines[2:]]
     path.write_text("\n".join(edited) + "\n")
     with pytest.raises(InputError, match="rows differ") as caught:
         read_chunks(path)
     assert caught.value.field == "chunking"
-    # a table without a record (written before it existed, or by hand) reads as before
-    path.write_text("\n".join(lines[1:]) + "\n")
+    # a record that is not one
+    chunking_sidecar(path).write_text('{"chunking": 5}\n')
+    with pytest.raises(InputError, match="field 'chunking'"):
+        read_chunks(path)
+    # a table without a record (written before it existed, or by hand) reads as before; a
+    # table written without one removes a record left beside it
+    chunking_sidecar(path).unlink()
     old = read_chunks(path)
     assert old.chunking is None and len(old) == 3
-    path.write_text('{"chunking": 5}\n' + "\n".join(lines[1:]) + "\n")
-    with pytest.raises(InputError, match="line 1, field 'chunking'"):
-        read_chunks(path)
+    write_chunks(table, path)
+    write_chunks(old, path)
+    assert not chunking_sidecar(path).exists() and read_chunks(path).chunking is None

@@ -318,68 +318,57 @@ def check_span_documents(spans: SpanLabels, chunks: ChunkTable) -> None:
             )
 
 
-#: the only key of a chunk table's header record (its first JSONL line)
+#: the key of the chunking's record in its sidecar file
 CHUNKING_KEY = "chunking"
 
 
 def chunking_sidecar(path: PathLike) -> Path:
-    """Where the chunking's record of a CSV or Parquet chunk table lies: ``FILE.chunking.json``
-    beside it (a JSONL table has it as its first line)."""
+    """Where the chunking's record of a chunk table lies: ``FILE.chunking.json`` beside it
+    (the table itself stays rows only, for any tool that reads it)."""
     return Path(f"{path}.chunking.json")
 
 
 def read_chunks(path: PathLike, *, corpus: Corpus | None = None) -> ChunkTable:
     """Read a chunk table (see the module docstring); with ``corpus``, check it
-    (:func:`check_chunks`). The chunking's record (``ragmeter chunk`` writes it: a header line
-    ``{"chunking": {...}}`` in JSONL, ``FILE.chunking.json`` beside CSV or Parquet) is read
-    into :attr:`ChunkTable.chunking`, and the rows are checked against its digest; a table
-    without one is read as before."""
+    (:func:`check_chunks`). The chunking's record (``ragmeter chunk`` writes it beside the
+    table, :func:`chunking_sidecar`) is read into :attr:`ChunkTable.chunking`, and the rows
+    are checked against its digest; a table without one is read as before."""
     source = str(path)
     records = list(_records(path))
-    chunking = None
-    if records and set(records[0][0]) == {CHUNKING_KEY}:
-        chunking = _chunking_record(records[0][0][CHUNKING_KEY], source, records[0][1])
-        records = records[1:]
-    elif format_suffix(source) in (".csv", ".tsv", ".parquet"):
-        chunking = _sidecar_record(path)
     rows = [_chunk_row(record, source, line) for record, line in records]
     table = ChunkTable.from_rows(rows, source=source, lines=[line for _, line in records])
+    chunking = _sidecar_record(path)
     if chunking is not None:
         table = replace(table, chunking=chunking)
         if chunking.get("rows") != table.rows_digest():
             raise InputError(
-                f"the rows differ from those the chunking's record describes (chunking "
-                f"{table.chunking_id}: its rows digest is {chunking.get('rows')}): the table "
-                "was edited or its record belongs to another table; cut the documents again "
-                "with 'ragmeter chunk', or remove the record if the edit was meant",
+                f"the rows differ from those its chunking's record {chunking_sidecar(path)} "
+                f"describes (chunking {table.chunking_id}, rows {chunking.get('rows')}): the "
+                "table was edited or the record is another table's; cut the documents again "
+                "with 'ragmeter chunk', or delete the record if the edit was meant",
                 source=source,
                 field=CHUNKING_KEY,
             )
     return check_chunks(table, corpus) if corpus is not None else table
 
 
-def _chunking_record(value: Any, source: str, line: int | None) -> dict[str, Any]:
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        raise InputError(
-            "expected the chunking's record, an object with an 'id' string",
-            source=source,
-            line=line,
-            field=CHUNKING_KEY,
-        )
-    return value
-
-
 def _sidecar_record(path: PathLike) -> dict[str, Any] | None:
     sidecar = chunking_sidecar(path)
     if not sidecar.is_file():
         return None
+    source = str(sidecar)
     try:
         loaded = json.loads(sidecar.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a readable JSON file ({exc})", source=str(sidecar)) from None
-    if not isinstance(loaded, dict) or CHUNKING_KEY not in loaded:
-        raise InputError('expected {"chunking": {...}}', source=str(sidecar))
-    return _chunking_record(loaded[CHUNKING_KEY], str(sidecar), None)
+        raise InputError(f"not a readable JSON file ({exc})", source=source) from None
+    value = loaded.get(CHUNKING_KEY) if isinstance(loaded, dict) else None
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        raise InputError(
+            'expected {"chunking": {...}}, the chunking\'s record with an "id" string',
+            source=source,
+            field=CHUNKING_KEY,
+        )
+    return value
 
 
 def _chunk_row(record: dict[str, Any], source: str, line: int) -> tuple[str, str, int, int]:
@@ -452,9 +441,8 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
 
 def write_chunks(table: ChunkTable, path: PathLike) -> None:
     """Write a chunk table atomically: Parquet or CSV by extension, else JSONL rows
-    ``{"chunk_id", "doc_id", "start", "end"}``; the chunking's record where the table has
-    one, as the JSONL's first line or beside a CSV or Parquet file
-    (:func:`chunking_sidecar`)."""
+    ``{"chunk_id", "doc_id", "start", "end"}``; and the chunking's record where the table
+    has one, beside it (:func:`chunking_sidecar`; a stale record there is removed)."""
     import pyarrow as pa
 
     from ragmeter.io._common import atomic_write, atomic_write_text
@@ -473,15 +461,18 @@ def write_chunks(table: ChunkTable, path: PathLike) -> None:
         data = pa.table(columns)
         write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
         atomic_write(path, lambda target: write(data, str(target)))
-        if table.chunking is not None:
-            record = json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False)
-            atomic_write_text(chunking_sidecar(path), record + "\n")
-        return
-    rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
-    lines = [json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows]
+    else:
+        rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
+        lines = (
+            json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows
+        )
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
+    sidecar = chunking_sidecar(path)
     if table.chunking is not None:
-        lines.insert(0, json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False))
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+        record = json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False, indent=1)
+        atomic_write_text(sidecar, record + "\n")
+    elif sidecar.is_file():
+        sidecar.unlink()  # another table's record would not fit these rows
 
 
 def write_texts(rows: list[dict[str, str]], path: PathLike) -> None:
