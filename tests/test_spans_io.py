@@ -421,3 +421,13 @@ def test_span_labels_given_as_qrels_point_to_spans(tmp_path: Path, suffix: str) 
         pq.write_table(pa.table({k: [v] for k, v in row.items()}), path)
     with pytest.raises(InputError, match=r"span labels .* --spans"):
         read_qrels(path)
+
+
+def test_a_chunk_table_given_as_qrels_points_to_chunks(tmp_path: Path) -> None:
+    from ragmeter.io.readers import read_qrels
+
+    path = _jsonl(
+        tmp_path / "c.jsonl", [{"chunk_id": "d1#0", "doc_id": "d1", "start": 0, "end": 9}]
+    )
+    with pytest.raises(InputError, match=r"a chunk table, not qrels; give it with --chunks"):
+        read_qrels(path)

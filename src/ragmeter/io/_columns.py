@@ -314,6 +314,13 @@ def refuse_span_labels(names: Sequence[str], source: str, line: int | None = Non
     qrels they would grade whole documents and score a chunk run 0. An error that says
     where they go (``--spans``)."""
     lowered = {str(n).lower() for n in names}
+    if {"chunk_id", "start", "end"} <= lowered:
+        raise InputError(
+            "these rows have 'chunk_id', 'start' and 'end': a chunk table, not qrels; give "
+            "it with --chunks (and the span labels with --spans)",
+            source=source,
+            line=line,
+        )
     for pair in _SPAN_COLUMNS:
         if set(pair) <= lowered:
             raise InputError(
