@@ -253,3 +253,54 @@ def test_a_measure_needing_qrels_is_refused_without_them(tmp_path: Path) -> None
     out = CliRunner().invoke(app, [*_files(tmp_path), "-m", "ndcg@10", "-m", "answer_recall@1"])
     assert out.exit_code == 2
     assert "ndcg@10 needs qrels: give --qrels" in out.output
+
+
+# -- one normalisation (issue #39, T11) ---------------------------------------------------------
+
+NFC_ZURICH = "Z\u00fcrich"  # "ü" one code point
+NFD_ZURICH = "Zu\u0308rich"  # "u" + combining diaeresis
+
+
+def test_an_answer_matches_its_other_unicode_spelling() -> None:
+    # the same word written NFC in the gold answer and NFD in the passage (and the reverse):
+    # one string, so a hit either way
+    assert has_answer(f"The ferry to {NFD_ZURICH} leaves.", [NFC_ZURICH])
+    assert has_answer(f"The ferry to {NFC_ZURICH} leaves.", [NFD_ZURICH])
+    # NFKC's compatibility folds: a no-break space and a ligature in extracted text
+    assert has_answer("the harbour\u00a0station is \ufb01ne", ["harbour station", "fine"])
+
+
+def test_answer_recall_on_an_nfd_passage() -> None:
+    values = evaluate(
+        Run.from_lists({"q1": ["d1"]}),
+        None,
+        ["answer_recall@1"],
+        gold_answers=GoldAnswers.from_dict({"q1": [NFC_ZURICH]}),
+        corpus=Corpus.from_dict({"d1": f"The ferry to {NFD_ZURICH} leaves at noon."}),
+    ).run.values
+    assert np.asarray(values).tolist() == [[1.0]]
+
+
+def test_every_string_match_of_answers_agrees_on_empty_and_unicode() -> None:
+    """answer_recall (has_answer), exact_match, token_f1, containment@k and eRAG's scoring
+    read one normalisation: an answer that normalises to nothing is NA (never a match) in
+    each, and NFC/NFD spellings of one word match in each."""
+    from ragmeter.metrics import answers as am
+
+    pytest.importorskip("aiohttp")
+    from ragmeter.judges.erag import score_answer, usable_gold
+
+    # gold "The": nothing is left, so nothing matches it — not even the empty answer "A"
+    assert answer_hits(["A", "The", ""], ["The"]) is None
+    assert am.exact_match("A", ["The"]) is None
+    assert am.token_f1("A", ["The"]) is None
+    assert am.containment(" ", ["The", ""]) is None
+    assert usable_gold(["The", "a", "!"]) == []
+    with pytest.raises(ValueError):
+        score_answer("A", ["The"], "em")
+    # NFD answer, NFC gold: a match for each
+    assert am.exact_match(NFD_ZURICH, [NFC_ZURICH]) == 1
+    assert am.token_f1(NFD_ZURICH, [NFC_ZURICH]) == 1.0
+    assert am.containment(NFC_ZURICH, [f"to {NFD_ZURICH}"]) == 1
+    assert score_answer(NFD_ZURICH, ["The", NFC_ZURICH], "em") == 1.0
+    assert am.keywords(NFD_ZURICH) == am.keywords(NFC_ZURICH) == frozenset({"zürich"})

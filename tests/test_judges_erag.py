@@ -122,12 +122,18 @@ _TEXTS = st.lists(_WORDS, max_size=6).map(" ".join)
 @settings(max_examples=200, deadline=None)
 @given(answer=_TEXTS, gold=st.lists(_TEXTS, min_size=1, max_size=3))
 def test_score_invariants(answer: str, gold: list[str]) -> None:
-    """Every score lies in [0, 1] and is the maximum over the gold answers taken one by one;
+    """Every score lies in [0, 1] and is the maximum over the gold answers taken one by one
+    (those with a word left after normalisation; with none, there is nothing to score);
     an exact match is a token F1 of 1 (same normalisation)."""
+    usable = [g for g in gold if set(g.lower().split()) - {"the", "a", "."}]
+    if not usable:
+        with pytest.raises(ValueError):
+            score_answer(answer, gold, "em")
+        return
     for metric in ("em", "f1", "rougeL"):
         score = score_answer(answer, gold, metric)
         assert 0.0 <= score <= 1.0
-        assert score == max(score_answer(answer, [g], metric) for g in gold)
+        assert score == max(score_answer(answer, [g], metric) for g in usable)
     if score_answer(answer, gold, "em") == 1.0:
         assert score_answer(answer, gold, "f1") == 1.0
 
@@ -478,3 +484,24 @@ def test_python_api(server: FakeServer) -> None:
     assert result.source.aggregation == (
         "eRAG: f1 of the answer from the passage alone vs the gold answers (max)"
     )
+
+
+def test_a_gold_answer_normalised_to_nothing_is_no_gold(tmp_path: Path) -> None:
+    """Issue #39 (T11): gold "The" is NA for answer_recall; eRAG must not label the passage
+    1 because the generator's "A" normalises to the same empty string. The query is left
+    out (NA), as a query without gold answers; one NFC gold answer matches an NFD answer."""
+    from ragmeter.core.gold_answers import GoldAnswers
+    from ragmeter.core.judgments import Corpus
+    from ragmeter.io.trec import read_trec_run
+    from ragmeter.judges.erag import erag_job
+
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 1.0 r\nq2 Q0 d1 1 1.0 r\n")
+    job = erag_job(
+        read_trec_run(tmp_path / "run.txt"),
+        Corpus.from_dict({"q1": "Where?", "q2": "Which article?"}),
+        Corpus.from_dict({"d1": "The ferry to Zu\u0308rich leaves at noon."}),
+        GoldAnswers.from_dict({"q1": ["Z\u00fcrich"], "q2": ["The"]}),
+        depth=1,
+    )
+    assert [item.ident for item in job.items] == [("q1", "d1")]
+    assert score_answer("Zu\u0308rich", ["Z\u00fcrich"], "em") == 1.0

@@ -538,8 +538,13 @@ def _named_outputs() -> set[str]:
             names.add("ragmeter-demo")
     for block in all_blocks("python"):  # open_store("sqlite:///history.db"), "evals.json"
         names |= set(re.findall(r"[\"'/]([\w-]+\.(?:db|json|html))[\"']", block.text))
-    # a label file ragmeter writes has its provenance beside it (who made each label)
-    return names | {f"{name}.provenance.jsonl" for name in names}
+    # a label file ragmeter writes has its provenance beside it (who made each label), a
+    # chunk table its chunking's record
+    return (
+        names
+        | {f"{name}.provenance.jsonl" for name in names}
+        | {f"{name}.chunking.json" for name in names}
+    )
 
 
 def _loop_values(name: str, script: str) -> set[str]:

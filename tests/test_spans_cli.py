@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -186,3 +187,156 @@ def test_chunks_of_documents_absent_from_the_corpus_are_reported(
     result = runner.invoke(app, [*args, "--corpus", str(corpus), "-m", "span_recall@2"])
     assert result.exit_code == 0, result.stderr
     assert "1 chunk(s) of documents absent from the corpus" in result.output
+
+
+def test_offsets_past_int64_are_one_line_errors(files: dict[str, Path], tmp_path: Path) -> None:
+    """T14: an offset past int64 in the span labels or the chunk table is an error naming
+    the file, line and field, from evaluate and from spans to-qrels: never a traceback."""
+    huge = _write(
+        tmp_path,
+        "huge.jsonl",
+        [{"query_id": "q1", "doc_id": "d1", "start": 0, "end": 99999999999999999999999}],
+    )
+    evaluate_args = ["evaluate", str(files["run_a"]), "--spans", str(huge)]
+    evaluate_args += ["--chunks", str(files["chunks_a"]), "-m", "span_recall@5"]
+    to_qrels = ["spans", "to-qrels", "--spans", str(huge), "--chunks", str(files["chunks_a"])]
+    to_qrels += ["-o", str(tmp_path / "q.txt")]
+    table = _write(
+        tmp_path,
+        "chunks.jsonl",
+        [{"chunk_id": "c1", "doc_id": "d1", "start": 0, "end": 2**64}],
+    )
+    bad_table = ["spans", "to-qrels", "--spans", str(files["spans"]), "--chunks", str(table)]
+    bad_table += ["-o", str(tmp_path / "q2.txt")]
+    for args, where in (
+        (evaluate_args, f"{huge}, line 1, field 'end'"),
+        (to_qrels, f"{huge}, line 1, field 'end'"),
+        (bad_table, f"{table}, line 1, field 'end'"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert where in result.stderr and "too large" in result.stderr
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "q.txt").exists()
+
+
+def test_span_labels_as_qrels_say_use_spans(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["evaluate", str(files["run_a"]), "--qrels", str(files["spans"])])
+    assert result.exit_code == 2
+    assert "span labels" in result.stderr and "--spans" in result.stderr
+
+
+# -- each run on its own chunking's table (issue #39, item 12) -----------------------------------
+
+
+@pytest.fixture
+def chunkings(tmp_path: Path) -> dict[str, Path]:
+    """One 20-character document cut in 5- and 10-character chunks by ``ragmeter chunk``;
+    q1's evidence is [0, 10); each run retrieves the document's first chunk of its chunking
+    (by hand: span_recall 5/10 on the 5-character chunking, 10/10 on the other)."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "d", "text": "abcdefghij" * 2}) + "\n", encoding="utf-8")
+    out = {
+        "spans": _write(
+            tmp_path, "spans.jsonl", [{"query_id": "q1", "doc_id": "d", "start": 0, "end": 10}]
+        )
+    }
+    for size in (5, 10):
+        table, texts = tmp_path / f"chunks-{size}.jsonl", tmp_path / f"texts-{size}.jsonl"
+        args = [
+            "chunk",
+            str(docs),
+            "--size",
+            str(size),
+            "--table",
+            str(table),
+            "--texts",
+            str(texts),
+        ]
+        assert runner.invoke(app, args).exit_code == 0
+        first = json.loads(texts.read_text().splitlines()[0])["id"]
+        run = tmp_path / f"run-{size}.txt"
+        run.write_text(f"q1 Q0 {first} 1 1.0 c{size}\n", encoding="utf-8")
+        out[f"table{size}"], out[f"run{size}"] = table, run
+    return out
+
+
+def _recalls(result: Any, path: Path) -> dict[str, float]:
+    assert result.exit_code == 0, result.stderr
+    return {
+        r["name"]: r["metrics"]["span_recall"]["mean"] for r in json.loads(path.read_text())["runs"]
+    }
+
+
+def test_a_run_scored_on_another_chunkings_table_is_an_error(chunkings: dict[str, Path]) -> None:
+    """The repro: compare run-200 run-400 --chunks chunks-200.jsonl scored run-400 on the
+    200-token table (chunk ids DOC#N in both) and reported the difference as significant."""
+    args = [
+        "compare",
+        str(chunkings["run5"]),
+        str(chunkings["run10"]),
+        "--spans",
+        str(chunkings["spans"]),
+    ]
+    result = runner.invoke(app, [*args, "--chunks", str(chunkings["table5"]), "-m", "span_recall"])
+    assert result.exit_code == 2
+    assert "run 'run-10.txt' retrieved chunk 'd#0@" in result.stderr
+    assert "the run's chunk ids are of chunking" in result.stderr
+    assert "(characters, size 5, overlap 0)" in result.stderr
+
+
+def test_one_chunks_option_per_chunking_matches_runs_by_their_ids(
+    chunkings: dict[str, Path], tmp_path: Path
+) -> None:
+    base = [
+        "evaluate",
+        str(chunkings["run5"]),
+        str(chunkings["run10"]),
+        "--spans",
+        str(chunkings["spans"]),
+    ]
+    base += ["-m", "span_recall", "-f", "json"]
+    plain = [*base, "--chunks", str(chunkings["table10"]), "--chunks", str(chunkings["table5"])]
+    got = _recalls(
+        runner.invoke(app, [*plain, "-o", str(tmp_path / "a.json")]), tmp_path / "a.json"
+    )
+    assert got == {"run-5.txt": 0.5, "run-10.txt": 1.0}  # 5/10 and 10/10, by hand
+    named = [
+        *base,
+        "--chunks",
+        f"run-5.txt={chunkings['table5']}",
+        "--chunks",
+        f"run-10.txt={chunkings['table10']}",
+    ]
+    assert (
+        _recalls(runner.invoke(app, [*named, "-o", str(tmp_path / "b.json")]), tmp_path / "b.json")
+        == got
+    )
+    # the same table twice: both hold run-5's ids, so which one is meant is not known
+    twice = [*base, "--chunks", str(chunkings["table5"]), "--chunks", str(chunkings["table5"])]
+    result = runner.invoke(app, twice)
+    assert result.exit_code == 2 and "are in 2 of the chunk tables" in result.stderr
+    mixed = [
+        *base,
+        "--chunks",
+        str(chunkings["table5"]),
+        "--chunks",
+        f"run-10.txt={chunkings['table10']}",
+    ]
+    assert runner.invoke(app, mixed).exit_code == 2
+
+
+def test_chunk_texts_the_table_does_not_fit_are_an_error() -> None:
+    """Tables without a record (chunk ids DOC#N of an older ragmeter): where the run carries
+    the chunks' texts, a text whose length is not the table's extent is caught."""
+    from ragmeter.core.spans import ChunkTable, SpanLabels
+    from ragmeter.errors import InputError
+
+    table = ChunkTable.from_rows([("d#0", "d", 0, 5), ("d#1", "d", 5, 10)], source="chunks-5")
+    spans = SpanInputs(SpanLabels.from_rows([("q1", "d", 0, 10)]), table)
+    fits = Run.from_columns(["q1"], ["d#0"], [1.0], texts=["abcde"])
+    assert evaluate(fits, None, ["span_recall"], spans=spans).run.means()["span_recall"] == 0.5
+    other = Run.from_columns(["q1"], ["d#0"], [1.0], texts=["abcdefghij"], name="run-10")
+    with pytest.raises(InputError, match=r"'d#0' with a text of 10 characters.*\[0, 5\)"):
+        evaluate(other, None, ["span_recall"], spans=spans)

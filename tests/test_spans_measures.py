@@ -443,3 +443,63 @@ def test_chunk_rule_errors() -> None:
             ChunkRule.parse(bad)
     with pytest.raises(InputError, match="--grade"):
         ChunkRule.parse("any", "min")
+
+
+def test_to_qrels_grade_max_takes_the_spans_that_make_the_chunk_relevant() -> None:
+    """Item 19: with span=F a chunk's grade is the largest grade of the spans it holds F of,
+    not of every span it overlaps; with any, of every span it shares a character with."""
+    from ragmeter.core.spans import ChunkRule, chunk_qrels
+
+    # c holds all of the grade-1 span [0, 10) and 2 of the 10 characters of the grade-5 one
+    spans = SpanLabels.from_rows([("q", "d", 0, 10, 1), ("q", "d", 18, 28, 5)])
+    table = ChunkTable.from_rows([("c", "d", 0, 20), ("z", "d", 20, 40)])
+    held = chunk_qrels(spans, table, ChunkRule.parse("span=0.5", "max")).qrels.to_dict()
+    assert held == {"q": {"c": 1, "z": 5}}  # z holds 8 of the grade-5 span's 10
+    touched = chunk_qrels(spans, table, ChunkRule.parse("any", "max")).qrels.to_dict()
+    assert touched == {"q": {"c": 5, "z": 5}}
+
+
+def test_an_empty_chunk_inside_a_span_is_not_relevant() -> None:
+    # [5, 5) lies inside the span [0, 10) but holds no character: no rule makes it
+    # relevant (chunk=F once passed it, and --grade overlap divided by its length 0)
+    from ragmeter.core.spans import ChunkRule, chunk_qrels
+
+    spans = SpanLabels.from_rows([("q", "d", 0, 10)])
+    table = ChunkTable.from_rows([("e", "d", 5, 5), ("c", "d", 0, 10)])
+    for rule in ("any", "span=0.5", "chunk=0.5"):
+        for grade in ("max", "overlap"):
+            made = chunk_qrels(spans, table, ChunkRule.parse(rule, grade)).qrels.to_dict()
+            assert made == {"q": {"c": 1 if grade == "max" else 3}}, (rule, grade)
+
+
+def test_pairs_do_not_depend_on_how_keys_are_combined() -> None:
+    """The (span, chunk) search combines document and offset into one int64 key; where
+    documents × offsets would overflow it, offsets are replaced by their ranks: the pairs
+    found are the same."""
+    from dataclasses import replace
+
+    from ragmeter.core.spans import span_chunk_pairs, span_view
+
+    rng = random.Random(7)
+    chunks = [
+        (f"c{i}", f"d{i % 3}", s, s + rng.randint(0, 9)) for i, s in enumerate(range(0, 90, 3))
+    ]
+    spans = [("q", f"d{rng.randint(0, 2)}", s, s + rng.randint(1, 12)) for s in range(0, 80, 7)]
+    view = span_view(
+        SpanLabels.from_rows(spans), ChunkTable.from_rows(chunks), ["q"], pa_empty(), run_name=""
+    )
+    huge = replace(view, table_doc=view.table_doc * 2**56, span_doc=view.span_doc * 2**56)
+    for strict in (True, False):
+        small = sorted(
+            zip(*(a.tolist() for a in span_chunk_pairs(view, strict=strict)), strict=True)
+        )
+        large = sorted(
+            zip(*(a.tolist() for a in span_chunk_pairs(huge, strict=strict)), strict=True)
+        )
+        assert small == large and small
+
+
+def pa_empty() -> Any:
+    import pyarrow as pa
+
+    return pa.array([], type=pa.string())

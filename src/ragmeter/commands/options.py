@@ -264,7 +264,8 @@ ChunkFiles = Annotated[
     typer.Option(
         "--chunks",
         help="Chunk table (chunk_id, doc_id, start, end) of the runs' chunking, for --spans; "
-        "RUN=FILE gives a run its own (repeatable).",
+        "repeat it once per chunking (each run is scored on the table holding its chunk ids), "
+        "or RUN=FILE to name a run's table.",
     ),
 ]
 NuggetsFile = Annotated[

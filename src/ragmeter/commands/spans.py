@@ -40,7 +40,9 @@ def to_qrels(
     grade: Annotated[
         str,
         typer.Option(
-            "--grade", help="max (largest grade of its spans) or overlap (1-3 by evidence share)."
+            "--grade",
+            help="max (largest grade of the spans that make it relevant by --rule) or "
+            "overlap (1-3 by evidence share).",
         ),
     ] = "max",
     corpus: Annotated[
@@ -91,7 +93,13 @@ def chunk_command(
         )
     except (RagmeterError, OSError) as exc:
         fail(exc)
-    typer.echo(f"wrote {table} and {texts}: {len(done.table)} chunks", err=True)
+    from ragmeter.io.spans import chunking_sidecar
+
+    typer.echo(
+        f"wrote {table} and {texts}: {len(done.table)} chunks of chunking "
+        f"{done.table.chunking_id} (its record: {chunking_sidecar(table)})",
+        err=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -26,6 +26,12 @@ import pyarrow as pa
 from ragmeter.errors import InputError
 
 IntArray = npt.NDArray[np.int64]
+
+#: the largest character offset read (2^40 − 1, a trillion characters: no document is that
+#: long), so that the interval arithmetic's combined keys stay within int64
+MAX_OFFSET = 2**40 - 1
+#: the largest span grade (grades are int32, as qrels grades)
+MAX_GRADE = 2**31 - 1
 FloatArray = npt.NDArray[np.float64]
 ObjArray = npt.NDArray[np.object_]
 
@@ -65,8 +71,13 @@ class SpanLabels:
         """Spans from ``(query_id, doc_id, start, end[, grade])`` tuples (checked)."""
         for n, row in enumerate(rows, start=1):
             check_extent(int(row[2]), int(row[3]), source, n, span=True)
-            if len(row) > 4 and int(row[4]) < 1:  # type: ignore[misc]
-                raise InputError("a span's grade must be ≥ 1", source=source, line=n, field="grade")
+            if len(row) > 4 and not 1 <= int(row[4]) <= MAX_GRADE:  # type: ignore[misc]
+                raise InputError(
+                    f"a span's grade must be ≥ 1 and ≤ {MAX_GRADE:,}",
+                    source=source,
+                    line=n,
+                    field="grade",
+                )
         return cls(
             np.array([str(r[0]) for r in rows], dtype=object),
             np.array([str(r[1]) for r in rows], dtype=object),
@@ -108,9 +119,56 @@ class ChunkTable:
     warnings: tuple[str, ...] = ()
     #: the line (or row) of the file each chunk came from, for messages
     lines: IntArray | None = None
+    #: the chunking's record where the table has one (``ragmeter chunk`` writes it): the
+    #: chunker's parameters, the documents' hash, ``id`` (the chunking's identity, the
+    #: suffix of its chunk ids) and ``rows`` (the SHA-256 of the rows, :meth:`rows_digest`)
+    chunking: Mapping[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
+
+    def rows_digest(self) -> str:
+        """``sha256:`` of the rows ``chunk_id, doc_id, start, end`` in order: what the
+        chunking's record holds, so that rows edited after writing are noticed."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for row in zip(
+            self.chunk_ids.tolist(),
+            self.doc_ids.tolist(),
+            self.starts.tolist(),
+            self.ends.tolist(),
+            strict=True,
+        ):
+            digest.update("\t".join(map(str, row)).encode("utf-8") + b"\n")
+        return "sha256:" + digest.hexdigest()
+
+    def with_chunking(self, record: Mapping[str, Any]) -> ChunkTable:
+        """This table carrying the chunking's ``record`` (its rows' digest added)."""
+        from dataclasses import replace
+
+        return replace(self, chunking={**record, "rows": self.rows_digest()})
+
+    @property
+    def chunking_id(self) -> str | None:
+        """The chunking's identity (``None`` for a table without a record)."""
+        found = None if self.chunking is None else self.chunking.get("id")
+        return None if found is None else str(found)
+
+    def describe(self) -> str:
+        """The table in words: its file, and its chunking where it is known."""
+        chunking = self.chunking_words()
+        return self.source if chunking is None else f"{self.source} ({chunking})"
+
+    def chunking_words(self) -> str | None:
+        """``chunking ID (tokens, size 200, overlap 0, recursive)``; ``None`` without a
+        record."""
+        if self.chunking is None:
+            return None
+        c = self.chunking
+        how = f"{c.get('unit')}, size {c.get('size')}, overlap {c.get('overlap')}"
+        how += ", recursive" if c.get("recursive") else ""
+        return f"chunking {self.chunking_id} ({how})"
 
     def where(self, i: int) -> int | None:
         """The line of chunk ``i`` in its file (``None`` when unknown)."""
@@ -167,11 +225,116 @@ class ChunkTable:
         return np.asarray(pos.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def combine_spans(spans: SpanLabels) -> SpanLabels:
+    """The evidence of ``spans`` with each character counted once where it was marked twice.
+
+    * The same span given twice (same query, document, start and end) is one span, with the
+      larger grade: a duplicate row is never a second piece of evidence.
+    * When the spans name their annotators (the web app's export has one row per annotator),
+      the spans of each (query, document) are combined as the **union** of their character
+      ranges: spans that overlap or touch become one span ``[min start, max end)`` with the
+      largest grade among them, marked by every annotator who marked a part of it
+      (``"alice+bob"``). Evidence is what anyone marked, once.
+    * Otherwise overlapping spans stay as given (chunking_evaluation's references; the
+      ``span_set_*`` measures count their characters once).
+
+    Rows keep the file order of the first row each span came from; a note in ``warnings``
+    says how many rows were combined. ``spans`` itself is returned when nothing merges.
+    """
+    if len(spans) < 2:
+        return spans
+    union = spans.annotators is not None
+    _, query = np.unique(spans.query_ids.astype(str), return_inverse=True)
+    _, doc = np.unique(spans.doc_ids.astype(str), return_inverse=True)
+    order = np.lexsort((spans.ends, spans.starts, doc, query))
+    q, d = query[order], doc[order]
+    start, end = spans.starts[order], spans.ends[order]
+    new_pair = np.ones(len(order), dtype=bool)
+    new_pair[1:] = (q[1:] != q[:-1]) | (d[1:] != d[:-1])
+    if union:
+        reach = _running_max(end, np.cumsum(new_pair))
+        new = new_pair.copy()
+        new[1:] |= start[1:] > reach[:-1]  # a gap after everything before it in the pair
+    else:
+        new = new_pair.copy()
+        new[1:] |= (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    if new.all():
+        return spans
+    return _merged(spans, order, np.flatnonzero(new), union)
+
+
+def _running_max(values: IntArray, group: IntArray) -> IntArray:
+    """The running maximum of ``values`` restarted at each new ``group`` (non-decreasing
+    integers): one accumulate over ``group · width + value`` where that fits in int64."""
+    width = int(values.max()) + 1
+    if int(group.max()) * width < 2**62:
+        key = group.astype(np.int64) * width + values
+        out: IntArray = np.maximum.accumulate(key) - group.astype(np.int64) * width
+        return out
+    out = values.copy()
+    for i in range(1, len(out)):
+        if group[i] == group[i - 1]:
+            out[i] = max(out[i], out[i - 1])
+    return out
+
+
+def _merged(spans: SpanLabels, order: IntArray, heads: IntArray, union: bool) -> SpanLabels:
+    """``spans`` with the rows ``order[heads[k]:heads[k + 1]]`` as the k-th span (see
+    :func:`combine_spans`), in the order of each span's first row."""
+    first = np.minimum.reduceat(order, heads)
+    starts = np.minimum.reduceat(spans.starts[order], heads)
+    ends = np.maximum.reduceat(spans.ends[order], heads)
+    grades = np.maximum.reduceat(spans.grades[order], heads)
+    keep = np.argsort(first, kind="stable")
+    members = np.split(order, heads[1:])
+    members = [members[k] for k in keep.tolist()]
+    annotators = None
+    if spans.annotators is not None:
+        names = spans.annotators
+        annotators = tuple(
+            "+".join(sorted({str(names[i]) for i in g if names[i] is not None})) or None
+            for g in members
+        )
+    texts = None
+    if spans.texts is not None:  # a combined span's text is no one row's text
+        texts = tuple(spans.texts[int(g[0])] if len(g) == 1 else None for g in members)
+    how = (
+        "the union of the characters marked for each (query, document), by any annotator"
+        if union
+        else "the same query, document and characters given more than once"
+    )
+    note = (
+        f"{spans.source}: {len(spans)} span rows combined into {len(heads)} span(s) ({how}; "
+        "each character counted once, a combined span with its largest grade)"
+    )
+    first = first[keep]
+    return SpanLabels(
+        spans.query_ids[first],
+        spans.doc_ids[first],
+        starts[keep].astype(np.int64),
+        ends[keep].astype(np.int64),
+        grades[keep].astype(np.int32),
+        texts,
+        spans.source,
+        None if spans.lines is None else spans.lines[first],
+        (*spans.warnings, note),
+        annotators,
+    )
+
+
 def check_extent(start: int, end: int, source: str, line: int | None, *, span: bool) -> None:
     """A span must be non-empty (``start < end``), a chunk may be empty; both start at 0 or
     later."""
     if start < 0:
         raise InputError(f"start {start} is negative", source=source, line=line, field="start")
+    for name, value in (("start", start), ("end", end)):
+        if value > MAX_OFFSET:
+            raise InputError(
+                f"{name} {value} is too large (an offset is at most {MAX_OFFSET:,})",
+                source=source,
+                line=line,
+                field=name,
+            )
     if end < start or (span and end == start):
         need = "start < end" if span else "start ≤ end"
         raise InputError(
@@ -223,20 +386,22 @@ def span_view(
     item_chunk_ids: pa.Array,
     *,
     run_name: str,
+    item_texts: pa.Array | None = None,
 ) -> SpanView:
     """Join a run's retrieved chunk ids (in alignment order) and the evaluated queries' spans.
 
-    A retrieved chunk id the table lacks is an error naming the run and the chunk table.
+    A retrieved chunk id the table lacks is an error naming the run and the chunk table (and
+    both chunkings, where the ids and the table say); so is, where the run carries the
+    chunks' texts (``item_texts``), a text whose length is not its chunk's in the table.
     """
     rows = chunks.locate(item_chunk_ids)
     missing = np.flatnonzero(rows < 0)
     if len(missing):
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise InputError(
-            f"run '{run_name}' retrieved chunk '{item_chunk_ids[int(missing[0])].as_py()}'"
-            f"{more}, absent from this chunk table: give the chunk table of the run's chunking",
-            source=chunks.source,
+            _absent_message(item_chunk_ids, missing, chunks, run_name), source=chunks.source
         )
+    if item_texts is not None:
+        check_text_lengths(item_chunk_ids, item_texts, chunks, rows, run_name)
     docs, codes = np.unique(np.concatenate([spans.doc_ids, chunks.doc_ids]), return_inverse=True)
     del docs
     span_codes = codes[: len(spans)].astype(np.int64)
@@ -261,6 +426,49 @@ def span_view(
         table_doc=table_codes[table_order],
         table_start=chunks.starts[table_order],
         table_end=chunks.ends[table_order],
+    )
+
+
+def _absent_message(ids: pa.Array, missing: IntArray, chunks: ChunkTable, run_name: str) -> str:
+    first = str(ids[int(missing[0])].as_py())
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    said = f"run '{run_name}' retrieved chunk '{first}'{more}, absent from this chunk table"
+    _, at, theirs = first.rpartition("@")
+    ours = chunks.chunking_id
+    if at and ours is not None and theirs != ours:
+        table = chunks.chunking_words()
+        said += f": the run's chunk ids are of chunking {theirs}, the table's of {table}"
+    return (
+        f"{said}; give each run the chunk table of its chunking (--chunks FILE once per "
+        "chunking: each run is scored on the table that has its chunk ids; or --chunks "
+        "RUN=FILE)"
+    )
+
+
+def check_text_lengths(
+    ids: pa.Array, texts: pa.Array, chunks: ChunkTable, rows: IntArray, run_name: str
+) -> None:
+    """Each retrieved chunk's text (where the run carries it) must be as long as its extent
+    in the table: a run of another chunking with the same chunk ids (``DOC#N`` of an older
+    table) is caught here. An error naming the first chunk that differs."""
+    import pyarrow.compute as pc
+
+    lengths = pc.utf8_length(texts.cast(pa.large_string())).to_numpy(zero_copy_only=False)
+    known = ~np.asarray(pc.is_null(texts).to_numpy(zero_copy_only=False), dtype=bool)
+    extent = chunks.ends[rows] - chunks.starts[rows]
+    bad = np.flatnonzero(known & (np.nan_to_num(lengths.astype(np.float64), nan=-1) != extent))
+    if not len(bad):
+        return
+    i = int(bad[0])
+    row = int(rows[i])
+    raise InputError(
+        f"run '{run_name}' retrieved chunk '{ids[i].as_py()}' with a text of "
+        f"{int(lengths[i])} characters, but the chunk table puts it at "
+        f"[{chunks.starts[row]}, {chunks.ends[row]}) ({int(extent[i])} characters)"
+        f"{f' (and {len(bad) - 1} more)' if len(bad) > 1 else ''}: the run is of another "
+        "chunking; give the chunk table of the run's chunking",
+        source=chunks.source,
+        line=chunks.where(row),
     )
 
 
@@ -321,7 +529,9 @@ def overlap_sums(
     in_c, in_s = depth_c > 0, depth_s > 0
 
     def total(weights: npt.NDArray[Any]) -> FloatArray:
-        return np.bincount(query, weights=seg * weights, minlength=n_queries).astype(np.float64)
+        # in float64: a grade times a length may pass int64 (both are bounded, not small)
+        product = seg.astype(np.float64) * weights
+        return np.bincount(query, weights=product, minlength=n_queries).astype(np.float64)
 
     return OverlapSums(
         both=total(in_c & in_s),
@@ -367,13 +577,14 @@ def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArra
     empty = np.zeros(0, dtype=np.int64)
     if not len(view.table_doc) or not len(view.span_doc):
         return empty, empty
-    width = int(max(view.table_end.max(), view.span_end.max())) + 2
-    start_key = view.table_doc * width + view.table_start
+    t_start, t_end, s_start, s_end = _search_positions(view)
+    width = int(max(t_end.max(), s_end.max())) + 2
+    start_key = view.table_doc * width + t_start
     # ends need not grow with starts (nested chunks): search the running maximum of the ends
     # (within a document: keys of later documents are larger), then check each candidate
-    end_key = np.maximum.accumulate(view.table_doc * width + view.table_end)
-    span_low = view.span_doc * width + view.span_start
-    span_high = view.span_doc * width + view.span_end
+    end_key = np.maximum.accumulate(view.table_doc * width + t_end)
+    span_low = view.span_doc * width + s_start
+    span_high = view.span_doc * width + s_end
     side_hi, side_lo = ("left", "right") if strict else ("right", "left")
     hi = np.searchsorted(start_key, span_high, side=side_hi)  # type: ignore[call-overload]
     lo = np.searchsorted(end_key, span_low, side=side_lo)  # type: ignore[call-overload]
@@ -392,6 +603,21 @@ def span_chunk_pairs(view: SpanView, *, strict: bool) -> tuple[IntArray, IntArra
     return owner[ok], rows[ok]
 
 
+def _search_positions(view: SpanView) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The chunk and span end points as :func:`span_chunk_pairs` combines them with the
+    documents into one int64 key: as they are where ``documents × largest offset`` fits,
+    else replaced by their ranks among all end points (the same order, ties kept), so that
+    no key overflows."""
+    points = (view.table_start, view.table_end, view.span_start, view.span_end)
+    width = int(max(view.table_end.max(), view.span_end.max())) + 2
+    n_docs = int(max(view.table_doc.max(), view.span_doc.max())) + 1
+    if n_docs * width < 2**62:
+        return points
+    values = np.unique(np.concatenate(points))
+    ranks = tuple(np.searchsorted(values, p).astype(np.int64) for p in points)
+    return ranks[0], ranks[1], ranks[2], ranks[3]
+
+
 # -- spans to chunk qrels ----------------------------------------------------------------
 
 GRADINGS = ("max", "overlap")
@@ -406,7 +632,9 @@ class ChunkRule:
     * ``chunk=F``: at least the fraction F of the chunk's characters are evidence (lie in
       the union of the query's spans).
 
-    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans it overlaps;
+    ``grade``: ``max`` gives a relevant chunk the largest grade of the spans that make it
+    relevant — with ``any`` and ``chunk=F`` every span it shares a character with, with
+    ``span=F`` the spans it holds the fraction F of (not a span it merely grazes);
     ``overlap`` grades it by the share of its characters that are evidence,
     ``ceil(3 · |c ∩ ∪S| / |c|)`` (1, 2 or 3).
     """
@@ -464,12 +692,13 @@ def chunk_qrels(spans: SpanLabels, chunks: ChunkTable, rule: ChunkRule) -> Chunk
     )
     length = view.table_end[rows] - view.table_start[rows]
     evidence = _evidence_in_chunks(view, query, rows)
+    # every rule needs a shared character: an empty chunk inside a span holds no evidence
+    # (and has no share of evidence to grade)
+    passes = shared > 0
     if rule.kind == "span":
-        passes = shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
+        passes &= shared >= rule.fraction * (view.span_end[span] - view.span_start[span])
     elif rule.kind == "chunk":
-        passes = evidence >= rule.fraction * length
-    else:
-        passes = shared > 0
+        passes &= evidence >= rule.fraction * length
     grades: dict[tuple[int, int], tuple[int, int]] = {}  # (query, row) → (grade, span row)
     for q, r, g, source, ev, n, ok in zip(
         query.tolist(),
@@ -539,28 +768,62 @@ def _evidence_in_chunks(view: SpanView, query: IntArray, rows: IntArray) -> IntA
 @dataclass(frozen=True, eq=False)
 class SpanInputs:
     """What the span measures read besides the run: the span labels and the chunk table of
-    the runs' chunking, or ``{run name: table}`` for runs over different chunkings."""
+    the runs' chunking; ``{run name: table}`` for runs over different chunkings; or a tuple
+    of tables, each run scored on the one table that holds every chunk id it retrieved
+    (:meth:`table_for`)."""
 
     labels: SpanLabels
-    chunks: ChunkTable | Mapping[str, ChunkTable]
+    chunks: ChunkTable | Mapping[str, ChunkTable] | tuple[ChunkTable, ...]
 
     @property
     def one_table(self) -> bool:
         return isinstance(self.chunks, ChunkTable)
 
+    def tables(self) -> list[ChunkTable]:
+        if isinstance(self.chunks, ChunkTable):
+            return [self.chunks]
+        if isinstance(self.chunks, tuple):
+            return list(self.chunks)
+        return list(self.chunks.values())
+
     @property
     def warnings(self) -> tuple[str, ...]:
-        tables = [self.chunks] if isinstance(self.chunks, ChunkTable) else self.chunks.values()
-        return (*self.labels.warnings, *(w for t in tables for w in t.warnings))
+        return (*self.labels.warnings, *(w for t in self.tables() for w in t.warnings))
 
     def table_of(self, run_name: str) -> ChunkTable:
-        """The chunk table of the run called ``run_name``."""
+        """The chunk table of the run called ``run_name`` (one table, or a mapping)."""
         if isinstance(self.chunks, ChunkTable):
             return self.chunks
+        if isinstance(self.chunks, tuple):
+            raise InputError(
+                f"run '{run_name}': several chunk tables, matched to runs by their chunk ids "
+                "(table_for)",
+                field="chunks",
+            )
         if run_name in self.chunks:
             return self.chunks[run_name]
         raise InputError(
             f"no chunk table for run '{run_name}' (tables given for: "
             f"{', '.join(sorted(self.chunks))})",
             field="chunks",
+        )
+
+    def table_for(self, run_name: str, chunk_ids: pa.Array) -> ChunkTable:
+        """The chunk table of the run called ``run_name`` that retrieved ``chunk_ids``: with
+        several tables and no names, the one that holds every id the run retrieved; none or
+        more than one is an error (give ``RUN=FILE``)."""
+        if not isinstance(self.chunks, tuple):
+            return self.table_of(run_name)
+        holding = [t for t in self.chunks if len(chunk_ids) and (t.locate(chunk_ids) >= 0).all()]
+        if len(holding) == 1:
+            return holding[0]
+        names = ", ".join(t.describe() for t in (holding or self.chunks))
+        if not holding:
+            first = np.flatnonzero(self.chunks[0].locate(chunk_ids) < 0)
+            some = f" (such as '{chunk_ids[int(first[0])].as_py()}')" if len(first) else ""
+            why = f"no chunk table holds every chunk id it retrieved{some}; tables: {names}"
+        else:
+            why = f"its chunk ids are in {len(holding)} of the chunk tables ({names})"
+        raise InputError(
+            f"run '{run_name}': {why}; give its table with --chunks RUN=FILE", field="--chunks"
         )

@@ -161,12 +161,15 @@ def _item_texts(aligned: Aligned, docs: Any, corpus: Corpus | None, own: Any) ->
 def _span_view(aligned: Aligned, run: Run, spans: SpanInputs) -> Any:
     from ragmeter.core.spans import span_view
 
+    rows = _accel.indices(aligned.run_rows)
+    ids = run.doc_ids.take(rows)
     return span_view(
         spans.labels,
-        spans.table_of(run.name),
+        spans.table_for(run.name, ids),
         aligned.query_ids,
-        run.doc_ids.take(_accel.indices(aligned.run_rows)),
+        ids,
         run_name=run.name,
+        item_texts=None if run.texts is None else run.texts.take(rows),
     )
 
 

@@ -300,6 +300,39 @@ def run_from_table(
     )
 
 
+#: columns that make rows span labels (character offsets of evidence), not qrels
+_SPAN_COLUMNS = (
+    ("start", "end"),
+    ("start_index", "end_index"),
+    ("start_char_idx", "end_char_idx"),
+    ("question", "references"),  # chunking_evaluation's questions_df.csv
+)
+
+
+def refuse_span_labels(names: Sequence[str], source: str, line: int | None = None) -> None:
+    """Rows with character offsets (``start``/``end``) are span labels, not qrels: read as
+    qrels they would grade whole documents and score a chunk run 0. An error that says
+    where they go (``--spans``)."""
+    lowered = {str(n).lower() for n in names}
+    if {"chunk_id", "start", "end"} <= lowered:
+        raise InputError(
+            "these rows have 'chunk_id', 'start' and 'end': a chunk table, not qrels; give "
+            "it with --chunks (and the span labels with --spans)",
+            source=source,
+            line=line,
+        )
+    for pair in _SPAN_COLUMNS:
+        if set(pair) <= lowered:
+            raise InputError(
+                f"these rows have {pair[0]!r} and {pair[1]!r}: span labels (character "
+                "offsets of evidence), not qrels; give them with --spans (and --chunks, the "
+                "chunk table of the run's chunking), or make chunk qrels with "
+                "'ragmeter spans to-qrels'",
+                source=source,
+                line=line,
+            )
+
+
 def qrels_from_table(
     table: pa.Table,
     *,
@@ -308,8 +341,10 @@ def qrels_from_table(
     lines: npt.NDArray[np.int64] | None = None,
     header_line: int | None = None,
 ) -> Qrels:
-    """Qrels from a table with named columns (see the module docstring for the names)."""
+    """Qrels from a table with named columns (see the module docstring for the names); span
+    labels are refused (:func:`refuse_span_labels`)."""
     names = table.column_names
+    refuse_span_labels(names, source, header_line)
     loc = Locator(source, lines)
     qcol = find_column(
         names, QUERY, role="query id", source=source, required=True, line=header_line

@@ -139,6 +139,8 @@ def _rows_table(
         key = tuple(str(k) for k in rec)
         roles = cache.get(key)
         if roles is None:
+            if qrels:
+                cols.refuse_span_labels(key, source, line)
             roles = _roles(list(key), qrels=qrels, source=source, line=line)
             cache[key] = roles
         q, d, v, t, kind = roles

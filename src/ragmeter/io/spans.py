@@ -27,6 +27,11 @@ different extents; a span of a document without chunks in the run's chunk table
 span of an unknown document or past its document's end is an error; a span whose ``text``
 differs from the corpus text at its offsets, and chunks of documents absent from the corpus,
 are counted and reported as warnings.
+
+Spans marked more than once are counted once (:func:`ragmeter.core.spans.combine_spans`): a
+span given twice is one span; in a file that names annotators (``annotator``, as the web
+app's export), the spans of each (query, document) are combined as the union of their
+character ranges. A warning says how many rows were combined.
 """
 
 from __future__ import annotations
@@ -37,11 +42,19 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.core.spans import ChunkTable, SpanLabels, check_extent
+from ragmeter.core.spans import (
+    MAX_GRADE,
+    MAX_OFFSET,
+    ChunkTable,
+    SpanLabels,
+    check_extent,
+    combine_spans,
+)
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, decode, format_suffix, read_bytes
 
@@ -128,19 +141,37 @@ def _offset_of(record: dict[str, Any], names: tuple[str, ...], source: str, line
 
 
 def offset(value: Any, field: str, source: str, line: int) -> int:
-    """A character offset: an integer (or, in text formats, its decimal digits)."""
+    """A character offset: an integer (or, in text formats, its decimal digits) no larger
+    than :data:`~ragmeter.core.spans.MAX_OFFSET`."""
+    return _integer(value, "offset", MAX_OFFSET, field, source, line)
+
+
+def _integer(value: Any, what: str, largest: int, field: str, source: str, line: int) -> int:
+    """An integer ``what`` (or, in text formats, its decimal digits) of at most ``largest``:
+    anything else is an error naming ``field`` (never an overflow further on)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and _DIGITS.fullmatch(value):
-        return int(value)
-    raise InputError(f"offset {value!r} is not an integer", source=source, line=line, field=field)
+        number = value
+    elif isinstance(value, str) and _DIGITS.fullmatch(value):
+        number = int(value)
+    else:
+        raise InputError(
+            f"{what} {value!r} is not an integer", source=source, line=line, field=field
+        )
+    if number > largest:
+        raise InputError(
+            f"{what} {number} is too large (at most {largest:,})",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return number
 
 
 def _grade(record: dict[str, Any], source: str, line: int) -> int:
     found = _pick(record, ("grade", "relevance"))
     if found is None:
         return 1
-    grade = offset(found[1], found[0], source, line)
+    grade = _integer(found[1], "grade", MAX_GRADE, found[0], source, line)
     if grade < 1:
         raise InputError(
             f"grade {grade} of a span: expected ≥ 1 (a span marks evidence)",
@@ -174,7 +205,10 @@ def read_spans(path: PathLike, *, corpus: Corpus | None = None) -> SpanLabels:
     spans = _span_labels(rows, source)
     if any(a is not None for a in annotators):
         spans = replace(spans, annotators=tuple(annotators))
-    return check_spans(spans, corpus) if corpus is not None else spans
+    if corpus is not None:
+        spans = check_spans(spans, corpus)
+    # duplicates (and, across annotators, overlaps) counted once, after each row's checks
+    return combine_spans(spans)
 
 
 def _text(found: tuple[str, Any] | None) -> str | None:
@@ -284,14 +318,57 @@ def check_span_documents(spans: SpanLabels, chunks: ChunkTable) -> None:
             )
 
 
+#: the key of the chunking's record in its sidecar file
+CHUNKING_KEY = "chunking"
+
+
+def chunking_sidecar(path: PathLike) -> Path:
+    """Where the chunking's record of a chunk table lies: ``FILE.chunking.json`` beside it
+    (the table itself stays rows only, for any tool that reads it)."""
+    return Path(f"{path}.chunking.json")
+
+
 def read_chunks(path: PathLike, *, corpus: Corpus | None = None) -> ChunkTable:
     """Read a chunk table (see the module docstring); with ``corpus``, check it
-    (:func:`check_chunks`)."""
+    (:func:`check_chunks`). The chunking's record (``ragmeter chunk`` writes it beside the
+    table, :func:`chunking_sidecar`) is read into :attr:`ChunkTable.chunking`, and the rows
+    are checked against its digest; a table without one is read as before."""
     source = str(path)
     records = list(_records(path))
     rows = [_chunk_row(record, source, line) for record, line in records]
     table = ChunkTable.from_rows(rows, source=source, lines=[line for _, line in records])
+    chunking = _sidecar_record(path)
+    if chunking is not None:
+        table = replace(table, chunking=chunking)
+        if chunking.get("rows") != table.rows_digest():
+            raise InputError(
+                f"the rows differ from those its chunking's record {chunking_sidecar(path)} "
+                f"describes (chunking {table.chunking_id}, rows {chunking.get('rows')}): the "
+                "table was edited or the record is another table's; cut the documents again "
+                "with 'ragmeter chunk', or delete the record if the edit was meant",
+                source=source,
+                field=CHUNKING_KEY,
+            )
     return check_chunks(table, corpus) if corpus is not None else table
+
+
+def _sidecar_record(path: PathLike) -> dict[str, Any] | None:
+    sidecar = chunking_sidecar(path)
+    if not sidecar.is_file():
+        return None
+    source = str(sidecar)
+    try:
+        loaded = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", source=source) from None
+    value = loaded.get(CHUNKING_KEY) if isinstance(loaded, dict) else None
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        raise InputError(
+            'expected {"chunking": {...}}, the chunking\'s record with an "id" string',
+            source=source,
+            field=CHUNKING_KEY,
+        )
+    return value
 
 
 def _chunk_row(record: dict[str, Any], source: str, line: int) -> tuple[str, str, int, int]:
@@ -364,7 +441,8 @@ def check_chunks(chunks: ChunkTable, corpus: Corpus) -> ChunkTable:
 
 def write_chunks(table: ChunkTable, path: PathLike) -> None:
     """Write a chunk table atomically: Parquet or CSV by extension, else JSONL rows
-    ``{"chunk_id", "doc_id", "start", "end"}``."""
+    ``{"chunk_id", "doc_id", "start", "end"}``; and the chunking's record where the table
+    has one, beside it (:func:`chunking_sidecar`; a stale record there is removed)."""
     import pyarrow as pa
 
     from ragmeter.io._common import atomic_write, atomic_write_text
@@ -383,10 +461,18 @@ def write_chunks(table: ChunkTable, path: PathLike) -> None:
         data = pa.table(columns)
         write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
         atomic_write(path, lambda target: write(data, str(target)))
-        return
-    rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
-    lines = (json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows)
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    else:
+        rows = zip(*(c.to_pylist() for c in columns.values()), strict=True)
+        lines = (
+            json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) for row in rows
+        )
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
+    sidecar = chunking_sidecar(path)
+    if table.chunking is not None:
+        record = json.dumps({CHUNKING_KEY: dict(table.chunking)}, ensure_ascii=False, indent=1)
+        atomic_write_text(sidecar, record + "\n")
+    elif sidecar.is_file():
+        sidecar.unlink()  # another table's record would not fit these rows
 
 
 def write_texts(rows: list[dict[str, str]], path: PathLike) -> None:

@@ -21,8 +21,11 @@ reads. eRAG's own code aggregates continuous labels with precision (their mean o
 and success (their maximum) only.
 
 A query without gold answers is not sent to the generator: its pairs stay unlabelled, and the
-count is reported (NA, never 0). The generated answers are cached (task ``erag``); the metric
-and threshold are applied when the labels are shaped, so changing them asks nothing again.
+count is reported (NA, never 0). A gold answer that normalises to nothing ("The": SQuAD's
+normalisation, on the NFKC form, drops articles and punctuation) is no gold answer, as for
+``answer_recall``: it would match every empty answer. The generated answers are cached
+(task ``erag``); the metric and threshold are applied when the labels are shaped, so
+changing them asks nothing again.
 """
 
 from __future__ import annotations
@@ -52,16 +55,27 @@ def score_answer(answer: str, gold: Sequence[str], metric: str) -> float:
     if metric not in ERAG_METRICS:
         choices = ", ".join(ERAG_METRICS)
         raise ValueError(f"unknown eRAG metric {metric!r}; expected one of {choices}")
-    if not gold:
-        raise ValueError("no gold answer to score against")
+    usable = usable_gold(gold)
+    if not usable:
+        raise ValueError("no gold answer to score against (none normalises to a word)")
     if metric == "em":
-        value: float | None = am.exact_match(answer, list(gold))
+        value: float | None = am.exact_match(answer, usable)
     elif metric == "f1":
-        value = am.token_f1(answer, list(gold))
+        value = am.token_f1(answer, usable)
     else:
-        value = am.rouge_l(answer, list(gold))
+        value = am.rouge_l(answer, usable)
     assert value is not None  # gold is not empty
     return float(value)
+
+
+def usable_gold(gold: Sequence[str] | None) -> list[str]:
+    """The gold answers a label can be scored against: those that keep a word after the
+    answer normalisation shared with ``answer_recall`` and the answer metrics
+    (:func:`ragmeter.metrics.answers.normalize_answer`, NFKC first). "The" is no gold answer:
+    its normalised form is empty and would match every empty answer."""
+    from ragmeter.metrics.answers import normalize_answer
+
+    return [g for g in gold or () if normalize_answer(g)]
 
 
 def label_of(score: float, binarize: float | None) -> float | int:
@@ -107,8 +121,9 @@ def erag_job(
         raise JudgeConfigError(f"--binarize must lie in [0, 1], got {binarize}")
     every = pair_items(runs, queries, corpus, depth=depth)
     asked = list(dict.fromkeys(item.ident[0] for item in every))
-    no_gold = [q for q in asked if gold.answers_of(q) is None]
-    items = [item for item in every if gold.answers_of(item.ident[0]) is not None]
+    no_gold = [q for q in asked if not usable_gold(gold.answers_of(q))]
+    without = set(no_gold)
+    items = [item for item in every if item.ident[0] not in without]
 
     def shape(items: Sequence[JudgeItem], results: Sequence[Judgment | None]) -> EragLabels:
         labels: dict[str, dict[str, float | int]] = {}
@@ -156,7 +171,8 @@ def notes(result: TaskResult) -> list[str]:
         with_gold = labels.queries - len(labels.no_gold)
         out.append(
             f"gold answers: none for {len(labels.no_gold)} of {labels.queries} queries "
-            f"({shown}): their passages are unlabelled (NA, n={with_gold}/{labels.queries})"
+            f"({shown}): their passages are unlabelled (NA, n={with_gold}/{labels.queries}; "
+            "an answer that normalises to nothing, such as 'The', is none)"
         )
     kind = "qrels (0/1 labels)" if labels.integer else "utilities (continuous scores in [0, 1])"
     out.append(f"eRAG labels written as {kind}")
@@ -235,6 +251,7 @@ __all__ = [
     "judge_erag",
     "label_of",
     "score_answer",
+    "usable_gold",
     "with_scoring",
     "write_erag",
 ]

@@ -100,7 +100,7 @@ def keywords(
     ['中国', '京是', '北京', '国的', '是中', '的首', '首都']
     """
     words: set[str] = set()
-    for raw in _WORD.findall(text.lower()):
+    for raw in _WORD.findall(canonical(text).lower()):
         for t in segment(raw, cjk=cjk):
             if len(t) > 1 or (cjk and _is_cjk(t)):
                 words.add(t)
@@ -241,15 +241,38 @@ def _references(references: References) -> list[str]:
     return [references] if isinstance(references, str) else list(references)
 
 
+#: the Unicode normal form every string match of answers starts from (:func:`canonical`)
+UNICODE_FORM: Literal["NFKC"] = "NFKC"
+
+
+def canonical(text: str) -> str:
+    """``text`` in Unicode normal form NFKC: the first step of every string match of answers
+    (:func:`normalize_answer`, :func:`containment`, :func:`keywords`), so that one string
+    written two ways matches itself. NFKC rather than NFC: besides composing "u" + U+0308
+    into "ü" (NFC's work), it folds the compatibility variants that text extraction leaves
+    behind — the no-break space to a space, ligatures ("ﬁ" → "fi"), full-width letters and
+    digits ("Ｚ" → "Z") — which an answer typed by a person never has.
+
+    >>> canonical("Zu\u0308rich") == "Z\u00fcrich"
+    True
+    """
+    return unicodedata.normalize(UNICODE_FORM, text)
+
+
 def normalize_answer(text: str, *, cjk: bool = False) -> str:
-    """SQuAD v1.1's answer normalisation: lower case, drop ASCII punctuation, drop the articles
-    *a*, *an*, *the*, collapse white space. With ``cjk`` every Unicode punctuation character
-    (category P*: "，", "。", "「") is dropped too, since SQuAD's list is ASCII only.
+    """SQuAD v1.1's answer normalisation on the NFKC form (:func:`canonical`): lower case, drop
+    ASCII punctuation, drop the articles *a*, *an*, *the*, collapse white space. With ``cjk``
+    every Unicode punctuation character (category P*: "，", "。", "「") is dropped too, since
+    SQuAD's list is ASCII only.
+
+    The one normalisation of answers matched as tokens: ``answer_recall``/``answer_precision``
+    (:mod:`ragmeter.metrics.containment`), ``exact_match``, ``token_f1`` and eRAG's labels
+    all go through it, and :func:`answer_forms` drops the answers it empties.
 
     >>> normalize_answer("The  Eiffel-Tower!")
     'eiffeltower'
     """
-    lowered = text.lower()
+    lowered = canonical(text).lower()
     if cjk:
         kept = (
             ch
@@ -259,6 +282,19 @@ def normalize_answer(text: str, *, cjk: bool = False) -> str:
     else:
         kept = (ch for ch in lowered if ch not in _SQUAD_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", "".join(kept)).split())
+
+
+def answer_forms(answers: Iterable[str], *, cjk: bool = False) -> list[str]:
+    """The gold answers that can match, normalised (:func:`normalize_answer`): an answer that
+    normalises to nothing ("The", "!") is dropped, since the empty string would match every
+    text (and every empty answer). No form left means the query has no gold answer: its
+    scores are NA, never a match.
+
+    >>> answer_forms(["The", "Zürich"])
+    ['zürich']
+    """
+    forms = (normalize_answer(a, cjk=cjk) for a in answers)
+    return [f for f in forms if f]
 
 
 def answer_tokens(text: str, *, cjk: bool = False) -> list[str]:
@@ -282,33 +318,41 @@ def token_f1(generated: str, references: References, *, cjk: bool = False) -> fl
 
     With ``G``, ``R`` the token multisets (:func:`answer_tokens`) and ``c = |G ∩ R|``
     (multiset intersection): ``P = c/|G|``, ``R = c/|R|``, ``F1 = 2PR/(P+R)``; 0 when ``c = 0``;
-    when either side has no token, 1 if both have none, else 0 (as the SQuAD script).
-    ``None`` when there is no reference.
+    an answer without a token scores 0. ``None`` (NA) when no reference has a token
+    (:func:`answer_forms`: "The" is no reference; the SQuAD script would score an empty
+    answer 1 against it).
 
     >>> round(token_f1("the cat sat on a mat", "a cat sat on the mat"), 4)
     1.0
     >>> token_f1("Paris, France", "Paris")  # P = 1/2, R = 1: 2·½·1/(½+1)
     0.6666666666666666
     """
-    refs = _references(references)
+    refs = answer_forms(_references(references), cjk=cjk)
     if not refs:
         return None
     gen = answer_tokens(generated, cjk=cjk)
-    return max(_token_f1_one(gen, answer_tokens(r, cjk=cjk)) for r in refs)
+    return max(_token_f1_one(gen, _form_tokens(r, cjk)) for r in refs)
+
+
+def _form_tokens(form: str, cjk: bool) -> list[str]:
+    """The tokens of an already normalised answer (as :func:`answer_tokens`)."""
+    return [t for word in form.split() for t in segment(word, cjk=cjk)]
 
 
 def exact_match(generated: str, references: References, *, cjk: bool = False) -> int | None:
     """1 if :func:`normalize_answer` of the answer equals that of any reference, else 0;
-    ``None`` when there is no reference.
+    ``None`` (NA) when no reference normalises to a word (:func:`answer_forms`), so that an
+    empty answer never matches an empty reference.
 
     >>> exact_match("The Eiffel Tower.", ["eiffel tower", "Tour Eiffel"])
     1
+    >>> exact_match("A", ["The"]) is None
+    True
     """
-    refs = _references(references)
+    refs = answer_forms(_references(references), cjk=cjk)
     if not refs:
         return None
-    gen = normalize_answer(generated, cjk=cjk)
-    return int(any(gen == normalize_answer(r, cjk=cjk) for r in refs))
+    return int(normalize_answer(generated, cjk=cjk) in refs)
 
 
 def _require(module: str, feature: str) -> Any:
@@ -518,20 +562,21 @@ def _collapse(text: str) -> str:
 
 def containment(
     expected: str, texts: Iterable[str], *, k: int | None = None, case_sensitive: bool = False
-) -> int:
+) -> int | None:
     """``containment@k``: 1 if ``expected`` occurs in any of the first ``k`` texts (all when
-    ``k`` is None) after collapsing white space runs to one space (and case folding unless
-    ``case_sensitive``), else 0. An empty expected string is contained nowhere (0)."""
-    needle = _collapse(expected)
+    ``k`` is None) after Unicode NFKC (:func:`canonical`) and collapsing white space runs to
+    one space (and case folding unless ``case_sensitive``), else 0. ``None`` (NA) when the
+    expected string is empty after that: it is no answer, and would be in every text."""
+    needle = _collapse(canonical(expected))
     if not case_sensitive:
         needle = needle.casefold()
     if not needle:
-        return 0
+        return None
     items = list(texts)
     if k is not None:
         items = items[:k]
     for text in items:
-        hay = _collapse(text)
+        hay = _collapse(canonical(text))
         if not case_sensitive:
             hay = hay.casefold()
         if needle in hay:

@@ -2,11 +2,12 @@
 
 DPR's ``has_answer`` (Karpukhin et al. 2020) and FlashRAG's ``retrieval_recall@k``: a passage
 ``d`` *contains* a gold answer ``a`` when the tokens of ``norm(a)`` appear as a contiguous
-run of the tokens of ``norm(d)``, with ``norm`` SQuAD v1.1's answer normalisation (lower
-case, ASCII punctuation removed, the articles *a* / *an* / *the* removed, white space
-collapsed; :func:`ragmeter.metrics.answers.normalize_answer`) and tokens split on white
-space. With ``h_i = 1`` when the passage at rank ``i`` contains one of the query's gold
-answers ``A`` (else 0):
+run of the tokens of ``norm(d)``, with ``norm`` SQuAD v1.1's answer normalisation on the
+Unicode NFKC form (NFKC, then lower case, ASCII punctuation removed, the articles *a* / *an*
+/ *the* removed, white space collapsed; :func:`ragmeter.metrics.answers.normalize_answer`,
+the one normalisation eRAG and the answer metrics use too) and tokens split on white space.
+With ``h_i = 1`` when the passage at rank ``i`` contains one of the query's gold answers
+``A`` (else 0):
 
 * ``answer_recall@K = max_{i ≤ K} h_i`` — 1 when one of the top K passages contains a gold
   answer (0 for an empty ranking);
@@ -33,7 +34,7 @@ import numpy.typing as npt
 from ragmeter.core.align import Aligned
 from ragmeter.errors import MissingInputError
 from ragmeter.measures import FloatArray, Measure, register
-from ragmeter.metrics.answers import normalize_answer
+from ragmeter.metrics.answers import answer_forms, normalize_answer
 
 #: per evaluated query, h_i of each retrieved item in rank order; ``None``: no gold answer
 AnswerHits = list[npt.NDArray[np.bool_] | None]
@@ -46,8 +47,9 @@ def _padded(text: str) -> str:
 
 def answer_patterns(answers: Sequence[str]) -> list[str]:
     """The normalised answers as space-padded patterns; those normalising to nothing are
-    dropped (an empty run of tokens would be in every passage)."""
-    return [_padded(a) for a in answers if normalize_answer(a)]
+    dropped (:func:`~ragmeter.metrics.answers.answer_forms`: an empty run of tokens would be
+    in every passage)."""
+    return [f" {form} " for form in answer_forms(answers)]
 
 
 def has_answer(text: str, answers: Sequence[str]) -> bool:

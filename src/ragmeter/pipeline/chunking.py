@@ -10,14 +10,21 @@ score the chunking (:mod:`ragmeter.metrics.spans`).
   are then merged while they fit in ``size``, and each chunk begins with the trailing pieces
   of the one before that fit in ``overlap``.
 
-A chunk's text is ``document[start:end]``; chunk ids are ``DOC#N`` (N from 0 in each
-document). With ``tokens=True`` a chunk runs from its first word piece's first character to
-its last one's last character (the text between two chunks may fall in neither).
+A chunk's text is ``document[start:end]``; chunk ids are ``DOC#N@ID`` (N from 0 in each
+document, ID the chunking's identity: :func:`chunking_record`), so that a run over one
+chunking never finds its ids in the table of another. Every character of a document is in a
+chunk: the chunks cover ``[0, len)`` (without overlap, each character is in exactly one).
+With ``tokens=True`` a chunk runs from its first word piece's first character to the next
+word piece's first character: the white space after a piece (and anything the tokenizer
+skips) belongs to the chunk before it, the text before the first piece to the first chunk,
+the text after the last piece to the last.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +55,46 @@ class Chunking:
         ]
 
 
+#: the version of the chunkers' rules, in the chunking's identity (2: the gaps between word
+#: pieces belong to a chunk)
+CHUNKER_VERSION = 2
+
+
+def chunking_record(
+    corpus: Corpus,
+    *,
+    size: int,
+    overlap: int,
+    tokens: bool,
+    recursive: bool,
+    tokenizer_path: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """What a chunking is made of: the chunker's parameters, the tokenizer's and the
+    documents' SHA-256, and ``id``, the first 8 hex digits of the SHA-256 of all of them (the
+    chunking's identity: the same documents cut the same way have the same id, and any other
+    chunking another)."""
+    from ragmeter.pipeline.embeddings import TOKENIZER_PATH
+
+    documents = hashlib.sha256()
+    for doc, text in zip(corpus.doc_ids.to_pylist(), corpus.texts.to_pylist(), strict=True):
+        documents.update(json.dumps([doc, text], ensure_ascii=False).encode("utf-8") + b"\n")
+    record: dict[str, Any] = {
+        "chunker": "ragmeter chunk",
+        "version": CHUNKER_VERSION,
+        "unit": "tokens" if tokens else "characters",
+        "size": size,
+        "overlap": overlap,
+        "recursive": recursive,
+    }
+    if tokens:
+        path = Path(tokenizer_path) if tokenizer_path else TOKENIZER_PATH
+        record["tokenizer"] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    record["documents"] = "sha256:" + documents.hexdigest()
+    canonical = json.dumps(record, sort_keys=True).encode("utf-8")
+    record["id"] = hashlib.sha256(canonical).hexdigest()[:8]
+    return record
+
+
 def chunk_corpus(
     corpus: Corpus,
     *,
@@ -57,12 +104,21 @@ def chunk_corpus(
     recursive: bool = False,
     tokenizer_path: str | os.PathLike[str] | None = None,
 ) -> Chunking:
-    """Cut every document of ``corpus`` (see the module docstring)."""
+    """Cut every document of ``corpus`` (see the module docstring); the table carries the
+    chunking's record (:func:`chunking_record`), and its chunk ids the chunking's id."""
     if size < 1:
         raise InputError(f"must be ≥ 1, got {size}", field="--size")
     if not 0 <= overlap < size:
         raise InputError(f"must be ≥ 0 and < the size {size}, got {overlap}", field="--overlap")
     tokenizer = _tokenizer(tokenizer_path) if tokens else None
+    record = chunking_record(
+        corpus,
+        size=size,
+        overlap=overlap,
+        tokens=tokens,
+        recursive=recursive,
+        tokenizer_path=tokenizer_path,
+    )
     rows: list[tuple[str, str, int, int]] = []
     texts: list[str] = []
     for doc, text in zip(corpus.doc_ids.to_pylist(), corpus.texts.to_pylist(), strict=True):
@@ -72,9 +128,10 @@ def chunk_corpus(
         else:
             extents = _char_chunks(text, size, overlap, recursive)
         for i, (start, end) in enumerate(extents):
-            rows.append((f"{doc}#{i}", str(doc), start, end))
+            rows.append((f"{doc}#{i}@{record['id']}", str(doc), start, end))
             texts.append(text[start:end])
-    return Chunking(ChunkTable.from_rows(rows, source=f"{corpus.name} chunks"), tuple(texts))
+    table = ChunkTable.from_rows(rows, source=f"{corpus.name} chunks")
+    return Chunking(table.with_chunking(record), tuple(texts))
 
 
 def _char_chunks(text: str, size: int, overlap: int, recursive: bool) -> list[tuple[int, int]]:
@@ -102,12 +159,18 @@ def _token_chunks(
     text: str, offsets: list[tuple[int, int]], size: int, overlap: int, recursive: bool
 ) -> list[tuple[int, int]]:
     starts = np.array([s for s, _ in offsets], dtype=np.int64)
-    ends = np.array([e for _, e in offsets], dtype=np.int64)
 
     def to_chars(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [(int(starts[a]), int(ends[b - 1])) for a, b in windows if b > a]
+        # a window of word pieces [a, b) runs from its first piece's first character (the
+        # document's start for the first window) to the next piece's first character (the
+        # document's end for the last): the spaces after a piece, and characters the
+        # tokenizer skips, belong to the chunk before them, so every character is in one
+        bound = [*starts.tolist(), len(text)]
+        return [(0 if a == 0 else bound[a], bound[b]) for a, b in windows if b > a]
 
     if not recursive:
+        if not len(offsets):  # no word piece (white space only): one chunk, if any text
+            return [(0, len(text))] if text else []
         return to_chars(_windows(len(offsets), size, overlap))
 
     def length(start: int, end: int) -> int:  # word pieces beginning in [start, end)
@@ -180,8 +243,11 @@ def _merge(
     for piece in pieces:
         if current and length(current[0][0], piece[1]) > size:
             chunks.append((current[0][0], current[-1][1]))
+            # without overlap nothing is carried over, not even a piece of length 0 (white
+            # space between word pieces), so that each character is in one chunk
             while current and (
-                length(current[0][0], current[-1][1]) > overlap
+                overlap == 0
+                or length(current[0][0], current[-1][1]) > overlap
                 or length(current[0][0], piece[1]) > size
             ):
                 current.pop(0)

@@ -2,9 +2,11 @@
 ``evaluate``, ``compare`` and ``report`` read (:mod:`ragmeter.metrics.spans`), and what
 ``ragmeter spans to-qrels`` writes.
 
-``--chunks FILE`` is the chunk table of every run; ``--chunks RUN=FILE`` (repeatable) gives a
-run its own, for runs over different chunkings compared on the same span labels. RUN is the
-run's path as given, its file name or its run name.
+``--chunks FILE`` is the chunk table of every run; given once per chunking (repeatable),
+each run is scored on the one table that holds every chunk id it retrieved (the chunk ids
+``ragmeter chunk`` writes name their chunking, so the match is unambiguous);
+``--chunks RUN=FILE`` (repeatable) names a run's table outright. RUN is the run's path as
+given, its file name or its run name.
 """
 
 from __future__ import annotations
@@ -51,14 +53,16 @@ class SpanFiles:
         labels = read_spans(self.spans, corpus=corpus)
         plain = [c for c in self.chunks if not _keyed(c)]
         if plain:
-            if len(plain) > 1 or len(plain) != len(self.chunks):
+            if len(plain) != len(self.chunks):
                 raise InputError(
-                    "give one --chunks FILE for every run, or --chunks RUN=FILE for each run",
+                    "give --chunks FILE (one per chunking, each run scored on the table that "
+                    "has its chunk ids) or --chunks RUN=FILE for each run, not both",
                     field="--chunks",
                 )
-            table = read_chunks(plain[0], corpus=corpus)
-            check_span_documents(labels, table)
-            return SpanInputs(labels, table)
+            read = [read_chunks(Path(file), corpus=corpus) for file in plain]
+            for table in read:
+                check_span_documents(labels, table)
+            return SpanInputs(labels, read[0] if len(read) == 1 else tuple(read))
         tables: dict[str, ChunkTable] = {}
         for given in self.chunks:
             run, _, file = given.partition("=")
