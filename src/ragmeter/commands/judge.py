@@ -350,14 +350,14 @@ def _report(
         raise typer.Exit(code=130)
     if summary.fatal:
         raise typer.Exit(code=1)
-    from ragmeter.judges.api import write_label_provenance, write_utilities
+    from ragmeter.judges.api import write_label_provenance, write_qrels
 
     if finish is not None:
         finish(result, out)
     else:
         write(result.labels, out)
-        # utilities are not qrels: their sidecar hashes their lines (io.provenance)
-        write_label_provenance(result, out, rows="records" if write is write_utilities else "qrels")
+        # utilities, eRAG's continuous labels are not qrels: their sidecar hashes their lines
+        write_label_provenance(result, out, rows="qrels" if write is write_qrels else "records")
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return
