@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_calibration import UMBRELA, check, label_files, run_file, save
 from typer.testing import CliRunner
 
 from ragmeter.analysis.calibration import describe_labels, label_description
@@ -22,6 +21,7 @@ from ragmeter.cli import app
 from ragmeter.core.provenance import LabelProvenance, LabelSource, human_source
 from ragmeter.data import EXAMPLE_DIR
 from ragmeter.io.provenance import provenance_path, read_provenance, write_provenance
+from test_calibration import UMBRELA, check, label_files, run_file, save
 
 runner = CliRunner()
 ALICE = human_source("alice")
@@ -72,7 +72,7 @@ def test_order_and_whitespace_do_not_matter_a_grade_does(tmp_path: Path) -> None
     lines = path.read_text().splitlines()
     path.write_text("\n".join(f"{line}   " for line in reversed(lines)) + "\n\n")
     assert read_provenance(path).verified  # type: ignore[union-attr]
-    path.write_text("\n".join(lines[:-1] + ["q1 0 d7 3"]) + "\n")  # d7: grade 2 → 3
+    path.write_text("\n".join([*lines[:-1], "q1 0 d7 3"]) + "\n")  # d7: grade 2 → 3
     prov = read_provenance(path)
     assert prov is not None and not prov.verified
     assert "the labels changed after their sidecar was written" in (prov.unverified or "")
@@ -116,7 +116,11 @@ def test_llm_labels_under_an_old_human_sidecar_are_refused(tmp_path: Path) -> No
     cal = save(tmp_path)
     _, llm = label_files(tmp_path)
     # a sidecar as older ragmeters and people write it: no digest of the labels
-    head = {"ragmeter_label_provenance": 1, "default": "human", "sources": {"human": {"kind": "human"}}}
+    head = {
+        "ragmeter_label_provenance": 1,
+        "default": "human",
+        "sources": {"human": {"kind": "human"}},
+    }
     provenance_path(llm).write_text(json.dumps(head) + "\n")
     result = check(tmp_path, llm, "--calibration", str(cal))
     assert result.exit_code == 5, result.output
@@ -131,7 +135,8 @@ def test_labels_rewritten_under_a_human_sidecar_are_unverified(tmp_path: Path) -
     write_provenance(human, LabelProvenance.single(ALICE))
     human.write_text(llm.read_text())  # another tool rewrote the file with a judge's labels
     result = runner.invoke(
-        app, ["evaluate", str(run_file(tmp_path)), "--qrels", str(human), "-m", "ndcg@10", "-f", "json"]
+        app,
+        ["evaluate", str(run_file(tmp_path)), "--qrels", str(human), "-m", "ndcg@10", "-f", "json"],
     )
     assert result.exit_code == 0, result.output
     labels = json.loads(result.stdout)["labels"]
@@ -223,7 +228,9 @@ SOURCES = '"sources": {"j": {"kind": "judge", "model": "m"'
     [
         ('{"ragmeter_label_provenance": 1, "default": ["j"], ' + SOURCES + "}}}", "'default'"),
         (
-            '{"ragmeter_label_provenance": 1, "default": "j", ' + SOURCES + ', "temperature": NaN}}}',
+            '{"ragmeter_label_provenance": 1, "default": "j", '
+            + SOURCES
+            + ', "temperature": NaN}}}',
             "'sources.j.temperature'",
         ),
         (
@@ -260,10 +267,15 @@ def test_a_deep_calibration_and_queue_are_one_line(tmp_path: Path) -> None:
     ("edit", "field"),
     [
         (lambda c: c.__setitem__("leaderboard", {"a": 1}), "'leaderboard'"),
-        (lambda c: c.__setitem__("leaderboard", [{"measure": "m"}]), "'leaderboard[0].kendall_tau'"),
+        (
+            lambda c: c.__setitem__("leaderboard", [{"measure": "m"}]),
+            "'leaderboard[0].kendall_tau'",
+        ),
         (lambda c: c["labels"].__setitem__("n_pairs", float("inf")), "'labels.n_pairs'"),
         (
-            lambda c: c.__setitem__("leaderboard", [{"measure": "m", "kendall_tau": "x", "tau_ap": None}]),
+            lambda c: c.__setitem__(
+                "leaderboard", [{"measure": "m", "kendall_tau": "x", "tau_ap": None}]
+            ),
             "'leaderboard[0].kendall_tau'",
         ),
         (lambda c: c["kappa"].__setitem__("unweighted", "high"), "'kappa.unweighted'"),
@@ -280,7 +292,9 @@ def test_an_edited_and_rehashed_calibration_is_one_line(tmp_path: Path, edit, fi
     content["sha256"] = hashlib.sha256(text.encode()).hexdigest()  # re-hashed to match
     edited = tmp_path / "cal2.json"
     edited.write_text(json.dumps(content))  # inf is written as Infinity
-    one_error(check(tmp_path, llm, "--calibration", str(edited), "--min-tau", "0.5"), "cal2.json", field)
+    one_error(
+        check(tmp_path, llm, "--calibration", str(edited), "--min-tau", "0.5"), "cal2.json", field
+    )
 
 
 # --- item 12: PPI label files in swapped roles ------------------------------------------------

@@ -76,9 +76,7 @@ def rows_digest(kind: RowsKind, rows: Iterable[Sequence[str | int]]) -> RowsDige
     >>> a == rows_digest("qrels", [("q1", "d1", 2), ("q1", "d2", 0)])  # a grade: not
     False
     """
-    lines = sorted(
-        json.dumps(list(row), ensure_ascii=False, separators=(",", ":")) for row in rows
-    )
+    lines = sorted(json.dumps(list(row), ensure_ascii=False, separators=(",", ":")) for row in rows)
     digest = hashlib.sha256(f"ragmeter-{kind}-v1\n".encode())
     for line in lines:
         digest.update(line.encode("utf-8") + b"\n")
@@ -297,9 +295,7 @@ class LabelProvenance:
             if made_by is None:
                 raise ValueError(f"pair {pair}: no source in the provenance merged in")
             merged[pair] = rename[made_by]
-        return LabelProvenance(
-            sources=sources, pairs=merged, default=self.default, note=self.note
-        )
+        return LabelProvenance(sources=sources, pairs=merged, default=self.default, note=self.note)
 
 
 def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:

@@ -99,7 +99,9 @@ def _non_finite(value: Any) -> tuple[str, float] | None:
         if isinstance(item, float) and not math.isfinite(item):
             return where, item
         if isinstance(item, dict):  # reversed: the first field is looked at first
-            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(item.items()))
+            stack.extend(
+                (f"{where}.{k}" if where else str(k), v) for k, v in reversed(item.items())
+            )
         elif isinstance(item, list):
             stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
     return None

@@ -30,6 +30,7 @@ A label file without a sidecar has labels of unknown origin (``None`` from
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -100,31 +101,39 @@ def _canonical_record(line: str) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-_DIGESTS: dict[tuple[str, int, int, str], RowsDigest] = {}
+#: digests by (kind, SHA-256 of the file's bytes): a file read again is not parsed again
+_DIGESTS: dict[tuple[str, str], RowsDigest] = {}
+_MAX_REMEMBERED = 64
 
 
 def label_digest(labels_path: PathLike, kind: RowsKind = "qrels") -> RowsDigest:
     """The digest of the labels in the file ``labels_path`` (read with
-    :func:`ragmeter.io.readers.read_qrels` for ``qrels``, line by line for ``records``);
-    remembered while the file's size and modification time stay the same."""
+    :func:`ragmeter.io.readers.read_qrels` for ``qrels``, line by line for ``records``).
+    Remembered by the hash of the file's bytes — not by its modification time, which two
+    writes within one clock tick share — so only parsing is saved, never a change missed."""
     path = Path(labels_path)
     try:
-        stat = path.stat()
+        raw = path.read_bytes() if path.is_file() else None
     except OSError as exc:
         raise InputError(f"cannot read the labels: {exc.strerror}", source=str(path)) from None
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, kind)
-    if key not in _DIGESTS:
-        if kind == "qrels":
-            from ragmeter.io.readers import read_qrels
+    key = None if raw is None else (kind, hashlib.sha256(raw).hexdigest())
+    if key is not None and key in _DIGESTS:
+        return _DIGESTS[key]
+    if kind == "qrels":
+        from ragmeter.io.readers import read_qrels
 
-            _DIGESTS[key] = rows_digest("qrels", _qrels_rows(read_qrels(path)))
-        else:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(f"cannot read the labels: {exc}", source=str(path)) from None
-            _DIGESTS[key] = rows_digest(kind, label_rows(text, kind, str(path)))
-    return _DIGESTS[key]
+        digest = rows_digest("qrels", _qrels_rows(read_qrels(path)))  # any format, a folder
+    else:
+        try:
+            text = (raw if raw is not None else path.read_bytes()).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the labels: {exc}", source=str(path)) from None
+        digest = rows_digest(kind, label_rows(text, kind, str(path)))
+    if key is not None:
+        if len(_DIGESTS) >= _MAX_REMEMBERED:
+            _DIGESTS.clear()
+        _DIGESTS[key] = digest
+    return digest
 
 
 def format_provenance(provenance: LabelProvenance, labels: RowsDigest) -> str:
@@ -235,9 +244,7 @@ def read_provenance(labels_path: PathLike) -> LabelProvenance | None:
     why = _unverified(header, claimed, labels_path, path, rows[0][0])
     if why is None:
         return claimed
-    return LabelProvenance(
-        sources=sources, pairs=pairs, default=default, note=note, unverified=why
-    )
+    return LabelProvenance(sources=sources, pairs=pairs, default=default, note=note, unverified=why)
 
 
 def _unverified(
@@ -290,9 +297,7 @@ def _digest(value: Any, key: str, path: Path, n: int) -> RowsDigest:
             f"expected a count, got {count!r}", source=str(path), line=n, field=f"{key}.n"
         )
     if not isinstance(sha, str) or len(sha) != 64:
-        raise InputError(
-            "expected 64 hex digits", source=str(path), line=n, field=f"{key}.sha256"
-        )
+        raise InputError("expected 64 hex digits", source=str(path), line=n, field=f"{key}.sha256")
     return RowsDigest(cast(RowsKind, kind), count, sha)
 
 

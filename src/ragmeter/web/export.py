@@ -132,7 +132,11 @@ def export_sidecar(
 
 
 #: the label kind an export holds
-_LABEL_KIND: dict[str, LabelKind] = {"qrels": "grade", "judgments": "rating", "assignments": "nugget"}
+_LABEL_KIND: dict[str, LabelKind] = {
+    "qrels": "grade",
+    "judgments": "rating",
+    "assignments": "nugget",
+}
 
 
 def qrels_from_labels(labels: dict[ItemKey, int], *, name: str = "labels") -> Qrels:
