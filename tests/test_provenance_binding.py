@@ -318,3 +318,28 @@ def test_ppi_refuses_llm_labels_as_human_ones_and_people_as_the_judge(tmp_path: 
     one_error(ppi(tmp_path, llm, llm), "--human-qrels llm.txt", "made by people only")
     write_provenance(human, LabelProvenance.single(ALICE))
     one_error(ppi(tmp_path, human, human), "--qrels human.txt", "no LLM label for PPI")
+
+
+def test_span_measures_print_who_marked_the_spans(tmp_path: Path) -> None:
+    rows = [
+        {"query_id": "q1", "doc_id": "d1", "start": 10, "end": 20, "annotator": "alice"},
+        {"query_id": "q1", "doc_id": "d1", "start": 30, "end": 40, "annotator": "alice"},
+        {"query_id": "q2", "doc_id": "d2", "start": 0, "end": 5},
+    ]
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    chunks = tmp_path / "chunks.jsonl"
+    chunk_rows = [("c1", "d1", 0, 15), ("c2", "d1", 15, 45), ("e1", "d2", 0, 10)]
+    keys = ("chunk_id", "doc_id", "start", "end")
+    chunks.write_text(
+        "".join(json.dumps(dict(zip(keys, c, strict=True))) + "\n" for c in chunk_rows)
+    )
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 c2 1 3 a\nq2 Q0 e1 1 1 a\n")
+    args = ["evaluate", str(run), "--spans", str(spans), "--chunks", str(chunks)]
+    result = runner.invoke(app, [*args, "-m", "span_recall@1", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    said = "human (alice) labels: 2 of 3 spans; span labels of unknown origin: 1 of 3 spans"
+    assert f"labels: {said}" in result.stderr
+    labels = json.loads(result.stdout)["labels"]
+    assert labels["provenance"] == said and labels["llm"] is None and labels["n_pairs"] == 3

@@ -134,7 +134,7 @@ def evaluate(
         engine=engine,
         workers=workers,
     )
-    described = label_description(qrels, calibration)
+    described = label_description(qrels, calibration, spans)
     labels = lines_of(described)
     request = flow.EvaluateRequest(
         runs=runs,

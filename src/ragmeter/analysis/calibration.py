@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -459,6 +460,40 @@ def label_description(
     )
 
 
+def span_label_description(spans: Path) -> LabelsDescription:
+    """What the span measures' outputs record of the span labels ``spans`` (the labels line
+    of ``evaluate --spans`` without ``--qrels``): their sidecar's account when they have one
+    (:func:`label_description` on the spans' (query, doc) pairs); else who marked each span
+    where the file says (``annotator``, as the web app exports them) — ``human (alice)
+    labels: 12 of 14 spans; span labels of unknown origin: 2 of 14 spans``; else nothing
+    printed and ``labels of unknown origin`` recorded, as for qrels without a sidecar."""
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.spans import read_spans
+
+    labels = read_spans(spans)
+    if read_provenance(spans) is not None:
+        pairs = dict.fromkeys(zip(labels.query_ids.tolist(), labels.doc_ids.tolist(), strict=True))
+        return label_description(spans, pairs=[(str(q), str(d)) for q, d in pairs])
+    who = Counter(labels.annotators or (None,) * len(labels))
+    total = len(labels)
+    parts = [
+        f"{f'human ({a}) labels' if a else 'span labels of unknown origin'}: "
+        f"{k:,} of {total:,} spans"
+        for a, k in sorted(who.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    ]
+    line = "; ".join(parts) if total else "labels of unknown origin"
+    known = {a for a in who if a is not None}
+    return LabelsDescription(
+        spans.name,
+        (line,) if known else (),
+        line if known else "labels of unknown origin",
+        None if None in who else False,
+        total,
+        {(f"human:{a}" if a else "unknown"): k for a, k in who.items()},
+        {f"human:{a}": LabelSource(kind="human", annotator=a).to_json() for a in sorted(known)},
+    )
+
+
 def recorded_label_lines(labels: Mapping[str, Any] | None) -> list[str]:
     """The line(s) a view of a saved evaluation prints of its labels, from the ``labels``
     object recorded with it (:meth:`LabelsDescription.to_json`): the provenance line — said
@@ -571,5 +606,6 @@ __all__ = [
     "labels_kind",
     "read_calibration",
     "recorded_label_lines",
+    "span_label_description",
     "write_calibration",
 ]

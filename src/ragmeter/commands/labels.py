@@ -43,12 +43,22 @@ def label_lines(qrels: Path | None, calibration: Path | None) -> list[str]:
         fail(exc)
 
 
-def label_description(qrels: Path | None, calibration: Path | None) -> LabelsDescription | None:
+def label_description(
+    qrels: Path | None, calibration: Path | None, spans: Path | None = None
+) -> LabelsDescription | None:
     """What the JSON outputs and the store record of the labels of ``qrels`` (its ``lines``
-    are :func:`label_lines`'); a bad calibration is an error (status 2) before any work."""
+    are :func:`label_lines`'); a bad calibration is an error (status 2) before any work.
+    Without ``qrels``, the span labels ``spans`` of the span measures, when given."""
     if qrels is None:
         label_lines(qrels, calibration)
-        return None
+        if spans is None:
+            return None
+        from ragmeter.analysis.calibration import span_label_description
+
+        try:
+            return span_label_description(spans)
+        except RagmeterError as exc:
+            fail(exc)
     from ragmeter.analysis.calibration import label_description as describe
 
     try:
