@@ -83,8 +83,9 @@ def loads_finite(text: str, source: str, line: int | None = None) -> Any:
     bad = _non_finite(value)
     if bad is not None:
         where, number = bad
+        got = "NaN" if math.isnan(number) else "Infinity or a number beyond a float's range"
         raise InputError(
-            f"{number} is not a finite number", source=source, line=line, field=where or None
+            f"expected a finite number, got {got}", source=source, line=line, field=where or None
         )
     return value
 
