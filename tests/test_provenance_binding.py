@@ -343,3 +343,15 @@ def test_span_measures_print_who_marked_the_spans(tmp_path: Path) -> None:
     assert f"labels: {said}" in result.stderr
     labels = json.loads(result.stdout)["labels"]
     assert labels["provenance"] == said and labels["llm"] is None and labels["n_pairs"] == 3
+
+
+def test_agreement_says_when_the_judge_is_only_declared(tmp_path: Path) -> None:
+    human, llm = label_files(tmp_path, source=None)
+    head = {"ragmeter_label_provenance": 1, "default": "j", "sources": {"j": UMBRELA.to_json()}}
+    provenance_path(llm).write_text(json.dumps(head) + "\n")  # by hand: no digest
+    cal = tmp_path / "cal.json"
+    args = ["agreement", str(human), str(llm), "--save-calibration", str(cal)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "llm.txt: unverified provenance (the sidecar records no hash" in result.stderr
+    assert "the judge it names is taken as declared" in result.stderr

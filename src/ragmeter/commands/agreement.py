@@ -265,14 +265,15 @@ def register(app: typer.Typer) -> None:
             fail(exc)
         if fmt is AgreementFormat.table and output is None:  # the terminal's own width
             _print_outcome(outcome, None)
-            return
-        text = _render(outcome, fmt)
-        if output is not None:
-            from ragmeter.io._common import atomic_write_text
-
-            atomic_write_text(output, text)
         else:
-            sys.stdout.write(text)
+            text = _render(outcome, fmt)
+            if output is not None:
+                from ragmeter.io._common import atomic_write_text
+
+                atomic_write_text(output, text)
+            else:
+                sys.stdout.write(text)
+        # the notes and the calibration's line after the table too (they were left out)
         for note in outcome.notes:
             typer.echo(f"warning: {note}", err=True)
         if save_calibration is not None:
