@@ -355,3 +355,25 @@ def test_agreement_says_when_the_judge_is_only_declared(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "llm.txt: unverified provenance (the sidecar records no hash" in result.stderr
     assert "the judge it names is taken as declared" in result.stderr
+
+
+@pytest.mark.parametrize("view", ["evaluate", "compare", "diagnose", "report"])
+def test_every_view_says_unverified(tmp_path: Path, view: str) -> None:
+    human, llm = label_files(tmp_path)
+    llm.write_text(human.read_text())  # the judge's sidecar stayed beside people's labels
+    run = run_file(tmp_path)
+    other = tmp_path / "other.txt"
+    other.write_text("".join(reversed(run.read_text().splitlines(keepends=True))))
+    args = {
+        "evaluate": ["evaluate", str(run), "--qrels", str(llm), "-m", "ndcg@10"],
+        "compare": ["compare", str(run), str(other), "--qrels", str(llm), "-m", "ndcg@10"],
+        "diagnose": ["diagnose", str(run), "--qrels", str(llm), "--grade-map", "0:1,1:3,2:4,3:5"],
+        "report": ["report", str(run), "--qrels", str(llm), "-o", str(tmp_path / "r.html")],
+    }[view]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    if view == "report":
+        page = (tmp_path / "r.html").read_text()
+        assert "unverified provenance" in page and "LLM labels (umbrela" in page
+    else:
+        assert "labels: unverified provenance (it was written for 8 labels" in result.stderr
