@@ -377,3 +377,14 @@ def test_every_view_says_unverified(tmp_path: Path, view: str) -> None:
         assert "unverified provenance" in page and "LLM labels (umbrela" in page
     else:
         assert "labels: unverified provenance (it was written for 8 labels" in result.stderr
+
+
+def test_a_saved_evaluation_keeps_the_verdict(tmp_path: Path) -> None:
+    from ragmeter.analysis.calibration import labels_kind, recorded_label_lines
+
+    human, llm = label_files(tmp_path)
+    assert labels_kind(label_description(llm).to_json()) == "LLM"
+    llm.write_text(human.read_text())
+    recorded = json.loads(json.dumps(label_description(llm).to_json()))  # as the store keeps it
+    assert labels_kind(recorded) == "unverified"
+    assert recorded_label_lines(recorded)[0].startswith("unverified provenance (")
