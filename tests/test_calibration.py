@@ -227,8 +227,10 @@ def test_human_labels_need_no_calibration(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "human.txt holds no LLM labels: nothing to vouch for" in result.stderr
     lines = describe_labels(human, calibration=cal)
+    n = len(human.read_text().splitlines())  # every pair of the file, made by ann
     assert lines == [
-        "calibration cal.json not used: human.txt holds no LLM labels: nothing to vouch for"
+        f"human (ann) labels: {n:,} of {n:,} pairs",  # said for people's labels too
+        "calibration cal.json not used: human.txt holds no LLM labels: nothing to vouch for",
     ]
 
 

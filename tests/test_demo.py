@@ -180,7 +180,7 @@ def test_evaluate_and_sweep_agree_on_the_example(demo: dict[str, Any], tmp_path:
          "-m", "ndcg@10(rel_level=3)", "-f", "json"],
     )  # fmt: skip
     assert single.exit_code == 0, single.output
-    means = {k: v["mean"] for k, v in json.loads(single.output)["runs"][0]["metrics"].items()}
+    means = {k: v["mean"] for k, v in json.loads(single.stdout)["runs"][0]["metrics"].items()}
     # --k 10 writes its K into the name of the measure it fills in
     assert set(means) == {"alpha_ndcg@10", "coverage@10", "ndcg@10(rel_level=3)"}
     curves = tmp_path / "c.json"

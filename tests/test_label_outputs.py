@@ -330,7 +330,7 @@ def test_crux_qrels_carry_the_ratings_sidecar(tmp_path: Path) -> None:
     args += ["--out-diversity", str(diversity)]
     assert runner.invoke(app, args).exit_code == 0
     assert not provenance_path(graded).exists()  # ratings of unknown origin: nothing claimed
-    write_provenance(judgments, LabelProvenance.single(UMBRELA))
+    write_provenance(judgments, LabelProvenance.single(UMBRELA), rows="records")
     assert runner.invoke(app, args).exit_code == 0
     for derived in (graded, diversity):
         assert read_provenance(derived) == LabelProvenance.single(UMBRELA)

@@ -30,6 +30,7 @@ def test_round_trip(tmp_path: Path) -> None:
         default="human",
     )
     qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n")  # a sidecar describes a file
     sidecar = write_provenance(qrels, prov)
     assert sidecar == provenance_path(qrels) == tmp_path / "qrels.txt.provenance.jsonl"
     back = read_provenance(qrels)

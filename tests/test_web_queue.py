@@ -73,10 +73,15 @@ def test_exports_carry_the_annotator(app: Any, tmp_path: Path) -> None:
         ("q2", "d6"): ("human", "alice"),
         ("q2", "d5"): ("human", "bob"),
     }
-    assert not prov.has_llm
+    assert not prov.has_llm and prov.verified  # bound to the file written beside it
     one = alice.client.get("/export/qrels.txt.provenance.jsonl", params={"annotator": "alice"})
     header = json.loads(one.text.splitlines()[0])
     assert header["sources"][header["default"]] == {"kind": "human", "annotator": "alice"}
+    # a downloaded sidecar describes the labels downloaded with the same choice
+    got = tmp_path / "alice-qrels.txt"
+    got.write_text(alice.client.get("/export/qrels.txt", params={"annotator": "alice"}).text)
+    Path(f"{got}.provenance.jsonl").write_text(one.text)
+    assert header["labels"]["n"] == 2 and read_provenance(got).verified  # type: ignore[union-attr]
     majority = alice.client.get("/export/qrels.txt.provenance.jsonl", params={"rule": "majority"})
     lines = majority.text.splitlines()
     sources = json.loads(lines[0])["sources"]

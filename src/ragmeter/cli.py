@@ -139,7 +139,7 @@ def evaluate(
         engine=engine,
         workers=workers,
     )
-    described = label_description(qrels, calibration, qrels_format)
+    described = label_description(qrels, calibration, qrels_format, spans)
     labels = lines_of(described)
     request = flow.EvaluateRequest(
         runs=runs,

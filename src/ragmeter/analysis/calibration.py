@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +43,11 @@ SUFFIX = ".calibration.json"
 
 class CalibrationError(RagmeterError):
     """A calibration file that cannot be used: edited by hand, from a newer ragmeter, bad."""
+
+
+class MalformedCalibration(CalibrationError, InputError):
+    """A calibration whose fields are not what ragmeter writes (named with the file and the
+    field): refused like an edited one, even when its hash was made again to match."""
 
 
 @dataclass(frozen=True)
@@ -217,14 +223,15 @@ def write_calibration(path: Path, content: Mapping[str, Any]) -> None:
 def read_calibration(path: Path) -> Calibration:
     """Read and verify a calibration: a newer format or a hash that no longer matches its
     content (edited by hand) is refused with :class:`CalibrationError`."""
+    from ragmeter.io._documents import loads_finite
+
     try:
-        content = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("no such calibration file", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the calibration: {exc}", source=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+    content = loads_finite(text, str(path))
     if not isinstance(content, dict) or FORMAT_KEY not in content:
         raise CalibrationError(f"{path}: not a ragmeter calibration (no {FORMAT_KEY!r} field)")
     version = content[FORMAT_KEY]
@@ -238,13 +245,58 @@ def read_calibration(path: Path) -> Calibration:
             f"{path}: its SHA-256 no longer matches its content (edited by hand?); "
             "make it again with `ragmeter agreement … --save-calibration`"
         )
-    try:
-        LabelSource.from_json(content["judge"])
-        int(content["labels"]["n_pairs"])
-        content["kappa"]["unweighted"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CalibrationError(f"{path}: field {exc} is missing or malformed") from None
+    check_content(content, str(path))
     return Calibration(content, str(path))
+
+
+def check_content(content: Mapping[str, Any], source: str) -> None:
+    """Every field a view or the gate reads has the type ragmeter writes, else
+    :class:`MalformedCalibration` naming it (the hash proves no more than that nobody edited
+    the file without making it again)."""
+
+    def bad(field: str, expected: str) -> MalformedCalibration:
+        return MalformedCalibration(f"expected {expected}", source=source, field=field)
+
+    judge = content.get("judge")
+    if not isinstance(judge, dict):
+        raise bad("judge", "an object (the judge's label source)")
+    try:
+        LabelSource.from_json(judge)
+    except (TypeError, ValueError) as exc:
+        raise MalformedCalibration(str(exc), source=source, field="judge") from None
+    labels = content.get("labels")
+    if not isinstance(labels, dict):
+        raise bad("labels", "an object")
+    if not _count(labels.get("n_pairs")):
+        raise bad("labels.n_pairs", "a count of pairs")
+    kappa = content.get("kappa")
+    if not isinstance(kappa, dict) or "unweighted" not in kappa:
+        raise bad("kappa", "an object with the unweighted κ")
+    for key, block in (("kappa", kappa), ("alpha", content.get("alpha", {}))):
+        if not isinstance(block, dict):
+            raise bad(key, "an object")
+        for name, value in block.items():
+            if not _number(value):
+                raise bad(f"{key}.{name}", "a number or null")
+    board = content.get("leaderboard")
+    if board is None:
+        return
+    if not isinstance(board, list):
+        raise bad("leaderboard", "a list of measures or null")
+    for i, m in enumerate(board):
+        if not isinstance(m, dict) or not isinstance(m.get("measure"), str):
+            raise bad(f"leaderboard[{i}]", "an object naming its measure")
+        for name in ("kendall_tau", "tau_ap"):
+            if name not in m or not _number(m[name]):
+                raise bad(f"leaderboard[{i}].{name}", "a number or null")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
 @dataclass(frozen=True)
@@ -273,6 +325,12 @@ def gate(
             False,
             f"{qrels_name} has no provenance sidecar: which judge made its labels is unknown, "
             f"so the calibration of {judge.describe()} cannot vouch for them",
+        )
+    if provenance.unverified is not None:
+        return GateVerdict(
+            False,
+            f"{qrels_name}: unverified provenance ({provenance.unverified}): who made its "
+            f"labels is not proven, so the calibration of {judge.describe()} cannot vouch for them",
         )
     counts = provenance.counts(pairs)
     for sid in counts:
@@ -331,17 +389,19 @@ def describe_labels(
 ) -> list[str]:
     """The line(s) every view prints beside numbers computed on the labels of ``qrels``.
 
-    The labels' provenance (:meth:`LabelProvenance.describe` on the qrels' judged pairs) when
-    any of them comes from a judge; and the calibration's figures when ``calibration`` is
-    given or ``<qrels>.calibration.json`` exists — or, when the calibration is of another
-    judge, a line saying that its figures do not apply. Nothing for labels without a sidecar
-    and without a calibration, or made only by people.
+    The labels' provenance (:meth:`LabelProvenance.describe` on the qrels' judged pairs)
+    whenever they have a sidecar — LLM, human or mixed, and ``unverified provenance (why)``
+    when the sidecar does not prove it describes the file; and the calibration's figures
+    when ``calibration`` is given or ``<qrels>.calibration.json`` exists — or, when the
+    calibration is of another judge, a line saying that its figures do not apply. Nothing
+    for labels without a sidecar and without a calibration (of unknown origin: the JSON
+    outputs say so, :func:`label_description`).
     """
     from ragmeter.io.provenance import read_provenance
 
     provenance = read_provenance(qrels)
     calibration = _calibration_for(qrels, calibration)
-    if (provenance is None or not provenance.has_llm) and calibration is None:
+    if provenance is None and calibration is None:
         return []
     judged = list(pairs) if pairs is not None else _judged_pairs(qrels)
     lines, _ = _lines(qrels, provenance, calibration, judged)
@@ -359,7 +419,10 @@ class LabelsDescription:
     ``n_pairs`` the judged pairs (``None``: not counted, for labels of unknown origin);
     ``counts`` the judged pairs each source made (``"unknown"``: of no known source);
     ``sources`` each source's fields (:meth:`LabelSource.to_json`); ``calibration`` the
-    calibration's figures and whether they apply (``None`` without a calibration).
+    calibration's figures and whether they apply (``None`` without a calibration);
+    ``verified`` whether the sidecar proved it describes the file (``None``: no sidecar;
+    ``False``: its claims are unverified, ``llm`` is then ``None`` and ``provenance`` starts
+    ``unverified provenance``).
     """
 
     qrels: str
@@ -370,6 +433,7 @@ class LabelsDescription:
     counts: Mapping[str, int]
     sources: Mapping[str, Mapping[str, Any]]
     calibration: Mapping[str, Any] | None = None
+    verified: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``labels`` object of the JSON outputs (no NaN: undefined figures are null)."""
@@ -382,6 +446,7 @@ class LabelsDescription:
             "counts": dict(self.counts),
             "sources": {sid: dict(src) for sid, src in self.sources.items()},
             "calibration": None if self.calibration is None else dict(self.calibration),
+            "verified": self.verified,
         }
 
 
@@ -423,6 +488,41 @@ def label_description(
         counts,
         used,
         figures,
+        provenance.verified,
+    )
+
+
+def span_label_description(spans: Path) -> LabelsDescription:
+    """What the span measures' outputs record of the span labels ``spans`` (the labels line
+    of ``evaluate --spans`` without ``--qrels``): their sidecar's account when they have one
+    (:func:`label_description` on the spans' (query, doc) pairs); else who marked each span
+    where the file says (``annotator``, as the web app exports them) — ``human (alice)
+    labels: 12 of 14 spans; span labels of unknown origin: 2 of 14 spans``; else nothing
+    printed and ``labels of unknown origin`` recorded, as for qrels without a sidecar."""
+    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.spans import read_spans
+
+    labels = read_spans(spans)
+    if read_provenance(spans) is not None:
+        pairs = dict.fromkeys(zip(labels.query_ids.tolist(), labels.doc_ids.tolist(), strict=True))
+        return label_description(spans, pairs=[(str(q), str(d)) for q, d in pairs])
+    who = Counter(labels.annotators or (None,) * len(labels))
+    total = len(labels)
+    parts = [
+        f"{f'human ({a}) labels' if a else 'span labels of unknown origin'}: "
+        f"{k:,} of {total:,} spans"
+        for a, k in sorted(who.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    ]
+    line = "; ".join(parts) if total else "labels of unknown origin"
+    known = {a for a in who if a is not None}
+    return LabelsDescription(
+        spans.name,
+        (line,) if known else (),
+        line if known else "labels of unknown origin",
+        None if None in who else False,
+        total,
+        {(f"human:{a}" if a else "unknown"): k for a, k in who.items()},
+        {f"human:{a}": LabelSource(kind="human", annotator=a).to_json() for a in sorted(known)},
     )
 
 
@@ -439,16 +539,22 @@ def recorded_label_lines(labels: Mapping[str, Any] | None) -> list[str]:
 
 def labels_kind(labels: Mapping[str, Any] | None) -> str:
     """One word for a list of saved evaluations: ``LLM`` (some labels from a judge),
-    ``human``, ``unknown`` (no sidecar) or ``""`` (not recorded)."""
+    ``human``, ``unverified`` (a sidecar that does not prove it describes the file),
+    ``unknown`` (no sidecar) or ``""`` (not recorded)."""
     if labels is None:
         return ""
+    if labels.get("verified") is False:
+        return "unverified"
     llm = labels.get("llm")
     return "unknown" if llm is None else ("LLM" if llm else "human")
 
 
 def _any_llm(provenance: LabelProvenance, used: Iterable[str], unknown: bool) -> bool | None:
     """``True`` when a judge made some label; else ``None`` when some label's maker is
-    unknown (it may have been a judge), ``False`` when every label was made by people."""
+    unknown (it may have been a judge) or the sidecar is unverified (its claims are not
+    proven), ``False`` when every label was made by people."""
+    if not provenance.verified:
+        return None
     if any(provenance.sources[sid].is_llm for sid in used):
         return True
     return None if unknown else False
@@ -468,8 +574,8 @@ def _lines(
 ) -> tuple[list[str], dict[str, Any] | None]:
     """The :func:`describe_labels` lines, and the calibration's figures (``None``: none)."""
     lines = []
-    if provenance is not None and provenance.has_llm:
-        lines.append(provenance.describe(judged))
+    if provenance is not None:
+        lines.append(provenance.describe(judged) if judged else provenance.describe())
     if calibration is None:
         return lines, None
     cal = read_calibration(calibration)
@@ -518,10 +624,12 @@ __all__ = [
     "CalibrationError",
     "GateVerdict",
     "LabelsDescription",
+    "MalformedCalibration",
     "build_calibration",
     "calibration_beside",
     "calibration_judge",
     "canonical_sha256",
+    "check_content",
     "declared_judge",
     "describe_labels",
     "gate",
@@ -529,5 +637,6 @@ __all__ = [
     "labels_kind",
     "read_calibration",
     "recorded_label_lines",
+    "span_label_description",
     "write_calibration",
 ]

@@ -56,9 +56,11 @@ def build_qrels(
             raise InputError(f"--tau {tau}: expected 1..5")
         jud = read_judgments(judgments, questions=questions)
         skipped = write_crux_qrels(jud, graded=out_graded, diversity=out_diversity, tau=tau)
-        for derived in (out_graded, out_diversity):
-            if derived is not None:  # the ratings' makers made the labels derived from them
-                carry_provenance(judgments, derived)
+        # the ratings' makers made the labels derived from them; diversity qrels hold one
+        # line per (query, subtopic, doc), not one grade per pair: their lines are hashed
+        for derived, rows in ((out_graded, "qrels"), (out_diversity, "records")):
+            if derived is not None:
+                carry_provenance(judgments, derived, rows=rows)  # type: ignore[arg-type]
     except RagmeterError as exc:
         fail(exc)
         return

@@ -375,13 +375,14 @@ def _report(
         raise typer.Exit(code=130)
     if summary.fatal:
         raise typer.Exit(code=1)
-    from ragmeter.judges.api import write_label_provenance
+    from ragmeter.judges.api import write_label_provenance, write_qrels
 
     if finish is not None:
         finish(result, out)
     else:
         write(result.labels, out)
-        write_label_provenance(result, out)
+        # utilities, eRAG's continuous labels are not qrels: their sidecar hashes their lines
+        write_label_provenance(result, out, rows="qrels" if write is write_qrels else "records")
     if result.complete:
         typer.echo(f"wrote {out}", err=True)
         return

@@ -44,14 +44,25 @@ def label_lines(qrels: Path | None, calibration: Path | None) -> list[str]:
 
 
 def label_description(
-    qrels: Path | None, calibration: Path | None, qrels_format: str | None = None
+    qrels: Path | None,
+    calibration: Path | None,
+    qrels_format: str | None = None,
+    spans: Path | None = None,
 ) -> LabelsDescription | None:
     """What the JSON outputs and the store record of the labels of ``qrels`` (its ``lines``
     are :func:`label_lines`'; ``qrels_format``: its format when its extension says
-    otherwise); a bad calibration is an error (status 2) before any work."""
+    otherwise); a bad calibration is an error (status 2) before any work. Without
+    ``qrels``, the span labels ``spans`` of the span measures, when given."""
     if qrels is None:
         label_lines(qrels, calibration)
-        return None
+        if spans is None:
+            return None
+        from ragmeter.analysis.calibration import span_label_description
+
+        try:
+            return span_label_description(spans)
+        except RagmeterError as exc:
+            fail(exc)
     from ragmeter.analysis.calibration import label_description as describe
 
     try:

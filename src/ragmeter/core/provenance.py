@@ -14,12 +14,25 @@ labels exported from the web app) has a provenance sidecar read and written by
 
 A number computed on labels any of which come from a judge is "computed on LLM labels";
 :meth:`LabelProvenance.describe` says so in one line, for every view that prints numbers.
+
+**Binding a sidecar to its labels.** A sidecar proves it describes its label file by the
+:func:`rows_digest` of the labels (their count and SHA-256), and of its own pair lines,
+recorded in its header. :func:`rows_digest` is the one hash of label rows: each row (for
+qrels the ``(query, doc, grade)`` triple, grade an integer) is written as a compact JSON
+array, the lines are sorted (so the order of the file's lines, its whitespace, its format —
+TREC, CSV, JSONL … — do not change it; a changed grade, a pair added or removed does), and
+hashed after a ``ragmeter-<kind>-v1`` line. A sidecar whose digests are missing (written by
+hand or by an older ragmeter) or do not match (the labels were rewritten, the sidecar cut or
+edited) gives :attr:`LabelProvenance.unverified`: every view says so, and the calibration
+gate refuses such labels.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
@@ -29,6 +42,45 @@ KINDS: tuple[SourceKind, ...] = ("human", "judge")
 HUMAN = "human"
 
 Pair = tuple[str, str]
+#: what a digest's rows are: ``qrels`` (query, doc, grade), ``records`` (one canonical JSON
+#: record or whitespace-normalised line of a label file that is not qrels), ``pairs`` (query,
+#: doc, source id: a sidecar's own pair lines)
+RowsKind = Literal["qrels", "records", "pairs"]
+ROWS_KINDS: tuple[RowsKind, ...] = ("qrels", "records", "pairs")
+
+
+@dataclass(frozen=True)
+class RowsDigest:
+    """How many rows, and the SHA-256 of their canonical text (see :func:`rows_digest`)."""
+
+    kind: RowsKind
+    n: int
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.kind, "n": self.n, "sha256": self.sha256}
+
+    def short(self) -> str:
+        """``1,233 labels (sha256 3f2a9c01b7e4…)``."""
+        what = "pair lines" if self.kind == "pairs" else "labels"
+        return f"{self.n:,} {what} (sha256 {self.sha256[:12]}…)"
+
+
+def rows_digest(kind: RowsKind, rows: Iterable[Sequence[str | int]]) -> RowsDigest:
+    """The one hash of label rows (module docstring): the rows as compact JSON arrays,
+    sorted, one per line after ``ragmeter-<kind>-v1``; SHA-256 of that UTF-8 text.
+
+    >>> a = rows_digest("qrels", [("q1", "d1", 1), ("q1", "d2", 0)])
+    >>> a == rows_digest("qrels", [("q1", "d2", 0), ("q1", "d1", 1)])  # order: same
+    True
+    >>> a == rows_digest("qrels", [("q1", "d1", 2), ("q1", "d2", 0)])  # a grade: not
+    False
+    """
+    lines = sorted(json.dumps(list(row), ensure_ascii=False, separators=(",", ":")) for row in rows)
+    digest = hashlib.sha256(f"ragmeter-{kind}-v1\n".encode())
+    for line in lines:
+        digest.update(line.encode("utf-8") + b"\n")
+    return RowsDigest(kind, len(lines), digest.hexdigest())
 
 
 @dataclass(frozen=True)
@@ -115,8 +167,32 @@ class LabelSource:
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r}")
         kwargs = dict(value)
-        kwargs["judges"] = tuple(cls.from_json(j) for j in kwargs.get("judges", ()))
+        for name, item in kwargs.items():
+            _check_type(name, item)
+        kwargs["judges"] = tuple(
+            cls.from_json(j) if isinstance(j, Mapping) else _bad("judges", "objects")
+            for j in kwargs.get("judges", ())
+        )
         return cls(**kwargs)
+
+
+def _bad(name: str, expected: str) -> Any:
+    raise TypeError(f"field {name!r}: expected {expected}")
+
+
+def _check_type(name: str, value: Any) -> None:
+    """A :class:`LabelSource` field read from JSON has its type (else ``TypeError``)."""
+    if name == "samples":
+        if isinstance(value, bool) or not isinstance(value, int):
+            _bad(name, "a whole number ≥ 1")
+    elif name == "temperature":
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            _bad(name, "a number or null")
+    elif name == "judges":
+        if not isinstance(value, list):
+            _bad(name, "a list of judges")
+    elif value is not None and not isinstance(value, str):
+        _bad(name, "a string or null")
 
 
 def human_source(annotator: str | None = None) -> LabelSource:
@@ -126,11 +202,18 @@ def human_source(annotator: str | None = None) -> LabelSource:
 @dataclass(frozen=True)
 class LabelProvenance:
     """The sources of a label file's labels: ``sources`` by id, ``pairs`` maps a (query, doc)
-    pair to its source id, the pairs not listed take ``default`` (``None`` = unknown)."""
+    pair to its source id, the pairs not listed take ``default`` (``None`` = unknown).
+
+    ``note``: a free-text note on the whole file (how the labels were derived, e.g. a chunk
+    rule), which says nothing of who made them. ``unverified``: ``None`` when the sidecar
+    proved it describes the label file it was read with (its digests matched); else why not
+    — the sources are then only what the sidecar claims (see the module docstring)."""
 
     sources: Mapping[str, LabelSource]
     pairs: Mapping[Pair, str] = field(default_factory=dict)
     default: str | None = None
+    note: str | None = None
+    unverified: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
@@ -165,9 +248,22 @@ class LabelProvenance:
         """The judge sources, by id."""
         return {sid: s for sid, s in self.sources.items() if s.is_llm}
 
+    @property
+    def verified(self) -> bool:
+        """Whether the sidecar proved it describes its label file (``unverified`` is None)."""
+        return self.unverified is None
+
     def describe(self, pairs: Iterable[Pair] | None = None) -> str:
         """One line for the views: ``LLM labels (umbrela, model M): 460 of 500 pairs; human:
-        40``; without ``pairs``, the listed pairs (or, when none is listed, the default source)."""
+        40``; without ``pairs``, the listed pairs (or, when none is listed, the default source).
+        An unverified sidecar's line starts ``unverified provenance (why): `` before what the
+        sidecar claims."""
+        claim = self._claim(pairs)
+        if self.unverified is None:
+            return claim
+        return f"unverified provenance ({self.unverified}); the sidecar claims: {claim}"
+
+    def _claim(self, pairs: Iterable[Pair] | None) -> str:
         if pairs is None:
             if not self.pairs:
                 only = None if self.default is None else self.sources[self.default]
@@ -199,7 +295,7 @@ class LabelProvenance:
             if made_by is None:
                 raise ValueError(f"pair {pair}: no source in the provenance merged in")
             merged[pair] = rename[made_by]
-        return LabelProvenance(sources=sources, pairs=merged, default=self.default)
+        return LabelProvenance(sources=sources, pairs=merged, default=self.default, note=self.note)
 
 
 def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
@@ -217,9 +313,13 @@ def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
 __all__ = [
     "HUMAN",
     "KINDS",
+    "ROWS_KINDS",
     "LabelProvenance",
     "LabelSource",
     "Pair",
+    "RowsDigest",
+    "RowsKind",
     "SourceKind",
     "human_source",
+    "rows_digest",
 ]

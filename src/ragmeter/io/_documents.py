@@ -8,6 +8,7 @@ so that later errors can point at them. Syntax errors carry the decoder's line a
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -67,6 +68,44 @@ def loads(text: str, source: str, line: int | None = None) -> Any:
         raise _json_error(exc, source, line) from None
     except RecursionError:
         raise too_deep(source, line) from None
+
+
+def loads_finite(text: str, source: str, line: int | None = None) -> Any:
+    """:func:`loads` for files ragmeter writes itself (sidecars, calibrations, queues): also
+    refuses a number JSON does not allow — ``NaN``, ``Infinity``, ``1e400`` (out of a
+    float's range) or an integer of thousands of digits — naming the field that holds it."""
+    try:
+        value = loads(text, source, line)
+    except ValueError as exc:  # an integer past Python's digit limit: not a decode error
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"invalid JSON: {exc}", source=source, line=line) from None
+    bad = _non_finite(value)
+    if bad is not None:
+        where, number = bad
+        got = "NaN" if math.isnan(number) else "Infinity or a number beyond a float's range"
+        raise InputError(
+            f"expected a finite number, got {got}", source=source, line=line, field=where or None
+        )
+    return value
+
+
+def _non_finite(value: Any) -> tuple[str, float] | None:
+    """The dotted path (``a.b[2]``) and value of the first non-finite float in ``value``.
+
+    Walked with a stack, not recursion: the decoder already bounds the depth (about 1,000)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where, item
+        if isinstance(item, dict):  # reversed: the first field is looked at first
+            stack.extend(
+                (f"{where}.{k}" if where else str(k), v) for k, v in reversed(item.items())
+            )
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
 
 
 def load_json(path: PathLike) -> Document:
@@ -292,6 +331,7 @@ __all__ = [
     "load_jsonl",
     "load_yaml",
     "loads",
+    "loads_finite",
     "parse_jsonl",
     "too_deep",
 ]

@@ -25,6 +25,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, atomic_write_text
+from ragmeter.io._documents import loads_finite
 
 #: strategies whose probabilities are unequal: π_i is required to weight their labels
 UNEQUAL = ("active",)
@@ -129,10 +130,7 @@ def read_label_queue(path: PathLike) -> LabelQueue:
 
 
 def _entry(line: str, name: str, n: int) -> QueueEntry:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", source=name, line=n) from None
+    record = loads_finite(line, name, n)  # NaN, 1e400, 100,000-deep arrays: one-line errors
     if not isinstance(record, dict):
         raise InputError("expected a JSON object", source=name, line=n)
 

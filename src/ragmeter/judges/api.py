@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ragmeter.core.provenance import LabelSource
+from ragmeter.core.provenance import LabelSource, RowsKind
 from ragmeter.errors import InputError
 from ragmeter.io._common import atomic_write_text
 from ragmeter.judges.cache import JudgmentCache
@@ -338,15 +338,19 @@ def label_source(task: Task, judge: Judge) -> LabelSource:
     )
 
 
-def write_label_provenance(result: TaskResult, path: str | os.PathLike[str]) -> Path | None:
+def write_label_provenance(
+    result: TaskResult, path: str | os.PathLike[str], *, rows: RowsKind = "qrels"
+) -> Path | None:
     """Write the provenance sidecar of the label file ``path`` written from ``result``
-    (every label by the one judge); returns the sidecar's path (``None`` without a source)."""
+    (every label by the one judge), with the digest of its labels — ``rows``: ``qrels``, or
+    ``records`` for a label file that is not qrels (utilities); returns the sidecar's path
+    (``None`` without a source)."""
     from ragmeter.core.provenance import LabelProvenance
     from ragmeter.io.provenance import write_provenance
 
     if result.source is None:
         return None
-    return write_provenance(path, LabelProvenance.single(result.source))
+    return write_provenance(path, LabelProvenance.single(result.source), rows=rows)
 
 
 def _ok(j: Judgment | None) -> bool:

@@ -335,10 +335,16 @@ class HoleJob:
         self.scale: tuple[int, int] | None = None
 
     def plan(self, runs: Sequence[Any] | Any) -> dict[str, list[str]]:
-        """Read the human qrels and plan the holes of ``runs``; the pairs to ask."""
+        """Read the human qrels and plan the holes of ``runs``; the pairs to ask. A sidecar
+        of the human qrels that does not prove it describes them is refused before anything
+        is asked (the merged sidecar would otherwise vouch for its claims)."""
+        from ragmeter.io.provenance import read_provenance, require_verified
         from ragmeter.io.readers import read_qrels
 
         self.human = read_qrels(self.qrels).to_dict()
+        existing = read_provenance(self.qrels)
+        if existing is not None:
+            require_verified(existing, self.qrels)
         self.planned = plan_holes(
             runs, self.human, depth=self.depth, overlap=self.overlap, seed=self.seed
         )

@@ -22,7 +22,10 @@ labels are human: one annotator's export names that annotator; a combined export
 (query, passage) — for a nugget label the passage or ``answer:RUN`` —, the annotator whose
 label won (``latest``), or, when several annotators' labels made it (``majority``, or
 ``latest`` over sub-questions or nuggets labelled by different people), a ``human`` source
-whose note lists them (:func:`export_provenance`).
+whose note lists them (:func:`export_provenance`). The sidecar records the digest of the
+exported labels (:func:`export_sidecar`: qrels by their (query, doc, grade) triples, the
+others by their lines), so a download of the sidecar matches the labels downloaded with the
+same choice while nobody labels in between — and says so when they do not.
 
 Files are written only inside the server's export directory, under a plain file name.
 """
@@ -35,7 +38,7 @@ from typing import Literal
 
 from ragmeter.core.data import Qrels
 from ragmeter.core.judgments import Judgments
-from ragmeter.core.provenance import LabelProvenance, LabelSource, human_source
+from ragmeter.core.provenance import LabelProvenance, LabelSource, RowsKind, human_source
 from ragmeter.errors import InputError
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import AggregationRule, ItemKey, LabelDB, LabelKind, aggregate
@@ -99,6 +102,41 @@ def export_provenance(
         pairs[pair] = sid
     most = max(sources, key=lambda s: (sum(1 for v in pairs.values() if v == s), s))
     return LabelProvenance(sources, {p: s for p, s in pairs.items() if s != most}, default=most)
+
+
+def export_rows(kind: ExportKind) -> RowsKind:
+    """What the sidecar of an export hashes (:mod:`ragmeter.io.provenance`): the (query,
+    doc, grade) triples of qrels, the lines of anything else."""
+    return "qrels" if kind == "qrels" else "records"
+
+
+def export_sidecar(
+    kind: ExportKind,
+    db: LabelDB,
+    collection: Collection,
+    *,
+    annotator: str | None = None,
+    rule: AggregationRule = "latest",
+) -> str | None:
+    """The text of the provenance sidecar of the export :func:`export_text` gives for the
+    same arguments, bound to it by its digest; ``None`` when nothing is labelled."""
+    from ragmeter.core.provenance import rows_digest
+    from ragmeter.io.provenance import format_provenance, label_rows
+
+    prov = export_provenance(_LABEL_KIND[kind], db, annotator=annotator, rule=rule)
+    if prov is None:
+        return None
+    text = export_text(kind, db, collection, annotator=annotator, rule=rule)
+    rows = export_rows(kind)
+    return format_provenance(prov, rows_digest(rows, label_rows(text, rows, f"{kind} export")))
+
+
+#: the label kind an export holds
+_LABEL_KIND: dict[str, LabelKind] = {
+    "qrels": "grade",
+    "judgments": "rating",
+    "assignments": "nugget",
+}
 
 
 def qrels_from_labels(labels: dict[ItemKey, int], *, name: str = "labels") -> Qrels:

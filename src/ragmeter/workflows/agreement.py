@@ -268,6 +268,11 @@ def run_agreement(request: AgreementRequest, *, version: str) -> AgreementOutcom
     prov_b = read_provenance(request.qrels_b)
     judge = _judge(request, prov_b, sorted(set(a) & set(b)))
     notes = _reference_notes(request.qrels_a)
+    if prov_b is not None and prov_b.unverified is not None:
+        notes.append(  # like --judge-id, the judge is then as declared, not proven
+            f"{request.qrels_b.name}: unverified provenance ({prov_b.unverified}); the judge "
+            "it names is taken as declared"
+        )
     if judge is not None and prov_b is not None:
         own = _made_by(b, prov_b, judge)  # a calibration is of the judge's own labels
         if len(own) < len(b):
@@ -355,6 +360,8 @@ def _reference_notes(qrels_a: Path) -> list[str]:
     from ragmeter.io.provenance import read_provenance
 
     provenance = read_provenance(qrels_a)
+    if provenance is not None and provenance.unverified is not None:
+        return [f"the reference {qrels_a.name}: {provenance.describe()}"]
     if provenance is not None and provenance.has_llm:
         return [f"the reference {qrels_a.name} holds LLM labels: {provenance.describe()}"]
     return []

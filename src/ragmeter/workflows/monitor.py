@@ -376,7 +376,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
     """The qrels of ``path`` and the one source its provenance sidecar names; a file
     without a sidecar, or with labels from several sources, is refused (a window's figures
     come from one maker of labels)."""
-    from ragmeter.io.provenance import provenance_path, read_provenance
+    from ragmeter.io.provenance import provenance_path, read_provenance, require_verified
     from ragmeter.io.readers import read_qrels
 
     qrels = read_qrels(path).to_dict()  # first: a file that is not qrels says so
@@ -386,6 +386,7 @@ def labels_file(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, int]]
             f"{path}: no provenance sidecar ({provenance_path(path).name}) says who made "
             "these labels; ragmeter monitor needs it"
         )
+    require_verified(prov, path)  # the window's maker of labels must be proven
     if len(prov.sources) != 1:
         raise MonitorError(
             f"{path}: labels from {len(prov.sources)} sources; ragmeter monitor takes the "

@@ -100,12 +100,61 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
         raise RagmeterError(f"--ppi-lambda {ppi.lam}: expected a value in [0, 1]")
     if ppi.kind == "qrels":
         assert request.qrels is not None
-        return request.qrels
-    if ppi.kind == "nuggets":
+        llm_file = request.qrels
+    elif ppi.kind == "nuggets":
         assert request.nuggets is not None
-        return request.nuggets.assignments[0]
-    assert request.coverage is not None
-    return request.coverage.judgments
+        llm_file = request.nuggets.assignments[0]
+    else:
+        assert request.coverage is not None
+        llm_file = request.coverage.judgments
+    if ppi.labelled_queries is not None:  # its errors first: they are about that file
+        from ragmeter.io.labelled import read_labelled_queries
+
+        read_labelled_queries(ppi.labelled_queries)
+    check_roles(llm_file, ppi.human_file, ppi.kind)
+    return llm_file
+
+
+#: the options of the LLM and the human labels, by kind of labels
+_OPTIONS = {
+    "qrels": ("--qrels", "--human-qrels"),
+    "judgments": ("--judgments", "--human-judgments"),
+    "nuggets": ("--assignments", "--human-assignments"),
+}
+
+
+def check_roles(llm_file: Path, human_file: Path, kind: str = "qrels") -> None:
+    """Refuse label files whose sidecars say they play the other role: the human labels
+    made (in part) by a judge, or the LLM labels made only by people — both at once are the
+    two files swapped. Without a sidecar a file's makers are unknown and it is taken as
+    given (the footer says so)."""
+    from ragmeter.io.provenance import read_provenance
+
+    llm_opt, human_opt = _OPTIONS[kind]
+    llm, human = read_provenance(llm_file), read_provenance(human_file)
+    judge_made_human = human is not None and human.has_llm
+    people_made_llm = llm is not None and llm.default is not None and not llm.has_llm
+    if judge_made_human and people_made_llm:
+        assert llm is not None and human is not None
+        raise RagmeterError(
+            f"the labels look swapped: {llm_opt} {llm_file.name} (the LLM labels PPI corrects) "
+            f"has a sidecar saying {llm.describe()}, {human_opt} {human_file.name} (the human "
+            f"labels) one saying {human.describe()}; give the judge's labels with {llm_opt} "
+            f"and people's with {human_opt}"
+        )
+    if judge_made_human:
+        assert human is not None
+        raise RagmeterError(
+            f"{human_opt} {human_file.name}: its sidecar says {human.describe()}; PPI corrects "
+            f"LLM labels with people's, so {human_opt} takes labels made by people only"
+        )
+    if people_made_llm:
+        assert llm is not None
+        raise RagmeterError(
+            f"{llm_opt} {llm_file.name}: its sidecar says {llm.describe()} — no LLM label for "
+            f"PPI to correct; give the judge's labels with {llm_opt} (or evaluate people's "
+            "labels without --ppi)"
+        )
 
 
 def labels_description(llm_labels: Path, ppi: PPIRequest, labelled: Labelled) -> str:

@@ -158,7 +158,7 @@ def _rule_provenance(
     from dataclasses import replace as copy
 
     from ragmeter.core.provenance import LabelProvenance, LabelSource
-    from ragmeter.io.provenance import read_provenance
+    from ragmeter.io.provenance import read_provenance, require_verified
 
     if labels.annotators is not None:
         sources: dict[str, LabelSource] = {}
@@ -173,13 +173,14 @@ def _rule_provenance(
         if sources:
             return LabelProvenance(sources=sources, pairs=pairs)
     own = read_provenance(spans)
+    if own is not None:
+        require_verified(own, spans)  # the chunk qrels' sidecar would vouch for its claims
     if own is not None and own.default is not None and not own.pairs:
         source = copy(own.sources[own.default], note=note)
         return LabelProvenance.single(source, own.default)
-    # who marked the spans is not known: the rule is recorded, the origin stays unknown
-    # (no pair and no default refer to this source)
-    rule = LabelSource(kind="human", note=f"{note}; span labels of unknown origin")
-    return LabelProvenance(sources={"rule": rule})
+    # who marked the spans is not known: no source at all (not a "human" one), the rule
+    # in the sidecar's own note — its labels read "labels of unknown origin"
+    return LabelProvenance(sources={}, note=f"{note}; span labels of unknown origin")
 
 
 def write_chunking(

@@ -12,7 +12,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.responses import Response
 
 from ragmeter.errors import RagmeterError
-from ragmeter.web.export import ExportKind, export_provenance, export_text, safe_export_path
+from ragmeter.web.export import (
+    ExportKind,
+    export_provenance,
+    export_rows,
+    export_sidecar,
+    export_text,
+    safe_export_path,
+)
 from ragmeter.web.labels import AggregationRule
 from ragmeter.web.security import attachment
 from ragmeter.web.state import ANNOTATOR, BadInput, Web, require_csrf, wants_json
@@ -58,7 +65,7 @@ def export_page(web: Web, request: Request, written: str | None = None) -> HTMLR
 def download(
     web: Web, filename: str, annotator: str | None = None, rule: str = "latest"
 ) -> Response:
-    from ragmeter.io.provenance import SUFFIX, format_provenance
+    from ragmeter.io.provenance import SUFFIX
 
     kinds: dict[str, ExportKind] = {
         "qrels.txt": "qrels",
@@ -84,12 +91,12 @@ def download(
         if spans:
             raise HTTPException(404, "spans.jsonl names each span's annotator on its row")
         kind = kinds[filename.removesuffix(SUFFIX)]
-        prov = export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)
-        if prov is None:
+        sidecar_text = export_sidecar(kind, web.db, web.coll, annotator=who, rule=how)
+        if sidecar_text is None:
             raise HTTPException(404, "nothing is labelled yet: no provenance to download")
         stem = f"{who or how}".replace(" ", "_")
         return Response(
-            format_provenance(prov),
+            sidecar_text,
             media_type="application/x-ndjson; charset=utf-8",
             headers={"Content-Disposition": attachment(f"{stem}-{filename}")},
         )
@@ -131,7 +138,7 @@ async def export_to_file(web: Web, request: Request) -> Response:
             else export_provenance(_label_kind(kind), web.db, annotator=who, rule=how)  # type: ignore[arg-type]
         )
         if prov is not None:
-            write_provenance(target, prov)
+            write_provenance(target, prov, rows=export_rows(kind))  # type: ignore[arg-type]
     except OSError as exc:  # a full disk, a read-only directory: the page says which
         said = str(exc) if isinstance(exc, RagmeterError) else f"{exc.filename}: {exc.strerror}"
         raise HTTPException(507 if exc.errno == errno.ENOSPC else 500, said) from None
