@@ -426,3 +426,21 @@ def test_diagnose_splits_retriever_from_reranker(
     # = 1/2 → selection-limited (with the output as its own pool PROC would be 1/2)
     assert "proc@2 1.0000, pct_proc@2 0.5000" in out.output
     assert "retrieval-limited 0, selection-limited 1" in out.output
+
+
+def test_qrels_made_from_content_hashes_meet_content_ids(tmp_path: Path) -> None:
+    # documents with an id in their metadata, qrels made from their content hashes (as a
+    # monitor export of id-less documents names them): the automatic ids take the hashes
+    rag = App()
+    with rag.request("q"):
+        rag.retrieve("q", langchain_like(["d1", "d2"]))
+    path = rag.write(tmp_path / "t.jsonl")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"{query_hash('q')} 0 {content_id('text of d2')} 1\n")
+    out = evaluate(str(path), "--qrels", str(qrels), "-m", "mrr")
+    assert out.exit_code == 0, out.output
+    assert means(out.stdout, "mrr") == {"t.jsonl": 0.5}  # d2 at rank 2
+    assert any("content hashes" in w for w in json.loads(out.stdout)["warnings"])
+    # asked for, metadata ids are taken (and meet nothing: the error)
+    asked = evaluate(str(path), "--qrels", str(qrels), "-m", "mrr", "--doc-id-from", "metadata.id")
+    assert asked.exit_code == 2

@@ -696,6 +696,29 @@ def resolve_doc_id_from(value: str | None) -> str | None:
     )
 
 
+_CONTENT_ID = re.compile(r"^c[0-9a-f]{16}$")
+
+
+def made_from_content(doc_ids: Iterable[str]) -> bool:
+    """Whether judged documents' ids are all content hashes (:func:`content_id`): qrels made
+    from traces whose documents had no id (a monitor's labels, an export). The automatic
+    choice of ids then takes the same hashes."""
+    seen = False
+    for doc in doc_ids:
+        if not _CONTENT_ID.match(doc):
+            return False
+        seen = True
+    return seen
+
+
+def doc_id_from_for(doc_id_from: str | None, judged: Iterable[str]) -> str | None:
+    """``doc_id_from``, or where it is automatic and the ``judged`` documents' ids are all
+    content hashes, ``content``."""
+    if resolve_doc_id_from(doc_id_from) is None and made_from_content(judged):
+        return "content"
+    return doc_id_from
+
+
 def content_id(content: str) -> str:
     """A document's id made from its text: ``c`` + 16 hex digits of its SHA-256."""
     return "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]

@@ -260,6 +260,15 @@ class TraceReading:
             )
         ]
 
+    def for_qrels(self, qrels: Qrels) -> TraceReading:
+        """Automatic document ids that meet ``qrels`` made from content hashes take those
+        hashes (:func:`ragmeter.io.traces.doc_id_from_for`)."""
+        from ragmeter.io.traces import doc_id_from_for
+
+        if self.doc_id_from is not None:
+            return self
+        return replace(self, doc_id_from=doc_id_from_for(None, qrels.doc_ids.unique().to_pylist()))
+
     def recorded(self) -> dict[str, str]:
         """What a saved evaluation records of it."""
         from ragmeter.io.trace_stages import resolve_stage
@@ -441,12 +450,23 @@ def _evaluate(
         # the paths go to the library: TREC run files are streamed in blocks of queries,
         # partitioned runs evaluated one partition at a time
         labels = read_qrels(qrels) if isinstance(qrels, Path) else qrels
-        inputs = _run_inputs(runs, traces)
+        reading = traces.for_qrels(labels)
+        inputs = _run_inputs(runs, reading)
         evaluation = evaluate(inputs, labels, names, **options)
-        losses = stage_losses([r for r in inputs if not isinstance(r, Path)], labels, options)
-        return replace(evaluation, warnings=(*evaluation.warnings, *losses))
+        read = [r for r in inputs if not isinstance(r, Path)]
+        notes = stage_losses(read, labels, options)
+        if reading != traces and any(r.stage is not None for r in read):
+            notes.insert(0, CONTENT_IDS_NOTE)
+        return replace(evaluation, warnings=(*evaluation.warnings, *notes))
     # Samples files carry their own judgments (expected_output); traces do not.
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
+
+
+#: said when the qrels' ids are content hashes and trace documents were named the same way
+CONTENT_IDS_NOTE = (
+    "the qrels' document ids are all content hashes: the trace files' documents are named by "
+    "a hash of their content too (--doc-id-from content)"
+)
 
 
 def stage_losses(runs: Sequence[Run], qrels: Qrels, options: Mapping[str, Any]) -> list[str]:

@@ -167,6 +167,18 @@ def _check_judge(samples: Sequence[SampleRow], source: LabelSource, stream: str)
             )
 
 
+def _doc_id_from(request: MonitorRequest) -> str | None:
+    """Where documents take their ids: as asked; automatic, unless the ``--labels`` were
+    made from content hashes (an export of documents without ids): those hashes then."""
+    if request.doc_id_from is not None or request.labels is None:
+        return request.doc_id_from
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.io.traces import doc_id_from_for
+
+    judged = read_qrels(request.labels).doc_ids.unique().to_pylist()
+    return doc_id_from_for(None, judged)
+
+
 def monitor_stage(stage: str | None) -> str | None:
     """A stage the monitor samples by: one span per ranking, so ``gathered`` (a union of
     spans) is refused, and ``retriever`` is every retriever span, the default."""
@@ -203,7 +215,7 @@ def run_monitor(
     traces = read_traces(
         request.traces,
         request.query_id_from,
-        doc_id_from=request.doc_id_from,
+        doc_id_from=_doc_id_from(request),
         stage=monitor_stage(request.stage),
         keep_spans=True,
     )
