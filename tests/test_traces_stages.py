@@ -444,3 +444,31 @@ def test_qrels_made_from_content_hashes_meet_content_ids(tmp_path: Path) -> None
     # asked for, metadata ids are taken (and meet nothing: the error)
     asked = evaluate(str(path), "--qrels", str(qrels), "-m", "mrr", "--doc-id-from", "metadata.id")
     assert asked.exit_code == 2
+
+
+def test_monitor_samples_the_asked_stage_with_ids_from_metadata(tmp_path: Path) -> None:
+    from ragmeter.core.provenance import LabelProvenance, human_source
+    from ragmeter.io.provenance import write_provenance
+
+    rag = App()
+    with rag.request("question"):
+        retrieved = langchain_like(["a", "b", "c", "d"], "pk")
+        rag.retrieve("question", retrieved, "Q1")
+        rag.rerank("question", retrieved, langchain_like(["c", "a"], "pk"), "Q1")
+    path = rag.write(tmp_path / "t.jsonl")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("Q1 0 a 1\nQ1 0 c 0\n")
+    write_provenance(labels, LabelProvenance.single(human_source("ann")))
+    base = [
+        "monitor", str(path), "--labels", str(labels), "--sample", "10", "--window", "1d",
+        "--query-id-from", "metadata.query_id", "--doc-id-from", "metadata.pk", "-m", "ndcg@5",
+    ]  # fmt: skip
+    # nDCG over the judged retrieved passages: the reranker's c (0) a (1) → 1/log2(3)
+    out = runner.invoke(app, [*base, "--store", f"sqlite:///{tmp_path / 'rerank.db'}",
+                              "--stage", "reranker"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "0.6309" in out.output
+    # the retriever's a (1) b c (0) d → 1
+    out = runner.invoke(app, [*base, "--store", f"sqlite:///{tmp_path / 'retrieve.db'}"])
+    assert out.exit_code == 0, out.output
+    assert "1.0000" in out.output and "0.6309" not in out.output
