@@ -472,3 +472,34 @@ def test_monitor_samples_the_asked_stage_with_ids_from_metadata(tmp_path: Path) 
     out = runner.invoke(app, [*base, "--store", f"sqlite:///{tmp_path / 'retrieve.db'}"])
     assert out.exit_code == 0, out.output
     assert "1.0000" in out.output and "0.6309" not in out.output
+
+
+def test_phoenix_export_with_metadata_ids_and_a_reranker(tmp_path: Path) -> None:
+    # Phoenix's nested span records: metadata as an object, a reranker's documents as lists
+    def span(span_id: str, kind: str, start: str, attributes: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": kind.lower(),
+            "context": {"trace_id": "t1", "span_id": span_id},
+            "span_kind": kind,
+            "parent_id": None,
+            "start_time": f"2026-01-05T00:00:0{start}+00:00",
+            "end_time": f"2026-01-05T00:00:0{start}.5+00:00",
+            "attributes": attributes,
+        }
+
+    def docs(names: list[str]) -> list[dict[str, Any]]:
+        return [{"document": {"content": n.upper(), "metadata": {"id": n}}} for n in names]
+
+    abc = docs(["a", "b", "c"])
+    rerank = {"query": "q", "input_documents": abc, "output_documents": docs(["c", "a"])}
+    records = [
+        span("s1", "RETRIEVER", "0", {"input": {"value": "q"}, "retrieval": {"documents": abc}}),
+        span("s2", "RERANKER", "1", {"reranker": rerank}),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert read_run(path, stage="retriever").ranked() == {query_hash("q"): ["a", "b", "c"]}
+    run = read_run(path)  # the reranker's output, chosen from a b c
+    assert run.ranked() == {query_hash("q"): ["c", "a"]}
+    assert run.candidates is not None
+    assert run.candidates.ranked() == {query_hash("q"): ["a", "b", "c"]}
