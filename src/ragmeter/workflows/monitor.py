@@ -68,6 +68,11 @@ class MonitorRequest:
     depth: int = 10
     prompt: str = "umbrela"
     query_id_from: str | None = None
+    #: where documents take their ids (``None``: automatic, :mod:`ragmeter.io.traces`)
+    doc_id_from: str | None = None
+    #: which spans are sampled: ``None`` every retriever span (each step of an agent),
+    #: ``reranker`` the rerankers' output, ``step:N`` each trace's N-th retriever step
+    stage: str | None = None
     #: labels from a qrels file (by query id) instead of a judge; its provenance sidecar
     #: says who made them
     labels: str | os.PathLike[str] | None = None
@@ -233,6 +238,32 @@ def _check_judge(samples: Sequence[SampleRow], source: LabelSource, stream: str)
             )
 
 
+def _doc_id_from(request: MonitorRequest) -> str | None:
+    """Where documents take their ids: as asked; automatic, unless the ``--labels`` were
+    made from content hashes (an export of documents without ids): those hashes then."""
+    if request.doc_id_from is not None or request.labels is None:
+        return request.doc_id_from
+    from ragmeter.io.readers import read_qrels
+    from ragmeter.io.traces import doc_id_from_for
+
+    judged = read_qrels(request.labels).doc_ids.unique().to_pylist()
+    return doc_id_from_for(None, judged)
+
+
+def monitor_stage(stage: str | None) -> str | None:
+    """A stage the monitor samples by: one span per ranking, so ``gathered`` (a union of
+    spans) is refused, and ``retriever`` is every retriever span, the default."""
+    from ragmeter.io.trace_stages import resolve_stage
+
+    wanted = resolve_stage(stage)
+    if wanted == "gathered":
+        raise InputError(
+            "--stage gathered: the monitor samples spans; a gathered context is no span "
+            "(use step:N, reranker, or ragmeter evaluate)"
+        )
+    return None if wanted == "retriever" else wanted
+
+
 def run_monitor(
     request: MonitorRequest,
     judge: Judge | Any,
@@ -253,7 +284,13 @@ def run_monitor(
     )
 
     measures = canonical_measures(request.measures)
-    traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
+    traces = read_traces(
+        request.traces,
+        request.query_id_from,
+        doc_id_from=_doc_id_from(request),
+        stage=monitor_stage(request.stage),
+        keep_spans=True,
+    )
     rows, backwards = _span_rows(traces)
     _check_times(rows, request.traces)
     # read before the store is opened: a bad labels file leaves no store behind
