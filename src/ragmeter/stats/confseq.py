@@ -274,15 +274,15 @@ def scan_from_reference(
 
 __all__ = [
     "ASYMPTOTIC_BURN_IN",
-    "ChangeScan",
-    "Reading",
-    "scan_from_reference",
-    "start_level",
     "DEFAULT_OPTIMISED_AT",
     "METHODS",
+    "ChangeScan",
     "ConfidenceSequence",
     "Method",
+    "Reading",
     "confidence_sequence",
     "difference_from_reference",
     "paired_difference_sequence",
+    "scan_from_reference",
+    "start_level",
 ]
