@@ -241,7 +241,9 @@ def test_evaluate_files_records_where_query_ids_came_from(
     outcome = evaluate_files(asked)
     assert outcome.evaluation.runs[0].means()["mrr"] == 0.5
     assert outcome.parameters["query_id_from"] == "session.id"
-    default = evaluate_files(EvaluateRequest(runs=[path], qrels=qrels, measures=["mrr"]))
+    hashed = tmp_path / "hashed.txt"
+    hashed.write_text(f"{query_hash('some text')} 0 b 1\n")
+    default = evaluate_files(EvaluateRequest(runs=[path], qrels=hashed, measures=["mrr"]))
     assert default.parameters["query_id_from"] == "hash"
     trec = tmp_path / "run.txt"
     trec.write_text("S1 Q0 b 1 2.0 r\n")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.commands import ppi as ppi_options
+from ragmeter.commands import register_commands
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AnswerFiles,
@@ -20,6 +21,7 @@ from ragmeter.commands.options import (
     CurvesFile,
     DefaultK,
     Depth,
+    DocIdFrom,
     EngineChoice,
     GoldAnswersFile,
     GradeMap,
@@ -43,6 +45,7 @@ from ragmeter.commands.options import (
     StoreUrl,
     Tau,
     Tokenizer,
+    TraceStage,
     UdcgModel,
     UtilitiesFile,
     VersionFlag,
@@ -117,6 +120,8 @@ def evaluate(
     ppi_lambda: ppi_options.PPILambda = None,
     labelled_queries: ppi_options.LabelledQueries = None,
     query_id_from: QueryIdFrom = None,
+    doc_id_from: DocIdFrom = None,
+    stage: TraceStage = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
@@ -148,6 +153,8 @@ def evaluate(
         spans=span_files(spans, chunks, corpus),
         described_labels=described,
         query_id_from=query_id_from,
+        doc_id_from=doc_id_from,
+        stage=stage,
     )
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
@@ -188,38 +195,7 @@ def trec_eval(ctx: typer.Context) -> None:
     raise typer.Exit(code=trec_main(list(ctx.args)))
 
 
-#: modules adding commands to ``app`` (see :mod:`ragmeter.commands`)
-COMMAND_MODULES: tuple[str, ...] = (
-    "ragmeter.commands.crux",
-    "ragmeter.commands.compare",
-    "ragmeter.commands.diagnose",
-    "ragmeter.commands.answers",
-    "ragmeter.commands.serve",
-    "ragmeter.commands.retrieve",
-    "ragmeter.commands.fuse",
-    "ragmeter.commands.history",
-    "ragmeter.commands.demo",
-    "ragmeter.commands.judge",
-    "ragmeter.commands.judge_nuggets",
-    "ragmeter.commands.judge_erag",
-    "ragmeter.commands.agreement",
-    "ragmeter.commands.report",
-    "ragmeter.commands.check",
-    "ragmeter.commands.measures",
-    "ragmeter.commands.sample",
-    "ragmeter.commands.spans",
-    "ragmeter.commands.monitor",
-)
-
-
-def _register_commands() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
-
-
-_register_commands()
+register_commands(app)
 
 
 def main() -> None:

@@ -23,8 +23,17 @@ from ragmeter.commands.judge import (
     Quiet,
     Timeout,
 )
-from ragmeter.commands.options import Output, Seed, fail
+from ragmeter.commands.options import DocIdFrom, Output, Seed, fail
 from ragmeter.errors import RagmeterError
+
+MonitorStage = Annotated[
+    str | None,
+    typer.Option(
+        "--stage",
+        help="Which spans are sampled: every retriever span (default), reranker (the "
+        "rerankers' output) or step:N (the N-th retriever step of each trace).",
+    ),
+]
 
 
 class _MonitorGroup(TyperGroup):
@@ -87,6 +96,8 @@ def run_command(
         str | None,
         typer.Option("--query-id-from", help="hash (default), text or a span attribute."),
     ] = None,
+    doc_id_from: DocIdFrom = None,
+    stage: MonitorStage = None,
     labels: Annotated[
         Path | None,
         typer.Option(
@@ -146,6 +157,8 @@ def run_command(
             depth=depth,
             prompt=prompt,
             query_id_from=query_id_from,
+            doc_id_from=doc_id_from,
+            stage=stage,
             labels=labels,
             grade_map=grade_map,
             export=export,

@@ -170,6 +170,24 @@ QueryIdFrom = Annotated[
         "$RAGMETER_QUERY_ID_FROM, else hash.",
     ),
 ]
+DocIdFrom = Annotated[
+    str | None,
+    typer.Option(
+        "--doc-id-from",
+        help="Traces: where a document's id comes from: document.id, metadata.KEY (a key of "
+        "the document's metadata, e.g. metadata.id) or content (a hash of its text). Default: "
+        "document.id, else the metadata's id, doc_id or document_id (the notes say which).",
+    ),
+]
+TraceStage = Annotated[
+    str | None,
+    typer.Option(
+        "--stage",
+        help="Traces: which ranking of each trace: retriever, reranker, step:N (the N-th "
+        "retriever step) or gathered (the union of the steps). Default: every stage the file "
+        "holds, each a run of its own.",
+    ),
+]
 QrelsFile = Annotated[
     Path | None,
     typer.Option(

@@ -177,6 +177,10 @@ class Run:
         texts: optional Arrow string array of passage texts, one per row.
         warnings: notes produced while reading (e.g. duplicate doc ids dropped).
         tag: the TREC run tag of the file's last line (trec_eval's ``runid``), if read from one.
+        stage: the stage of a run read from traces (``retriever``, ``reranker``, ``step:N``,
+            ``gathered``, ``default``; :mod:`ragmeter.io.trace_stages`), ``None`` otherwise.
+        candidates: what each query's ranking was chosen from (a reranker's input): the
+            candidate pool of pool-based measures (``proc@K``) when no ``pool`` is given.
     """
 
     query_ids: npt.NDArray[np.object_]
@@ -188,6 +192,8 @@ class Run:
     texts: pa.Array | None = None
     warnings: tuple[str, ...] = field(default=())
     tag: str | None = None
+    stage: str | None = None
+    candidates: Run | None = None
 
     # -- construction -----------------------------------------------------------------
     @classmethod

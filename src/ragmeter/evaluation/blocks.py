@@ -35,6 +35,7 @@ from ragmeter.errors import InputError
 from ragmeter.evaluation.engine import (
     alignment_warnings,
     compute,
+    judged_share,
     pool_warning,
     prepare,
     resolve_measures,
@@ -65,6 +66,8 @@ class BlockValues:
     warnings: tuple[str, ...] = ()
     pool_outside: int = 0
     pool_selection: int | None = None
+    retrieved: int = 0
+    judged: int = 0
 
 
 class RepeatedQueryError(InputError):
@@ -245,6 +248,8 @@ def _values_on(
         values=compute(prepared.aligned, measures),
         pool_outside=prepared.pool_outside,
         pool_selection=prepared.pool_selection,
+        retrieved=prepared.retrieved,
+        judged=prepared.judged,
     )
 
 
@@ -289,6 +294,8 @@ class BlockMerger:
         self._warnings: list[str] = []
         self._outside = 0
         self._selection: int | None = None
+        self._retrieved = 0
+        self._judged = 0
 
     def add(self, block: BlockValues) -> None:
         """Add one block's values; :class:`RepeatedQueryError` if it repeats a query."""
@@ -301,6 +308,8 @@ class BlockMerger:
         self._unjudged.update(block.unjudged)
         self._warnings.extend(block.warnings)
         self._outside += block.pool_outside
+        self._retrieved += block.retrieved
+        self._judged += block.judged
         self._selection = (
             block.pool_selection if block.pool_selection is not None else (self._selection)
         )
@@ -332,6 +341,7 @@ class BlockMerger:
         warnings += alignment_warnings(self.name, n_missing, n_skipped, len(self._unjudged))
         if self._outside:
             warnings.append(pool_warning(self.name, self._outside, self._selection))
+        warnings += judged_share(self.name, self._judged, self._retrieved)
         values = self._values if isinstance(keep, slice) else np.asfortranarray(self._values[keep])
         result = RunResult(
             name=self.name,

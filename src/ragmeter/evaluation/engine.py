@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.core.align import Aligned, align, pool_membership
+from ragmeter.core.align import NOT_JUDGED, Aligned, align, pool_membership
 from ragmeter.core.data import Run
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
@@ -81,6 +81,7 @@ def evaluate_inputs(
         own = inputs if answers is inputs.answers else replace(inputs, answers=answers)
         prepared = prepare(run, own, measure_list)
         warnings.extend(prepared.warnings)
+        warnings.extend(judged_share(run, prepared.judged, prepared.retrieved))
         aligned = prepared.aligned
         results.append(
             RunResult(
@@ -107,6 +108,9 @@ class Prepared:
     #: judged items of the top ``pool_selection`` that the pool lacks (pool-based measures)
     pool_outside: int = 0
     pool_selection: int | None = None
+    #: retrieved items of the evaluated queries, and how many of them the qrels judge
+    retrieved: int = 0
+    judged: int = 0
 
 
 def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepared:
@@ -132,7 +136,7 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
     if pool_cutoffs:
         in_pool, outside = pool_membership(
             aligned,
-            inputs.pool if inputs.pool is not None else run,
+            _pool_of(run, inputs),
             qrels,
             depth=inputs.pool_depth,
             selection=selection,
@@ -170,7 +174,17 @@ def prepare(run: Run, inputs: EvalInputs, measures: Sequence[Measure]) -> Prepar
         gold_answers=inputs.gold_answers,
         corpus=inputs.corpus,
     )
-    return Prepared(aligned, tuple(warnings), outside, selection)
+    retrieved = len(aligned.grades)
+    judged = retrieved - int(np.count_nonzero(aligned.grades == NOT_JUDGED))
+    return Prepared(aligned, tuple(warnings), outside, selection, retrieved, judged)
+
+
+def _pool_of(run: Run, inputs: EvalInputs) -> Run:
+    """The candidate pool of pool-based measures: the given pool, else what the run was
+    chosen from (a reranker's candidates, read from traces), else the run itself."""
+    if inputs.pool is not None:
+        return inputs.pool
+    return run.candidates if run.candidates is not None else run
 
 
 def _answers_per_run(
@@ -208,6 +222,42 @@ def evaluation_options(grade_map: str | None) -> dict[str, Any]:
 
         options["grade_map"] = GRADE_MAP.coerce("--grade-map", grade_map)
     return options
+
+
+#: below this share of its retrieved documents judged, a run is warned about: its document
+#: ids may not be the qrels' (docs/traces.md)
+JUDGED_SHARE_MIN = 0.10
+
+
+def judged_share(run: Run | str, judged: int, retrieved: int) -> list[str]:
+    """The warning of a run of which less than :data:`JUDGED_SHARE_MIN` of the retrieved
+    documents (of the evaluated queries) are judged. For a run read from traces, none judged
+    is an :class:`~ragmeter.errors.InputError` naming the likely cause: its ids are not the
+    qrels' (a table of zeros would hide it)."""
+    from ragmeter.errors import InputError
+
+    name = run if isinstance(run, str) else run.name
+    traces = not isinstance(run, str) and run.stage is not None
+    if traces and judged == 0 and not isinstance(run, str) and len(run.doc_ids):
+        if retrieved == 0:
+            raise InputError(
+                f"run '{name}': none of its queries is in the qrels: its query ids are likely "
+                "not the qrels' (take them from a span attribute with --query-id-from, e.g. "
+                "metadata.query_id)"
+            )
+        raise InputError(
+            f"run '{name}': none of its {retrieved} retrieved documents is judged in the "
+            "qrels: its document ids are likely not the qrels' (frameworks that record no "
+            "document.id: take them from where yours puts them with --doc-id-from "
+            "metadata.KEY, or content for ids made from a hash of the text)"
+        )
+    if retrieved == 0 or judged >= JUDGED_SHARE_MIN * retrieved:
+        return []
+    return [
+        f"run '{name}': only {judged} of its {retrieved} retrieved documents "
+        f"({judged / retrieved:.1%}) are judged, under {JUDGED_SHARE_MIN:.0%}: check that its "
+        "document ids are the qrels' (traces: --doc-id-from)"
+    ]
 
 
 def pool_warning(name: str, outside: int, selection: int | None) -> str:

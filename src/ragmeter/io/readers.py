@@ -58,6 +58,8 @@ def read_run(
     format: str | None = None,
     name: str | None = None,
     query_id_from: str | None = None,
+    doc_id_from: str | None = None,
+    stage: str | None = None,
 ) -> Run:
     """Read a run from a file in any supported format (see the module docstring).
 
@@ -66,17 +68,29 @@ def read_run(
     by query is read whole (:mod:`ragmeter.io.partitions`), named after the folder.
     ``query_id_from``: where a trace file's rankings take their query ids
     (:mod:`ragmeter.io.traces`; ``None``: ``$RAGMETER_QUERY_ID_FROM``, else ``hash``);
-    files that are not traces have their own query ids and ignore it.
+    ``doc_id_from``: where a trace file's documents take their ids (``document.id``,
+    ``metadata.KEY``, ``content``; ``None``: ``document.id``, else the metadata's ``id``,
+    ``doc_id`` or ``document_id``, else a hash of the content, said in the run's warnings);
+    ``stage``: which ranking of each trace (``retriever``, ``reranker``, ``step:N``,
+    ``gathered``; ``None``: the one that reached the LLM, :mod:`ragmeter.io.trace_stages`).
+    Files that are not traces have their own ids and rankings and ignore the three.
     """
     if is_partitioned(path):
         return read_partitioned_run(path, format=format, name=name)
     fmt = FORMATS_REGISTRY.for_path(path, format)
-    if query_id_from is not None and is_traces(path, fmt.name):
+    asked = (query_id_from, doc_id_from, stage) != (None, None, None)
+    if asked and is_traces(path, fmt.name):
         from pathlib import Path
 
         from ragmeter.io.traces import read_traces_run
 
-        run = read_traces_run(path, name or Path(path).name, query_id_from)
+        run = read_traces_run(
+            path,
+            name or Path(path).name,
+            query_id_from,
+            doc_id_from=doc_id_from,
+            stage=stage,
+        )
     else:
         run = fmt.read_run(path, name)
     check_large_input(len(run), str(path))

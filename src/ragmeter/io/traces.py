@@ -50,18 +50,28 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, format_suffix, open_binary
+from ragmeter.io.trace_stages import (
+    Retrieval as Retrieval,  # re-exported: the rankings' type, as before
+)
+from ragmeter.io.trace_stages import (
+    TraceRankings,
+    resolve_stage,
+    stage_label,
+    stages_of,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Run
@@ -70,12 +80,9 @@ if TYPE_CHECKING:
 QUERY_ID_ENV = "RAGMETER_QUERY_ID_FROM"
 TraceKind = Literal["otlp", "phoenix"]
 
-_DOC_PREFIX = "retrieval.documents."
 #: how much of a file :func:`sniff_traces` reads
 _SNIFF_BYTES = 1 << 20
 _OTLP_HEAD = re.compile(rb'^\{\s*"resourceSpans"\s*:')
-#: a document's fields, and where each is kept while its span is read
-_DOC_FIELDS = {"id": 0, "score": 1, "content": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,22 +110,6 @@ class Span:
         return self.kind.lower() if self.kind else self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Retrieval:
-    """One retriever span read as a ranking (documents in rank order)."""
-
-    trace_id: str
-    span_id: str
-    query_id: str
-    query: str
-    start_ns: int
-    duration_ms: float
-    doc_ids: tuple[str, ...]
-    scores: tuple[float | None, ...]
-    texts: tuple[str | None, ...]
-    line: int
-
-
 @dataclass
 class Traces:
     """What a trace file held: its rankings, answers (by trace id), per-stage latencies in
@@ -130,28 +121,53 @@ class Traces:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     spans: int = 0
     without_documents: int = 0
-    content_ids: int = 0
+    rerankers_without_documents: int = 0
     notes: list[str] = field(default_factory=list)
-    #: with ``latest_only``: retriever spans that repeated a query, and those queries
+    #: with ``latest_only``: traces that repeated a query, and those queries
     repeated: int = 0
     repeated_queries: set[str] = field(default_factory=set)
     #: with ``keep_spans``: every span as (span id, trace id, stage, start ns, duration ms)
     span_rows: list[tuple[str, str, str, int, float]] = field(default_factory=list)
+    #: each trace's rankings (retriever steps and rerankers), sharing its query id
+    traces: list[TraceRankings] = field(default_factory=list)
+    #: how many documents took their id from where: ``document.id``, ``metadata.KEY``,
+    #: ``content``
+    id_sources: dict[str, int] = field(default_factory=dict)
+    #: where the documents' ids were asked to come from (``None``: automatic)
+    doc_id_from: str | None = None
+
+    @property
+    def content_ids(self) -> int:
+        """Documents identified by a hash of their content."""
+        return self.id_sources.get("content", 0)
 
     def describe(self) -> list[str]:
-        """The notes of the read, one line each: what was left out or identified by content,
-        an incomplete last line."""
+        """The notes of the read, one line each: what was left out, where documents without
+        a ``document.id`` took their ids from, an incomplete last line."""
         lines: list[str] = []
         if self.without_documents:
             lines.append(
                 f"{self.source}: {self.without_documents} retriever span(s) without "
                 "documents left out"
             )
-        if self.content_ids:
+        if self.rerankers_without_documents:
             lines.append(
-                f"{self.source}: {self.content_ids} document(s) without an id identified by "
-                "a hash of their content"
+                f"{self.source}: {self.rerankers_without_documents} reranker span(s) without "
+                "output documents left out"
             )
+        if self.doc_id_from is None:
+            for used, n in sorted(self.id_sources.items()):
+                if used.startswith("metadata."):
+                    lines.append(
+                        f"{self.source}: {n} document(s) without a document.id identified by "
+                        f"their metadata's {used[len('metadata.') :]!r} (--doc-id-from {used})"
+                    )
+            if self.content_ids:
+                lines.append(
+                    f"{self.source}: {self.content_ids} document(s) without an id identified "
+                    "by a hash of their content (--doc-id-from takes ids from elsewhere: "
+                    "metadata.KEY)"
+                )
         return lines + self.notes
 
 
@@ -204,24 +220,6 @@ def _attribute(attrs: Mapping[str, Any], key: str) -> Any:
         step, _, rest = rest.partition(".")
         head = f"{head}.{step}"
     return None
-
-
-def query_id_of(span: Span, query: str, query_id_from: str, source: str) -> str:
-    """The query id of a retriever span (see the module docstring)."""
-    if query_id_from == "hash":
-        return query_hash(query)
-    if query_id_from == "text":
-        return query
-    value = _attribute(span.attributes, query_id_from)
-    if value is None or isinstance(value, bool | Mapping | list) or value == "":
-        raise InputError(
-            f"retriever span {span.span_id} has no attribute {query_id_from!r} to take its "
-            "query id from (--query-id-from)",
-            source=source,
-            line=span.line,
-            field=query_id_from,
-        )
-    return str(value)
 
 
 # -- attribute values -----------------------------------------------------------------------
@@ -624,26 +622,121 @@ def _parquet_spans(path: PathLike, source: str) -> Iterator[Span]:
             yield _phoenix_span(record, f"{source} (row {row})", row)
 
 
-#: what each attribute key seen is: ``(rank index, field slot)`` of a document, or ``None``;
-#: the same few dozen keys come back in every span, so each is taken apart once (bounded:
-#: cleared when full)
-_DOC_KEYS: dict[str, tuple[int, int] | None] = {}
+# -- documents ------------------------------------------------------------------------------
+
+#: where a span keeps its ranked documents: the retriever's, a reranker's input and output
+_DOC_GROUPS = {
+    "retrieval.documents.": 0,
+    "reranker.input_documents.": 1,
+    "reranker.output_documents.": 2,
+}
+_GROUP_PREFIX = {group: prefix for prefix, group in _DOC_GROUPS.items()}
+#: a document's fields, and where each is kept while its span is read
+_DOC_FIELDS = {"id": 0, "score": 1, "content": 2, "metadata": 3}
+#: the metadata keys a document's id is looked for in, in this order, when it has no
+#: ``document.id`` and no ``doc_id_from`` is given
+AUTO_METADATA_KEYS: tuple[str, ...] = ("id", "doc_id", "document_id")
+
+#: what each attribute key seen is: ``(group, rank index, field slot, metadata key)`` of a
+#: document, or ``None``; the same few dozen keys come back in every span, so each is taken
+#: apart once (bounded: cleared when full)
+_DocKey = tuple[int, int, int, str | None]
+_DOC_KEYS: dict[str, _DocKey | None] = {}
 _DOC_KEYS_MAX = 1 << 16
 
 
-def _doc_key(key: str) -> tuple[int, int] | None:
-    """``(rank index, field slot)`` when ``key`` is ``retrieval.documents.N.document.FIELD``."""
-    if key.startswith(_DOC_PREFIX):
-        number, _, rest = key[len(_DOC_PREFIX) :].partition(".document.")
-        if rest in _DOC_FIELDS and number.isdigit():
-            return int(number), _DOC_FIELDS[rest]
+def _doc_key(key: str) -> _DocKey | None:
+    """Where ``key`` (``retrieval.documents.N.document.FIELD``, a reranker's
+    ``reranker.input_documents.N.document.FIELD`` …) puts its value; a flattened metadata
+    object's ``…document.metadata.KEY`` keeps its KEY."""
+    for prefix, group in _DOC_GROUPS.items():
+        if key.startswith(prefix):
+            number, _, rest = key[len(prefix) :].partition(".document.")
+            if not number.isdigit():
+                return None
+            if rest in _DOC_FIELDS:
+                return group, int(number), _DOC_FIELDS[rest], None
+            if rest.startswith("metadata."):
+                return group, int(number), 3, rest[len("metadata.") :]
+            return None
     return None
 
 
-def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]], int]:
-    """``(rank index, id, score, content)`` of a retriever span's documents in rank order;
-    and how many had no id."""
-    found: dict[int, list[Any]] = {}  # rank index: [id, score, content], None where absent
+def resolve_doc_id_from(value: str | None) -> str | None:
+    """``value`` checked: ``document.id``, ``metadata.KEY`` or ``content``; ``None`` (or
+    ``auto``) is the automatic choice (see the module docstring)."""
+    if value is None or value.strip() == "auto":
+        return None
+    text = value.strip()
+    if text in ("document.id", "content") or (text.startswith("metadata.") and text[9:]):
+        return text
+    raise InputError(
+        f"--doc-id-from {value!r}: expected document.id, metadata.KEY (a key of the "
+        "document's metadata) or content",
+        field="doc_id_from",
+    )
+
+
+def content_id(content: str) -> str:
+    """A document's id made from its text: ``c`` + 16 hex digits of its SHA-256."""
+    return "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+
+
+def _metadata(value: Any) -> Mapping[str, Any]:
+    """A document's metadata: an object (flattened keys, Phoenix), or the JSON text of one
+    (OpenInference writes ``document.metadata`` as JSON)."""
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return {}
+        return inner if isinstance(inner, Mapping) else {}
+    return {}
+
+
+def _id_text(value: Any) -> str | None:
+    """An id value as text (a non-empty string or an integer), else ``None``."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _doc_id(fields: list[Any], how: str | None) -> tuple[str | None, str]:
+    """A document's id by ``how`` (``None``: automatic) and where it came from."""
+    raw_id, _, content, meta = fields
+    if how is None:
+        own = _id_text(raw_id)
+        if own is not None:
+            return own, "document.id"
+        held = _metadata(meta)
+        for key in AUTO_METADATA_KEYS:
+            value = _id_text(held.get(key))
+            if value is not None:
+                return value, f"metadata.{key}"
+        return (content_id(content), "content") if isinstance(content, str) else (None, "")
+    if how == "document.id":
+        return _id_text(raw_id), how
+    if how == "content":
+        return (content_id(content), how) if isinstance(content, str) else (None, how)
+    return _id_text(_metadata(meta).get(how[len("metadata.") :])), how
+
+
+@dataclass
+class _Docs:
+    """A span's documents, by group: ``(rank index, id, score, content)`` in rank order."""
+
+    groups: dict[int, list[tuple[int, str, float | None, str | None]]]
+    #: how many documents took their id from where (``document.id``, ``metadata.id``, …)
+    sources: dict[str, int]
+
+
+def _documents(span: Span, source: str, how: str | None) -> _Docs:
+    """The documents of a retriever or reranker span, ids taken by ``how``."""
+    found: dict[tuple[int, int], list[Any]] = {}  # (group, index): [id, score, content, meta]
     known = _DOC_KEYS
     if len(known) > _DOC_KEYS_MAX:
         known.clear()
@@ -653,25 +746,24 @@ def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]]
         except KeyError:
             hit = known[key] = _doc_key(key)
         if hit is not None:
-            fields = found.get(hit[0])
+            fields = found.get(hit[:2])
             if fields is None:
-                fields = found[hit[0]] = [None, None, None]
-            fields[hit[1]] = value
-    docs: list[tuple[int, str, Any, Any]] = []
-    hashed = 0
-    for index in sorted(found):
-        doc_id, score, content = found[index]
-        if doc_id is None or doc_id == "":
-            if not isinstance(content, str):
-                raise InputError(
-                    f"retriever span {span.span_id}: document {index} has neither an id nor "
-                    "content",
-                    source=source,
-                    line=span.line,
-                    field=f"retrieval.documents.{index}.document.id",
-                )
-            doc_id = "c" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
-            hashed += 1
+                fields = found[hit[:2]] = [None, None, None, None]
+            if hit[3] is None:
+                fields[hit[2]] = value
+            else:  # a flattened metadata object
+                if not isinstance(fields[3], dict):
+                    fields[3] = {}
+                fields[3][hit[3]] = value
+    docs = _Docs({}, {})
+    for group, index in sorted(found):
+        fields = found[(group, index)]
+        doc_id, used = _doc_id(fields, how)
+        where = f"{_GROUP_PREFIX[group]}{index}.document"
+        if doc_id is None:
+            raise InputError(_no_id_message(span, index, how), source=source, line=span.line,
+                             field=f"{where}.{_field_of(how)}")  # fmt: skip
+        score = fields[1]
         if (
             score is not None
             and type(score) is not float
@@ -681,44 +773,100 @@ def _documents(span: Span, source: str) -> tuple[list[tuple[int, str, Any, Any]]
                 f"score {score!r} is not a number",
                 source=source,
                 line=span.line,
-                field=f"retrieval.documents.{index}.document.score",
+                field=f"{where}.score",
             )
-        docs.append((index, str(doc_id), score, content if isinstance(content, str) else None))
-    return docs, hashed
+        content = fields[2] if isinstance(fields[2], str) else None
+        docs.groups.setdefault(group, []).append(
+            (index, doc_id, None if score is None else float(score), content)
+        )
+        docs.sources[used] = docs.sources.get(used, 0) + 1
+    return docs
 
 
-def retrieval_of(span: Span, source: str, query_id_from: str) -> tuple[Retrieval | None, int]:
-    """The ranking of a retriever span (``None`` without documents) and how many of its
-    documents had no id."""
-    docs, hashed = _documents(span, source)
-    if not docs:
-        return None, 0
-    query = span.attributes.get("input.value")
-    query_text = _text(query, source, span.line, "input.value")
+def _field_of(how: str | None) -> str:
+    return "id" if how is None else how.removeprefix("document.")
+
+
+def _no_id_message(span: Span, index: int, how: str | None) -> str:
+    what = f"{span.kind.lower() or 'ranking'} span {span.span_id}: document {index}"
+    if how is None:
+        return (
+            f"{what} has neither an id (document.id, or metadata "
+            f"{', '.join(AUTO_METADATA_KEYS)}) nor content"
+        )
+    return f"{what} has no {how} to take its id from (--doc-id-from {how})"
+
+
+def _ranking(
+    docs: Sequence[tuple[int, str, float | None, str | None]], keep_texts: bool
+) -> tuple[tuple[str, ...], tuple[float | None, ...], tuple[str | None, ...]]:
+    """Ids, scores and texts in rank order; a repeated document keeps its best rank."""
     seen: set[str] = set()
     ids: list[str] = []
     scores: list[float | None] = []
     texts: list[str | None] = []
     for _, doc_id, score, text in docs:
-        if doc_id not in seen:  # a repeated doc keeps its best rank
+        if doc_id not in seen:
             seen.add(doc_id)
             ids.append(doc_id)
-            scores.append(None if score is None else float(score))
-            texts.append(text)
+            scores.append(score)
+            texts.append(text if keep_texts else None)
+    return tuple(ids), tuple(scores), tuple(texts)
+
+
+def _own_query_id(span: Span, query: str, how: str) -> str | None:
+    """The query id a span gives by itself (``None``: it lacks the attribute, or the text)."""
+    if how == "hash":
+        return query_hash(query) if query else None
+    if how == "text":
+        return query or None
+    value = _attribute(span.attributes, how)
+    if value is None or isinstance(value, bool | Mapping | list) or value == "":
+        return None
+    return str(value)
+
+
+def retrieval_of(
+    span: Span,
+    source: str,
+    query_id_from: str,
+    doc_id_from: str | None = None,
+    *,
+    keep_texts: bool = True,
+) -> tuple[Retrieval | None, dict[str, int]]:
+    """The ranking of a retriever span, or of a reranker span's output (``None`` without
+    documents), and where its documents' ids came from (counts). Its ``query_id`` is the
+    one the span gives by itself (``""`` when it lacks it): a trace's rankings share the
+    trace's (:func:`read_traces`)."""
+    docs = _documents(span, source, doc_id_from)
+    reranker = span.kind == "RERANKER"
+    ranked = docs.groups.get(2 if reranker else 0)
+    if not ranked:
+        return None, docs.sources
+    if reranker:
+        query = span.attributes.get("reranker.query") or span.attributes.get("input.value")
+        query_text = query if isinstance(query, str) else ""
+    else:
+        query_text = _text(span.attributes.get("input.value"), source, span.line, "input.value")
+    ids, scores, texts = _ranking(ranked, keep_texts)
+    inputs = docs.groups.get(1)
     return (
         Retrieval(
             trace_id=span.trace_id,
             span_id=span.span_id,
-            query_id=query_id_of(span, query_text, query_id_from, source),
+            query_id=_own_query_id(span, query_text, query_id_from) or "",
             query=query_text,
             start_ns=span.start_ns,
             duration_ms=span.duration_ms,
-            doc_ids=tuple(ids),
-            scores=tuple(scores),
-            texts=tuple(texts),
+            doc_ids=ids,
+            scores=scores,
+            texts=texts,
             line=span.line,
+            stage="reranker" if reranker else "retriever",
+            candidates=_ranking(inputs, False)[0] if reranker and inputs else None,
+            name=span.name,
         ),
-        hashed,
+        docs.sources,
     )
 
 
@@ -726,17 +874,26 @@ def read_traces(
     paths: PathLike | Iterable[PathLike],
     query_id_from: str | None = None,
     *,
+    doc_id_from: str | None = None,
+    stage: str | None = None,
     keep_spans: bool = False,
     latest_only: bool = False,
 ) -> Traces:
-    """Read trace files (see the module docstring): rankings, answers and latencies;
-    ``keep_spans`` also keeps every span's ids, stage and times (``span_rows``);
-    ``latest_only`` keeps only the latest ranking of each query (memory bounded by the
-    queries, not the spans; ``repeated`` counts the others)."""
+    """Read trace files (see the module docstring): rankings, answers and latencies.
+
+    ``traces.traces`` holds each trace's rankings (:class:`TraceRankings`: retriever steps
+    and rerankers, sharing the trace's query id); ``traces.retrievals`` every retriever
+    span's ranking (each step), or with ``stage`` each trace's ranking of that stage
+    (:mod:`ragmeter.io.trace_stages`). ``doc_id_from``: where documents take their ids
+    (``None``: automatic). ``keep_spans`` also keeps every span's ids, stage and times
+    (``span_rows``); ``latest_only`` keeps only the latest trace of each query (``repeated``
+    counts the others) and no passage texts."""
     path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     how = resolve_query_id_from(query_id_from)
+    ids = resolve_doc_id_from(doc_id_from)
+    wanted = resolve_stage(stage)
     traces = Traces(source=", ".join(str(p) for p in path_list))
-    latest: dict[str, Retrieval] = {}
+    read: list[Retrieval] = []
     for path in path_list:
         source = str(path)
         for span in iter_spans(path, traces.notes):
@@ -746,42 +903,108 @@ def read_traces(
                 traces.span_rows.append(
                     (span.span_id, span.trace_id, span.stage, span.start_ns, span.duration_ms)
                 )
-            if span.kind == "RETRIEVER":
-                retrieval, hashed = retrieval_of(span, source, how)
-                traces.content_ids += hashed
-                if retrieval is None:
+            if span.kind in ("RETRIEVER", "RERANKER"):
+                retrieval, sources = retrieval_of(
+                    span, source, how, ids, keep_texts=not latest_only
+                )
+                for used, n in sources.items():
+                    traces.id_sources[used] = traces.id_sources.get(used, 0) + n
+                if retrieval is not None:
+                    read.append(retrieval)
+                elif span.kind == "RETRIEVER":
                     traces.without_documents += 1
-                elif latest_only:
-                    _keep_latest(latest, retrieval, traces)
                 else:
-                    traces.retrievals.append(retrieval)
+                    traces.rerankers_without_documents += 1
             elif span.kind == "LLM":
                 answer = span.attributes.get("output.value")
                 if isinstance(answer, str):
                     traces.answers[span.trace_id] = answer
+    traces.doc_id_from = ids
+    traces.traces = _by_trace(read, how, traces.source)
     if latest_only:
-        traces.retrievals = list(latest.values())
+        traces.traces = _latest_per_query(traces.traces, traces)
+    traces.retrievals = _retrievals(traces.traces, wanted)
     return traces
 
 
-def _keep_latest(latest: dict[str, Retrieval], r: Retrieval, traces: Traces) -> None:
-    held = latest.get(r.query_id)
-    if held is not None:
-        traces.repeated += 1
-        traces.repeated_queries.add(r.query_id)
-    if held is None or r.start_ns >= held.start_ns:
-        latest[r.query_id] = r
+def _by_trace(read: list[Retrieval], how: str, source: str) -> list[TraceRankings]:
+    """The rankings grouped by trace: retriever steps numbered in order of start time (then
+    span name), every ranking given the trace's query id."""
+    groups: dict[str, list[Retrieval]] = {}
+    for r in read:
+        groups.setdefault(r.trace_id, []).append(r)
+    out: list[TraceRankings] = []
+    for trace_id, rankings in groups.items():
+        rankings.sort(key=lambda r: (r.start_ns, r.name, r.span_id))
+        steps = [r for r in rankings if r.stage == "retriever"]
+        rerankers = [r for r in rankings if r.stage == "reranker"]
+        qid = next((r.query_id for r in (*steps, *rerankers) if r.query_id), None)
+        if qid is None:
+            first = (steps or rerankers)[0]
+            raise InputError(
+                f"{first.stage} span {first.span_id} has no attribute {how!r} to take its "
+                "query id from (--query-id-from), and no other span of its trace has",
+                source=source,
+                line=first.line,
+                field=how,
+            )
+        steps = [replace(r, query_id=qid, step=n) for n, r in enumerate(steps, start=1)]
+        rerankers = [replace(r, query_id=qid) for r in rerankers]
+        out.append(
+            TraceRankings(trace_id, qid, rankings[0].start_ns, tuple(steps), tuple(rerankers))
+        )
+    return out
 
 
-def traces_run(traces: Traces, name: str) -> Run:
-    """The run of ``traces``: each query's latest ranking (by span start time)."""
-    from dataclasses import replace
+def _latest_per_query(found: list[TraceRankings], traces: Traces) -> list[TraceRankings]:
+    """Each query's latest trace (by start time); the others counted in ``traces``."""
+    latest: dict[str, TraceRankings] = {}
+    for t in found:
+        held = latest.get(t.query_id)
+        if held is not None:
+            traces.repeated += 1
+            traces.repeated_queries.add(t.query_id)
+        if held is None or t.start_ns >= held.start_ns:
+            latest[t.query_id] = t
+    return list(latest.values())
 
+
+def _retrievals(found: list[TraceRankings], stage: str | None) -> list[Retrieval]:
+    if stage is None:
+        return [r for t in found for r in t.steps]
+    return [r for t in found if (r := t.ranking(stage)) is not None]
+
+
+# -- runs -----------------------------------------------------------------------------------
+
+
+def trec_scores(r: Retrieval) -> list[float]:
+    """Scores under which trec_eval's order (score descending, ties by doc id descending)
+    is the ranking's own order: its scores where they strictly decrease, else ``n - rank +
+    1`` (n, n-1, …, 1)."""
+    own = [s for s in r.scores if s is not None]
+    if len(own) == len(r.scores) and all(a > b for a, b in itertools.pairwise(own)):
+        return own
+    n = len(r.doc_ids)
+    return [float(n - i) for i in range(n)]
+
+
+def has_tied_scores(r: Retrieval) -> bool:
+    """Whether two of the ranking's documents share a score (trec_eval would order them by
+    doc id, not as the retriever did)."""
+    given = [s for s in r.scores if s is not None]
+    return len(set(given)) < len(given)
+
+
+def traces_run(traces: Traces, name: str, stage: str | None = None) -> Run:
+    """The run of ``traces`` at ``stage`` (:mod:`ragmeter.io.trace_stages`; ``None``: the
+    ranking that reached the LLM): each query's latest trace (by start time), ranked in the
+    retriever's (or reranker's) order, with scores that give trec_eval the same order
+    (:func:`trec_scores`)."""
     from ragmeter.core.data import Run
 
-    latest: dict[str, Retrieval] = {}
-    for r in traces.retrievals:
-        _keep_latest(latest, r, traces)
+    wanted = resolve_stage(stage)
+    latest = _latest_per_query(traces.traces, traces)
     if not latest:
         raise InputError(
             "no retriever span with documents; expected OpenInference RETRIEVER spans "
@@ -790,24 +1013,190 @@ def traces_run(traces: Traces, name: str) -> Run:
         )
     qids: list[str] = []
     docs: list[str] = []
-    for qid, r in latest.items():
-        qids.extend([qid] * len(r.doc_ids))
+    scores: list[float] = []
+    pool: dict[str, tuple[str, ...]] = {}
+    tied = 0
+    for t in latest:
+        r = t.ranking(wanted)
+        if r is None:
+            continue
+        qids.extend([t.query_id] * len(r.doc_ids))
         docs.extend(r.doc_ids)
-    run = Run.from_columns(qids, docs, None, name=name, order="given", source=traces.source)
-    notes = traces.describe()
+        scores.extend(trec_scores(r))
+        tied += has_tied_scores(r)
+        candidates = t.candidates() if r.stage == "reranker" else None
+        if candidates is not None:
+            pool[t.query_id] = candidates
+    if not qids:
+        raise InputError(
+            f"no trace has a {stage_label(wanted or 'retriever')} ranking "
+            f"(this file holds: {', '.join(stages_of(latest)) or 'none'})",
+            source=traces.source,
+            field="stage",
+        )
+    run = Run.from_columns(qids, docs, scores, name=name, order="given", source=traces.source)
+    notes = [*traces.describe(), *_stage_notes(traces, latest, wanted, len(set(qids)))]
+    if tied:
+        notes.append(
+            f"{traces.source}: {tied} ranking(s) have tied scores; their order is the "
+            "retriever's (trec_eval would order tied documents by doc id; ragmeter traces "
+            "to-run writes a TREC run that keeps the retriever's order)"
+        )
     if traces.repeated:
         notes.append(
-            f"{traces.source}: {traces.repeated} retriever span(s) repeat a query of "
-            f"{len(traces.repeated_queries)} quer(ies); each query keeps its latest span"
+            f"{traces.source}: {traces.repeated} trace(s) repeat a query of "
+            f"{len(traces.repeated_queries)} quer(ies); each query keeps its latest trace"
         )
-    return replace(run, warnings=(*run.warnings, *notes))
+    candidates_run = Run.from_lists(pool, name=f"{name} candidates") if pool else None
+    return replace(
+        run,
+        warnings=(*run.warnings, *notes),
+        stage=wanted or "default",
+        candidates=candidates_run,
+    )
+
+
+def _stage_notes(
+    traces: Traces, latest: list[TraceRankings], stage: str | None, n_queries: int
+) -> list[str]:
+    """What stage was read, where the file holds more than one ranking per trace, and how
+    many traces had none of it."""
+    held = stages_of(latest)
+    out: list[str] = []
+    if held != ["retriever"] and stage is None:
+        rerank = sum(1 for t in latest if t.rerankers)
+        what = (
+            f"the reranker's output ({rerank} trace(s)), else the retriever's documents"
+            if rerank
+            else "the retriever steps' gathered documents"
+        )
+        out.append(
+            f"{traces.source}: stage read: {what} (the file holds {', '.join(held)}; "
+            "choose one with --stage)"
+        )
+    lacking = len(latest) - n_queries
+    if lacking:
+        out.append(
+            f"{traces.source}: {lacking} trace(s) have no {stage_label(stage or '')} "
+            "ranking; their queries are absent from this run"
+        )
+    return out
 
 
 def read_traces_run(
-    path: PathLike, name: str | None = None, query_id_from: str | None = None
+    path: PathLike,
+    name: str | None = None,
+    query_id_from: str | None = None,
+    *,
+    doc_id_from: str | None = None,
+    stage: str | None = None,
 ) -> Run:
     """The run of a trace file (see :func:`traces_run`), named after the file by default."""
     from pathlib import Path
 
-    traces = read_traces(path, query_id_from, latest_only=True)
-    return traces_run(traces, name or Path(path).name)
+    traces = read_traces(path, query_id_from, doc_id_from=doc_id_from, latest_only=True)
+    return traces_run(traces, name or Path(path).name, stage)
+
+
+def read_trace_stages(
+    path: PathLike,
+    name: str | None = None,
+    query_id_from: str | None = None,
+    *,
+    doc_id_from: str | None = None,
+) -> list[Run]:
+    """One run per stage the trace file holds (:func:`~ragmeter.io.trace_stages.stages_of`),
+    named ``NAME [stage]``; a file of plain one-retriever traces is one run, named ``NAME``,
+    as :func:`read_traces_run` reads it."""
+    from pathlib import Path
+
+    base = name or Path(path).name
+    traces = read_traces(path, query_id_from, doc_id_from=doc_id_from, latest_only=True)
+    held = stages_of(traces.traces)
+    if held in (["retriever"], []):
+        return [traces_run(traces, base)]
+    runs = [traces_run(traces, stage_run_name(base, stage), stage) for stage in held]
+    shared = set(runs[0].warnings)
+    for run in runs[1:]:
+        shared &= set(run.warnings)
+    said = (f"{traces.source}: read as {len(runs)} runs, one per stage: {_stages_said(held)}",)
+    # the notes of the read once (on the first run), each run's own with it
+    return [
+        replace(run, warnings=(*said, *run.warnings) if i == 0 else tuple(
+            w for w in run.warnings if w not in shared))
+        for i, run in enumerate(runs)
+    ]  # fmt: skip
+
+
+def stage_run_name(base: str, stage: str) -> str:
+    """The name of a stage's run: ``traces.jsonl (reranker)``, ``traces.jsonl (step 2)``
+    (parentheses, not brackets: tables read brackets as markup)."""
+    return f"{base} ({stage_label(stage)})"
+
+
+def _stages_said(held: Sequence[str]) -> str:
+    """What each stage's run holds, in words."""
+    said = {
+        "retriever": "the retriever spans' documents",
+        "reranker": "the reranker spans' output (its input documents the pool of proc@K)",
+        "gathered": "every retriever step's documents, each once, in first-retrieved order",
+    }
+    parts = [
+        f"({stage_label(s)}) = "
+        + (said[s] if s in said else f"retriever span {s[5:]} of each trace, by start time")
+        for s in held
+    ]
+    return "; ".join(parts) + " (--stage reads one)"
+
+
+@dataclass(frozen=True)
+class TraceContents:
+    """What a trace file holds: its spans, traces, queries, the stages its rankings can be
+    read at, and how many traces have each (``step:N``: N retriever steps or more)."""
+
+    spans: int
+    traces: int
+    queries: int
+    stages: tuple[str, ...]
+    traces_with: Mapping[str, int]
+    notes: tuple[str, ...]
+
+
+def trace_contents(
+    path: PathLike, query_id_from: str | None = None, *, doc_id_from: str | None = None
+) -> TraceContents:
+    """List what the trace file at ``path`` holds (stages and steps)."""
+    traces = read_traces(path, query_id_from, doc_id_from=doc_id_from, latest_only=True)
+    held = stages_of(traces.traces)
+    return TraceContents(
+        spans=traces.spans,
+        traces=len(traces.traces) + traces.repeated,
+        queries=len({t.query_id for t in traces.traces}),
+        stages=tuple(held),
+        traces_with={s: sum(1 for t in traces.traces if t.ranking(s) is not None) for s in held},
+        notes=tuple(traces.describe()),
+    )
+
+
+def write_traces_run(
+    path: PathLike,
+    output: PathLike,
+    query_id_from: str | None = None,
+    *,
+    doc_id_from: str | None = None,
+    stage: str | None = None,
+) -> Run:
+    """Write the run of a trace file at ``stage`` as a TREC run whose trec_eval order is the
+    trace's order (:func:`trec_scores`): evaluated as a TREC file, it gives the numbers the
+    trace gives. The run tag is the file's stem (and the stage: ``traces-reranker``)."""
+    from pathlib import Path
+
+    from ragmeter.io.trec import write_trec_run
+
+    run = read_traces_run(path, None, query_id_from, doc_id_from=doc_id_from, stage=stage)
+    wanted = resolve_stage(stage)
+    tag = Path(path).name.split(".")[0] or "traces"
+    if wanted is not None:
+        tag = f"{tag}-{wanted.replace(':', '')}"
+    write_trec_run(run, output, tag=tag)
+    return run

@@ -235,6 +235,44 @@ class NuggetInputs:
 
 
 @dataclass(frozen=True)
+class TraceReading:
+    """How trace files are read (:mod:`ragmeter.io.traces`): ``--query-id-from``,
+    ``--doc-id-from`` and ``--stage`` (``None``: every stage, each a run of its own)."""
+
+    query_id_from: str | None = None
+    doc_id_from: str | None = None
+    stage: str | None = None
+
+    def read(self, path: Path, *, every_stage: bool = True) -> list[Run]:
+        """The run(s) of the trace file at ``path``: one per stage it holds when no stage
+        was asked for (and ``every_stage``), else the asked one's."""
+        from ragmeter.io.readers import read_run
+        from ragmeter.io.traces import read_trace_stages
+
+        if self.stage is None and every_stage:
+            return read_trace_stages(path, None, self.query_id_from, doc_id_from=self.doc_id_from)
+        return [
+            read_run(
+                path,
+                query_id_from=self.query_id_from,
+                doc_id_from=self.doc_id_from,
+                stage=self.stage,
+            )
+        ]
+
+    def recorded(self) -> dict[str, str]:
+        """What a saved evaluation records of it."""
+        from ragmeter.io.trace_stages import resolve_stage
+        from ragmeter.io.traces import resolve_doc_id_from, resolve_query_id_from
+
+        return {
+            "query_id_from": resolve_query_id_from(self.query_id_from),
+            "doc_id_from": resolve_doc_id_from(self.doc_id_from) or "auto",
+            "stage": resolve_stage(self.stage) or "every",
+        }
+
+
+@dataclass(frozen=True)
 class EvaluateRequest:
     """What ``ragmeter evaluate`` was asked: run files, qrels (``None``: each run is a samples
     file with its own judgments, or the judged queries of ``coverage``), measures (``None``:
@@ -257,6 +295,16 @@ class EvaluateRequest:
     #: where trace files' rankings take their query ids (``--query-id-from``; ``None``: the
     #: readers' default, :func:`ragmeter.io.traces.default_query_id_from`)
     query_id_from: str | None = None
+    #: where trace files' documents take their ids (``--doc-id-from``; ``None``: automatic,
+    #: :func:`ragmeter.io.traces.resolve_doc_id_from`)
+    doc_id_from: str | None = None
+    #: which ranking of each trace is evaluated (``--stage``; ``None``: every stage the file
+    #: holds, each a run of its own, :func:`ragmeter.io.traces.read_trace_stages`)
+    stage: str | None = None
+
+    def traces(self) -> TraceReading:
+        """How trace files are read."""
+        return TraceReading(self.query_id_from, self.doc_id_from, self.stage)
 
     def default_measures(self) -> list[str]:
         """The measures asked for, else the classical defaults (coverage with judgments, the
@@ -345,7 +393,7 @@ def evaluate_files(
     else:
         evaluation = _evaluate(
             request.runs, labels if labels is not None else request.qrels, names, options,
-            own_queries, request.query_id_from,
+            own_queries, request.traces(),
         )  # fmt: skip
     if request.described_labels is not None:
         evaluation = evaluation.with_labels(request.described_labels.to_json())
@@ -353,17 +401,18 @@ def evaluate_files(
     return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
 
 
-def _run_inputs(runs: Sequence[Path], query_id_from: str | None) -> list[Path | Run]:
-    """``runs``, each trace file read with ``query_id_from`` when it is given (other files
-    stay paths: TREC runs are streamed in blocks)."""
-    if query_id_from is None:
-        return list(runs)
-    from ragmeter.io.readers import detect_format, is_traces, read_run
+def _run_inputs(runs: Sequence[Path], traces: TraceReading) -> list[Path | Run]:
+    """``runs``, each trace file read as ``traces`` says (one run per stage without
+    ``--stage``); other files stay paths (TREC runs are streamed in blocks)."""
+    from ragmeter.io.readers import detect_format, is_traces
 
-    return [
-        read_run(p, query_id_from=query_id_from) if is_traces(p, detect_format(p)) else p
-        for p in runs
-    ]
+    out: list[Path | Run] = []
+    for p in runs:
+        if p.is_file() and is_traces(p, detect_format(p)):
+            out.extend(traces.read(p))
+        else:
+            out.append(p)
+    return out
 
 
 def _evaluate(
@@ -372,7 +421,7 @@ def _evaluate(
     names: list[Any],
     options: dict[str, Any],
     crux: bool,
-    query_id_from: str | None,
+    traces: TraceReading,
 ) -> Evaluation:
     from ragmeter.evaluation import evaluate
     from ragmeter.evaluation.results import Evaluation
@@ -380,17 +429,40 @@ def _evaluate(
 
     if qrels is None and crux:
         # the judged queries (or those with nuggets) are evaluated; classical measures use
-        # the CRUX graded qrels
-        return evaluate(
-            [read_run(p, query_id_from=query_id_from) for p in runs], None, names, **options
-        )
+        # the CRUX graded qrels; a trace is read at its default stage (an agent's gathered
+        # context, a reranker's output)
+        read = [
+            read_run(p, query_id_from=traces.query_id_from, doc_id_from=traces.doc_id_from,
+                     stage=traces.stage)
+            for p in runs
+        ]  # fmt: skip
+        return evaluate(read, None, names, **options)
     if qrels is not None:
         # the paths go to the library: TREC run files are streamed in blocks of queries,
         # partitioned runs evaluated one partition at a time
         labels = read_qrels(qrels) if isinstance(qrels, Path) else qrels
-        return evaluate(_run_inputs(runs, query_id_from), labels, names, **options)
+        inputs = _run_inputs(runs, traces)
+        evaluation = evaluate(inputs, labels, names, **options)
+        losses = stage_losses([r for r in inputs if not isinstance(r, Path)], labels, options)
+        return replace(evaluation, warnings=(*evaluation.warnings, *losses))
     # Samples files carry their own judgments (expected_output); traces do not.
     return Evaluation.concat([evaluate(read_run(p), own_qrels(p), names, **options) for p in runs])
+
+
+def stage_losses(runs: Sequence[Run], qrels: Qrels, options: Mapping[str, Any]) -> list[str]:
+    """For each trace file read as a retriever and a reranker stage: the relevant documents
+    the reranker lost (:func:`ragmeter.analysis.stages.stage_loss`), one line each."""
+    from ragmeter.analysis.stages import stage_loss
+
+    by_stage = {(r.name.rsplit(" (", 1)[0], r.stage): r for r in runs if r.stage is not None}
+    out = []
+    for (base, stage), run in by_stage.items():
+        if stage == "reranker" and (base, "retriever") in by_stage:
+            loss = stage_loss(
+                by_stage[(base, "retriever")], run, qrels, int(options.get("rel_level", 1))
+            )
+            out.append(f"{base}: evidence lost {loss.describe()}")
+    return out
 
 
 def _evaluate_spans(
@@ -461,14 +533,14 @@ def _parameters(
 
 
 def _query_ids_of_traces(request: EvaluateRequest) -> dict[str, str]:
-    """Where the trace files' query ids came from (recorded with a save; nothing without
-    trace files, so that other saves keep their parameters)."""
+    """How the trace files were read: where query and document ids came from, the stage
+    (recorded with a save; nothing without trace files, so that other saves keep their
+    parameters)."""
     from ragmeter.io.readers import detect_format, is_traces
-    from ragmeter.io.traces import resolve_query_id_from
 
     if not any(p.is_file() and is_traces(p, detect_format(p)) for p in request.runs):
         return {}
-    return {"query_id_from": resolve_query_id_from(request.query_id_from)}
+    return request.traces().recorded()
 
 
 def _nugget_files(nuggets: NuggetInputs | None) -> dict[str, Any]:

@@ -63,6 +63,11 @@ class MonitorRequest:
     depth: int = 10
     prompt: str = "umbrela"
     query_id_from: str | None = None
+    #: where documents take their ids (``None``: automatic, :mod:`ragmeter.io.traces`)
+    doc_id_from: str | None = None
+    #: which spans are sampled: ``None`` every retriever span (each step of an agent),
+    #: ``reranker`` the rerankers' output, ``step:N`` each trace's N-th retriever step
+    stage: str | None = None
     #: labels from a qrels file (by query id) instead of a judge; its provenance sidecar
     #: says who made them
     labels: str | os.PathLike[str] | None = None
@@ -162,6 +167,20 @@ def _check_judge(samples: Sequence[SampleRow], source: LabelSource, stream: str)
             )
 
 
+def monitor_stage(stage: str | None) -> str | None:
+    """A stage the monitor samples by: one span per ranking, so ``gathered`` (a union of
+    spans) is refused, and ``retriever`` is every retriever span, the default."""
+    from ragmeter.io.trace_stages import resolve_stage
+
+    wanted = resolve_stage(stage)
+    if wanted == "gathered":
+        raise InputError(
+            "--stage gathered: the monitor samples spans; a gathered context is no span "
+            "(use step:N, reranker, or ragmeter evaluate)"
+        )
+    return None if wanted == "retriever" else wanted
+
+
 def run_monitor(
     request: MonitorRequest,
     judge: Judge | Any,
@@ -181,7 +200,13 @@ def run_monitor(
     )
 
     measures = canonical_measures(request.measures)
-    traces = read_traces(request.traces, request.query_id_from, keep_spans=True)
+    traces = read_traces(
+        request.traces,
+        request.query_id_from,
+        doc_id_from=request.doc_id_from,
+        stage=monitor_stage(request.stage),
+        keep_spans=True,
+    )
     rows = {r.span_id: r for r in _span_rows(traces)}
     with open_store(request.store) as store:
         known = known_spans(store, request.stream, rows)
