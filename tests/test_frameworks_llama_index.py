@@ -65,6 +65,9 @@ from ragmeter.io.readers import read_run  # noqa: E402
 
 dispatcher = get_dispatcher(__name__)
 
+# the instrumentor records an LLM's parameters with pydantic's deprecated ``.json()``
+pytestmark = pytest.mark.filterwarnings("ignore:The `json` method is deprecated")
+
 
 class WordOverlapReranker(BaseNodePostprocessor):
     """A reranker as LlamaIndex's own are written (``SentenceTransformerRerank``,
