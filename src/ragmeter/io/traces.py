@@ -15,10 +15,26 @@ Two shapes of traces are read, line by line (a file is streamed, never read whol
 Spans follow the OpenInference semantic conventions: ``openinference.span.kind`` (or Phoenix's
 ``span_kind``) says what a span is. A ``RETRIEVER`` span is one ranking: the query is its
 ``input.value``, its documents ``retrieval.documents.N.document.id`` / ``.score`` /
-``.content`` in the order of N (rank 1 first). A document without an id gets the id ``c``
-followed by the first 16 hex digits of the SHA-256 of its content (counted in the notes). An
-``LLM`` span's ``output.value`` is the answer of its trace. Every span's duration is a latency
-of its stage (its kind in lower case, or its name when it has no kind).
+``.content`` / ``.metadata`` in the order of N (rank 1 first). A ``RERANKER`` span's ranking
+is its ``reranker.output_documents.N.document.*``, chosen from its
+``reranker.input_documents.N.document.*``. The rankings of one trace are its stages and
+steps (:mod:`ragmeter.io.trace_stages`). An ``LLM`` span's ``output.value`` is the answer of
+its trace. Every span's duration is a latency of its stage (its kind in lower case, or its
+name when it has no kind).
+
+**Document ids.** ``doc_id_from`` says where a document's id comes from: ``document.id``;
+``metadata.KEY``, a key of the document's ``document.metadata`` (a JSON object as
+OpenInference writes it, or flattened keys); ``content``, ``c`` followed by the first 16 hex
+digits of the SHA-256 of its content (:func:`content_id`). ``None`` (the default) takes
+``document.id``, else the first of the metadata keys :data:`AUTO_METADATA_KEYS` the document
+has, else the content hash, and the notes say how many documents took their ids from where.
+
+**Order.** A ranking is in the order the retriever returned it (N), whatever its scores; a
+TREC file of the same scores would be ordered by score, ties by doc id (trec_eval's order).
+A run read from traces carries scores that give trec_eval the ranking's own order
+(:func:`trec_scores`: its own scores where they strictly decrease, else n..1), so that
+:func:`write_traces_run` writes a TREC file with the trace's numbers; the notes count the
+rankings with tied scores.
 
 **Query ids.** A ranking's query id comes from ``query_id_from``:
 
@@ -28,19 +44,22 @@ of its stage (its kind in lower case, or its name when it has no kind).
   gets the same id and meets its qrels (:func:`query_hash`);
 * ``"text"``: the query text itself;
 * any other value names a span attribute (``session.id``, ``metadata.query_id``; a key inside
-  the JSON object of the ``metadata`` attribute is found too). A retriever span without it is
-  an error naming the file, the line and the attribute.
+  the JSON object of the ``metadata`` attribute is found too). A trace none of whose ranking
+  spans has it is an error naming the file, the line and the attribute.
 
-As a run (:func:`traces_run`, what ``ragmeter evaluate TRACES`` reads) each query keeps the
-ranking of its latest span (by start time); repeated queries are counted in the run's
-warnings. ``query_id_from`` is a parameter of the readers (``read_run(path,
+All the rankings of a trace share one query id: its first retriever step's (the first span
+of the trace that has the attribute). As a run (:func:`traces_run`) each query keeps its
+latest trace (by start time), at one stage; repeated queries are counted in the run's
+warnings. ``ragmeter evaluate TRACES`` reads every stage a file holds as a run of its own
+(:func:`read_trace_stages`). ``query_id_from`` is a parameter of the readers (``read_run(path,
 query_id_from=...)``, ``ragmeter evaluate --query-id-from``); when none is given,
 ``$RAGMETER_QUERY_ID_FROM`` is the default (a user's setting, read, never written).
 
 **Bad input.** A malformed line is an error naming the file, the line and the field. Retriever
 spans without documents are counted, not read. A last line without its newline that does not
 parse is taken for a file still being written: what was complete is read and a note says which
-line was left. Spans may come in any order of time.
+line was left. Spans may come in any order of time: the rankings (without their passages'
+texts, for a run) are held until the file is read, then grouped by trace.
 
 **Speed.** OTLP lines are parsed by orjson where it is installed (the ``traces`` extra), by
 :func:`json.loads` otherwise, with the same values either way (:func:`_fast_json`).
