@@ -148,8 +148,7 @@ def reference_of_run(
     got = evaluator.evaluate({q: dict(docs) for q, docs in run.items()})
     # a judged query the run lacks scores 0 (ragmeter's default, --missing zero)
     return {
-        q: {m: float(got.get(q, {}).get(TREC_EVAL_NAMES[m], 0.0)) for m in measures}
-        for q in qrels
+        q: {m: float(got.get(q, {}).get(TREC_EVAL_NAMES[m], 0.0)) for m in measures} for q in qrels
     }
 
 

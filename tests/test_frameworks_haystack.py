@@ -15,7 +15,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +25,9 @@ oi_haystack = pytest.importorskip(
     "openinference.instrumentation.haystack",
     reason="the frameworks extra (openinference-instrumentation-haystack)",
 )
+
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever  # noqa: E402
+from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
 
 from frameworks_util import (  # noqa: E402
     QUERY_ID_FROM,
@@ -40,9 +42,6 @@ from frameworks_util import (  # noqa: E402
     write_otlp,
     write_trec,
 )
-from haystack.components.retrievers.in_memory import InMemoryBM25Retriever  # noqa: E402
-from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
-
 from ragmeter.io.readers import read_run  # noqa: E402
 
 

@@ -34,6 +34,9 @@ oi_langchain = pytest.importorskip(
     reason="the frameworks extra (openinference-instrumentation-langchain)",
 )
 
+from langchain_core.documents import Document  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
 from frameworks_util import (  # noqa: E402
     QUERY_ID_FROM,
     Collection,
@@ -47,9 +50,6 @@ from frameworks_util import (  # noqa: E402
     write_otlp,
     write_trec,
 )
-from langchain_core.documents import Document  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
-
 from ragmeter.cli import app  # noqa: E402
 from ragmeter.errors import InputError  # noqa: E402
 from ragmeter.io.readers import read_run  # noqa: E402
@@ -72,9 +72,7 @@ def exporter() -> Iterator[Any]:
         yield exporter
 
 
-def _traced(
-    collection: Collection, exporter: Any, path: Path, id_key: str, k: int = 10
-) -> Traced:
+def _traced(collection: Collection, exporter: Any, path: Path, id_key: str, k: int = 10) -> Traced:
     """The 30 questions through LangChain's BM25 retriever, each passage's id in its
     metadata under ``id_key`` (``Document.id`` left unset, as loaders leave it)."""
     docs = [Document(page_content=t, metadata={id_key: p}) for p, t in collection.passages.items()]
@@ -140,7 +138,7 @@ def test_ids_under_another_key_are_an_error_naming_doc_id_from(
     out = CliRunner().invoke(app, args)
     assert out.exit_code != 0
     assert "--doc-id-from" in out.output and "Traceback" not in out.output
-    with pytest.raises(InputError, match="doc.id.from"):
+    with pytest.raises(InputError, match="--doc-id-from"):
         run = read_run(metadata_pid.path, query_id_from=QUERY_ID_FROM)
         ragmeter_values(run, collection.qrels_path)
 

@@ -30,6 +30,20 @@ oi_llama = pytest.importorskip(
     reason="the frameworks extra (openinference-instrumentation-llama-index)",
 )
 
+from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
+from llama_index.core.base.response.schema import Response  # noqa: E402
+from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
+from llama_index.core.instrumentation import get_dispatcher  # noqa: E402
+from llama_index.core.instrumentation.events.rerank import (  # noqa: E402
+    ReRankEndEvent,
+    ReRankStartEvent,
+)
+from llama_index.core.llms import MockLLM  # noqa: E402
+from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
+from llama_index.core.query_engine import CustomQueryEngine, RetrieverQueryEngine  # noqa: E402
+from llama_index.core.response_synthesizers import get_response_synthesizer  # noqa: E402
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+
 from frameworks_util import (  # noqa: E402
     MEASURES,
     QUERY_ID_FROM,
@@ -46,22 +60,9 @@ from frameworks_util import (  # noqa: E402
     write_otlp,
     write_trec,
 )
-from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
-from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
-from llama_index.core.base.response.schema import Response  # noqa: E402
-from llama_index.core.instrumentation import get_dispatcher  # noqa: E402
-from llama_index.core.instrumentation.events.rerank import (  # noqa: E402
-    ReRankEndEvent,
-    ReRankStartEvent,
-)
-from llama_index.core.llms import MockLLM  # noqa: E402
-from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
-from llama_index.core.query_engine import CustomQueryEngine, RetrieverQueryEngine  # noqa: E402
-from llama_index.core.response_synthesizers import get_response_synthesizer  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
-
 from ragmeter.errors import InputError  # noqa: E402
 from ragmeter.io.readers import read_run  # noqa: E402
+from ragmeter.io.traces import iter_spans  # noqa: E402
 
 dispatcher = get_dispatcher(__name__)
 
@@ -264,9 +265,7 @@ def test_bm25_tied_scores_keep_the_retriever_order(
     moved = [q for q in own if reordered[q] != own[q]]
     assert moved and set(moved) <= set(tied)
     raw_values = ragmeter_values(raw, collection.qrels_path)
-    raw_run = {
-        q: dict(zip(docs, bm25_traced.scores[q], strict=True)) for q, docs in own.items()
-    }
+    raw_run = {q: dict(zip(docs, bm25_traced.scores[q], strict=True)) for q, docs in own.items()}
     assert_same_values(raw_values, reference_of_run(raw_run, collection.qrels))
     assert means(raw_values)["ndcg@10"] != means(from_trace)["ndcg@10"]
 
@@ -286,6 +285,18 @@ def _trace_to_trec(traces: Path, out: Path) -> None:
 def test_reranker_span_is_recorded_and_each_stage_is_llama_index_own(
     reranked_traced: Traced, collection: Collection
 ) -> None:
+    # OpenInference's own RERANKER span: the query, top_n, the input and output documents
+    rerankers = [
+        s.attributes
+        for s in iter_spans(reranked_traced.path)
+        if s.attributes.get("openinference.span.kind") == "RERANKER"
+    ]
+    assert len(rerankers) == len(collection.queries)
+    for attrs in rerankers:
+        assert attrs["reranker.top_k"] == 5 and attrs["reranker.model_name"] == "word-overlap"
+        keys = [k for k in attrs if k.endswith(".document.id")]
+        assert sum(k.startswith("reranker.input_documents.") for k in keys) == 20
+        assert sum(k.startswith("reranker.output_documents.") for k in keys) == 5
     measures = ("ndcg@5", "recall@5")
     for stage in ("retriever", "reranker"):
         own = reranked_traced.rankings[stage]
@@ -321,5 +332,5 @@ def test_two_hop_steps_and_gathered_are_llama_index_own(
 
 
 def test_a_query_id_the_spans_lack_names_the_attribute(bm25_traced: Traced) -> None:
-    with pytest.raises(InputError, match="metadata.session"):
+    with pytest.raises(InputError, match=r"metadata\.session"):
         read_run(bm25_traced.path, query_id_from="metadata.session")
