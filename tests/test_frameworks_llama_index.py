@@ -14,6 +14,7 @@ Skipped where the ``frameworks`` extra is not installed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +44,12 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: 
 from llama_index.core.query_engine import CustomQueryEngine, RetrieverQueryEngine  # noqa: E402
 from llama_index.core.response_synthesizers import get_response_synthesizer  # noqa: E402
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 from frameworks_util import (  # noqa: E402
     MEASURES,
     QUERY_ID_FROM,
+    REL_LEVEL,
     Collection,
     Rankings,
     assert_same_values,
@@ -60,6 +63,7 @@ from frameworks_util import (  # noqa: E402
     write_otlp,
     write_trec,
 )
+from ragmeter.cli import app  # noqa: E402
 from ragmeter.errors import InputError  # noqa: E402
 from ragmeter.io.readers import read_run  # noqa: E402
 from ragmeter.io.traces import iter_spans  # noqa: E402
@@ -272,10 +276,6 @@ def test_bm25_tied_scores_keep_the_retriever_order(
 
 def _trace_to_trec(traces: Path, out: Path) -> None:
     """The documented way to a TREC run from a trace: ``ragmeter traces to-run``."""
-    from typer.testing import CliRunner
-
-    from ragmeter.cli import app
-
     result = CliRunner().invoke(
         app, ["traces", "to-run", str(traces), "--query-id-from", QUERY_ID_FROM, "-o", str(out)]
     )
@@ -307,6 +307,13 @@ def test_reranker_span_is_recorded_and_each_stage_is_llama_index_own(
             ragmeter_values(run, collection.qrels_path, measures),
             reference_values(own, collection.qrels, measures),
         )
+    # `ragmeter evaluate` without --stage: one run per stage, each the framework's own
+    assert _cli_means(reranked_traced.path, measures, collection) == {
+        f"rerank.json ({stage})": pytest.approx(
+            means(reference_values(reranked_traced.rankings[stage], collection.qrels, measures))
+        )
+        for stage in ("retriever", "reranker")
+    }
     # the reranker reordered: its top 5 is not the retriever's
     first = reranked_traced.rankings["retriever"]
     assert any(r[:5] != first[q][:5] for q, r in reranked_traced.rankings["reranker"].items())
@@ -327,8 +334,28 @@ def test_two_hop_steps_and_gathered_are_llama_index_own(
             ragmeter_values(run, collection.qrels_path, measures),
             reference_values(own, collection.qrels, measures),
         )
+    measures = ("ndcg@10", "recall@20")
+    assert _cli_means(two_hop_traced.path, measures, collection) == {
+        f"two_hop.json ({label})": pytest.approx(
+            means(reference_values(two_hop_traced.rankings[stage], collection.qrels, measures))
+        )
+        for stage, label in (("step:1", "step 1"), ("step:2", "step 2"), ("gathered", "gathered"))
+    }
     # the second hop found something the first did not
     assert any(len(r) > 10 for r in two_hop_traced.rankings["gathered"].values())
+
+
+def _cli_means(
+    path: Path, measures: tuple[str, ...], collection: Collection
+) -> dict[str, dict[str, float]]:
+    """``{run: {measure: mean}}`` of ``ragmeter evaluate TRACES -f json`` (no --stage)."""
+    args = ["evaluate", str(path), "--qrels", str(collection.qrels_path), "-f", "json"]
+    args += ["--query-id-from", QUERY_ID_FROM, "--rel-level", str(REL_LEVEL)]
+    args += [x for m in measures for x in ("-m", m)]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    runs = json.loads(out.stdout)["runs"]
+    return {r["name"]: {m: r["metrics"][m]["mean"] for m in measures} for r in runs}
 
 
 def test_a_query_id_the_spans_lack_names_the_attribute(bm25_traced: Traced) -> None:
