@@ -341,6 +341,12 @@ def test_two_hop_steps_and_gathered_are_llama_index_own(
         )
         for stage, label in (("step:1", "step 1"), ("step:2", "step 2"), ("gathered", "gathered"))
     }
+    shown = CliRunner().invoke(
+        app, ["traces", "show", str(two_hop_traced.path), "--query-id-from", QUERY_ID_FROM]
+    )
+    assert shown.exit_code == 0, shown.output
+    listed = [line.split()[1] for line in shown.stdout.splitlines() if "--stage" in line]
+    assert listed == ["step:1", "step:2", "gathered"]
     # the second hop found something the first did not
     assert any(len(r) > 10 for r in two_hop_traced.rankings["gathered"].values())
 
