@@ -117,6 +117,9 @@ def test_ids_in_metadata_id_are_langchain_own(metadata_id: Traced, collection: C
         run = read_run(metadata_id.path, query_id_from=QUERY_ID_FROM, doc_id_from=doc_id_from)
         assert run.ranked() == own, doc_id_from
         assert_same_values(ragmeter_values(run, collection.qrels_path), expected)
+        # found alone, it says where it found them
+        said = [w for w in run.warnings if "(--doc-id-from metadata.id)" in w]
+        assert len(said) == (1 if doc_id_from is None else 0), run.warnings
 
 
 def test_the_framework_ranking_as_trec_gives_the_same_values(
