@@ -85,6 +85,10 @@ def readme_blocks() -> list[Block]:
 
 _TEMPLATE = "a template for your own server, model and files"
 #: blocks that do not run, by (page, first line), and why
+_OWN_TRACES = (
+    "a template: traces.jsonl is your app's; tests/test_traces_stages.py runs the same commands "
+    "on traces made by the OpenTelemetry SDK with the OpenInference conventions"
+)
 SKIPPED: dict[tuple[str, str], str] = {
     ("README.md", 'pip install -e ".[dev]" && python -m pytest -q'): "the test suite itself",
     ("docs/getting-started.md", 'pip install -e ".[dev]" && python -m pytest -q'): (
@@ -213,6 +217,17 @@ SKIPPED: dict[tuple[str, str], str] = {
         f"{_TEMPLATE} (traces/, a PostgreSQL store); tests/test_monitor.py monitors a week of "
         "traffic with the test server as the judge"
     ),
+    (
+        "docs/traces.md",
+        "ragmeter evaluate traces.jsonl --qrels qrels.txt -m ndcg@10 \\",
+    ): _OWN_TRACES,
+    ("docs/traces.md", "ragmeter traces show traces.jsonl --query-id-from metadata.query_id"): (
+        _OWN_TRACES
+    ),
+    (
+        "docs/traces.md",
+        "ragmeter traces to-run traces.jsonl -o run.txt --query-id-from metadata.query_id",
+    ): _OWN_TRACES,
     (
         "docs/monitoring.md",
         "ragmeter serve --queries to_label/queries.jsonl --corpus to_label/corpus.jsonl \\",

@@ -206,24 +206,34 @@ def test_query_ids_that_meet_no_qrels_are_an_error(tmp_path: Path) -> None:
 
 
 def test_tiny_judged_share_is_warned_in_every_view(tmp_path: Path) -> None:
-    # a TREC run of 20 documents of which one is judged: 5% < 10%
-    run = tmp_path / "run.txt"
-    run.write_text("".join(f"Q1 Q0 d{i} {i} {20 - i} r\n" for i in range(1, 21)))
+    # a trace of 20 documents of which one is judged: 5% < 10%
+    rag = App()
+    with rag.request("q"):
+        rag.retrieve("q", ids([f"d{i}" for i in range(1, 21)]))
+    path = rag.write(tmp_path / "t.jsonl")
     qrels = tmp_path / "qrels.txt"
-    qrels.write_text("Q1 0 d3 1\n")
+    qrels.write_text(f"{query_hash('q')} 0 d3 1\n")
     said = "only 1 of its 20 retrieved documents (5.0%) are judged"
-    out = evaluate(str(run), "--qrels", str(qrels), "-m", "mrr")
+    out = evaluate(str(path), "--qrels", str(qrels), "-m", "mrr")
     assert out.exit_code == 0
     assert any(said in w for w in json.loads(out.stdout)["warnings"])
-    table = runner.invoke(app, ["evaluate", str(run), "--qrels", str(qrels), "-m", "mrr"])
+    table = runner.invoke(app, ["evaluate", str(path), "--qrels", str(qrels), "-m", "mrr"])
     assert said in " ".join(table.output.split())
+    # a TREC run is only warned about when none of its documents is judged
     other = tmp_path / "other.txt"
-    other.write_text("Q1 Q0 d3 1 1.0 o\n")
+    other.write_text(f"{query_hash('q')} Q0 zz 1 1.0 o\n")
     compared = runner.invoke(
-        app, ["compare", str(run), str(other), "--qrels", str(qrels), "-m", "mrr", "-f", "json"]
+        app, ["compare", str(path), str(other), "--qrels", str(qrels), "-m", "mrr", "-f", "json"]
     )
     assert compared.exit_code == 0, compared.output
     assert said in compared.output
+    assert "run 'other.txt': none of its 1 retrieved documents is judged" in compared.output
+    report = tmp_path / "report.html"
+    done = runner.invoke(
+        app, ["report", str(path), "--qrels", str(qrels), "-m", "mrr", "-o", str(report)]
+    )
+    assert done.exit_code == 0, done.output
+    assert said in " ".join(report.read_text().split())
 
 
 # -- order ------------------------------------------------------------------------------------
@@ -400,3 +410,19 @@ def test_monitor_reads_stages_and_refuses_gathered(tmp_path: Path) -> None:
     assert [(r.stage, r.doc_ids) for r in every.retrievals] == [("retriever", tuple("abcd"))]
     with pytest.raises(InputError, match="gathered"):
         monitor_stage("gathered")
+
+
+def test_diagnose_splits_retriever_from_reranker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.io.traces import QUERY_ID_ENV
+
+    monkeypatch.setenv(QUERY_ID_ENV, "metadata.query_id")
+    path, qrels = _two_stage(tmp_path)
+    out = runner.invoke(app, ["diagnose", str(path), "--qrels", str(qrels), "--k", "2"])
+    assert out.exit_code == 0, out.output
+    # the reranker's output c a is the selection, the retriever's a b c d the pool:
+    # PROC@2 = G_pool(2) / G_ideal(2) = (a + b) / 2 = 1; %PROC@2 = G_obs / G_pool = a / 2
+    # = 1/2 → selection-limited (with the output as its own pool PROC would be 1/2)
+    assert "proc@2 1.0000, pct_proc@2 0.5000" in out.output
+    assert "retrieval-limited 0, selection-limited 1" in out.output

@@ -224,29 +224,40 @@ def evaluation_options(grade_map: str | None) -> dict[str, Any]:
     return options
 
 
-#: below this share of its retrieved documents judged, a run is warned about: its document
-#: ids may not be the qrels' (docs/traces.md)
+#: below this share of its retrieved documents judged, a run read from traces is warned about:
+#: its document ids may not be the qrels' (docs/traces.md)
 JUDGED_SHARE_MIN = 0.10
 
 
 def judged_share(run: Run | str, judged: int, retrieved: int) -> list[str]:
-    """The warning of a run of which less than :data:`JUDGED_SHARE_MIN` of the retrieved
-    documents (of the evaluated queries) are judged. For a run read from traces, none judged
-    is an :class:`~ragmeter.errors.InputError` naming the likely cause: its ids are not the
-    qrels' (a table of zeros would hide it)."""
+    """What a run's share of judged documents says about its ids (docs/traces.md).
+
+    Over the retrieved documents of the evaluated queries: for a run read from traces,
+    none judged is an :class:`~ragmeter.errors.InputError` naming the likely cause (ids that
+    are not the qrels': a table of zeros would hide it), and less than
+    :data:`JUDGED_SHARE_MIN` judged a warning with the share. Any other run (``run`` a name:
+    a TREC run evaluated in blocks) is warned about when none is judged; a small share is
+    common there (a deep run against sparse qrels) and says nothing.
+    """
     from ragmeter.errors import InputError
 
-    name = run if isinstance(run, str) else run.name
-    traces = not isinstance(run, str) and run.stage is not None
-    if traces and judged == 0 and not isinstance(run, str) and len(run.doc_ids):
-        if retrieved == 0:
+    if isinstance(run, str) or run.stage is None:
+        name = run if isinstance(run, str) else run.name
+        if retrieved and not judged:
+            return [
+                f"run '{name}': none of its {retrieved} retrieved documents is judged in the "
+                "qrels: are its document ids the qrels'?"
+            ]
+        return []
+    if not judged and len(run.doc_ids):
+        if not retrieved:
             raise InputError(
-                f"run '{name}': none of its queries is in the qrels: its query ids are likely "
-                "not the qrels' (take them from a span attribute with --query-id-from, e.g. "
-                "metadata.query_id)"
+                f"run '{run.name}': none of its queries is in the qrels: its query ids are "
+                "likely not the qrels' (take them from a span attribute with "
+                "--query-id-from, e.g. metadata.query_id)"
             )
         raise InputError(
-            f"run '{name}': none of its {retrieved} retrieved documents is judged in the "
+            f"run '{run.name}': none of its {retrieved} retrieved documents is judged in the "
             "qrels: its document ids are likely not the qrels' (frameworks that record no "
             "document.id: take them from where yours puts them with --doc-id-from "
             "metadata.KEY, or content for ids made from a hash of the text)"
@@ -254,9 +265,9 @@ def judged_share(run: Run | str, judged: int, retrieved: int) -> list[str]:
     if retrieved == 0 or judged >= JUDGED_SHARE_MIN * retrieved:
         return []
     return [
-        f"run '{name}': only {judged} of its {retrieved} retrieved documents "
+        f"run '{run.name}': only {judged} of its {retrieved} retrieved documents "
         f"({judged / retrieved:.1%}) are judged, under {JUDGED_SHARE_MIN:.0%}: check that its "
-        "document ids are the qrels' (traces: --doc-id-from)"
+        "document ids are the qrels' (--doc-id-from)"
     ]
 
 
