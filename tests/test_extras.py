@@ -13,7 +13,9 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 EXTRAS: dict[str, list[str]] = tomllib.loads(PYPROJECT.read_text())["project"][
     "optional-dependencies"
 ]
-TOOLS = {"dev", "bench", "docs"}  # test, benchmark and documentation tools, not features
+#: test, benchmark and documentation tools, not features (frameworks: the real RAG frameworks
+#: the trace tests drive)
+TOOLS = {"dev", "bench", "docs", "frameworks"}
 
 
 def _name(requirement: str) -> str:
@@ -70,3 +72,9 @@ def test_demo_installs_only_what_the_demo_runs() -> None:
 def test_dev_can_run_every_test() -> None:
     # CI installs dev only: every feature's packages, PostgreSQL's driver included
     assert resolved("all") <= resolved("dev")
+
+
+def test_dev_installs_the_frameworks_the_trace_tests_drive() -> None:
+    # tests/test_frameworks_*.py skip without them; CI must not skip them
+    assert resolved("frameworks") <= resolved("dev")
+    assert {"llama-index-core", "langchain-community", "haystack-ai"} <= resolved("frameworks")

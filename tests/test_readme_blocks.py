@@ -401,6 +401,8 @@ def readme_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str,
 
     # the blocks use every extra (the demo's models, the store, the report, the web app)
     needed = ("bm25s", "onnxruntime", "sqlalchemy", "matplotlib", "fastapi", "sacrebleu")
+    # docs/traces.md runs LlamaIndex, LangChain and Haystack (extra frameworks)
+    needed += ("llama_index", "langchain_community", "haystack")
     absent = [name for name in needed if importlib.util.find_spec(name) is None]
     if absent:
         pytest.skip(f"the documented blocks need every extra (pip install -e '.[dev]'): {absent}")
