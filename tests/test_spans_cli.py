@@ -340,3 +340,24 @@ def test_chunk_texts_the_table_does_not_fit_are_an_error() -> None:
     other = Run.from_columns(["q1"], ["d#0"], [1.0], texts=["abcdefghij"], name="run-10")
     with pytest.raises(InputError, match=r"'d#0' with a text of 10 characters.*\[0, 5\)"):
         evaluate(other, None, ["span_recall"], spans=spans)
+
+
+def test_span_measures_alone_warn_of_no_unjudged_documents(tmp_path: Path) -> None:
+    """Without --qrels the span labels name the evaluated queries and judge no document: the
+    check that a run's document ids meet the qrels (for traces read with the wrong ids) has
+    nothing to check, and says nothing."""
+    (tmp_path / "docs.jsonl").write_text('{"id": "d1", "text": "Trams run every 10 minutes."}\n')
+    (tmp_path / "chunks.jsonl").write_text(
+        '{"chunk_id": "d1#0", "doc_id": "d1", "start": 0, "end": 27}\n'
+    )
+    (tmp_path / "spans.jsonl").write_text(
+        '{"query_id": "q1", "doc_id": "d1", "start": 0, "end": 9, "grade": 5}\n'
+    )
+    (tmp_path / "run.txt").write_text("q1 Q0 d1#0 1 1.0 r\n")
+    args = ["evaluate", str(tmp_path / "run.txt"), "--spans", str(tmp_path / "spans.jsonl")]
+    args += ["--chunks", str(tmp_path / "chunks.jsonl"), "--corpus", str(tmp_path / "docs.jsonl")]
+    out = runner.invoke(app, [*args, "-m", "span_recall@1", "-f", "json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["runs"][0]["metrics"]["span_recall@1"]["mean"] == 1.0
+    assert not any("judged in the qrels" in w for w in result["warnings"])

@@ -341,7 +341,8 @@ class BlockMerger:
         warnings += alignment_warnings(self.name, n_missing, n_skipped, len(self._unjudged))
         if self._outside:
             warnings.append(pool_warning(self.name, self._outside, self._selection))
-        warnings += judged_share(self.name, self._judged, self._retrieved)
+        if len(self.inputs.qrels.doc_ids):  # qrels naming queries only judge no document
+            warnings += judged_share(self.name, self._judged, self._retrieved)
         values = self._values if isinstance(keep, slice) else np.asfortranarray(self._values[keep])
         result = RunResult(
             name=self.name,

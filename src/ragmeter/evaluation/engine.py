@@ -79,7 +79,8 @@ def evaluate_inputs(
         own = inputs if answers is inputs.answers else replace(inputs, answers=answers)
         prepared = prepare(run, own, measure_list)
         warnings.extend(prepared.warnings)
-        warnings.extend(judged_share(run, prepared.judged, prepared.retrieved))
+        if len(inputs.qrels.doc_ids):  # qrels naming queries only judge no document
+            warnings.extend(judged_share(run, prepared.judged, prepared.retrieved))
         aligned = prepared.aligned
         results.append(
             RunResult(
