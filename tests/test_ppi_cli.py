@@ -103,7 +103,7 @@ def _point_ci(y, yhat, yhat_u, **kw) -> tuple[float, list[float]]:
 
 @pytest.mark.parametrize("lam", [None, 1.0])
 def test_evaluate_ppi_json_matches_ppi_python_on_hand_values(files, lam) -> None:
-    extra = ["--ppi-lambda", "1"] if lam == 1.0 else []
+    extra = ["--ppi-lambda", "1"] if lam == 1.0 else ["--ppi-estimator", "plusplus"]
     out = _evaluate(files, *extra)
     ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
     point, ci = _point_ci(Y, YHAT, YHAT_U, alpha=0.1, lam=lam)

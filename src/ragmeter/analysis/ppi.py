@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
+from ragmeter.stats.ppi import (
+    DEFAULT_ESTIMATOR,
+    Estimator,
+    PPIError,
+    PPIEstimate,
+    clt_interval,
+    estimator_name,
+    ppi_mean,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels
@@ -100,10 +108,11 @@ def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
     return Qrels.from_dict(merged, name=f"{human.name} over {llm.name}")
 
 
-def method_name(lam: float | None, weighted: bool) -> str:
-    """``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or ``PPI, λ = x``; weighted when the
-    labelled queries came with inclusion probabilities."""
-    name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
+def method_name(lam: float | None, weighted: bool, estimator: Estimator | None = None) -> str:
+    """``cross-fit PPI++`` (the default), ``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or
+    ``PPI, λ = x``; weighted when the labelled queries came with inclusion probabilities."""
+    chosen: Estimator = "fixed" if lam is not None else estimator or DEFAULT_ESTIMATOR
+    name = estimator_name(chosen, lam)
     return name + (", inverse-probability weighted" if weighted else "")
 
 
@@ -229,6 +238,7 @@ class PPIEvaluation:
     lam: float | None
     labels: str
     warnings: tuple[str, ...] = field(default=())
+    estimator: Estimator | None = None
 
     def __getitem__(self, run: str) -> RunPPI:
         for r in self.runs:
@@ -239,7 +249,7 @@ class PPIEvaluation:
     @property
     def method(self) -> str:
         """The method's name, as :func:`method_name`."""
-        return method_name(self.lam, self.labelled.inclusion is not None)
+        return method_name(self.lam, self.labelled.inclusion is not None, self.estimator)
 
     def to_dict(self) -> dict[str, Any]:
         """``{run: {measure: ppi object}}`` with the method and labels."""
@@ -262,11 +272,13 @@ def ppi_evaluation(
     lam: float | None = None,
     human_kinds: Collection[str] = ("qrels",),
     labels: str = "LLM labels, corrected by human labels",
+    estimator: Estimator | None = None,
 ) -> PPIEvaluation:
     """The PPI estimate of every measure of every run of ``llm`` (evaluated under the LLM
     labels on every query), with ``human`` the same runs evaluated under the merged labels
     on the labelled queries; ``human_kinds``: the kinds of labels the human gave (a measure
-    reading another kind gets no estimate, and says why)."""
+    reading another kind gets no estimate, and says why); ``estimator`` chooses λ
+    (:func:`ragmeter.stats.ppi.ppi_mean`)."""
     runs = []
     warnings = list(llm.warnings)
     for run in llm.runs:
@@ -283,12 +295,14 @@ def ppi_evaluation(
             RunPPI(
                 run.name,
                 tuple(
-                    _measure_ppi(run, human_run, m, shared, labelled, alpha, lam, human_kinds)
+                    _measure_ppi(
+                        run, human_run, m, shared, labelled, (alpha, lam, estimator), human_kinds
+                    )
                     for m in run.measures
                 ),
             )
         )
-    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings))
+    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings), estimator)
 
 
 def _positions(run: RunResult) -> dict[str, int]:
@@ -349,8 +363,7 @@ def _measure_ppi(
     measure: Measure,
     shared: Sequence[str],
     labelled: Labelled,
-    alpha: float,
-    lam: float | None,
+    options: tuple[float, float | None, Estimator | None],
     human_kinds: Collection[str],
 ) -> MeasurePPI:
     why = _why_not(measure, human_kinds)
@@ -361,6 +374,7 @@ def _measure_ppi(
     )
     if cols.y.shape[0] == 0:
         return MeasurePPI(str(measure), None, "NA on every labelled query", cols.n_na)
+    alpha, lam, estimator = options
     estimate = ppi_mean(
         cols.y,
         cols.yhat,
@@ -368,6 +382,7 @@ def _measure_ppi(
         alpha=alpha,
         lam=lam,
         weights=labelled.weights(cols.labelled),
+        estimator=estimator,
     )
     return MeasurePPI(
         str(measure), _with_llm_aggregate(estimate, run, measure, alpha), None, cols.n_na
@@ -447,6 +462,7 @@ def ppi_comparison(
     correction: Correction = "holm",
     human_kinds: Collection[str] = ("qrels",),
     labels: str = "LLM labels, corrected by human labels",
+    estimator: Estimator | None = None,
 ) -> PPIComparison:
     """PPI estimates of the paired differences ``run − baseline`` for each ``(run,
     baseline)`` of ``pairs`` and each measure; the p-values of a measure's pairs corrected
@@ -456,7 +472,7 @@ def ppi_comparison(
     out: list[PPIDifference] = []
     for measure in llm.measures:
         row = [
-            _difference(llm, human, labelled, a, b, measure, alpha, lam, human_kinds)
+            _difference(llm, human, labelled, a, b, measure, (alpha, lam, estimator), human_kinds)
             for a, b in pairs
         ]
         pvalues = [
@@ -468,7 +484,7 @@ def ppi_comparison(
             replace(d, pvalue_adjusted=None if np.isnan(p) else float(p))
             for d, p in zip(row, adjusted, strict=True)
         )
-    method = method_name(lam, labelled.inclusion is not None)
+    method = method_name(lam, labelled.inclusion is not None, estimator)
     return PPIComparison(tuple(out), correction, alpha, lam, labels, method)
 
 
@@ -479,8 +495,7 @@ def _difference(
     run: str,
     baseline: str,
     measure: Measure,
-    alpha: float,
-    lam: float | None,
+    options: tuple[float, float | None, Estimator | None],
     human_kinds: Collection[str],
 ) -> PPIDifference:
     why = _why_not(measure, human_kinds)
@@ -509,6 +524,7 @@ def _difference(
     )
     if not cols.labelled:
         return PPIDifference(run, baseline, str(measure), None, reason="NA on every labelled query")
+    alpha, lam, estimator = options
     estimate = ppi_mean(
         cols.y,
         cols.yhat,
@@ -516,5 +532,6 @@ def _difference(
         alpha=alpha,
         lam=lam,
         weights=labelled.weights(cols.labelled),
+        estimator=estimator,
     )
     return PPIDifference(run, baseline, str(measure), estimate)

@@ -138,6 +138,8 @@ def _notes(m: MeasurePPI) -> list[str]:
     else:
         if e.note is not None:
             out.append(e.note)
+        if e.weak_judge is not None:
+            out.append(e.weak_judge)
         if e.llm_ci is None:
             out.append("LLM only: the same value on every query, no interval")
     if m.n_na:
@@ -208,6 +210,8 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
             )
             if e.note is not None:
                 notes.append(f"{pair} {d.measure}: {e.note} (p: n/a)")
+            if e.weak_judge is not None:
+                notes.append(f"{pair} {d.measure}: {e.weak_judge}")
         console.print(fit(table))
     console.print(f"Numbers {comparison.labels}.", style="dim", highlight=False)
     for note in notes:
@@ -244,8 +248,12 @@ def html_section(estimates: PPIEvaluation) -> str:
             )
             if m.estimate is None:
                 notes.append(f"{run.name} {m.measure}: no estimate ({m.reason})")
-            elif m.estimate.note is not None:
-                notes.append(f"{run.name} {m.measure}: {m.estimate.note}")
+            else:
+                notes.extend(
+                    f"{run.name} {m.measure}: {note}"
+                    for note in (m.estimate.note, m.estimate.weak_judge)
+                    if note is not None
+                )
     note_html = "".join(f'<p class="note">{html.escape(n)}.</p>' for n in dict.fromkeys(notes))
     return (
         f'<p class="lead">The mean each measure would have under human labels, estimated by '

@@ -380,7 +380,8 @@ def correlation(y: FloatArray, yhat: FloatArray) -> float | None:
     values or when either side is constant (up to rounding)."""
     if y.shape[0] < 2 or _constant(y) or _constant(yhat):
         return None
-    r = float(np.corrcoef(y, yhat)[0, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):  # a NaN r is None just below
+        r = float(np.corrcoef(y, yhat)[0, 1])
     return r if math.isfinite(r) else None
 
 

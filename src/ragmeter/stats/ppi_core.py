@@ -129,9 +129,7 @@ def fold_labels(n: int, folds: int) -> npt.NDArray[np.int64]:
     return np.arange(n, dtype=np.int64) % max(1, min(folds, n))
 
 
-def crossfit_lambdas(
-    y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, folds: int
-) -> FloatArray:
+def crossfit_lambdas(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, folds: int) -> FloatArray:
     """λ of each labelled query, fitted on the labelled queries of the *other* folds (and
     every unlabelled query) by :func:`tuned_lambda`: ``λ_i = λ*(Y_{−k(i)}, Ŷ_{−k(i)}, Ŷ_u)``.
     A query's own label never chooses its λ.
@@ -274,7 +272,8 @@ def stratified_mean_se(
     y_st = float(np.sum(share_n * means))
     sigma2_y = float(np.sum(share_n * (vy + (means - y_st) ** 2)))
     rectifier_var = np.maximum(vy - 2.0 * lam * c + lam * lam * vh, 0.0)
-    estimate = lam * float(np.mean(np.concatenate([yhat, yhat_u]))) + float(
-        np.sum(w * (y - lam * yhat))
-    ) / m
+    estimate = (
+        lam * float(np.mean(np.concatenate([yhat, yhat_u])))
+        + float(np.sum(w * (y - lam * yhat))) / m
+    )
     return estimate, math.sqrt(sigma2_y / m + float(np.sum(a * rectifier_var)))
