@@ -59,6 +59,20 @@ class Labelled:
 
     query_ids: tuple[str, ...]
     inclusion: Mapping[str, float] | None = None
+    #: the stratum of each labelled query of a stratified sample (``π = n_h/N_h``): the
+    #: estimators with one λ (PPI, PPI++) then use the exact stratified variance
+    strata: Mapping[str, int] | None = None
+
+    def strata_of(
+        self, query_ids: Sequence[str], estimator: Estimator | None, lam: float | None
+    ) -> list[int] | None:
+        """The strata of ``query_ids`` where the estimate can use them: not for cross-fit
+        PPI++, whose λ varies within a stratum (it keeps the conservative ``var(Z)/M``)."""
+        if self.strata is None or self.inclusion is None:
+            return None
+        if lam is None and (estimator or DEFAULT_ESTIMATOR) == "crossfit":
+            return None
+        return [self.strata[q] for q in query_ids]
 
     def weights(self, query_ids: Sequence[str]) -> np.ndarray | None:
         """``1/π`` of ``query_ids`` (``None`` for a uniform sample)."""
@@ -71,6 +85,7 @@ def labelled_queries(
     human: Qrels | Judgments | NuggetAssignments,
     listed: Sequence[str] | None = None,
     inclusion: Mapping[str, float] | None = None,
+    strata: Mapping[str, int] | None = None,
 ) -> Labelled:
     """The labelled queries: those of ``listed`` (each must have human labels), else every
     query of the human labels (qrels, sub-question ratings or nugget assignments)."""
@@ -83,14 +98,14 @@ def labelled_queries(
         have = {str(q) for q in human.query_ids}
         name = human.name
     if listed is None:
-        return Labelled(tuple(sorted(have)), inclusion)
+        return Labelled(tuple(sorted(have)), inclusion, strata)
     unlabelled = [q for q in listed if q not in have]
     if unlabelled:
         raise PPIError(
             f"query {unlabelled[0]!r} is listed as labelled but has no human label in "
             f"{name} ({len(unlabelled)} such queries)"
         )
-    return Labelled(tuple(listed), inclusion)
+    return Labelled(tuple(listed), inclusion, strata)
 
 
 def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
@@ -108,12 +123,22 @@ def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
     return Qrels.from_dict(merged, name=f"{human.name} over {llm.name}")
 
 
-def method_name(lam: float | None, weighted: bool, estimator: Estimator | None = None) -> str:
+def method_name(
+    lam: float | None, weighted: bool, estimator: Estimator | None = None, strata: bool = False
+) -> str:
     """``cross-fit PPI++`` (the default), ``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or
-    ``PPI, λ = x``; weighted when the labelled queries came with inclusion probabilities."""
+    ``PPI, λ = x``; weighted when the labelled queries came with inclusion probabilities,
+    with the exact stratified variance when they came with strata."""
     chosen: Estimator = "fixed" if lam is not None else estimator or DEFAULT_ESTIMATOR
     name = estimator_name(chosen, lam)
+    if strata:
+        return name + ", stratified (exact variance)"
     return name + (", inverse-probability weighted" if weighted else "")
+
+
+def _stratified(labelled: Labelled, estimator: Estimator | None, lam: float | None) -> bool:
+    """Whether the estimates use the exact stratified variance."""
+    return labelled.strata_of(labelled.query_ids, estimator, lam) is not None
 
 
 def judgments_rows(judgments: Judgments) -> dict[str, dict[str, list[int]]]:
@@ -249,7 +274,12 @@ class PPIEvaluation:
     @property
     def method(self) -> str:
         """The method's name, as :func:`method_name`."""
-        return method_name(self.lam, self.labelled.inclusion is not None, self.estimator)
+        return method_name(
+            self.lam,
+            self.labelled.inclusion is not None,
+            self.estimator,
+            _stratified(self.labelled, self.estimator, self.lam),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """``{run: {measure: ppi object}}`` with the method and labels."""
@@ -383,6 +413,7 @@ def _measure_ppi(
         lam=lam,
         weights=labelled.weights(cols.labelled),
         estimator=estimator,
+        strata=labelled.strata_of(cols.labelled, estimator, lam),
     )
     return MeasurePPI(
         str(measure), _with_llm_aggregate(estimate, run, measure, alpha), None, cols.n_na
@@ -484,7 +515,8 @@ def ppi_comparison(
             replace(d, pvalue_adjusted=None if np.isnan(p) else float(p))
             for d, p in zip(row, adjusted, strict=True)
         )
-    method = method_name(lam, labelled.inclusion is not None, estimator)
+    strata = _stratified(labelled, estimator, lam)
+    method = method_name(lam, labelled.inclusion is not None, estimator, strata)
     return PPIComparison(tuple(out), correction, alpha, lam, labels, method)
 
 
@@ -533,5 +565,6 @@ def _difference(
         lam=lam,
         weights=labelled.weights(cols.labelled),
         estimator=estimator,
+        strata=labelled.strata_of(cols.labelled, estimator, lam),
     )
     return PPIDifference(run, baseline, str(measure), estimate)

@@ -155,7 +155,7 @@ def report_command(
     human_qrels: HumanQrels = None,
     alpha: PPIAlpha = None,
     ppi_lambda: PPILambda = None,
-    ppi_estimator: PPIEstimator = None,
+    how: PPIEstimator = None,
     labelled_queries: LabelledQueries = None,
     spans: SpansFile = None,
     chunks: ChunkFiles = None,
@@ -194,9 +194,7 @@ def report_command(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         compare_qrels=compare_qrels,
         calibration=calibration,
-        ppi=ppi_request(
-            ppi, human_qrels, alpha, ppi_lambda, labelled_queries, estimator=ppi_estimator
-        ),
+        ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, estimator=how),
         spans=span_files(spans, chunks, None),
     )
     _write(request)

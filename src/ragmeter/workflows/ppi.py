@@ -134,14 +134,12 @@ def labelled_of(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -
     """The labelled queries of ``ppi``: its ``--labelled-queries`` file's (with their
     inclusion probabilities), else those of the human labels."""
     from ragmeter.analysis.ppi import labelled_queries
-    from ragmeter.io.labelled import read_labelled_queries
+    from ragmeter.io.labelled import read_labelled_queries, read_queue_strata
 
-    listed, inclusion = (
-        read_labelled_queries(ppi.labelled_queries)
-        if ppi.labelled_queries is not None
-        else (None, None)
-    )
-    return labelled_queries(human, listed, inclusion)
+    if ppi.labelled_queries is None:
+        return labelled_queries(human)
+    listed, inclusion = read_labelled_queries(ppi.labelled_queries)
+    return labelled_queries(human, listed, inclusion, read_queue_strata(ppi.labelled_queries))
 
 
 def _evaluate_both(
