@@ -179,7 +179,7 @@ def _cells(m: MeasurePPI) -> list[str]:
 def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
     """One table per measure, one row per pair: the PPI estimate of the difference over its
     interval, its p-value and the corrected one (``n/a`` where there is no interval, and a
-    note says why), then the LLM-only difference. Fitted to the width like
+    note says why), then the human-only and the LLM-only differences. Fitted to the width like
     :func:`print_table`; a pair of long run names is printed on two lines."""
     from rich.text import Text
 
@@ -187,7 +187,7 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
 
     console = table_console(file, wide=200)
     level = f"{1 - comparison.alpha:.0%}"
-    columns = ("PPI difference", "p", f"p ({comparison.correction})", "LLM only")
+    columns = ("PPI difference", "p", f"p ({comparison.correction})", "human only", "LLM only")
     two_lines = any(len(f"{d.run} − {d.baseline}") > SHORT for d in comparison.differences)
     notes = []
     for measure in dict.fromkeys(d.measure for d in comparison.differences):
@@ -198,7 +198,7 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
             key = Text(f"{d.run}\n− {d.baseline}") if two_lines else pair
             e = d.estimate
             if e is None:
-                table.add_row(key, "–", "–", "–", "–")
+                table.add_row(key, *["–"] * len(columns))
                 notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
                 continue
             table.add_row(
@@ -206,6 +206,7 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
                 stacked(e.estimate, e.ci),
                 p_text(e.pvalue),
                 p_text(d.pvalue_adjusted),
+                stacked(e.human_mean, e.human_ci),
                 stacked(e.llm_mean, e.llm_ci),
             )
             if e.note is not None:
