@@ -4,7 +4,7 @@ Each draw makes a fresh collection of M queries: the measure under human labels
 ``Y ~ Beta(2, 3)`` (true mean 0.4) and under a biased, noisy judge
 ``Ŷ = clip(0.15 + 0.7·Y + σ·ε, 0, 1)``, ``ε ~ N(0, 1)``, with a per-query noise ``σ ~ U(0.02,
 0.3)`` the judge knows (its disagreement across samples). Then n of the M queries are
-labelled, by one of three designs:
+labelled, by one of four designs:
 
 * random: a uniform sample of n queries (PPI++ and classic PPI, ppi-python's conventions);
 * stratified: four strata by quartiles of Ŷ, n split across them in proportion to
@@ -15,12 +15,16 @@ labelled, by one of three designs:
 * active: each query labelled independently with ``π = ½·n·σ/Σσ + ½·n/M`` (mean n; half by
   the judge's noise, half uniform so that no weight is huge), as in Zrnic & Candès (2024).
 
-The weighted designs use the inverse-probability estimator (``weights = 1/π``). The table
-gives how often the 1 − α interval covers the true mean 0.4 and its mean width, for PPI, the
-human labels alone (the classical interval on the n labelled queries, weighted for the
-designs) and the LLM labels alone.
+The weighted designs use the inverse-probability estimator (``weights = 1/π``); the
+stratified design also the exact stratified variance (``strata``). A table per design, a row
+per estimator (classic PPI, PPI++, cross-fit PPI++, the human labels alone with the normal
+and with the t quantile, the LLM labels alone), a column per n: how often the 1 − α interval
+covers the true mean 0.4, ± its Monte Carlo standard error, and its mean width
+(:func:`ragmeter.stats.validation.coverages`; every estimator of a cell sees the same draws).
+``--folds`` instead compares numbers of folds of cross-fit PPI++.
 
-    python benchmarks/ppi_coverage.py [--draws 2000] [--queries 500] [--labelled 40]
+    python benchmarks/ppi_coverage.py [--draws 2000] [--queries 500] [--labelled 8 15 30 60]
+    python benchmarks/ppi_coverage.py --draws 1000 --labelled 8 15 30 --folds 2 5 10
 """
 
 from __future__ import annotations
@@ -203,6 +207,38 @@ def tally_labels(c: Coverage) -> Coverage:
     return Coverage(c.hits, c.draws, c.missing, -c.mean_width)
 
 
+def folds_study(
+    draws: int, m: int, sizes: tuple[int, ...], folds: tuple[int, ...], alpha: float, seed: int
+) -> list[str]:
+    """Cross-fit PPI++ under random sampling with each number of folds: a markdown table of
+    coverage ± Monte Carlo error (mean width), a row per K, a column per n."""
+
+    def draw(rng: np.random.Generator, n: int) -> dict[str, tuple[float, float] | None]:
+        y, yhat, sigma = collection(rng, m)
+        chosen, _ = random_design(rng, yhat, sigma, n)
+        rest = np.ones(m, dtype=bool)
+        rest[chosen] = False
+        return {
+            f"K = {k}": ppi_mean(
+                y[chosen], yhat[chosen], yhat[rest], alpha=alpha, estimator="crossfit", folds=k
+            ).ci
+            for k in folds
+        }
+
+    cells = {
+        n: coverages(lambda rng, n=n: draw(rng, n), TRUE_MEAN, draws=draws, seed=seed + n)
+        for n in sizes
+    }
+    lines = ["| folds | " + " | ".join(f"n = {n}" for n in sizes) + " |"]
+    lines.append("|---" * (len(sizes) + 1) + "|")
+    for k in folds:
+        row = [
+            f"{cells[n][f'K = {k}'].text()} ({cells[n][f'K = {k}'].mean_width:.3f})" for n in sizes
+        ]
+        lines.append(f"| {k} | " + " | ".join(row) + " |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=2000)
@@ -210,8 +246,26 @@ def main() -> None:
     parser.add_argument("--labelled", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--alpha", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument(
+        "--folds",
+        type=int,
+        nargs="+",
+        help="instead: cross-fit PPI++ under random sampling with each of these numbers of folds",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.folds:
+        sizes = tuple(args.labelled)
+        print(f"{args.draws} draws per cell, random sampling, cross-fit PPI++\n")
+        print(
+            "\n".join(
+                folds_study(
+                    args.draws, args.queries, sizes, tuple(args.folds), args.alpha, args.seed
+                )
+            )
+        )
+        print(f"({time.perf_counter() - start:.1f} s)")
+        return
     results = study(args.draws, args.queries, tuple(args.labelled), args.alpha, args.seed)
     print(
         f"{args.draws} draws per cell, {args.queries} queries, {1 - args.alpha:.0%} "

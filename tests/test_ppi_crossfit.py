@@ -163,3 +163,38 @@ def test_crossfit_covers_at_its_level_at_small_n(n: int) -> None:
     # within ±3 Monte Carlo standard errors of 0.90
     c = coverage(lambda rng: _draw(rng, n, "crossfit"), 0.4, draws=400, seed=5)
     assert abs(c.rate - 0.90) <= 3 * math.sqrt(0.9 * 0.1 / 400), c.text()
+
+
+def test_weighted_crossfit_by_a_loop_over_the_folds() -> None:
+    # folds k mod 3 over the M = 9 queries (labelled first); λ of a fold by Zrnic & Candès'
+    # formula on the other folds' queries: −cov(ηY, (1 − η)Ŷ)/var((1 − η)Ŷ), clipped
+    y = np.array([0.2, 0.7, 0.4, 0.9])
+    yhat = np.array([0.3, 0.6, 0.5, 0.7])
+    yhat_u = np.array([0.1, 0.8, 0.4, 0.6, 0.5])
+    w = np.array([2.0, 3.0, 2.5, 4.0])
+    eta = np.concatenate([w, np.zeros(5)])
+    ys = np.concatenate([y, np.zeros(5)])
+    hs = np.concatenate([yhat, yhat_u])
+    fold = np.arange(9) % 3
+    lam = np.empty(9)
+    for k in range(3):
+        o = fold != k
+        a, b = eta[o] * ys[o], (1 - eta[o]) * hs[o]
+        cov = np.mean((a - a.mean()) * (b - b.mean()))
+        lam[fold == k] = min(1.0, max(0.0, -cov / np.var(b)))
+    z = lam * hs + eta * (ys - lam * hs)
+    se = math.sqrt(np.var(z) / 9) * math.sqrt(4 / 3)
+    t = sps.t.ppf(0.95, 3)
+    got = ppi_mean(y, yhat, yhat_u, weights=w, estimator="crossfit", folds=3)
+    assert got.estimate == pytest.approx(z.mean(), abs=1e-12)
+    assert got.ci == pytest.approx((z.mean() - t * se, z.mean() + t * se), abs=1e-9)
+    assert got.lam == pytest.approx(lam.mean(), abs=1e-12)
+
+
+def test_a_stratum_with_one_label_gives_no_interval() -> None:
+    est = ppi_mean(
+        [0.2, 0.4, 0.9], [0.3, 0.5, 0.8], [0.1, 0.5, 0.7], weights=[2, 2, 2],
+        strata=["low", "low", "high"], estimator="plusplus",
+    )  # fmt: skip
+    assert est.ci is None
+    assert est.note == "stratum high has 1 labelled query: no stratified variance (needs 2)"

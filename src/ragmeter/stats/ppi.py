@@ -327,7 +327,7 @@ def ppi_mean(
     zero_se = _interval(estimate, se, z, scale) is None
     reason = no_interval_reason(n, y_constant=y_constant, zero_se=zero_se)
     if reason is None and groups is not None:
-        reason = _thin_stratum(groups, w)
+        reason = _thin_stratum(groups, w, strata)
     has_ci = reason is None
     human_ci = None if n < 2 or y_constant else _interval(human_mean, human_se, z, scale)
     return PPIEstimate(
@@ -537,14 +537,18 @@ def _checked_strata(
     return groups
 
 
-def _thin_stratum(groups: npt.NDArray[np.int64], w: FloatArray | None) -> str | None:
+def _thin_stratum(
+    groups: npt.NDArray[np.int64], w: FloatArray | None, strata: npt.ArrayLike
+) -> str | None:
     """Why the stratified variance is missing: a stratum with 1 label and unlabelled queries
-    (its within-stratum variance cannot be estimated)."""
+    (its within-stratum variance cannot be estimated); the stratum named as given."""
     assert w is not None
+    labels = list(np.asarray(strata, dtype=object).reshape(-1))
     for h in np.unique(groups):
         sel = groups == h
         if int(sel.sum()) < 2 and float(w[sel].max()) > 1.0:
-            return f"stratum {int(h) + 1} has 1 labelled query: no stratified variance (needs 2)"
+            name = labels[int(np.flatnonzero(sel)[0])]
+            return f"stratum {name} has 1 labelled query: no stratified variance (needs 2)"
     return None
 
 
