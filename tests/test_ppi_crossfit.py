@@ -198,3 +198,47 @@ def test_a_stratum_with_one_label_gives_no_interval() -> None:
     )  # fmt: skip
     assert est.ci is None
     assert est.note == "stratum high has 1 labelled query: no stratified variance (needs 2)"
+
+
+def test_confidence_sequence_by_the_formula() -> None:
+    from ragmeter.stats.ppi import ppi_confidence_sequence
+
+    rng = np.random.default_rng(2)
+    y = rng.beta(2, 3, 40)
+    yhat = np.clip(0.1 + 0.8 * y + rng.normal(0, 0.1, 40), 0, 1)
+    yhat_u = rng.uniform(size=200)
+    cs = ppi_confidence_sequence(y, yhat, yhat_u, alpha=0.1, optimised_at=50, burn_in=5)
+    z = []
+    for i in range(40):
+        lam = _lambda(y[:i], yhat[:i], yhat_u) if i >= 2 else 0.0
+        z.append(lam * yhat_u.mean() + y[i] - lam * yhat[i])
+    z = np.array(z)
+    rho2 = (-2 * math.log(0.1) + math.log(-2 * math.log(0.1) + 1)) / 50
+    low, high = [], []
+    for t in range(1, 41):
+        m, s = z[:t].mean(), z[:t].std()
+        r = s * math.sqrt(
+            2 * (t * rho2 + 1) / (t * t * rho2) * math.log(math.sqrt(t * rho2 + 1) / 0.1)
+        )
+        low.append(-math.inf if t < 5 else m - r)
+        high.append(math.inf if t < 5 else m + r)
+    assert cs.estimate == pytest.approx(np.cumsum(z) / np.arange(1, 41), abs=1e-12)
+    assert cs.lower == pytest.approx(np.maximum.accumulate(low), abs=1e-12)
+    assert cs.upper == pytest.approx(np.minimum.accumulate(high), abs=1e-12)
+
+
+def test_confidence_sequence_misses_at_any_time_rarely() -> None:
+    # 200 streams of 150 labels: the share whose sequence misses 0.4 at ANY t ≥ 30 stays
+    # within 3 Monte Carlo se of at most 0.10 (a fixed-n interval re-read at every t would
+    # miss far more often)
+    from ragmeter.stats.ppi import ppi_confidence_sequence
+
+    def draw(rng: np.random.Generator) -> tuple[float, float] | None:
+        y = rng.beta(2.0, 3.0, 650)
+        yhat = np.clip(0.15 + 0.7 * y + 0.15 * rng.standard_normal(650), 0, 1)
+        cs = ppi_confidence_sequence(y[:150], yhat[:150], yhat[150:], alpha=0.1)
+        ok = bool(np.all((cs.lower <= 0.4) & (cs.upper >= 0.4)))
+        return (0.0, 1.0) if ok else (2.0, 3.0)  # an "interval" holding 0.4 iff never missed
+
+    c = coverage(lambda rng: draw(rng), 0.4, draws=200, seed=8)
+    assert c.rate >= 0.90 - 3 * math.sqrt(0.9 * 0.1 / 200), c.text()

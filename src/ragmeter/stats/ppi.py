@@ -327,7 +327,7 @@ def ppi_mean(
     zero_se = _interval(estimate, se, z, scale) is None
     reason = no_interval_reason(n, y_constant=y_constant, zero_se=zero_se)
     if reason is None and groups is not None:
-        reason = _thin_stratum(groups, w, strata)
+        reason = _thin_stratum(groups, w, strata if strata is not None else [])
     has_ci = reason is None
     human_ci = None if n < 2 or y_constant else _interval(human_mean, human_se, z, scale)
     return PPIEstimate(
@@ -652,3 +652,45 @@ def _difference(a: npt.ArrayLike, b: npt.ArrayLike, what: str) -> FloatArray:
     if a_arr.shape != b_arr.shape:
         raise PPIError(f"{what}: {a_arr.shape[0]} values of A and {b_arr.shape[0]} of B")
     return a_arr - b_arr
+
+
+#: the PPI confidence sequence's defaults: the time its boundary is tightest (fixed in
+#: advance: choosing it from the data would void the guarantee) and the labels before which
+#: its intervals are infinite (an asymptotic guarantee needs a variance from enough values)
+CS_OPTIMISED_AT = 100
+CS_BURN_IN = 30
+
+
+@dataclass(frozen=True)
+class PPISequence:
+    """Intervals after each label of a stream: ``lower[t-1] ≤ θ ≤ upper[t-1]`` for every
+    ``t`` at once with probability about ``1 − alpha`` (asymptotically), however often it is
+    looked at; ``estimate[t-1]`` the running PPI mean."""
+
+    estimate: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    alpha: float
+
+
+def ppi_confidence_sequence(
+    y_labelled: npt.ArrayLike,
+    yhat_labelled: npt.ArrayLike,
+    yhat_unlabelled: npt.ArrayLike,
+    *,
+    alpha: float = 0.1,
+    optimised_at: int = CS_OPTIMISED_AT,
+    burn_in: int = CS_BURN_IN,
+) -> PPISequence:
+    """A PPI confidence sequence for labels arriving one by one (in the order given): the
+    asymptotic confidence sequence (:func:`ragmeter.stats.ppi_core.asymptotic_cs`) of the
+    PPI terms with predictable λ (:func:`ragmeter.stats.ppi_core.predictable_terms`). A
+    fixed-n interval re-read after every label misses more often than ``alpha``; this one
+    may be read after every label. Infinite before ``burn_in`` labels."""
+    y, yhat, yhat_u = _checked(y_labelled, yhat_labelled, yhat_unlabelled, alpha, None)
+    if optimised_at < 1 or burn_in < 2:
+        raise PPIError("optimised_at must be at least 1 and burn_in at least 2")
+    z = core.predictable_terms(y, yhat, yhat_u)
+    lower, upper = core.asymptotic_cs(z, alpha, optimised_at, burn_in)
+    estimate = np.cumsum(z) / np.arange(1, z.shape[0] + 1)
+    return PPISequence(estimate, lower, upper, alpha)

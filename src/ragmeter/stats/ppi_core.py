@@ -277,3 +277,47 @@ def stratified_mean_se(
         + float(np.sum(w * (y - lam * yhat))) / m
     )
     return estimate, math.sqrt(sigma2_y / m + float(np.sum(a * rectifier_var)))
+
+
+# -- labels arriving one by one: an asymptotic confidence sequence ---------------------------
+
+
+def predictable_terms(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray) -> FloatArray:
+    """The PPI terms of labels arriving one by one, ``Z_i = λ_i·mean(Ŷ_u) + (Y_i − λ_i·Ŷ_i)``
+    (``Ŷ_u`` the LLM values of the pool of queries, known before any label) with ``λ_i``
+    *predictable*: :func:`tuned_lambda` on the labels before ``i`` (0 for the first two).
+    Given the past, ``E Z_i = θ + λ_i·(mean(Ŷ_u) − E Ŷ)``: θ up to the pool's own error
+    (variance ``λ²·var(Ŷ_u)/N``, small beside the labels' for a large pool), so the running
+    mean of ``Z`` estimates θ and the ``Z_i − θ`` are (nearly) martingale differences: the
+    cross-fitting of :func:`crossfit_lambdas`, in time."""
+    pool_mean = float(np.mean(yhat_u)) if yhat_u.shape[0] else 0.0
+    lams = np.zeros(y.shape[0])
+    for i in range(2, y.shape[0]):
+        lams[i] = tuned_lambda(y[:i], yhat[:i], yhat_u)
+    return lams * pool_mean + (y - lams * yhat)
+
+
+def asymptotic_cs(
+    z: FloatArray, alpha: float, optimised_at: int, burn_in: int
+) -> tuple[FloatArray, FloatArray]:
+    """The two-sided asymptotic confidence sequence of the mean of ``z`` (Waudby-Smith,
+    Arnold, Wu, Howard & Ramdas, "Time-uniform central limit theory and asymptotic
+    confidence sequences", Ann. Statist. 2024, Theorem 2.2)::
+
+        C_t = μ̂_t ± σ̂_t·√( 2(tρ² + 1)/(t²ρ²) · log(√(tρ² + 1)/α) )
+        ρ²  = (−2·log α + log(−2·log α + 1)) / t*
+
+    ``σ̂_t`` the running standard deviation (divisor ``t``), ``t*`` = ``optimised_at`` (where
+    the boundary is tightest, fixed in advance), intervals infinite before ``burn_in``
+    values, then intersected (they never widen)."""
+    t = np.arange(1, z.shape[0] + 1, dtype=np.float64)
+    mean = np.cumsum(z) / t
+    var = np.maximum(np.cumsum(z * z) / t - mean * mean, 0.0)
+    rho2 = (-2.0 * math.log(alpha) + math.log(-2.0 * math.log(alpha) + 1.0)) / optimised_at
+    radius = np.sqrt(var) * np.sqrt(
+        2.0 * (t * rho2 + 1.0) / (t * t * rho2) * np.log(np.sqrt(t * rho2 + 1.0) / alpha)
+    )
+    lower, upper = mean - radius, mean + radius
+    early = t < burn_in
+    lower[early], upper[early] = -np.inf, np.inf
+    return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
