@@ -30,6 +30,19 @@ with ``w_i = 1/π_i`` and ``η_k = w_k`` for a labelled query, ``0`` otherwise, 
 θ̂ is unbiased whatever the ``π_i`` (each query labelled independently with probability
 ``π_i``); λ* minimises ``var(Z(λ))``.
 
+**Estimators** (``estimator=``): ``"crossfit"``, the default, fits each fold's λ on the
+other folds' labels (:func:`ragmeter.stats.ppi_core.crossfit_mean_se`, Zrnic & Candès 2024,
+"Cross-prediction-powered inference") and gives Student's t interval on ``n − 1`` df with
+the unbiased variance (the human-only interval beside it too); ``"plusplus"`` is PPI++ above
+(λ tuned on all the labels: too narrow at small n, ``benchmarks/ppi_coverage.py``);
+``"classic"`` λ = 1. With ``strata`` (a stratified sample, ``w = N_h/n_h``) PPI and PPI++ use
+the exact stratified variance (:func:`ragmeter.stats.ppi_core.stratified_mean_se`).
+
+**The finite-sample rule** (arXiv:2505.20178): PPI++ beats the human labels alone only when
+the judge's correlation with people is at least ``1/√(n − 2)``; below it (or ``n ≤ 2``, or
+an undefined correlation) :attr:`PPIEstimate.weak_judge` is a note every view prints beside
+the estimate, pointing at the human-only interval.
+
 **No interval without a variance estimate.** The interval and the p-value rest on an
 estimated variance; where the data give none they are not reported (``ci``, ``se``,
 ``pvalue`` and ``effective_n`` are ``None``) and ``reason`` says why, in one rule for every
