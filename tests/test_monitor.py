@@ -487,7 +487,7 @@ def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
     y = [useful[i] / 5 for i in range(4)]
     yhat = [(useful[i] + 1) / 5 for i in range(4)]
     rest = [(useful[i] + 1) / 5 for i in range(4, PER_DAY)]
-    expected = ppi_mean(y, yhat, rest, alpha=0.05)
+    expected = ppi_mean(y, yhat, rest, alpha=0.05, estimator="plusplus")
     assert f"{expected.estimate:.4f}" in result.output
     assert f"[{expected.ci[0]:.4f}, {expected.ci[1]:.4f}]" in result.output  # type: ignore[index]
     assert f"{np.mean(yhat + rest):.4f}" in result.output  # the LLM-only mean

@@ -15,7 +15,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.stats.ppi import PPIError, ppi_mean, ppi_paired_difference
+from ragmeter.stats import ppi as _ppi
+from ragmeter.stats.ppi import PPIError
+
+
+def ppi_mean(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """PPI++ (these tests hold it to ppi-python) unless a λ or an estimator is given; the
+    default, cross-fit PPI++, is tested in tests/test_ppi_crossfit.py."""
+    if kwargs.get("lam") is None:
+        kwargs.setdefault("estimator", "plusplus")
+    return _ppi.ppi_mean(*args, **kwargs)
+
+
+def ppi_paired_difference(*args, **kwargs):  # type: ignore[no-untyped-def]
+    if kwargs.get("lam") is None:
+        kwargs.setdefault("estimator", "plusplus")
+    return _ppi.ppi_paired_difference(*args, **kwargs)
+
 
 ppi_py = pytest.importorskip("ppi_py")
 baselines = pytest.importorskip("ppi_py.baselines")

@@ -103,7 +103,7 @@ def _point_ci(y, yhat, yhat_u, **kw) -> tuple[float, list[float]]:
 
 @pytest.mark.parametrize("lam", [None, 1.0])
 def test_evaluate_ppi_json_matches_ppi_python_on_hand_values(files, lam) -> None:
-    extra = ["--ppi-lambda", "1"] if lam == 1.0 else []
+    extra = ["--ppi-lambda", "1"] if lam == 1.0 else ["--ppi-estimator", "plusplus"]
     out = _evaluate(files, *extra)
     ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
     point, ci = _point_ci(Y, YHAT, YHAT_U, alpha=0.1, lam=lam)
@@ -161,9 +161,8 @@ def test_one_labelled_query_gives_the_estimate_without_interval(files, tmp_path)
 def test_inclusion_probabilities_weight_the_estimate(files, tmp_path) -> None:
     listed = tmp_path / "labelled.txt"
     listed.write_text("q1 0.5\nq2 0.5\nq3 0.25\n")
-    ppi = _evaluate(files, "--labelled-queries", str(listed))["runs"][0]["metrics"]["precision@3"][
-        "ppi"
-    ]
+    out = _evaluate(files, "--labelled-queries", str(listed), "--ppi-estimator", "plusplus")
+    ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
     assert ppi["weighted"] is True
     # Zrnic & Candès: θ̂ = (1/M)·Σ[λŶ + (Y − λŶ)/π·ξ] at the λ reported
     lam = ppi["lambda"]
@@ -370,3 +369,40 @@ def test_the_labels_line_names_the_judge_from_the_provenance_sidecar(files) -> N
     labels = _evaluate(files)["ppi"]["labels"]
     assert labels.startswith("computed on LLM labels (llm.txt)")
     assert "llm.txt: LLM labels (" in labels and "judge-model-7b" in labels
+
+
+def test_stratified_queue_gives_the_exact_stratified_variance(files, tmp_path) -> None:
+    # a stratified queue: q1–q3 the whole labelled stratum 0 of 6 queries, π = 3/6; with
+    # PPI++ the exact variance σ̂²_Y/M + (1 − n/N)·s²(Y − λŶ)/n (one stratum, N_h/M = 1),
+    # written out here at the λ reported; cross-fit PPI++ (the default) keeps var(Z)/M
+    queue = tmp_path / "queue.jsonl"
+    queue.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "query_id": q,
+                    "docs": ["d1", "d2", "d3"],
+                    "inclusion_probability": 0.5,
+                    "strategy": "stratified",
+                    "stratum": 0,
+                }
+            )
+            + "\n"
+            for q in ("q1", "q2", "q3")
+        )
+    )
+    out = _evaluate(files, "--labelled-queries", str(queue), "--ppi-estimator", "plusplus")
+    ppi = out["runs"][0]["metrics"]["precision@3"]["ppi"]
+    assert ppi["stratified"] is True
+    assert out["ppi"]["method"] == "PPI++, stratified (exact variance)"
+    lam = ppi["lambda"]
+    y, yhat = np.array(Y), np.array(YHAT)
+    r = y - lam * yhat
+    estimate = lam * np.mean(YHAT + YHAT_U) + r.mean()
+    se = np.sqrt(np.var(y, ddof=1) / 6 + (1 - 3 / 6) * np.var(r, ddof=1) / 3)
+    z = 1.6448536269514722
+    assert ppi["estimate"] == pytest.approx(estimate, abs=1e-12)
+    assert ppi["ci"] == pytest.approx([estimate - z * se, estimate + z * se], abs=1e-9)
+    default = _evaluate(files, "--labelled-queries", str(queue))
+    assert default["runs"][0]["metrics"]["precision@3"]["ppi"]["stratified"] is False
+    assert default["ppi"]["method"] == "cross-fit PPI++, inverse-probability weighted"

@@ -92,7 +92,9 @@ def test_monitor_ppi_table_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> N
     from ragmeter.stats.ppi import ppi_mean
     from ragmeter.workflows.monitor import MonitorPPI, WindowPPI
 
-    estimate = ppi_mean([0.2, 0.6, 0.4], [0.4, 0.6, 0.8], [0.2, 0.6, 0.4, 0.8], alpha=0.05)
+    estimate = ppi_mean(
+        [0.2, 0.6, 0.4], [0.4, 0.6, 0.8], [0.2, 0.6, 0.4, 0.8], alpha=0.05, estimator="plusplus"
+    )
     windows = [WindowPPI(86400 * d, "ndcg@10(rel_level=2)", 3, 4, 0.5, estimate) for d in range(3)]
     result = MonitorPPI("production-stream", 86400, windows, None, "human (alice)", 0.05)
     printed = {}

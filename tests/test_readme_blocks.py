@@ -204,6 +204,14 @@ SKIPPED: dict[tuple[str, str], str] = {
         "python benchmarks/ray_bench.py --queries 50000 --partitions 8 --out /tmp/ragmeter-ray",
     ): ("a benchmark of minutes (benchmarks/ is not part of the copy)"),
     (
+        "docs/ppi.md",
+        "python benchmarks/ppi_coverage.py --draws 2000    # n = 8, 15, 30, 60; 23 min on 2 "
+        "shared cores",
+    ): (
+        "a benchmark of 23 minutes (benchmarks/ is not part of the copy); "
+        "tests/test_ppi_crossfit.py runs a small version"
+    ),
+    (
         "docs/limits.md",
         "ragmeter serve --run bm25.trec --host 0.0.0.0 --ssl-certfile cert.pem "
         "--ssl-keyfile key.pem",

@@ -185,7 +185,8 @@ def test_the_page_is_evaluate_ppi_on_the_exported_labels(tmp_path: Path) -> None
     human.write_text(browser.client.get("/export/qrels.txt").text)
     data = tmp_path / "data"
     request = EvaluateRequest([data / "run.txt"], data / "llm.txt", list(EVALUATION_MEASURES))
-    cli = evaluate_ppi(request, PPIRequest(human)).estimates.to_dict()
+    # the page shows PPI++ (ppi-python's figures), evaluate --ppi --ppi-estimator plusplus
+    cli = evaluate_ppi(request, PPIRequest(human, estimator="plusplus")).estimates.to_dict()
     assert page["runs"] == cli["runs"]
     assert (page["method"], page["alpha"]) == (cli["method"], cli["alpha"])
 

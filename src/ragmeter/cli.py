@@ -122,6 +122,7 @@ def evaluate(
     human_assignments: ppi_options.HumanAssignments = None,
     alpha: ppi_options.PPIAlpha = None,
     ppi_lambda: ppi_options.PPILambda = None,
+    ppi_estimator: ppi_options.PPIEstimator = None,
     labelled_queries: ppi_options.LabelledQueries = None,
     query_id_from: QueryIdFrom = None,
     doc_id_from: DocIdFrom = None,
@@ -162,7 +163,7 @@ def evaluate(
     others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
     estimate = ppi_request(
         ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,
-        human_assignments,
+        human_assignments, ppi_estimator,
     )  # fmt: skip
     if estimate is not None:
         return emit_evaluate_ppi(request, estimate, fmt, output, per_query=per_query)

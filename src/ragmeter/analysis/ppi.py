@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.stats.ppi import PPIError, PPIEstimate, clt_interval, ppi_mean
+from ragmeter.stats.ppi import (
+    DEFAULT_ESTIMATOR,
+    Estimator,
+    PPIError,
+    PPIEstimate,
+    clt_interval,
+    estimator_name,
+    ppi_mean,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.data import Qrels
@@ -51,6 +59,20 @@ class Labelled:
 
     query_ids: tuple[str, ...]
     inclusion: Mapping[str, float] | None = None
+    #: the stratum of each labelled query of a stratified sample (``π = n_h/N_h``): the
+    #: estimators with one λ (PPI, PPI++) then use the exact stratified variance
+    strata: Mapping[str, int] | None = None
+
+    def strata_of(
+        self, query_ids: Sequence[str], estimator: Estimator | None, lam: float | None
+    ) -> list[int] | None:
+        """The strata of ``query_ids`` where the estimate can use them: not for cross-fit
+        PPI++, whose λ varies within a stratum (it keeps the conservative ``var(Z)/M``)."""
+        if self.strata is None or self.inclusion is None:
+            return None
+        if lam is None and (estimator or DEFAULT_ESTIMATOR) == "crossfit":
+            return None
+        return [self.strata[q] for q in query_ids]
 
     def weights(self, query_ids: Sequence[str]) -> np.ndarray | None:
         """``1/π`` of ``query_ids`` (``None`` for a uniform sample)."""
@@ -63,6 +85,7 @@ def labelled_queries(
     human: Qrels | Judgments | NuggetAssignments,
     listed: Sequence[str] | None = None,
     inclusion: Mapping[str, float] | None = None,
+    strata: Mapping[str, int] | None = None,
 ) -> Labelled:
     """The labelled queries: those of ``listed`` (each must have human labels), else every
     query of the human labels (qrels, sub-question ratings or nugget assignments)."""
@@ -75,14 +98,14 @@ def labelled_queries(
         have = {str(q) for q in human.query_ids}
         name = human.name
     if listed is None:
-        return Labelled(tuple(sorted(have)), inclusion)
+        return Labelled(tuple(sorted(have)), inclusion, strata)
     unlabelled = [q for q in listed if q not in have]
     if unlabelled:
         raise PPIError(
             f"query {unlabelled[0]!r} is listed as labelled but has no human label in "
             f"{name} ({len(unlabelled)} such queries)"
         )
-    return Labelled(tuple(listed), inclusion)
+    return Labelled(tuple(listed), inclusion, strata)
 
 
 def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
@@ -100,11 +123,22 @@ def merge_qrels(llm: Qrels, human: Qrels, queries: Collection[str]) -> Qrels:
     return Qrels.from_dict(merged, name=f"{human.name} over {llm.name}")
 
 
-def method_name(lam: float | None, weighted: bool) -> str:
-    """``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or ``PPI, λ = x``; weighted when the
-    labelled queries came with inclusion probabilities."""
-    name = "PPI++" if lam is None else "PPI" if lam == 1.0 else f"PPI, λ = {lam:g}"
+def method_name(
+    lam: float | None, weighted: bool, estimator: Estimator | None = None, strata: bool = False
+) -> str:
+    """``cross-fit PPI++`` (the default), ``PPI++`` (power-tuned λ), ``PPI`` (λ = 1) or
+    ``PPI, λ = x``; weighted when the labelled queries came with inclusion probabilities,
+    with the exact stratified variance when they came with strata."""
+    chosen: Estimator = "fixed" if lam is not None else estimator or DEFAULT_ESTIMATOR
+    name = estimator_name(chosen, lam)
+    if strata:
+        return name + ", stratified (exact variance)"
     return name + (", inverse-probability weighted" if weighted else "")
+
+
+def _stratified(labelled: Labelled, estimator: Estimator | None, lam: float | None) -> bool:
+    """Whether the estimates use the exact stratified variance."""
+    return labelled.strata_of(labelled.query_ids, estimator, lam) is not None
 
 
 def judgments_rows(judgments: Judgments) -> dict[str, dict[str, list[int]]]:
@@ -229,6 +263,7 @@ class PPIEvaluation:
     lam: float | None
     labels: str
     warnings: tuple[str, ...] = field(default=())
+    estimator: Estimator | None = None
 
     def __getitem__(self, run: str) -> RunPPI:
         for r in self.runs:
@@ -239,7 +274,12 @@ class PPIEvaluation:
     @property
     def method(self) -> str:
         """The method's name, as :func:`method_name`."""
-        return method_name(self.lam, self.labelled.inclusion is not None)
+        return method_name(
+            self.lam,
+            self.labelled.inclusion is not None,
+            self.estimator,
+            _stratified(self.labelled, self.estimator, self.lam),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """``{run: {measure: ppi object}}`` with the method and labels."""
@@ -262,11 +302,13 @@ def ppi_evaluation(
     lam: float | None = None,
     human_kinds: Collection[str] = ("qrels",),
     labels: str = "LLM labels, corrected by human labels",
+    estimator: Estimator | None = None,
 ) -> PPIEvaluation:
     """The PPI estimate of every measure of every run of ``llm`` (evaluated under the LLM
     labels on every query), with ``human`` the same runs evaluated under the merged labels
     on the labelled queries; ``human_kinds``: the kinds of labels the human gave (a measure
-    reading another kind gets no estimate, and says why)."""
+    reading another kind gets no estimate, and says why); ``estimator`` chooses λ
+    (:func:`ragmeter.stats.ppi.ppi_mean`)."""
     runs = []
     warnings = list(llm.warnings)
     for run in llm.runs:
@@ -283,12 +325,14 @@ def ppi_evaluation(
             RunPPI(
                 run.name,
                 tuple(
-                    _measure_ppi(run, human_run, m, shared, labelled, alpha, lam, human_kinds)
+                    _measure_ppi(
+                        run, human_run, m, shared, labelled, (alpha, lam, estimator), human_kinds
+                    )
                     for m in run.measures
                 ),
             )
         )
-    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings))
+    return PPIEvaluation(tuple(runs), labelled, alpha, lam, labels, tuple(warnings), estimator)
 
 
 def _positions(run: RunResult) -> dict[str, int]:
@@ -349,8 +393,7 @@ def _measure_ppi(
     measure: Measure,
     shared: Sequence[str],
     labelled: Labelled,
-    alpha: float,
-    lam: float | None,
+    options: tuple[float, float | None, Estimator | None],
     human_kinds: Collection[str],
 ) -> MeasurePPI:
     why = _why_not(measure, human_kinds)
@@ -361,6 +404,7 @@ def _measure_ppi(
     )
     if cols.y.shape[0] == 0:
         return MeasurePPI(str(measure), None, "NA on every labelled query", cols.n_na)
+    alpha, lam, estimator = options
     estimate = ppi_mean(
         cols.y,
         cols.yhat,
@@ -368,6 +412,8 @@ def _measure_ppi(
         alpha=alpha,
         lam=lam,
         weights=labelled.weights(cols.labelled),
+        estimator=estimator,
+        strata=labelled.strata_of(cols.labelled, estimator, lam),
     )
     return MeasurePPI(
         str(measure), _with_llm_aggregate(estimate, run, measure, alpha), None, cols.n_na
@@ -447,6 +493,7 @@ def ppi_comparison(
     correction: Correction = "holm",
     human_kinds: Collection[str] = ("qrels",),
     labels: str = "LLM labels, corrected by human labels",
+    estimator: Estimator | None = None,
 ) -> PPIComparison:
     """PPI estimates of the paired differences ``run − baseline`` for each ``(run,
     baseline)`` of ``pairs`` and each measure; the p-values of a measure's pairs corrected
@@ -456,7 +503,7 @@ def ppi_comparison(
     out: list[PPIDifference] = []
     for measure in llm.measures:
         row = [
-            _difference(llm, human, labelled, a, b, measure, alpha, lam, human_kinds)
+            _difference(llm, human, labelled, a, b, measure, (alpha, lam, estimator), human_kinds)
             for a, b in pairs
         ]
         pvalues = [
@@ -468,7 +515,8 @@ def ppi_comparison(
             replace(d, pvalue_adjusted=None if np.isnan(p) else float(p))
             for d, p in zip(row, adjusted, strict=True)
         )
-    method = method_name(lam, labelled.inclusion is not None)
+    strata = _stratified(labelled, estimator, lam)
+    method = method_name(lam, labelled.inclusion is not None, estimator, strata)
     return PPIComparison(tuple(out), correction, alpha, lam, labels, method)
 
 
@@ -479,8 +527,7 @@ def _difference(
     run: str,
     baseline: str,
     measure: Measure,
-    alpha: float,
-    lam: float | None,
+    options: tuple[float, float | None, Estimator | None],
     human_kinds: Collection[str],
 ) -> PPIDifference:
     why = _why_not(measure, human_kinds)
@@ -509,6 +556,7 @@ def _difference(
     )
     if not cols.labelled:
         return PPIDifference(run, baseline, str(measure), None, reason="NA on every labelled query")
+    alpha, lam, estimator = options
     estimate = ppi_mean(
         cols.y,
         cols.yhat,
@@ -516,5 +564,7 @@ def _difference(
         alpha=alpha,
         lam=lam,
         weights=labelled.weights(cols.labelled),
+        estimator=estimator,
+        strata=labelled.strata_of(cols.labelled, estimator, lam),
     )
     return PPIDifference(run, baseline, str(measure), estimate)

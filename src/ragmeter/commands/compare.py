@@ -54,7 +54,7 @@ from ragmeter.commands.options import (
     span_files,
 )
 from ragmeter.commands.output import CompareFormat
-from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIFlag, PPILambda
+from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIEstimator, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
 CompareCorrection = Annotated[
@@ -183,6 +183,7 @@ def compare_command(
     ppi: PPIFlag = False,
     human_qrels: HumanQrels = None,
     ppi_lambda: PPILambda = None,
+    ppi_estimator: PPIEstimator = None,
     labelled_queries: LabelledQueries = None,
     spans: SpansFile = None,
     chunks: ChunkFiles = None,
@@ -210,7 +211,10 @@ def compare_command(
     )
     nugget = nugget_inputs(nuggets, assignments, citation_support)
     others = {"--save": save or bool(store or name), "--group": group or group_by}
-    ppi_args = (ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others)
+    ppi_args = (
+        ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others, None,
+        None, ppi_estimator,
+    )  # fmt: skip
     inputs = (runs, qrels, measure, settings, nugget)
     if _compare_ppi(ppi_args, inputs, fmt, output, (baseline, all_pairs, correction)):
         return

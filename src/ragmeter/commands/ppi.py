@@ -16,6 +16,7 @@ from ragmeter.errors import RagmeterError
 if TYPE_CHECKING:
     from ragmeter.commands.output import CompareFormat, OutputFormat
     from ragmeter.stats.correction import Correction
+    from ragmeter.stats.ppi import Estimator
     from ragmeter.workflows.evaluate import EvaluateRequest
     from ragmeter.workflows.ppi import PPIRequest
 
@@ -65,6 +66,15 @@ PPILambda = Annotated[
         help="With --ppi: fixed λ in [0, 1] (1: classic PPI; default: power-tuned).",
     ),
 ]
+PPIEstimator = Annotated[
+    str | None,
+    typer.Option(
+        "--ppi-estimator",
+        help="With --ppi: how λ is chosen: crossfit (default: λ of each of 10 folds fitted "
+        "on the others, Student's t interval), plusplus (power-tuned on all the labels, "
+        "PPI++) or classic (λ = 1).",
+    ),
+]
 LabelledQueries = Annotated[
     Path | None,
     typer.Option(
@@ -85,6 +95,7 @@ def ppi_request(
     others: Mapping[str, object] | None = None,
     human_judgments: Path | None = None,
     human_assignments: Path | None = None,
+    estimator: str | None = None,
 ) -> PPIRequest | None:
     """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
     then an error rather than silently ignored)."""
@@ -99,6 +110,7 @@ def ppi_request(
                 ("--human-assignments", human_assignments),
                 ("--alpha", alpha),
                 ("--ppi-lambda", lam),
+                ("--ppi-estimator", estimator),
                 ("--labelled-queries", labelled_queries),
             )
             if value is not None
@@ -118,7 +130,26 @@ def ppi_request(
         # printed estimates only: saving them, curves and groups are not (yet) views of PPI
         fail(RagmeterError(f"--ppi does not take {', '.join(given)}"))
     level = 0.1 if alpha is None else alpha
-    return PPIRequest(human_qrels, labelled_queries, level, lam, human_judgments, human_assignments)
+    return PPIRequest(
+        human_qrels,
+        labelled_queries,
+        level,
+        lam,
+        human_judgments,
+        human_assignments,
+        _estimator(estimator),
+    )
+
+
+def _estimator(value: str | None) -> Estimator | None:
+    """``--ppi-estimator``, checked against :data:`ragmeter.stats.ppi.ESTIMATORS`."""
+    from ragmeter.stats.ppi import ESTIMATORS
+
+    if value is None:
+        return None
+    if value not in ESTIMATORS:
+        fail(RagmeterError(f"--ppi-estimator {value!r}: expected one of {', '.join(ESTIMATORS)}"))
+    return value  # type: ignore[return-value]
 
 
 def emit_evaluate_ppi(

@@ -43,7 +43,14 @@ from ragmeter.commands.options import (
     span_files,
 )
 from ragmeter.commands.output import warn
-from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIAlpha, PPIFlag, PPILambda
+from ragmeter.commands.ppi import (
+    HumanQrels,
+    LabelledQueries,
+    PPIAlpha,
+    PPIEstimator,
+    PPIFlag,
+    PPILambda,
+)
 from ragmeter.errors import RagmeterError
 
 Worst = Annotated[
@@ -148,6 +155,7 @@ def report_command(
     human_qrels: HumanQrels = None,
     alpha: PPIAlpha = None,
     ppi_lambda: PPILambda = None,
+    how: PPIEstimator = None,
     labelled_queries: LabelledQueries = None,
     spans: SpansFile = None,
     chunks: ChunkFiles = None,
@@ -186,7 +194,7 @@ def report_command(
         nuggets=nugget_inputs(nuggets, assignments, citation_support),
         compare_qrels=compare_qrels,
         calibration=calibration,
-        ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries),
+        ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, estimator=how),
         spans=span_files(spans, chunks, None),
     )
     _write(request)

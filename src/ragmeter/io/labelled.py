@@ -60,6 +60,24 @@ def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, fl
     return tuple(ids), probabilities or None
 
 
+def read_queue_strata(path: PathLike) -> dict[str, int] | None:
+    """``{query_id: stratum}`` of a stratified labelling queue (``ragmeter sample --strategy
+    stratified``), ``None`` for any other file: its strata, with ``π = n_h/N_h``, give the
+    exact variance of a fixed number of labels per stratum."""
+    data = read_bytes(path)
+    if not data.lstrip().startswith(b"{"):
+        return None
+    from ragmeter.io.label_queue import read_label_queue
+
+    queue = read_label_queue(path)
+    strata = {e.query_id: e.stratum for e in queue.entries}
+    if not queue.entries or any(e.strategy != "stratified" for e in queue.entries):
+        return None
+    if any(h is None for h in strata.values()):
+        return None
+    return {q: int(h) for q, h in strata.items() if h is not None}
+
+
 def _from_queue(path: PathLike, source: str) -> tuple[tuple[str, ...], dict[str, float] | None]:
     from ragmeter.io.label_queue import read_label_queue
 

@@ -439,6 +439,8 @@ def print_ppi(result: Any, *, file: object = None) -> None:
             )
             if e is not None and e.note is not None:
                 notes.append(f"{window} {measure}: {e.note}")
+            if e is not None and e.weak_judge is not None:
+                notes.append(f"{window} {measure}: {e.weak_judge}")
         console.print(fit(table))
     for note in notes:
         console.print(note, style="dim", highlight=False)

@@ -138,6 +138,8 @@ def _notes(m: MeasurePPI) -> list[str]:
     else:
         if e.note is not None:
             out.append(e.note)
+        if e.weak_judge is not None:
+            out.append(e.weak_judge)
         if e.llm_ci is None:
             out.append("LLM only: the same value on every query, no interval")
     if m.n_na:
@@ -177,7 +179,7 @@ def _cells(m: MeasurePPI) -> list[str]:
 def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
     """One table per measure, one row per pair: the PPI estimate of the difference over its
     interval, its p-value and the corrected one (``n/a`` where there is no interval, and a
-    note says why), then the LLM-only difference. Fitted to the width like
+    note says why), then the human-only and the LLM-only differences. Fitted to the width like
     :func:`print_table`; a pair of long run names is printed on two lines."""
     from rich.text import Text
 
@@ -185,7 +187,7 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
 
     console = table_console(file, wide=200)
     level = f"{1 - comparison.alpha:.0%}"
-    columns = ("PPI difference", "p", f"p ({comparison.correction})", "LLM only")
+    columns = ("PPI difference", "p", f"p ({comparison.correction})", "human only", "LLM only")
     two_lines = any(len(f"{d.run} − {d.baseline}") > SHORT for d in comparison.differences)
     notes = []
     for measure in dict.fromkeys(d.measure for d in comparison.differences):
@@ -196,7 +198,7 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
             key = Text(f"{d.run}\n− {d.baseline}") if two_lines else pair
             e = d.estimate
             if e is None:
-                table.add_row(key, "–", "–", "–", "–")
+                table.add_row(key, *["–"] * len(columns))
                 notes.append(f"{pair} {d.measure}: no estimate ({d.reason})")
                 continue
             table.add_row(
@@ -204,10 +206,13 @@ def print_comparison(comparison: PPIComparison, *, file: object = None) -> None:
                 stacked(e.estimate, e.ci),
                 p_text(e.pvalue),
                 p_text(d.pvalue_adjusted),
+                stacked(e.human_mean, e.human_ci),
                 stacked(e.llm_mean, e.llm_ci),
             )
             if e.note is not None:
                 notes.append(f"{pair} {d.measure}: {e.note} (p: n/a)")
+            if e.weak_judge is not None:
+                notes.append(f"{pair} {d.measure}: {e.weak_judge}")
         console.print(fit(table))
     console.print(f"Numbers {comparison.labels}.", style="dim", highlight=False)
     for note in notes:
@@ -244,8 +249,12 @@ def html_section(estimates: PPIEvaluation) -> str:
             )
             if m.estimate is None:
                 notes.append(f"{run.name} {m.measure}: no estimate ({m.reason})")
-            elif m.estimate.note is not None:
-                notes.append(f"{run.name} {m.measure}: {m.estimate.note}")
+            else:
+                notes.extend(
+                    f"{run.name} {m.measure}: {note}"
+                    for note in (m.estimate.note, m.estimate.weak_judge)
+                    if note is not None
+                )
     note_html = "".join(f'<p class="note">{html.escape(n)}.</p>' for n in dict.fromkeys(notes))
     return (
         f'<p class="lead">The mean each measure would have under human labels, estimated by '

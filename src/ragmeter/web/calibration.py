@@ -213,7 +213,12 @@ def _estimated(
             f"({view.human_source}) on {len(labelled.query_ids)} queries"
         )
         estimates = ppi_evaluation(
-            llm_evaluation, human_evaluation, labelled, alpha=alpha, labels=labels
+            llm_evaluation,
+            human_evaluation,
+            labelled,
+            alpha=alpha,
+            labels=labels,
+            estimator="plusplus",  # the page's PPI++ as before the cross-fit default
         )
     except RagmeterError as exc:
         return replace(view, missing=(f"no estimate: {exc}",))

@@ -972,5 +972,8 @@ def _window_ppi(
     llm_mean = sum(everything) / len(everything) if everything else math.nan
     estimate = None
     if pairs:
-        estimate = ppi_mean([a for a, _ in pairs], [b for _, b in pairs], rest, alpha=alpha)
+        # PPI++ as stored before the cross-fit default (its windows' rows stay comparable)
+        estimate = ppi_mean(
+            [a for a, _ in pairs], [b for _, b in pairs], rest, alpha=alpha, estimator="plusplus"
+        )
     return WindowPPI(window, measure, len(pairs), len(rest), llm_mean, estimate)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ragmeter.core.nuggets import NuggetAssignments
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.stats.correction import Correction
+    from ragmeter.stats.ppi import Estimator
     from ragmeter.workflows.evaluate import EvaluateRequest
 
 
@@ -40,6 +41,8 @@ class PPIRequest:
     lam: float | None = None
     human_judgments: Path | None = None
     human_assignments: Path | None = None
+    #: how λ is chosen (``None``: :data:`ragmeter.stats.ppi.DEFAULT_ESTIMATOR`)
+    estimator: Estimator | None = None
 
     def _given(self) -> dict[str, Path]:
         kinds = {
@@ -98,6 +101,8 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
         raise RagmeterError(f"--alpha {ppi.alpha}: expected a level in (0, 1)")
     if ppi.lam is not None and not 0.0 <= ppi.lam <= 1.0:
         raise RagmeterError(f"--ppi-lambda {ppi.lam}: expected a value in [0, 1]")
+    if ppi.lam is not None and ppi.estimator is not None:
+        raise RagmeterError("--ppi-lambda fixes λ and --ppi-estimator chooses it: give one of them")
     if ppi.kind == "qrels":
         assert request.qrels is not None
         llm_file = request.qrels
@@ -178,14 +183,12 @@ def labelled_of(ppi: PPIRequest, human: Qrels | Judgments | NuggetAssignments) -
     """The labelled queries of ``ppi``: its ``--labelled-queries`` file's (with their
     inclusion probabilities), else those of the human labels."""
     from ragmeter.analysis.ppi import labelled_queries
-    from ragmeter.io.labelled import read_labelled_queries
+    from ragmeter.io.labelled import read_labelled_queries, read_queue_strata
 
-    listed, inclusion = (
-        read_labelled_queries(ppi.labelled_queries)
-        if ppi.labelled_queries is not None
-        else (None, None)
-    )
-    return labelled_queries(human, listed, inclusion)
+    if ppi.labelled_queries is None:
+        return labelled_queries(human)
+    listed, inclusion = read_labelled_queries(ppi.labelled_queries)
+    return labelled_queries(human, listed, inclusion, read_queue_strata(ppi.labelled_queries))
 
 
 def _evaluate_both(
@@ -248,6 +251,7 @@ def evaluate_ppi(request: EvaluateRequest, ppi: PPIRequest) -> PPIOutcome:
         lam=ppi.lam,
         human_kinds=(ppi.kind,),
         labels=labels_description(llm_file, ppi, labelled),
+        estimator=ppi.estimator,
     )
     return PPIOutcome(evaluation, human, estimates)
 
@@ -285,4 +289,5 @@ def compare_ppi(
         correction=correction,
         human_kinds=(ppi.kind,),
         labels=labels_description(llm_file, ppi, labelled),
+        estimator=ppi.estimator,
     )

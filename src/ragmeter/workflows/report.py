@@ -208,6 +208,7 @@ def _ppi(
         alpha=ppi.alpha,
         lam=ppi.lam,
         labels=labels_description(request.qrels, ppi, labelled),
+        estimator=ppi.estimator,
     )
 
 
