@@ -164,9 +164,17 @@ def test_command_summaries_wrap_only_where_the_line_is_full(group: list[str]) ->
     text = _invoke(*group, "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
-    start = next(i for i, line in enumerate(lines) if "─ Commands ─" in line)
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("╰"))
-    rows = _rows(lines[start + 1 : end])
+    # the commands' panels: "Commands", or the root's own (Start here, Labels, Tools…)
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("╭─") and not any(f"─ {p} ─" in line for p in ("Options", "Arguments"))
+    ]
+    assert starts
+    rows = []
+    for start in starts:
+        end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("╰"))
+        rows += _rows(lines[start + 1 : end])
     assert rows
     for row in rows:
         column = len(row[0]) - len(row[0][row[0].index("  ") :].lstrip())  # description start
@@ -310,3 +318,23 @@ def test_the_docs_cite_no_document_outside_the_repository() -> None:
         text = page.read_text()
         assert not re.search(r"\bSPEC\b", text), page  # the project's specification is not shipped
         assert not re.search(r"\bseeds?[- ]?0\d\d\b", text, re.I), page  # nor its seed documents
+
+
+def test_the_root_help_says_where_to_start_and_groups_the_commands() -> None:
+    text = _invoke("--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+    assert "New here? Run 'ragmeter demo'" in text
+    panels = [line.split("─ ")[1].split(" ─")[0] for line in text.splitlines() if "╭─ " in line]
+    assert panels == [
+        "Options", "Start here", "Gates and history", "Labels", "Answers", "Production", "Tools"
+    ]  # fmt: skip
+    start = text.index("Start here")
+    assert all(text.index(f"│ {c} ") > start for c in ("demo", "evaluate", "compare"))
+    assert text.index("│ demo ") < text.index("Gates and history")
+
+
+def test_long_helps_group_their_options_in_panels() -> None:
+    text = _invoke("evaluate", "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+    for panel in ("Inputs", "Measures", "Labels and their provenance", "Statistics", "Output"):
+        assert f"─ {panel} ─" in text, panel
+    inputs = text.index("─ Inputs ─")
+    assert inputs < text.index("--qrels") < text.index("─ Measures ─")

@@ -119,6 +119,8 @@ def label_digest(labels_path: PathLike, kind: RowsKind = "qrels") -> RowsDigest:
     key = None if raw is None else (kind, hashlib.sha256(raw).hexdigest())
     if key is not None and key in _DIGESTS:
         return _DIGESTS[key]
+    if raw is not None and not raw.strip():  # an empty label file (no pair labelled) holds none
+        return rows_digest(kind, [])
     if kind == "qrels":
         from ragmeter.io.readers import read_qrels
 

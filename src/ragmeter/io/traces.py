@@ -495,7 +495,7 @@ def sniff_traces(path: PathLike) -> TraceKind | None:
         return None
     try:
         return trace_kind_of(json.loads(first))
-    except ValueError:
+    except (ValueError, RecursionError):  # not traces; the reader of the file says why
         return None
 
 

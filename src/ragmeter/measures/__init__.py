@@ -645,3 +645,9 @@ def parse_measures(names: str | Iterable[str | Measure]) -> list[Measure]:
                 seen.add(m)
                 out.append(m)
     return out
+
+
+def reads_subtopics(names: Iterable[str | Measure]) -> bool:
+    """Whether any of the measures ``names`` is one of ndeval's, which read a TREC diversity
+    qrels file's subtopics (:data:`ragmeter.measures.irm.SUBTOPIC_FAMILIES`)."""
+    return any(m.family in irm.SUBTOPIC_FAMILIES for m in parse_measures(list(names)))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,12 +209,6 @@ SUBTOPIC_FAMILIES = frozenset(
     {"err_ia", "nerr_ia", "alpha_dcg", "alpha_ndcg", "nrbp", "nnrbp", "p_ia", "strecall", "ap_ia"}
 )
 
-
-def reads_subtopics(names: Iterable[Any]) -> bool:
-    """Whether any of the measure ``names`` (strings or measures) is one of ndeval's."""
-    from ragmeter.measures import parse_measures
-
-    return any(m.family in SUBTOPIC_FAMILIES for m in parse_measures(list(names)))
 
 
 _COMPAT = ("p", "normalize")

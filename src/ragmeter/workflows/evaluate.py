@@ -442,7 +442,7 @@ def _evaluate(
     from ragmeter.evaluation import evaluate
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.io.readers import read_qrels, read_run
-    from ragmeter.measures.irm import reads_subtopics
+    from ragmeter.measures import reads_subtopics
 
     if qrels is None and crux:
         # the judged queries (or those with nuggets) are evaluated; classical measures use
