@@ -244,13 +244,13 @@ class LearnedModel:
 
     @property
     def scope(self) -> str:
-        """``pooled`` or ``per-topic adapters for A of T topics (≥ N labels), pooled for the
-        rest``."""
+        """``pooled`` or ``per-topic: adapters for A of T topics (≥ N labels), pooled
+        elsewhere``."""
         if not self.per_topic:
             return "pooled"
         return (
-            f"per-topic adapters for {len(self.adapters)} of {self.topics} topics "
-            f"(≥ {self.min_labels} labels), pooled for the rest"
+            f"per-topic: adapters for {len(self.adapters)} of {self.topics} topics "
+            f"(≥ {self.min_labels} labels), pooled elsewhere"
         )
 
     def manifest(self) -> dict[str, Any]:

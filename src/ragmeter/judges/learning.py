@@ -77,13 +77,13 @@ class Validation:
     #: the held-out grade of every training pair
     predictions: dict[tuple[str, str], int] = field(repr=False, default_factory=dict)
 
-    def line(self) -> str:
-        return (
-            f"{self.what}: {self.n:,} held-out labels of {self.topics} topics ({self.folds}-fold "
-            f"within topics): κ quadratic {self.kappa_quadratic.text()}, κ "
-            f"{self.kappa.text()}, ordinal α {self.alpha_ordinal.text()}, exact "
-            f"{self.accuracy.text()}"
-        )
+    def lines(self) -> list[str]:
+        """Two lines of figures under the model's name (fit for 80 columns)."""
+        return [
+            f"  {self.what}:",
+            f"    κ quadratic {self.kappa_quadratic.text():<22}  κ {self.kappa.text()}",
+            f"    ordinal α   {self.alpha_ordinal.text():<22}  exact {self.accuracy.text()}",
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,11 +107,20 @@ class LearnResult:
 
     def lines(self) -> list[str]:
         m = self.model
-        head = (
+        out = [
             f"learned judge: {m.training_labels:,} human labels of {m.topics} topics, grades "
-            f"{m.scale[0]}..{m.scale[1]}; {m.learner}; {m.scope}"
-        )
-        return [head, *(v.line() for v in self.validations)]
+            f"{m.scale[0]}..{m.scale[1]}",
+            f"  {m.learner}; {m.scope}",
+        ]
+        if self.validations:
+            v = self.validations[0]
+            out.append(
+                f"held-out agreement with the human labels ({v.folds}-fold within topics,"
+                f" 95% intervals over topics):"
+            )
+        for v in self.validations:
+            out += v.lines()
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -287,9 +296,10 @@ def learn(
     )
     validations: list[Validation] = []
     if folds >= 2:
-        variants = [(model.scope if per_topic else "pooled", per_topic)]
+        chosen = f"with {len(model.adapters)} topic adapters" if model.adapters else "pooled"
+        variants = [(chosen, per_topic)]
         if per_topic and model.adapters:
-            variants.append(("pooled model alone", False))
+            variants.append(("the pooled model alone", False))
         for what, topic_wise in variants:
             predicted = cross_validate(
                 features,
