@@ -491,9 +491,6 @@ def register(app: typer.Typer) -> None:
     )
     app.add_typer(judge_app, name="judge")
     judge_command(judge_app, "relevance", offline=True, learned=True)(relevance)
-    from ragmeter.commands.judge_learn import learn
-
-    judge_app.command("learn")(learn)
     judge_command(judge_app, "udcg")(udcg)
     judge_command(judge_app, "answerability", offline=True)(answerability)
     judge_command(judge_app, "subquestions")(subquestions)

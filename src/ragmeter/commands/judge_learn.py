@@ -104,3 +104,10 @@ def learn(
     if summary_json is not None:
         _write_json(summary_json, result.to_dict())
     typer.echo(f"wrote {out}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``learn`` to the ``judge`` group (registered before this module)."""
+    from ragmeter.commands.judge_nuggets import _judge_app
+
+    _judge_app(app).command("learn")(learn)

@@ -110,13 +110,13 @@ class LearnResult:
         out = [
             f"learned judge: {m.training_labels:,} human labels of {m.topics} topics, grades "
             f"{m.scale[0]}..{m.scale[1]}",
-            f"  {m.learner}; {m.scope}",
+            f"  learner: {m.learner}",
+            f"  {m.scope}",
         ]
         if self.validations:
             v = self.validations[0]
             out.append(
-                f"held-out agreement with the human labels ({v.folds}-fold within topics,"
-                f" 95% intervals over topics):"
+                f"held-out agreement ({v.folds}-fold within topics, 95% intervals over topics):"
             )
         for v in self.validations:
             out += v.lines()
