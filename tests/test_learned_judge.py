@@ -166,7 +166,7 @@ def test_a_changed_or_bad_model_directory_is_refused(tmp_path: Path) -> None:
     manifest = json.loads((d / MANIFEST).read_text())
     manifest["ragmeter_learned_judge"] = 9
     (d / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(InputError, match="ragmeter_learned_judge.*version 9"):
+    with pytest.raises(InputError, match=r"ragmeter_learned_judge.*version 9"):
         load_model(d)
     del manifest["ragmeter_learned_judge"]
     (d / MANIFEST).write_text(json.dumps(manifest))

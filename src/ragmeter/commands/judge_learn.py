@@ -58,6 +58,15 @@ def learn(
         int,
         typer.Option("--resamples", min=1, help="Bootstrap draws of topics for the intervals."),
     ] = DEFAULT_RESAMPLES,
+    held_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--held-out",
+            help="Also write the held-out grades as qrels (with their provenance): compare "
+            "them with --qrels by 'ragmeter agreement' (--runs for the leaderboard τ, "
+            "--save-calibration for 'check --calibration').",
+        ),
+    ] = None,
     summary_json: Annotated[
         Path | None,
         typer.Option("--summary-json", help="Also write the model summary and validation here."),
@@ -75,10 +84,12 @@ def learn(
     from ragmeter.io.readers import read_qrels
     from ragmeter.judges.learned import save_model
     from ragmeter.judges.learning import learn as fit
-    from ragmeter.judges.learning import read_training_set
+    from ragmeter.judges.learning import read_training_set, write_held_out
 
     if folds == 1:
         fail(ValueError("--folds must be 0 (no validation) or at least 2"))
+    if held_out is not None and folds == 0:
+        fail(ValueError("--held-out needs the cross-validation: --folds ≥ 2"))
     try:
         data = read_training_set(
             read_qrels(qrels).to_dict(),
@@ -97,6 +108,8 @@ def learn(
             resamples=resamples,
         )
         save_model(result.model, out)
+        if held_out is not None:
+            write_held_out(result, held_out)
     except RagmeterError as exc:
         fail(exc)
     for line in result.lines():

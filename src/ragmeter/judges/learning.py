@@ -14,6 +14,7 @@ held-out figures are printed beside, so you see whether the adapters pay.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,15 @@ from ragmeter.judges.learned import (
 if TYPE_CHECKING:
     from ragmeter.pipeline.embeddings import MiniLMEncoder
 
-__all__ = ["Figure", "LearnResult", "Validation", "cross_validate", "learn", "validation_figures"]
+__all__ = [
+    "Figure",
+    "LearnResult",
+    "Validation",
+    "cross_validate",
+    "learn",
+    "validation_figures",
+    "write_held_out",
+]
 
 DEFAULT_FOLDS = 5
 DEFAULT_RESAMPLES = 1000
@@ -312,6 +321,30 @@ def learn(
             )
             validations.append(_validation(what, data, predicted, folds, resamples, seed))
     return LearnResult(model, validations)
+
+
+def write_held_out(result: LearnResult, path: str | os.PathLike[str]) -> None:
+    """Write the held-out grades of the first validation as TREC qrels (atomically), with a
+    provenance sidecar naming the fitted judge (so ``ragmeter agreement HUMAN HELD_OUT
+    --save-calibration`` records a calibration that ``check --calibration`` applies to the
+    labels of ``judge relevance --learned``); the note says they are held-out grades."""
+    from dataclasses import replace
+
+    from ragmeter.core.provenance import LabelProvenance
+    from ragmeter.io.provenance import write_provenance
+    from ragmeter.judges.api import write_qrels
+    from ragmeter.judges.learned import LearnedJudge
+
+    if not result.validations:
+        raise ValueError("no held-out grades: the judge was fitted without validation")
+    v = result.validations[0]
+    labels: dict[str, dict[str, int]] = {}
+    for (q, d), grade in v.predictions.items():
+        labels.setdefault(q, {})[d] = grade
+    write_qrels(labels, path)
+    note = f"held-out grades of {v.folds}-fold cross-validation within topics"
+    source = replace(LearnedJudge(result.model).label_source, note=note)
+    write_provenance(path, LabelProvenance.single(source, "learned"))
 
 
 def read_training_set(
