@@ -23,11 +23,12 @@ from ragmeter.judges.learned import (
     MANIFEST,
     N_FEATURES,
     LearnedJudge,
+    distribution_cuts,
     fit_model,
+    grades_from_cuts,
     load_model,
     save_model,
     term_overlap,
-    to_grades,
     training_set,
 )
 from ragmeter.judges.learning import fold_of, validation_figures
@@ -76,8 +77,13 @@ def test_pooled_model_is_ridge_in_closed_form() -> None:
     assert model.adapters == () and model.scale == (1, 5)
 
 
-def test_grades_round_half_up_and_clip_to_the_scale() -> None:
-    assert to_grades(np.array([-3.0, 0.5, 1.49, 1.5, 2.5, 7.0]), (0, 3)) == [0, 1, 1, 2, 3, 3]
+def test_cut_points_keep_the_training_grades_shares() -> None:
+    # grades 0,0,0,1,2,2 on the scale 0..3: shares ≤ 0, ≤ 1, ≤ 2 = 1/2, 2/3, 1; scores 0..5,
+    # linear quantiles at (n−1)·share = 2.5, 3.33…, 5 → cuts 2.5, 3.333…, 5.0
+    cuts = distribution_cuts(np.arange(6.0), [0, 0, 0, 1, 2, 2], (0, 3))
+    assert cuts == pytest.approx((2.5, 10 / 3, 5.0))
+    scores = np.array([-3.0, 2.5, 3.0, 3.5, 5.0, 9.0])
+    assert grades_from_cuts(scores, cuts, 0) == [0, 1, 1, 2, 3, 3]
 
 
 def test_term_overlap_by_hand() -> None:

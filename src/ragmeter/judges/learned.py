@@ -11,8 +11,9 @@ much as the assessor would. ragmeter's version is deliberately plain — no PyTo
   overlap (the share of the query's distinct words, lower-cased, found in the passage).
 - **Learner**: ordinal ridge regression on the grade — ``ŝ = w·x + b`` fitted by least
   squares with penalty ``alpha·‖w‖²`` (scikit-learn's ``Ridge``, Cholesky solver, of the
-  ``learn`` extra) — and the grade is ``ŝ`` rounded (half up) and clipped to the scale of the
-  training labels.
+  ``learn`` extra) — and the grade is ``ŝ`` cut at cut points fitted so that the training
+  pairs' predicted grades have the training grades' distribution (:func:`distribution_cuts`;
+  on the training labels' scale).
 - **Pooled or per topic**: one pooled model on every label; with ``per_topic``, each topic
   with at least ``min_labels`` labels also gets its own *topic adapter*, a second ridge model
   (penalty ``adapter_alpha``, on the cosine and the overlap only: a few dozen labels of one
@@ -36,12 +37,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +65,9 @@ __all__ = [
     "LearnedJudge",
     "LearnedModel",
     "TrainingSet",
+    "distribution_cuts",
     "fit_model",
+    "grades_from_cuts",
     "load_model",
     "pair_features",
     "predict_grades",
@@ -229,6 +233,8 @@ class LearnedModel:
     alpha: float
     adapter_alpha: float
     adapters: tuple[Adapter, ...] = ()
+    #: the score cut points between grades lo|lo+1, …, hi−1|hi (see :func:`distribution_cuts`)
+    cuts: tuple[float, ...] = ()
     _by_query: dict[str, Adapter] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -258,6 +264,7 @@ class LearnedModel:
         return {
             "ragmeter_learned_judge": FORMAT_VERSION,
             "scale": list(self.scale),
+            "cuts": list(self.cuts),
             "features": list(FEATURES),
             "learner": LEARNER,
             "params": {"alpha": self.alpha, "adapter_alpha": self.adapter_alpha},
@@ -293,17 +300,33 @@ class LearnedModel:
         return out
 
     def grades(self, features: FloatArray, queries: Sequence[str]) -> list[int]:
-        """Grades: the scores rounded half up and clipped to the scale."""
-        return to_grades(self.scores(features, queries), self.scale)
+        """Grades: the scores cut at :attr:`cuts` (:func:`grades_from_cuts`)."""
+        return grades_from_cuts(self.scores(features, queries), self.cuts, self.scale[0])
 
 
-def to_grades(scores: FloatArray, scale: tuple[int, int]) -> list[int]:
-    """``clip(⌊s + ½⌋, lo, hi)`` of each score.
+def grades_from_cuts(scores: FloatArray, cuts: Sequence[float], lowest: int) -> list[int]:
+    """``lowest + #{c ∈ cuts : c ≤ s}`` of each score ``s`` (cuts ascending).
 
-    >>> to_grades(np.array([0.2, 1.5, 2.49, 9.0]), (1, 5))
-    [1, 2, 2, 5]
+    >>> grades_from_cuts(np.array([0.2, 1.5, 2.49, 9.0]), (1.0, 1.5, 3.0), 1)
+    [1, 3, 3, 4]
     """
-    return [int(g) for g in np.clip(np.floor(scores + 0.5), scale[0], scale[1])]
+    return [lowest + int(k) for k in np.searchsorted(np.asarray(cuts), scores, side="right")]
+
+
+def distribution_cuts(
+    scores: FloatArray, grades: Sequence[int], scale: tuple[int, int]
+) -> tuple[float, ...]:
+    """The cut points that give the training scores the training grades' distribution: the
+    cut between grade g and g+1 is the ``P(grade ≤ g)`` quantile of the scores (numpy's
+    linear interpolation), for g = lo … hi−1.
+
+    >>> cuts = distribution_cuts(np.array([0.0, 1.0, 2.0, 3.0, 4.0]), [1, 1, 2, 3, 3], (1, 3))
+    >>> [round(c, 9) for c in cuts]     # the 2/5 and 3/5 quantiles: 4·0.4, 4·0.6
+    [1.6, 2.4]
+    """
+    y = np.asarray(grades)
+    shares = np.cumsum([np.mean(y == g) for g in range(scale[0], scale[1])])
+    return tuple(float(c) for c in np.quantile(scores, np.minimum(shares, 1.0)))
 
 
 def _ridge(x: FloatArray, y: FloatArray, alpha: float) -> tuple[FloatArray, float]:
@@ -362,7 +385,7 @@ def fit_model(
             adapters.append(Adapter(len(rows), topic, text_sha256(queries[idx[0]]), len(idx)))
             rows.append(wa)
             intercepts.append(ba)
-    return LearnedModel(
+    model = LearnedModel(
         scale=scale,
         coef=np.vstack(rows),
         intercept=np.asarray(intercepts, dtype=np.float64),
@@ -375,6 +398,10 @@ def fit_model(
         adapter_alpha=adapter_alpha,
         adapters=tuple(adapters),
     )
+    # regression scores shrink toward the mean grade; cutting them where the training grades'
+    # shares fall keeps the rare grades (on the example collection rounding never gave 4 or 5)
+    cuts = distribution_cuts(model.scores(features, queries), grades, scale)
+    return replace(model, cuts=cuts, _by_query={})
 
 
 def predict_grades(
@@ -471,6 +498,19 @@ def load_model(directory: str | os.PathLike[str]) -> LearnedModel:
     adapters = tuple(
         _adapter(a, i, coef.shape[0], where) for i, a in enumerate(check.get("adapters", list))
     )
+    cuts = check.get("cuts", list)
+    numbers = all(isinstance(c, int | float) and not isinstance(c, bool) for c in cuts)
+    if (
+        len(cuts) != scale[1] - scale[0]
+        or not numbers
+        or not all(math.isfinite(c) for c in cuts)
+        or any(a > b for a, b in itertools.pairwise(cuts))
+    ):
+        raise InputError(
+            f"expected {scale[1] - scale[0]} ascending finite numbers, got {cuts}",
+            source=where,
+            field="cuts",
+        )
     return LearnedModel(
         scale=(scale[0], scale[1]),
         coef=coef,
@@ -483,6 +523,7 @@ def load_model(directory: str | os.PathLike[str]) -> LearnedModel:
         alpha=_Checker(params, where, "params.").number("alpha"),
         adapter_alpha=_Checker(params, where, "params.").number("adapter_alpha"),
         adapters=adapters,
+        cuts=tuple(float(c) for c in cuts),
     )
 
 
@@ -637,7 +678,7 @@ class LearnedJudge:
         pairs = [(i["query"], i["passage"]) for i in inputs]
         features = pair_features(pairs, encoder=self.encoder)
         scores = self.learned.scores(features, [q for q, _ in pairs])
-        grades = to_grades(scores, self.learned.scale)
+        grades = grades_from_cuts(scores, self.learned.cuts, self.learned.scale[0])
         return [
             Judgment(value=g, status="ok", raw=f"score={s:.4f}", model=self.model)
             for g, s in zip(grades, scores, strict=True)

@@ -31,7 +31,6 @@ from ragmeter.judges.learned import (
     TrainingSet,
     fit_model,
     pair_features,
-    to_grades,
 )
 
 if TYPE_CHECKING:
@@ -178,7 +177,7 @@ def cross_validate(
     # the fold's model gives adapters to the final model's topics, whatever their count here
     eligible = {t for t, n in counts.items() if n >= min_labels}
     fold = fold_of(topics, folds, seed)
-    held_out = np.zeros(len(data), dtype=np.float64)
+    held_out = [0] * len(data)
     for f in range(folds):
         test = np.flatnonzero(fold == f)
         if test.size == 0:
@@ -194,8 +193,10 @@ def cross_validate(
             adapter_topics=eligible,
             **fit,
         )
-        held_out[test] = model.scores(features[test], [queries[i] for i in test])
-    return to_grades(held_out, data.scale)
+        grades = model.grades(features[test], [queries[i] for i in test])
+        for i, grade in zip(test, grades, strict=True):
+            held_out[i] = grade
+    return held_out
 
 
 def validation_figures(
