@@ -326,3 +326,15 @@ def training_sha(qrels: Path) -> str:
         if int(g) >= 0
     )
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def test_the_calibration_gate_names_a_learned_judge(tmp_path: Path) -> None:
+    from ragmeter.analysis.calibration import Calibration
+
+    source = LabelSource(kind="learned", model="learned-ridge abc", training_labels=12)
+    calibration = Calibration(
+        {"judge": source.to_json(), "kappa": {"unweighted": 0.5}, "labels": {"n_pairs": 12}}
+    )
+    assert calibration.summary().startswith(
+        "labels from a learned judge trained on 12 human labels, model learned-ridge abc: κ"
+    )

@@ -238,15 +238,20 @@ class LabelProvenance:
         return LabelProvenance(sources=sources, pairs=merged, default=self.default)
 
 
-def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
+def labels_head(source: LabelSource | None) -> str:
+    """What the views call labels made by ``source``: ``LLM labels (umbrela, model M)``,
+    ``labels from a learned judge trained on N human labels (…)``, ``human labels``."""
     if source is None:
-        head = "labels of unknown origin"
-    elif source.kind == "learned":
-        head = f"labels from a {source.describe()}"
-    elif source.is_llm:
-        head = f"LLM labels ({source.describe()})"
-    else:
-        head = f"{source.describe()} labels"
+        return "labels of unknown origin"
+    if source.kind == "learned":
+        return f"labels from a {source.describe()}"
+    if source.is_llm:
+        return f"LLM labels ({source.describe()})"
+    return f"{source.describe()} labels"
+
+
+def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
+    head = labels_head(source)
     if n is None or total is None:
         return head
     return f"{head}: {n:,} of {total:,} pairs"
@@ -260,4 +265,5 @@ __all__ = [
     "Pair",
     "SourceKind",
     "human_source",
+    "labels_head",
 ]
