@@ -68,7 +68,7 @@ def test_pooled_model_is_ridge_in_closed_form() -> None:
     x = _rows(40)
     y = np.array([1, 2, 3, 4, 5] * 8)
     alpha = 0.7
-    model = fit_model(x, y, ["t"] * 40, ["q"] * 40, per_topic=False, alpha=alpha)
+    model = fit_model(x, y.tolist(), ["t"] * 40, ["q"] * 40, per_topic=False, alpha=alpha)
     # ridge with an unpenalised intercept: centre, solve (XᵀX + αI) w = Xᵀy, b = ȳ − x̄·w
     xc, yc = x - x.mean(axis=0), y - y.mean()
     w = np.linalg.solve(xc.T @ xc + alpha * np.eye(N_FEATURES), xc.T @ yc)
