@@ -338,3 +338,30 @@ def test_the_calibration_gate_names_a_learned_judge(tmp_path: Path) -> None:
     assert calibration.summary().startswith(
         "labels from a learned judge trained on 12 human labels, model learned-ridge abc: κ"
     )
+
+
+def test_held_out_grades_calibrate_the_learned_judge_for_check(
+    tmp_path: Path, fake_encoder: None
+) -> None:
+    held_out = tmp_path / "held-out.txt"
+    model, _ = _learn(tmp_path, "m", "--pooled", "--held-out", str(held_out))
+    # every training pair graded once, by a model that did not see it
+    assert len(held_out.read_text().splitlines()) == 1233
+    provenance = read_provenance(held_out)
+    assert provenance is not None
+    (source,) = provenance.sources.values()
+    assert source.kind == "learned" and "held-out" in (source.note or "")
+    calibration = tmp_path / "cal.json"
+    qrels = str(EXAMPLE_DIR / "qrels.txt")
+    result = CliRunner().invoke(
+        app, ["agreement", qrels, str(held_out), "--save-calibration", str(calibration)]
+    )
+    assert result.exit_code == 0, result.output
+    labels = _judge(tmp_path, model, "learned.txt")
+    run = str(tmp_path / "run.txt")
+    gate = ["check", run, "--qrels", str(labels), "--calibration", str(calibration)]
+    result = CliRunner().invoke(app, [*gate, "--min-kappa", "-1"])
+    assert result.exit_code == 0, result.output
+    assert "calibration holds: labels from a learned judge" in result.output
+    result = CliRunner().invoke(app, [*gate, "--min-kappa", "0.99"])
+    assert result.exit_code == 5, result.output
