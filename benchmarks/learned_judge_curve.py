@@ -21,7 +21,7 @@ from ragmeter.data import EXAMPLE_DIR
 from ragmeter.io.judgments import read_corpus
 from ragmeter.io.readers import read_qrels
 from ragmeter.judges.learned import fit_model, pair_features
-from ragmeter.judges.learning import _figures, read_training_set
+from ragmeter.judges.learning import agreement_figures, read_training_set
 
 
 def main() -> None:
@@ -63,7 +63,7 @@ def main() -> None:
                     scale=data.scale,
                 )
                 predicted = np.asarray(model.grades(x[test], [queries[i] for i in test]))
-                figures.append(_figures(y[test], predicted, data.scale))
+                figures.append(agreement_figures(y[test], predicted, data.scale))
             mean = {key: float(np.mean([f[key] for f in figures])) for key in figures[0]}
             name = "per-topic" if per_topic else "pooled"
             print(

@@ -40,6 +40,7 @@ __all__ = [
     "Figure",
     "LearnResult",
     "Validation",
+    "agreement_figures",
     "cross_validate",
     "learn",
     "validation_figures",
@@ -218,13 +219,13 @@ def validation_figures(
     for row, t in enumerate(topics):
         groups[index[t]].append(row)
     rows = [np.asarray(g, dtype=np.int64) for g in groups]
-    point = _figures(a, b, scale)
+    point = agreement_figures(a, b, scale)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
         picked = rng.integers(0, len(rows), len(rows))
         chosen = np.concatenate([rows[i] for i in picked])
-        draws.append(_figures(a[chosen], b[chosen], scale))
+        draws.append(agreement_figures(a[chosen], b[chosen], scale))
     out = {}
     for k, value in point.items():
         values = np.array([d[k] for d in draws])
@@ -238,9 +239,11 @@ def validation_figures(
     return out
 
 
-def _figures(
+def agreement_figures(
     a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], scale: tuple[int, int]
 ) -> dict[str, float]:
+    """κ quadratic, unweighted κ (over the whole ``scale``), ordinal α and exact agreement
+    of grades ``b`` against the reference ``a``."""
     from ragmeter.stats.agreement import confusion_matrix, krippendorff_alpha
 
     matrix = confusion_matrix(a, b, labels=range(scale[0], scale[1] + 1))
