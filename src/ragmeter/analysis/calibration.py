@@ -101,9 +101,10 @@ class Calibration:
         tau_aps = [m["tau_ap"] for m in self.content.get("leaderboard") or []]
         if any(t is not None for t in tau_aps):
             figures.append(f"τ_AP {_fmt(min(t for t in tau_aps if t is not None))}")
+        from ragmeter.core.provenance import labels_head
+
         return (
-            f"LLM labels ({self.judge.describe()}): {', '.join(figures)} against "
-            f"{self.n_pairs:,} human labels"
+            f"{labels_head(self.judge)}: {', '.join(figures)} against {self.n_pairs:,} human labels"
         )
 
 

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ragmeter.commands.judge",
     "ragmeter.commands.judge_nuggets",
     "ragmeter.commands.judge_erag",
+    "ragmeter.commands.judge_learn",
     "ragmeter.commands.agreement",
     "ragmeter.commands.report",
     "ragmeter.commands.check",

@@ -115,6 +115,15 @@ Offline = Annotated[
         "usefulness); needs the 'models' extra.",
     ),
 ]
+Learned = Annotated[
+    Path | None,
+    typer.Option(
+        "--learned",
+        help="Use a learned judge instead of a server: the model directory written by "
+        "'ragmeter judge learn' (grades on its training labels' scale; needs the 'models' "
+        "extra). Its provenance names the human labels it learnt from.",
+    ),
+]
 Depth = Annotated[int, typer.Option("--depth", help="Judge the top N of each run.")]
 Runs = Annotated[
     list[Path],
@@ -223,6 +232,7 @@ class Settings:
     engine: JudgeEngine = "local"
     temperature: Temperature = None
     offline: Offline = False
+    learned: Learned = None
 
     def cache_path(self) -> Path:
         """The judgment cache: --cache, else the config's, else ragmeter's data folder."""
@@ -238,6 +248,7 @@ class Settings:
         return build_judge(
             task,
             offline=self.offline,
+            learned=self.learned,
             price=self.price,
             base_urls=[spec.base_url] if spec is not None else self.base_url,
             model=spec.model if spec is not None else self.model,
@@ -262,30 +273,31 @@ EXIT_STATUS = (
 )
 
 
-def _shared_parameters(offline: bool) -> list[inspect.Parameter]:
+def _shared_parameters(offline: bool, learned: bool = False) -> list[inspect.Parameter]:
     hints = typing.get_type_hints(Settings, include_extras=True)
     return [
         inspect.Parameter(
             f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name]
         )
         for f in fields(Settings)
-        if offline or f.name != "offline"
+        if (offline or f.name != "offline") and (learned or f.name != "learned")
     ]
 
 
 def judge_command(
-    app: typer.Typer, name: str, *, offline: bool = False
+    app: typer.Typer, name: str, *, offline: bool = False, learned: bool = False
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register ``func(settings, **own)`` as ``ragmeter judge NAME``: its own parameters,
-    then the shared options of :class:`Settings` (``--offline`` only where ``offline``)."""
+    then the shared options of :class:`Settings` (``--offline`` only where ``offline``,
+    ``--learned`` only where ``learned``)."""
 
     def register(func: Callable[..., None]) -> Callable[..., None]:
         own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
-        shared = _shared_parameters(offline)
+        shared = _shared_parameters(offline, learned)
 
         @functools.wraps(func)
         def command(**values: Any) -> None:
-            settings = Settings(**{p.name: values.pop(p.name) for p in shared})
+            settings = Settings(**{p.name: values.pop(p.name) for p in shared})  # type: ignore[arg-type]
             func(settings, **values)
 
         params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
@@ -492,7 +504,7 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
     app.add_typer(judge_app, name="judge")
-    judge_command(judge_app, "relevance", offline=True)(relevance)
+    judge_command(judge_app, "relevance", offline=True, learned=True)(relevance)
     judge_command(judge_app, "udcg")(udcg)
     judge_command(judge_app, "answerability", offline=True)(answerability)
     judge_command(judge_app, "subquestions")(subquestions)
@@ -551,7 +563,7 @@ def relevance(
             samples=samples,
         )
         if filling is not None:
-            filling.check(job.task)
+            filling.check(job.task if settings.learned is None else _learned_scale(settings))
         return job
 
     if judge or judges is not None:
@@ -563,14 +575,27 @@ def relevance(
     _execute(settings, build, out, write_qrels, finish)
 
 
+def _learned_scale(settings: Settings) -> Any:
+    """What the hole filling checks of a learned judge: its grade scale (its training
+    labels'), in place of the prompt's."""
+    from types import SimpleNamespace
+
+    from ragmeter.judges.learned import load_model
+
+    assert settings.learned is not None
+    return SimpleNamespace(scale=load_model(settings.learned).scale)
+
+
 def _member_specs(settings: Settings, specs: list[str], path: Path | None) -> list[Any]:
     """The ensemble's judges from --judge and --judges (input errors exit 2)."""
     from ragmeter.judges.config import parse_judge_spec, read_judges_file
 
     if settings.base_url or settings.model:
         raise RagmeterError("give the judges with --judge/--judges or --base-url/--model, not both")
-    if settings.offline:
-        raise RagmeterError("--offline is one judge: it cannot be a member of --judge/--judges")
+    if settings.offline or settings.learned is not None:
+        raise RagmeterError(
+            "--offline and --learned are one judge: not a member of --judge/--judges"
+        )
     members = [parse_judge_spec(s) for s in specs]
     if path is not None:
         members += read_judges_file(path)

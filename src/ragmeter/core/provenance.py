@@ -4,7 +4,9 @@ Every label file ragmeter writes (qrels from ``ragmeter judge``, merged qrels of
 labels exported from the web app) has a provenance sidecar read and written by
 :mod:`ragmeter.io.provenance`. The data model here is plain and immutable:
 
-- :class:`LabelSource` — one maker of labels. ``kind`` is ``"human"`` or ``"judge"``; a judge
+- :class:`LabelSource` — one maker of labels. ``kind`` is ``"human"``, ``"judge"`` or
+  ``"learned"`` (a judge fitted on human labels by ``ragmeter judge learn``: it names how
+  many labels it learnt from and their SHA-256, its features, learner and scope); a judge
   names its ``model``, the ``host`` of its server (no path, no credentials), the ``prompt_id``
   (``relevance``, ``umbrela`` …) with the prompt's version and the SHA-256 of its template,
   how many ``samples`` were drawn per pair and at which ``temperature``, and, for an ensemble,
@@ -37,8 +39,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
 
-SourceKind = Literal["human", "judge"]
-KINDS: tuple[SourceKind, ...] = ("human", "judge")
+SourceKind = Literal["human", "judge", "learned"]
+KINDS: tuple[SourceKind, ...] = ("human", "judge", "learned")
 HUMAN = "human"
 
 Pair = tuple[str, str]
@@ -105,18 +107,30 @@ class LabelSource:
     judges: tuple[LabelSource, ...] = ()
     annotator: str | None = None
     note: str | None = None
+    #: a learned judge (``kind="learned"``): how many human labels it was fitted on, their
+    #: SHA-256, its feature names, its learner with its parameters, and per-topic or pooled
+    training_labels: int | None = None
+    training_sha256: str | None = None
+    features: tuple[str, ...] = ()
+    learner: str | None = None
+    scope: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"label source kind {self.kind!r}: expected one of {KINDS}")
         if self.kind == "judge" and not (self.model or self.judges):
             raise ValueError("a judge label source needs a model (or member judges)")
+        if self.kind == "learned" and not (self.model and self.training_labels is not None):
+            raise ValueError("a learned label source needs a model and training_labels")
+        object.__setattr__(self, "features", tuple(self.features))
         if self.samples < 1:
             raise ValueError(f"label source samples must be ≥ 1, got {self.samples}")
 
     @property
     def is_llm(self) -> bool:
-        return self.kind == "judge"
+        """Whether a machine made the labels (an LLM or other judge, or a learned judge):
+        numbers on them say so, and calibration gates them like any judge's."""
+        return self.kind != "human"
 
     def identity(self) -> dict[str, Any]:
         """The fields that identify the judge (see the class docstring), JSON-ready."""
@@ -130,6 +144,16 @@ class LabelSource:
             "temperature": self.temperature,
             "aggregation": self.aggregation,
             "judges": [j.identity() for j in self.judges],
+            **(self._learned_identity() if self.kind == "learned" else {}),
+        }
+
+    def _learned_identity(self) -> dict[str, Any]:
+        return {
+            "training_labels": self.training_labels,
+            "training_sha256": self.training_sha256,
+            "features": list(self.features),
+            "learner": self.learner,
+            "scope": self.scope,
         }
 
     def same_judge(self, other: LabelSource) -> bool:
@@ -139,6 +163,12 @@ class LabelSource:
         """``umbrela, model M`` / ``3 judges (majority): a, b, c`` / ``human (alice)``."""
         if self.kind == "human":
             return f"human ({self.annotator})" if self.annotator else "human"
+        if self.kind == "learned":
+            how = ", ".join(p for p in (self.learner, self.scope) if p)
+            return (
+                f"learned judge trained on {self.training_labels:,} human labels"
+                f"{f' ({how})' if how else ''}, model {self.model}"
+            )
         if self.judges:
             names = ", ".join(j.model or "?" for j in self.judges)
             how = f" ({self.aggregation})" if self.aggregation else ""
@@ -156,7 +186,9 @@ class LabelSource:
             value = getattr(self, f.name)
             if f.name == "kind" or value == f.default:
                 continue
-            out[f.name] = [j.to_json() for j in value] if f.name == "judges" else value
+            if f.name == "judges":
+                value = [j.to_json() for j in value]
+            out[f.name] = list(value) if f.name == "features" else value
         return out
 
     @classmethod
@@ -173,6 +205,7 @@ class LabelSource:
             cls.from_json(j) if isinstance(j, Mapping) else _bad("judges", "objects")
             for j in kwargs.get("judges", ())
         )
+        kwargs["features"] = tuple(kwargs.get("features", ()))
         return cls(**kwargs)
 
 
@@ -191,6 +224,12 @@ def _check_type(name: str, value: Any) -> None:
     elif name == "judges":
         if not isinstance(value, list):
             _bad(name, "a list of judges")
+    elif name == "features":
+        if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
+            _bad(name, "a list of strings")
+    elif name == "training_labels":
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            _bad(name, "a whole number or null")
     elif value is not None and not isinstance(value, str):
         _bad(name, "a string or null")
 
@@ -298,13 +337,20 @@ class LabelProvenance:
         return LabelProvenance(sources=sources, pairs=merged, default=self.default, note=self.note)
 
 
-def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
+def labels_head(source: LabelSource | None) -> str:
+    """What the views call labels made by ``source``: ``LLM labels (umbrela, model M)``,
+    ``labels from a learned judge trained on N human labels (…)``, ``human labels``."""
     if source is None:
-        head = "labels of unknown origin"
-    elif source.is_llm:
-        head = f"LLM labels ({source.describe()})"
-    else:
-        head = f"{source.describe()} labels"
+        return "labels of unknown origin"
+    if source.kind == "learned":
+        return f"labels from a {source.describe()}"
+    if source.is_llm:
+        return f"LLM labels ({source.describe()})"
+    return f"{source.describe()} labels"
+
+
+def _line(source: LabelSource | None, n: int | None, total: int | None) -> str:
+    head = labels_head(source)
     if n is None or total is None:
         return head
     return f"{head}: {n:,} of {total:,} pairs"
@@ -321,5 +367,6 @@ __all__ = [
     "RowsKind",
     "SourceKind",
     "human_source",
+    "labels_head",
     "rows_digest",
 ]

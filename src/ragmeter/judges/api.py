@@ -80,16 +80,24 @@ def as_judge(judge: Judge | JudgeConfig) -> Judge:
 
 
 def build_judge(
-    task: str, *, offline: bool = False, price: str | None = None, **options: Any
+    task: str,
+    *,
+    offline: bool = False,
+    learned: str | os.PathLike[str] | None = None,
+    price: str | None = None,
+    **options: Any,
 ) -> tuple[Judge, Price | None]:
     """The judge of a command and the price to report: the offline embedding judge of
-    ``task`` (``offline``; needs the 'models' extra) or an LLM judge from ``options``, the
+    ``task`` (``offline``; needs the 'models' extra), the learned judge in the directory
+    ``learned`` (relevance only), or an LLM judge from ``options``, the
     keyword arguments of :func:`~ragmeter.judges.config.resolve_config` (options beat the
     environment, which beats the config file). Raises :class:`~ragmeter.errors.RagmeterError`
     when the judge cannot be built (missing extra, no server or model)."""
     from ragmeter.errors import RagmeterError
     from ragmeter.judges.config import resolve_config
 
+    if learned is not None:
+        return _learned_judge(task, learned, offline), Price.parse(price) if price else None
     if offline:
         import importlib
 
@@ -110,6 +118,21 @@ def build_judge(
     except ImportError as exc:
         raise RagmeterError(str(exc)) from None
     return LLMJudge(config), config.price
+
+
+def _learned_judge(task: str, directory: str | os.PathLike[str], offline: bool) -> Judge:
+    """The learned judge in ``directory``; refused with --offline or for another task."""
+    from ragmeter.errors import RagmeterError
+    from ragmeter.judges.learned import LearnedJudge
+
+    if offline:
+        raise RagmeterError("give --offline or --learned, not both: each is one judge")
+    if task != "relevance":
+        raise RagmeterError(
+            f"--learned grades relevance on its training labels' scale; it cannot judge with "
+            f"the {task} task (drop --prompt, or use an LLM judge)"
+        )
+    return LearnedJudge.from_directory(directory)
 
 
 def _offline_refusal(task: str, tasks: Sequence[str]) -> str:

@@ -210,7 +210,6 @@ SUBTOPIC_FAMILIES = frozenset(
 )
 
 
-
 _COMPAT = ("p", "normalize")
 _NRBP = ("rel", "alpha", "beta")
 
