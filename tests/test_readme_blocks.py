@@ -554,7 +554,7 @@ def _named_outputs() -> set[str]:
     for block in all_blocks("bash"):
         for match in re.finditer(
             r"(?:-o|--out|--out-graded|--out-diversity|--curves|--save-calibration|--table"
-            r"|--texts|>)\s+(\S+)",
+            r"|--texts|--held-out|>)\s+(\S+)",
             block.text,
         ):
             names |= _loop_values(Path(match.group(1)).name, block.text)
