@@ -27,7 +27,9 @@ measure's window mean against a baseline (another window, or a stored evaluation
 independent samples, not paired queries, so ``significant`` uses Welch's unequal-variance t
 test: t = (x̄ − ȳ)/√(s²ₓ/nₓ + s²ᵧ/nᵧ), with the Welch–Satterthwaite degrees of freedom
 ν = (s²ₓ/nₓ + s²ᵧ/nᵧ)² / ((s²ₓ/nₓ)²/(nₓ−1) + (s²ᵧ/nᵧ)²/(nᵧ−1)); the two-sided p-values of the
-gate's significant rules are adjusted by Holm, as ``ragmeter check`` does.
+gate's significant rules are adjusted by Holm, as ``ragmeter check`` does. That test holds at
+level α *at one look*; a gate re-run every day needs :func:`check_sequential` (the default of
+``ragmeter monitor check``), whose chance of ever a false alarm is at most α over every look.
 """
 
 from __future__ import annotations
