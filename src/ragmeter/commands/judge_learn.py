@@ -11,8 +11,13 @@ import typer
 from ragmeter.commands.judge import Corpus, Queries, _read_texts, _write_json
 from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
-from ragmeter.judges.learned import DEFAULT_ADAPTER_ALPHA, DEFAULT_ALPHA, DEFAULT_MIN_LABELS
-from ragmeter.judges.learning import DEFAULT_FOLDS, DEFAULT_RESAMPLES
+from ragmeter.judges.learned_defaults import (
+    DEFAULT_ADAPTER_ALPHA,
+    DEFAULT_ALPHA,
+    DEFAULT_FOLDS,
+    DEFAULT_MIN_LABELS,
+    DEFAULT_RESAMPLES,
+)
 
 
 def learn(

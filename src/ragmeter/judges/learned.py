@@ -51,6 +51,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import InputError, RagmeterError
+from ragmeter.judges.learned_defaults import (
+    DEFAULT_ADAPTER_ALPHA,
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_LABELS,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.provenance import LabelSource
@@ -79,11 +84,6 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 COEF = "coef.npy"
 INTERCEPT = "intercept.npy"
-#: the labels a topic needs for its own adapter (``--min-labels``)
-DEFAULT_MIN_LABELS = 64
-#: ridge penalty of the pooled model and of each topic adapter
-DEFAULT_ALPHA = 0.1
-DEFAULT_ADAPTER_ALPHA = 1.0
 LEARNER = "ridge"
 EMBEDDING_DIM = 384
 #: the feature names, in column order (the product is 384 columns)

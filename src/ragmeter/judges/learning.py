@@ -32,6 +32,7 @@ from ragmeter.judges.learned import (
     fit_model,
     pair_features,
 )
+from ragmeter.judges.learned_defaults import DEFAULT_FOLDS, DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
     from ragmeter.pipeline.embeddings import MiniLMEncoder
@@ -46,9 +47,6 @@ __all__ = [
     "validation_figures",
     "write_held_out",
 ]
-
-DEFAULT_FOLDS = 5
-DEFAULT_RESAMPLES = 1000
 
 
 @dataclass(frozen=True)
