@@ -110,6 +110,23 @@ def test_hand_cases() -> None:
     assert math.isnan(_one(run, {"a": [0], "b": [1]}, "err_ia@5"))
 
 
+def _write_files(
+    tmp_path: Path, qrels_lines: list[str], runs: dict[str, list[str]]
+) -> tuple[Path, Path]:
+    """The diversity qrels lines and the runs (scores n − rank + 1: no ties) as TREC files."""
+    qrels_path = tmp_path / "diversity.qrels"
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    run_path = tmp_path / "run.txt"
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 {d} {rank + 1} {len(ranked) - rank} r\n"
+            for q, ranked in runs.items()
+            for rank, d in enumerate(ranked)
+        )
+    )
+    return qrels_path, run_path
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("seed", range(4))
 def test_diversity_qrels_file_as_ir_measures_reads_it(seed: int, tmp_path: Path) -> None:
@@ -126,16 +143,7 @@ def test_diversity_qrels_file_as_ir_measures_reads_it(seed: int, tmp_path: Path)
         for d, rs in docs.items()
         for i, r in enumerate(rs)
     ]
-    qrels_path = tmp_path / "diversity.qrels"
-    qrels_path.write_text("\n".join(lines) + "\n")
-    run_path = tmp_path / "run.txt"
-    run_path.write_text(
-        "".join(
-            f"{q} Q0 {d} {rank + 1} {len(ranked) - rank} r\n"
-            for q, ranked in runs.items()
-            for rank, d in enumerate(ranked)
-        )
-    )
+    qrels_path, run_path = _write_files(tmp_path, lines, runs)
     names = ("ERR_IA@20", "nERR_IA@10", "alpha_nDCG@20", "NRBP", "P_IA@5", "StRecall@10", "AP_IA")
     judgments = read_judgments(qrels_path, format="diversity")
     ours = evaluate(read_trec_run(run_path), None, list(names), judgments=judgments).run
@@ -173,16 +181,7 @@ def test_diversity_qrels_given_as_qrels_read_their_subtopics(seed: int, tmp_path
         for d, rs in docs.items()
         for i, r in enumerate(rs)
     ]
-    qrels_path = tmp_path / "diversity.qrels"
-    qrels_path.write_text("\n".join(lines) + "\n")
-    run_path = tmp_path / "run.txt"
-    run_path.write_text(
-        "".join(
-            f"{q} Q0 {d} {rank + 1} {len(ranked) - rank} r\n"
-            for q, ranked in runs.items()
-            for rank, d in enumerate(ranked)
-        )
-    )
+    qrels_path, run_path = _write_files(tmp_path, lines, runs)
     names = ("ERR_IA@20", "alpha_nDCG@20", "nNRBP", "AP_IA")
     qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
     run = list(ir_measures.read_trec_run(str(run_path)))
