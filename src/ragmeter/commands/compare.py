@@ -61,9 +61,9 @@ CompareCorrection = Annotated[
     CompareCorrectionChoice,
     typer.Option(
         "--correction",
-        help="Correction across all comparisons: holm, bonferroni (family-wise error), bh "
-        "(Benjamini–Hochberg, false discovery rate), none, or with --all-pairs tukey "
-        "(Tukey's HSD, repeated measures, instead of the paired test).",
+        help="Correction over all comparisons: holm, bonferroni (family-wise error), bh "
+        "(Benjamini–Hochberg: false discovery rate), none; with --all-pairs, tukey (Tukey's "
+        "HSD for repeated measures, instead of the paired test).",
     ),
 ]
 AllPairsOption = Annotated[
@@ -79,9 +79,8 @@ GroupOption = Annotated[
     typer.Option(
         "--group",
         "-g",
-        help="NAME=RUN,RUN,...: runs that are seeds or folds of one system; shown as mean ± "
-        "t-interval across seeds, and compared as one system (per-query mean over its seeds). "
-        "Repeat for several groups.",
+        help="NAME=RUN,RUN,...: seeds or folds of one system, shown as mean ± t-interval "
+        "across seeds and compared as one system (per-query mean over its seeds); repeatable.",
     ),
 ]
 GroupBy = Annotated[

@@ -59,8 +59,8 @@ Correction = Annotated[
     CorrectionChoice,
     typer.Option(
         "--correction",
-        help="Correction across all comparisons of the report: holm, bonferroni (family-wise "
-        "error), bh (Benjamini–Hochberg, false discovery rate) or none.",
+        help="Correction over all the report's comparisons: holm, bonferroni (family-wise "
+        "error), bh (Benjamini–Hochberg: false discovery rate) or none.",
     ),
 ]
 Permutations = Annotated[
@@ -110,8 +110,8 @@ EngineChoice = Annotated[
     typer.Option(
         "--engine",
         help="Where runs are evaluated: local (this process), ray (Ray tasks on a cluster "
-        "started on this machine, or $RAY_ADDRESS), ray=auto (this machine's cluster), "
-        "ray=HOST:PORT or ray=ray://HOST:10001. Same numbers either way.",
+        "started here, or $RAY_ADDRESS), ray=auto (this machine's cluster), ray=HOST:PORT "
+        "or ray=ray://HOST:10001. Same numbers either way.",
     ),
 ]
 Workers = Annotated[
@@ -119,10 +119,9 @@ Workers = Annotated[
     typer.Option(
         "--workers",
         min=1,
-        help="Processes that evaluate a large TREC run file's blocks or a folder's partitions "
-        "on this machine (default: 2 for inputs of 64 MiB or more, else 1, or "
-        "$RAGMETER_WORKERS); with --engine ray: CPUs of the cluster started here (default: "
-        "all), and the most tasks in flight.",
+        help="Processes evaluating a large TREC run file's blocks or a folder's partitions "
+        "(default: 2 for inputs of 64 MiB or more, else 1, or $RAGMETER_WORKERS); with "
+        "--engine ray: the local cluster's CPUs (default: all) and most tasks in flight.",
     ),
 ]
 StoreUrl = Annotated[
@@ -165,27 +164,26 @@ QueryIdFrom = Annotated[
     str | None,
     typer.Option(
         "--query-id-from",
-        help="Traces: where a ranking's query id comes from: hash (of the normalised query "
-        "text), text, or a span attribute (session.id, metadata.query_id). Default: "
-        "$RAGMETER_QUERY_ID_FROM, else hash.",
+        help="A ranking's query id: hash (of the normalised query text), text, or a span "
+        "attribute (session.id, metadata.query_id). Default: $RAGMETER_QUERY_ID_FROM, else "
+        "hash.",
     ),
 ]
 DocIdFrom = Annotated[
     str | None,
     typer.Option(
         "--doc-id-from",
-        help="Traces: where a document's id comes from: document.id, metadata.KEY (a key of "
-        "the document's metadata, e.g. metadata.id) or content (a hash of its text). Default: "
-        "document.id, else the metadata's id, doc_id or document_id (the notes say which).",
+        help="A document's id: document.id, metadata.KEY (e.g. metadata.id) or content (a "
+        "hash of its text). Default: document.id, else the metadata's id, doc_id or "
+        "document_id (the notes say which).",
     ),
 ]
 TraceStage = Annotated[
     str | None,
     typer.Option(
         "--stage",
-        help="Traces: which ranking of each trace: retriever, reranker, step:N (the N-th "
-        "retriever step) or gathered (the union of the steps). Default: every stage the file "
-        "holds, each a run of its own.",
+        help="Which ranking of each trace: retriever, reranker, step:N (the N-th retriever "
+        "step) or gathered (the steps' union). Default: every stage, each a run of its own.",
     ),
 ]
 QrelsFile = Annotated[
@@ -241,11 +239,10 @@ ContextOrSweep = Annotated[
     str,
     typer.Option(
         "--k",
-        help="With --judgments, N: the coverage measures given without @K (coverage, "
-        "density, alpha_ndcg) are read at the top N and named so (coverage@N); 'oracle': "
-        "their defaults (|P*| per query; 20 for alpha_ndcg). Without --judgments, or as a "
-        "range/list (1:50, 1,5,10, 1:50:5): a cutoff sweep of the -m measures (given "
-        "without @K), every K in one pass; a swept m at K is m@K.",
+        help="With --judgments, N: coverage, density and alpha_ndcg given without @K are "
+        "read at the top N (coverage@N); 'oracle': their defaults (|P*| per query; 20 for "
+        "alpha_ndcg). Otherwise, or as a range/list (1:50, 1,5,10, 1:50:5): a sweep of the "
+        "-m measures given without @K, one pass for every K (m@K).",
     ),
 ]
 Tokenizer = Annotated[
@@ -281,9 +278,9 @@ ChunkFiles = Annotated[
     list[str] | None,
     typer.Option(
         "--chunks",
-        help="Chunk table (chunk_id, doc_id, start, end) of the runs' chunking, for --spans; "
-        "repeat it once per chunking (each run is scored on the table holding its chunk ids), "
-        "or RUN=FILE to name a run's table.",
+        help="Chunk table (chunk_id, doc_id, start, end) of the runs' chunking, for --spans: "
+        "one per chunking (a run is scored on the table holding its chunk ids), or RUN=FILE "
+        "to name a run's table.",
     ),
 ]
 NuggetsFile = Annotated[

@@ -42,6 +42,7 @@ PPI = "Labels: human labels for PPI"
 PPI_ESTIMATOR = "Labels: the PPI estimator"
 COMPARISONS = "Comparisons"
 GROUPS = "Comparisons: seeds and folds"
+TESTS = "Statistics: tests"
 STATISTICS = "Statistics"
 OUTPUT = "Output"
 STORE = "Store"
@@ -57,6 +58,8 @@ RERANKER = "Reranker"
 FUSION = "Fusion"
 TUNING = "Fusion: tuning"
 LEARNING = "Learning"
+SAMPLING = "Sampling"
+SAMPLING_HOW = "Sampling: stratified and active"
 HELD_OUT = "Learning: held-out agreement"
 
 #: the order of the panels in a command's help (typer prints the plain "Options" panel,
@@ -64,7 +67,7 @@ HELD_OUT = "Learning: held-out agreement"
 PANEL_ORDER: tuple[str, ...] = (
     INPUTS, INPUTS_SUBQUESTIONS, INPUTS_ANSWERS, INPUTS_REVIEW, INPUTS_SPANS, INPUTS_TRACES,
     HOLES, MEASURES, CUTOFFS, TEXT_MEASURES, RETRIEVER, RERANKER, FUSION, TUNING, LEARNING,
-    HELD_OUT, LABELS, PPI, PPI_ESTIMATOR, COMPARISONS, GROUPS, STATISTICS, JUDGE,
+    HELD_OUT, SAMPLING, SAMPLING_HOW, LABELS, PPI, PPI_ESTIMATOR, COMPARISONS, GROUPS, TESTS, STATISTICS, JUDGE,
     JUDGE_ASKING, JUDGE_OTHERS, JUDGE_CACHE, OUTPUT, STORE, SCALE, WEB,
 )  # fmt: skip
 
@@ -98,7 +101,7 @@ OPTION_PANELS: dict[str, str] = {
         (
             "--measure", "--depth", "--rel-level", "--missing", "--default-k", "--pool-depth",
             "--grade-map", "--threshold", "--proc-threshold", "--pct-threshold", "--worst",
-            "--coverage-denominator",
+            "--coverage-denominator", "--grade-map-a", "--grade-map-b", "--clip",
         ),
         MEASURES,
     ),
@@ -107,7 +110,7 @@ OPTION_PANELS: dict[str, str] = {
     **dict.fromkeys(
         (
             "--calibration", "--save-calibration", "--judge-labels", "--min-kappa",
-            "--min-tau", "--label", "--labels",
+            "--min-tau", "--label", "--labels", "--judge-id",
         ),
         LABELS,
     ),
@@ -121,17 +124,14 @@ OPTION_PANELS: dict[str, str] = {
     **dict.fromkeys(("--ppi-lambda", "--ppi-estimator"), PPI_ESTIMATOR),
     **dict.fromkeys(("--baseline", "--all-pairs", "--tie-tolerance", "--fail-if"), COMPARISONS),
     **dict.fromkeys(("--group", "--group-by"), GROUPS),
+    **dict.fromkeys(("--test", "--correction", "--permutations", "--alpha"), TESTS),
     **dict.fromkeys(
-        (
-            "--test", "--alpha", "--correction", "--bootstrap", "--permutations", "--confidence",
-            "--seed", "--sequential", "--resamples",
-        ),
-        STATISTICS,
+        ("--bootstrap", "--confidence", "--seed", "--sequential", "--resamples"), STATISTICS
     ),
     **dict.fromkeys(
         (
             "--output", "--out", "--format", "--per-query", "--quiet", "--report", "--title",
-            "--json", "--summary-json", "--name", "--tag", "--export",
+            "--json", "--summary-json", "--name", "--tag", "--export", "--export-dir",
         ),
         OUTPUT,
     ),
@@ -162,7 +162,7 @@ OPTION_PANELS: dict[str, str] = {
     **dict.fromkeys(
         (
             "--host", "--port", "--token", "--max-body", "--read-timeout", "--ssl-certfile",
-            "--ssl-keyfile", "--export-dir",
+            "--ssl-keyfile",
         ),
         WEB,
     ),
@@ -196,7 +196,12 @@ COMMAND_OPTION_PANELS: dict[str, dict[str, str]] = {
             TUNING,
         ),
     },
-    "sample": dict.fromkeys(("--n", "--strategy", "--strata", "--mix"), MEASURES),
+    "sample": {
+        **dict.fromkeys(("--n", "--strategy", "--depth", "--seed"), SAMPLING),
+        **dict.fromkeys(
+            ("--measure", "--strata", "--mix", "--threshold", "--judge-labels"), SAMPLING_HOW
+        ),
+    },
 }  # fmt: skip
 
 
