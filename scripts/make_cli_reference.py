@@ -1,7 +1,8 @@
 """Write docs/cli.md, the command-line reference, from the command line itself: every command
 and subcommand of ``ragmeter`` with its help text, usage, arguments and options (their values,
-defaults and help), as ``ragmeter COMMAND --help`` knows them. Hidden options (older
-spellings kept for old scripts) are left out.
+defaults and help), as ``ragmeter COMMAND --help`` knows them, in the panels the help groups
+them in (Inputs, Measures, Statistics…). Hidden options (older spellings kept for old
+scripts) are left out.
 
     python scripts/make_cli_reference.py            # rewrite docs/cli.md
     python scripts/make_cli_reference.py --check    # exit 1 when docs/cli.md is out of date
@@ -26,6 +27,12 @@ Every command of `ragmeter`, with its arguments and options, as `ragmeter COMMAN
 prints them. This page is generated from the command line by `scripts/make_cli_reference.py`
 (do not edit it by hand; a test fails when it is out of date). How to use the commands:
 [getting started](getting-started.md) and the guide pages.
+
+`ragmeter --help` lists the commands in groups, *Start here* first (`demo`, `evaluate`,
+`compare`, `report`). A command with many options groups them in panels, here as in its
+`--help`: inputs, measures, labels and their provenance, comparisons and statistics, output,
+store, scale (and a judge's server, prompt and cache). Every panel fits a screen, 24 lines,
+in an 80-column terminal.
 """
 
 
@@ -74,29 +81,69 @@ def _value(param: Any, ctx: Any) -> str:
     return f"`{metavar}`" if metavar else ""
 
 
-def _rows(command: Any, ctx: Any) -> list[str]:
-    rows: list[str] = []
-    for param in command.params:
-        if getattr(param, "hidden", False):
+def _row(param: Any, ctx: Any) -> str:
+    if param.param_type_name == "argument":
+        name = f"`{param.human_readable_name.upper()}`"
+        value = "required" if param.required else "optional"
+        if param.nargs == -1:
+            value += ", several"
+    else:
+        names = [*param.opts, *param.secondary_opts]
+        name = ", ".join(f"`{n}`" for n in names)
+        value = _value(param, ctx)
+        if param.multiple:
+            value += " (repeatable)"
+        if param.required:
+            value += ", required"
+    help_text = getattr(param, "help", None) or ""
+    return f"| {name} | {_cell(value)} | {_cell(_default(param))} | {_cell(_md(help_text))} |"
+
+
+def _panel(param: Any) -> str:
+    """The panel ``ragmeter COMMAND --help`` shows ``param`` in."""
+    if param.param_type_name == "argument":
+        return "Arguments"
+    return getattr(param, "rich_help_panel", None) or "Options"
+
+
+def _tables(command: Any, ctx: Any) -> list[str]:
+    """The arguments and options as one table; for a command whose help groups its options
+    in panels, one table per panel, in the help's order, each under the panel's name."""
+    from ragmeter.commands.panels import panel_rank
+
+    params = [p for p in command.params if not getattr(p, "hidden", False)]
+    if not params:
+        return []
+    head = ["| argument / option | value | default | meaning |", "|---|---|---|---|"]
+    panels = {_panel(p) for p in params} - {"Arguments", "Options"}
+    if not panels:
+        return [*head, *(_row(p, ctx) for p in params), ""]
+    out: list[str] = []
+    groups: dict[str, list[Any]] = {}
+    for param in sorted(params, key=panel_rank):
+        groups.setdefault(_panel(param), []).append(param)
+    for panel, members in groups.items():
+        kind = "argument" if panel == "Arguments" else "option"
+        head = [f"| {kind} | value | default | meaning |", "|---|---|---|---|"]
+        out += [f"*{panel}*", "", *head, *(_row(p, ctx) for p in members), ""]
+    return out
+
+
+def _command_panels(command: Any, ctx: Any) -> list[str]:
+    """A group's commands as ``ragmeter --help`` groups them (Start here, Labels, Tools…), one
+    line per panel; nothing for a group whose commands are in one list."""
+    if not hasattr(command, "list_commands"):
+        return []
+    panels: dict[str, list[str]] = {}
+    for name in command.list_commands(ctx):
+        sub = command.get_command(ctx, name)
+        if sub is None or getattr(sub, "hidden", False):
             continue
-        if param.param_type_name == "argument":
-            name = f"`{param.human_readable_name.upper()}`"
-            value = "required" if param.required else "optional"
-            if param.nargs == -1:
-                value += ", several"
-        else:
-            names = [*param.opts, *param.secondary_opts]
-            name = ", ".join(f"`{n}`" for n in names)
-            value = _value(param, ctx)
-            if param.multiple:
-                value += " (repeatable)"
-            if param.required:
-                value += ", required"
-        help_text = getattr(param, "help", None) or ""
-        rows.append(
-            f"| {name} | {_cell(value)} | {_cell(_default(param))} | {_cell(_md(help_text))} |"
-        )
-    return rows
+        panel = getattr(sub, "rich_help_panel", None)
+        if not panel:
+            return []
+        panels.setdefault(panel, []).append(f"[`{name}`](#ragmeter-{name})")
+    return [*(f"- *{panel}*: {', '.join(names)}" for panel, names in panels.items()), ""]
 
 
 def _usage(path: str, command: Any, ctx: Any) -> str:
@@ -121,9 +168,8 @@ def _section(path: str, command: Any, ctx: Any) -> list[str]:
     if command.help:
         out += [_md(command.help.replace("\b\n", "").strip()), ""]
     out += ["```text", _usage(path, command, ctx), "```", ""]
-    rows = _rows(command, ctx)
-    if rows:
-        out += ["| argument / option | value | default | meaning |", "|---|---|---|---|", *rows, ""]
+    out += _command_panels(command, ctx)
+    out += _tables(command, ctx)
     if command.epilog:
         out += [_md(command.epilog.replace("\b\n", "").strip()), ""]
     return out

@@ -334,7 +334,8 @@ def test_the_root_help_says_where_to_start_and_groups_the_commands() -> None:
 
 def test_long_helps_group_their_options_in_panels() -> None:
     text = _invoke("evaluate", "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
-    for panel in ("Inputs", "Measures", "Labels and their provenance", "Statistics", "Output"):
+    for panel in ("Inputs", "Measures", "Labels and their provenance", "Output", "Scale"):
         assert f"─ {panel} ─" in text, panel
+    # (each panel fits a screen, and compare's statistics have theirs: tests/test_help_panels.py)
     inputs = text.index("─ Inputs ─")
     assert inputs < text.index("--qrels") < text.index("─ Measures ─")

@@ -88,9 +88,8 @@ MaxReplyBytes = Annotated[
     int | None,
     typer.Option(
         "--max-reply-bytes",
-        help="The largest reply read from the server, in bytes after decompression "
-        "(default 4194304, 4 MiB; config 'max_reply_bytes'); a larger reply fails that "
-        "request, read no further.",
+        help="Largest reply read, in bytes after decompression (default 4194304 = 4 MiB; "
+        "config 'max_reply_bytes'); a larger one fails its request, read no further.",
     ),
 ]
 PriceOpt = Annotated[
@@ -110,18 +109,16 @@ Offline = Annotated[
     bool,
     typer.Option(
         "--offline",
-        help="Use the offline embedding judge instead of a server: MiniLM cosine cut into "
-        "grades by fixed thresholds, a weak proxy for an LLM judge (similarity is not "
-        "usefulness); needs the 'models' extra.",
+        help="Judge offline instead: MiniLM cosine cut into grades at fixed thresholds, a "
+        "weak proxy for an LLM judge (similarity is not usefulness); 'models' extra.",
     ),
 ]
 Learned = Annotated[
     Path | None,
     typer.Option(
         "--learned",
-        help="Use a learned judge instead of a server: the model directory written by "
-        "'ragmeter judge learn' (grades on its training labels' scale; needs the 'models' "
-        "extra). Its provenance names the human labels it learnt from.",
+        help="Judge by a learned model instead: a directory of 'ragmeter judge learn' "
+        "(grades on its training labels' scale, which its provenance names); 'models' extra.",
     ),
 ]
 Depth = Annotated[int, typer.Option("--depth", help="Judge the top N of each run.")]

@@ -67,8 +67,8 @@ HELD_OUT = "Learning: held-out agreement"
 PANEL_ORDER: tuple[str, ...] = (
     INPUTS, INPUTS_SUBQUESTIONS, INPUTS_ANSWERS, INPUTS_REVIEW, INPUTS_SPANS, INPUTS_TRACES,
     HOLES, MEASURES, CUTOFFS, TEXT_MEASURES, RETRIEVER, RERANKER, FUSION, TUNING, LEARNING,
-    HELD_OUT, SAMPLING, SAMPLING_HOW, LABELS, PPI, PPI_ESTIMATOR, COMPARISONS, GROUPS, TESTS, STATISTICS, JUDGE,
-    JUDGE_ASKING, JUDGE_OTHERS, JUDGE_CACHE, OUTPUT, STORE, SCALE, WEB,
+    HELD_OUT, SAMPLING, SAMPLING_HOW, LABELS, PPI, PPI_ESTIMATOR, COMPARISONS, GROUPS, TESTS,
+    STATISTICS, JUDGE, JUDGE_ASKING, JUDGE_OTHERS, JUDGE_CACHE, OUTPUT, STORE, SCALE, WEB,
 )  # fmt: skip
 
 #: the panel of each option (by its first long name) wherever it appears
@@ -76,7 +76,7 @@ OPTION_PANELS: dict[str, str] = {
     **dict.fromkeys(
         (
             "--qrels", "--queries", "--corpus", "--pool", "--run", "--runs", "--qrels-format",
-            "--tokenizer", "--queue",
+            "--tokenizer", "--queue", "--pairs",
         ),
         INPUTS,
     ),
@@ -101,7 +101,8 @@ OPTION_PANELS: dict[str, str] = {
         (
             "--measure", "--depth", "--rel-level", "--missing", "--default-k", "--pool-depth",
             "--grade-map", "--threshold", "--proc-threshold", "--pct-threshold", "--worst",
-            "--coverage-denominator", "--grade-map-a", "--grade-map-b", "--clip",
+            "--coverage-denominator", "--grade-map-a", "--grade-map-b", "--clip", "--metric",
+            "--binarize", "--stopwords",
         ),
         MEASURES,
     ),
@@ -122,7 +123,9 @@ OPTION_PANELS: dict[str, str] = {
         PPI,
     ),
     **dict.fromkeys(("--ppi-lambda", "--ppi-estimator"), PPI_ESTIMATOR),
-    **dict.fromkeys(("--baseline", "--all-pairs", "--tie-tolerance", "--fail-if"), COMPARISONS),
+    **dict.fromkeys(
+        ("--baseline", "--all-pairs", "--tie-tolerance", "--fail-if", "--at"), COMPARISONS
+    ),
     **dict.fromkeys(("--group", "--group-by"), GROUPS),
     **dict.fromkeys(("--test", "--correction", "--permutations", "--alpha"), TESTS),
     **dict.fromkeys(
@@ -147,7 +150,7 @@ OPTION_PANELS: dict[str, str] = {
     **dict.fromkeys(
         (
             "--prompt", "--samples", "--temperature", "--max-tokens", "--logprobs",
-            "--top-logprobs",
+            "--top-logprobs", "--n", "--max-passages", "--pad-words",
         ),
         JUDGE_ASKING,
     ),
@@ -274,6 +277,13 @@ def first_clause(text: str | None) -> str | None:
     return words
 
 
+def command_rank(name: str) -> int:
+    """Where command ``name`` comes in ``ragmeter --help``: its place in
+    :data:`COMMAND_PANELS`, panel by panel; a command of none comes last (in Tools)."""
+    order = [c for cs in COMMAND_PANELS.values() for c in cs]
+    return order.index(name) if name in order else len(order)
+
+
 def place_commands(app: Any) -> None:
     """Give each command of ``app`` its panel (:data:`COMMAND_PANELS`) and its one-line
     summary (the group lists the panels in that order:
@@ -285,7 +295,9 @@ def place_commands(app: Any) -> None:
         return None if isinstance(value, DefaultPlaceholder) else value
 
     def name_of(info: Any) -> str:
-        return str(info.name or get_command_name(info.callback.__name__ if info.callback else ""))
+        sub = getattr(info, "typer_instance", None)
+        name = given(info.name) or (given(sub.info.name) if sub else None)
+        return str(name or get_command_name(info.callback.__name__ if info.callback else ""))
 
     panel_of = {c: p for p, cs in COMMAND_PANELS.items() for c in cs}
     order = {c: i for i, c in enumerate(c for cs in COMMAND_PANELS.values() for c in cs)}

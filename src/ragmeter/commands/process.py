@@ -328,17 +328,10 @@ class GuardedGroup(TyperGroup):
 
     def list_commands(self, ctx: Any) -> list[str]:
         """The commands panel by panel (:data:`ragmeter.commands.panels.COMMAND_PANELS`),
-        each panel in the order given."""
-        from ragmeter.commands.panels import COMMAND_PANELS
+        each panel in the order given, groups (judge, history…) in their places too."""
+        from ragmeter.commands.panels import command_rank
 
-        names = super().list_commands(ctx)
-        rank = {p: i for i, p in enumerate(COMMAND_PANELS)}
-
-        def key(name: str) -> int:
-            panel = getattr(self.commands.get(name), "rich_help_panel", None)
-            return rank.get(panel, len(rank)) if isinstance(panel, str) else len(rank)
-
-        return sorted(names, key=key)
+        return sorted(super().list_commands(ctx), key=command_rank)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
