@@ -7,6 +7,7 @@ to start. (Help lines wrap only where the line is full: tests/test_first_hour.py
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -21,6 +22,7 @@ from ragmeter.commands.panels import PANEL_ORDER, SCREEN_LINES
 WIDTH = {"COLUMNS": "80", "TERMINAL_WIDTH": "80"}
 
 
+@functools.cache
 def _help(*command: str) -> str:
     result = CliRunner().invoke(app, [*command, "--help"], env=WIDTH)
     assert result.exit_code == 0, result.output

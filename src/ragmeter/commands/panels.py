@@ -5,7 +5,10 @@ word at its declaration (one that names its own ``rich_help_panel`` keeps it).
 
 ``ragmeter --help`` then says where to start, and ``ragmeter evaluate --help`` reads as
 inputs, measures, labels, statistics, output, store and scale, not as one box of fifty
-options."""
+options. A kind with many options is split (Inputs: answers and nuggets, Inputs: spans…;
+Judge server, Judge: prompt and sampling…) so that every panel fits a screen,
+:data:`SCREEN_LINES` lines at 80 columns; an option whose name means another thing in one
+command gets that command's panel (:data:`COMMAND_OPTION_PANELS`)."""
 
 from __future__ import annotations
 
