@@ -174,3 +174,11 @@ def test_qrels_index_keys_without_arrow() -> None:
     assert _fixed_width(ids(*[f"q{i}" for i in range(10)], "z" * 200)) is None  # 2200 > 968
     empty = _fixed_width(ids())
     assert empty is not None and len(empty) == 0
+
+
+def test_lean_app_keeps_a_group_registered_without_a_name() -> None:
+    """``traces`` is added by its sub-app's name (``info.name`` is typer's placeholder): the
+    fast start must still find it rather than build every command."""
+    from ragmeter.cli import app
+
+    assert _names(lean_app(app, ["traces", "show", "t.jsonl"])) == {"traces"}

@@ -287,28 +287,36 @@ def command_rank(name: str) -> int:
     return order.index(name) if name in order else len(order)
 
 
+def _given(value: Any) -> Any:
+    """``value``, or ``None`` where typer left its default placeholder."""
+    from typer.models import DefaultPlaceholder
+
+    return None if isinstance(value, DefaultPlaceholder) else value
+
+
+def registered_name(info: Any) -> str:
+    """The name a registered command or group (``typer``'s ``CommandInfo`` or
+    ``TyperInfo``) is run by: its own, its sub-app's (a group added without a name keeps a
+    placeholder in ``info.name``), or its callback's."""
+    from typer.main import get_command_name
+
+    sub = getattr(info, "typer_instance", None)
+    name = _given(info.name) or (_given(sub.info.name) if sub else None)
+    return str(name or get_command_name(info.callback.__name__ if info.callback else ""))
+
+
 def place_commands(app: Any) -> None:
     """Give each command of ``app`` its panel (:data:`COMMAND_PANELS`) and its one-line
     summary (the group lists the panels in that order:
     :meth:`ragmeter.commands.process.GuardedGroup.list_commands`)."""
-    from typer.main import get_command_name
-    from typer.models import DefaultPlaceholder
-
-    def given(value: Any) -> Any:
-        return None if isinstance(value, DefaultPlaceholder) else value
-
-    def name_of(info: Any) -> str:
-        sub = getattr(info, "typer_instance", None)
-        name = given(info.name) or (given(sub.info.name) if sub else None)
-        return str(name or get_command_name(info.callback.__name__ if info.callback else ""))
-
+    name_of = registered_name
     panel_of = {c: p for p, cs in COMMAND_PANELS.items() for c in cs}
     order = {c: i for i, c in enumerate(c for cs in COMMAND_PANELS.values() for c in cs)}
     for info in [*app.registered_commands, *app.registered_groups]:
         info.rich_help_panel = panel_of.get(name_of(info), "Tools")
-        if given(info.short_help) is None:
+        if _given(info.short_help) is None:
             sub = getattr(info, "typer_instance", None)
-            text = given(info.help) or (given(sub.info.help) if sub else None)
+            text = _given(info.help) or (_given(sub.info.help) if sub else None)
             info.short_help = first_clause(text or getattr(info.callback, "__doc__", None))
     app.registered_commands.sort(key=lambda c: order.get(name_of(c), len(order)))
     use_panelled_commands(app)

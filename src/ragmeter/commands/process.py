@@ -91,17 +91,13 @@ def lean_app(app: typer.Typer, args: Sequence[str]) -> typer.Typer:
     signatures of all of them (≈ 0.08 s); a command line runs one. The copy shares the root
     callback and settings, so parsing, usage lines and errors are those of ``app``.
     """
-    from typer.main import get_command_name
+    from ragmeter.commands.panels import registered_name
 
     name = _command_name(args)
     if name is None:
         return app
-    commands = [
-        c
-        for c in app.registered_commands
-        if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name
-    ]
-    groups = [g for g in app.registered_groups if g.name == name]
+    commands = [c for c in app.registered_commands if registered_name(c) == name]
+    groups = [g for g in app.registered_groups if registered_name(g) == name]
     if name != "--version" and not commands and not groups:
         return app
     lean = copy.copy(app)
