@@ -7,8 +7,9 @@ python benchmarks/learned_judge_study.py [--per-topic 8 16 24 32] [--draws 10]
 
 Data: ragmeter's bundled example collection (30 topics, 1,233 hand-graded pairs, 32 to 50
 per topic, grades 1..5). No public collection with human labels *and* passage texts ships
-in a package this project can install (docs/learned-judge.md, "A judge from your labels:
-the study", says what was looked at), so k stops at 32 here; 64 and 128 are not measured.
+in a package this project can install (docs/learned-judge.md, "64 and 128 labels per topic:
+blocked on data", says what was looked at), so k stops at 32 here; 64 and 128 are not
+measured.
 
 Systems (all built offline with ragmeter's own baselines, depth 100): BM25 with three
 (k1, b) settings, BM25 without stop words, dense all-MiniLM-L6-v2, reciprocal rank fusion
@@ -22,9 +23,9 @@ first k are "yours", the rest are held back. Four label sets are scored against 
 human qrels:
 
 * ``k human``: your k labels alone (the held-back pairs unjudged);
-* ``+ pooled`` / ``+ per-topic``: your k labels, and the held-back
-  pairs graded by the judge fitted on them (what ``judge relevance --learned --holes``
-  gives); per-topic gives every topic an adapter (``--min-labels k``);
+* ``+ pooled`` / ``+ per-topic``: your k labels, and the held-back pairs graded by the
+  learned judge fitted on them (what ``judge relevance --learned --holes`` gives);
+  per-topic gives every topic an adapter (``--min-labels k``);
 * ``+ offline``: your k labels, and the held-back pairs graded by the offline judge's
   fixed thresholds (:func:`ragmeter.judges.offline.grade_from_cosine`, tuned on this very
   collection; no labels needed) on the same MiniLM cosine the learned judge sees.
@@ -36,7 +37,7 @@ Agreement (κ quadratic, ordinal α) is on the held-back pairs only; leaderboard
 (:func:`ragmeter.analysis.leaderboard.leaderboard_agreement`) on ``--measure`` at the
 demo's relevance level (grade ≥ 3). Each figure is the mean over draws; the bracket is
 the 95 % topic-bootstrap interval (``--resamples`` draws of whole topics) averaged over
-draws, and ``spread`` the smallest and largest value over draws.
+draws, and ``τ-b, draws`` the lowest and highest τ-b of a single draw.
 """
 
 from __future__ import annotations
