@@ -204,6 +204,14 @@ SKIPPED: dict[tuple[str, str], str] = {
         "python benchmarks/ray_bench.py --queries 50000 --partitions 8 --out /tmp/ragmeter-ray",
     ): ("a benchmark of minutes (benchmarks/ is not part of the copy)"),
     (
+        "docs/learned-judge.md",
+        "python benchmarks/learned_judge_study.py   # k = 8, 16, 24, 32; 10 draws; 2–3 min on "
+        "2 cores",
+    ): (
+        "a benchmark of minutes (benchmarks/ is not part of the copy); "
+        "tests/test_learned_judge.py fits and validates the same judge"
+    ),
+    (
         "docs/ppi.md",
         "python benchmarks/ppi_coverage.py --draws 2000    # n = 8, 15, 30, 60; 23 min on 2 "
         "shared cores",
