@@ -690,7 +690,7 @@ def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_ur
     engine.dispose()
     run = _result("r", ["q1"], ["mrr"], [[1.0]])
     with open_store(store_url) as store:
-        assert store.schema_version() == store_schema.LATEST_VERSION == 7
+        assert store.schema_version() == store_schema.LATEST_VERSION == 8
         eid = store.save_evaluation(Evaluation((run,), run.measures), git=NO_GIT)
         got = {
             (stream, s.span_id, s.trace_id, s.stage, s.started_ns, s.duration_ms)
@@ -718,7 +718,7 @@ def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_ur
         assert set(again) == {"t1", "t3"} and math.isnan(again["t3"].duration_ms)
         assert store.load_evaluation(eid).evaluation.run.name == "r"
     with open_store(store_url) as store:  # opening again migrates nothing
-        assert store.schema_version() == 7
+        assert store.schema_version() == 8
 
 
 # -- locations ------------------------------------------------------------------------------

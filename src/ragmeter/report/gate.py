@@ -60,6 +60,8 @@ def describe(result: GateResult) -> str:
         if result.failed
         else f"passed: none of {len(result.outcomes)} rule(s) broken"
     )
+    if result.look is not None:
+        return f"{verdict}. {look_text(result)}"
     if result.sequential:
         return (
             f"{verdict}. A significant rule breaks at the first look (window) where its "
@@ -73,6 +75,27 @@ def describe(result: GateResult) -> str:
         f"{verdict}. A rule breaks when its change passes the threshold; a significant rule "
         f"also needs the {result.test} test's p, Holm-adjusted over the significant rules, "
         f"≤ α = {result.alpha:g} in the rule's direction."
+    )
+
+
+def look_text(result: GateResult) -> str:
+    """Where a check re-run against one baseline stands in its history (``check
+    --sequential``): the look, the α it spends and what the looks have spent, and how a
+    significant rule breaks (:mod:`ragmeter.analysis.sequential_gate`)."""
+    look = result.look or {}
+    n = look.get("look")
+    again = " (a run checked before: its look read again, nothing more spent)"
+    before = look.get("failed_before") or []
+    failed = f" Looks that failed before: {', '.join(str(x) for x in before)}." if before else ""
+    return (
+        f"Look {n} of the history {look.get('history')}"
+        f"{again if look.get('repeated') else ''}: its significant rules read t intervals "
+        f"at α_{n} = α·6/(π²·{n}²) = {look.get('alpha_look', 0.0):.3g} (shared by them), "
+        f"and looks 1–{n} have spent {look.get('alpha_spent', 0.0):.3g} of α = "
+        f"{result.alpha:g}. A significant rule breaks when its interval for the change lies "
+        "wholly past the threshold: the chance that a rule ever breaks at a look whose true "
+        f"change is within its threshold is at most α, however many looks are taken.{failed} "
+        "Other rules compare the means."
     )
 
 
