@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,8 +79,6 @@ def t_interval(differences: npt.ArrayLike, alpha: float) -> tuple[float, float]:
     """The two-sided ``1 − alpha`` Student t interval for the mean of ``differences``:
     mean ± t_{1−α/2, n−1} · s / √n (s with divisor n − 1); the point interval when every
     difference is equal; at least 2 values."""
-    from ragmeter.stats.seeds import t_quantile
-
     d = np.asarray(differences, dtype=np.float64)
     if len(d) < 2:
         raise ValueError(f"a t interval needs 2 values, got {len(d)}")
@@ -87,8 +86,16 @@ def t_interval(differences: npt.ArrayLike, alpha: float) -> tuple[float, float]:
     spread = float(d.std(ddof=1))
     if spread <= 1e-12 * max(1.0, float(np.abs(d).max())):  # equal up to rounding
         return mean, mean
-    half = t_quantile(1.0 - alpha / 2.0, len(d) - 1) * spread / math.sqrt(len(d))
+    half = _t_multiplier(alpha, len(d) - 1) * spread / math.sqrt(len(d))
     return mean - half, mean + half
+
+
+@lru_cache(maxsize=1024)
+def _t_multiplier(alpha: float, df: int) -> float:
+    """t_{1−α/2, df} (a bisection: cached, as a history's looks repeat the same levels)."""
+    from ragmeter.stats.seeds import t_quantile
+
+    return t_quantile(1.0 - alpha / 2.0, df)
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,7 @@ class GateIdentity:
                 f"{self.baseline_sha256[:12]}…)"
             )
         if self.qrels_sha256 != other.qrels_sha256:
-            out.append(
-                f"the qrels (sha256 {other.qrels_sha256[:12]}… → {self.qrels_sha256[:12]}…)"
-            )
+            out.append(f"the qrels (sha256 {other.qrels_sha256[:12]}… → {self.qrels_sha256[:12]}…)")
         if sorted(self.rules) != sorted(other.rules):
             out.append(f"the rules ({_listed(other.rules)} → {_listed(self.rules)})")
         if self.alpha != other.alpha:

@@ -173,7 +173,9 @@ def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Q
     return Evaluation((base, run), run.measures, tuple(notes))
 
 
-def check_sequential(request: CheckRequest, evaluation: Evaluation, rules: Sequence[Rule]) -> GateResult:
+def check_sequential(
+    request: CheckRequest, evaluation: Evaluation, rules: Sequence[Rule]
+) -> GateResult:
     """Check ``rules`` on ``evaluation`` (the baseline first) as the next look of the history
     in ``request.history``, and record the look (the module docs)."""
     import sqlalchemy as sa
