@@ -168,7 +168,6 @@ monitor_windows = sa.Table(
     sa.Column("high", sa.Double, nullable=True),
     sa.Column("judge", sa.Text, nullable=True),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("estimator", sa.Text, nullable=True),
 )
 
 check_history = sa.Table(
@@ -216,6 +215,7 @@ monitor_ppi = sa.Table(
     sa.Column("human", sa.Text, nullable=False),
     sa.Column("judge", sa.Text, nullable=True),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("estimator", sa.Text, nullable=True),
 )
 
 
