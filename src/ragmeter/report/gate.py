@@ -13,11 +13,21 @@ GateFormat = Literal["table", "json", "markdown"]
 HEADERS = ("rule", "baseline", "run", "change", "threshold", "p (Holm)", "result")
 #: a sequential check's columns: the change's interval and the look it fired at, not a p
 SEQUENTIAL_HEADERS = (*HEADERS[:5], "interval", "fired at", "result")
+#: a check re-run against one baseline (``check --sequential``): each look is judged on its own,
+#: so the look it fired at is this one (said under the table)
+LOOK_HEADERS = (*HEADERS[:5], "interval", "result")
 
 
 def headers(result: GateResult) -> tuple[str, ...]:
     """The table's columns for this result (a sequential check shows its intervals)."""
+    if result.look is not None:
+        return LOOK_HEADERS
     return SEQUENTIAL_HEADERS if result.sequential else HEADERS
+
+
+def _row(o: RuleOutcome, result: GateResult) -> list[str]:
+    cells = _cells(o, result.sequential)
+    return [*cells[:6], cells[-1]] if result.look is not None else cells
 
 
 def _num(value: float) -> str:
@@ -120,7 +130,7 @@ def print_table(result: GateResult, *, file: object = None) -> None:
     for i, header in enumerate(headers(result)):
         table.add_column(header, justify="left" if i in (0, 3, 4) else "right", no_wrap=i != 0)
     for o in result.outcomes:
-        cells: list[str | Text] = [*_cells(o, result.sequential)]
+        cells: list[str | Text] = [*_row(o, result)]
         cells[-1] = Text(cells[-1], style="bold red" if o.broken else "green")  # type: ignore[arg-type]
         table.add_row(*cells)
     console.print(fit(table))
@@ -136,7 +146,7 @@ def to_markdown(result: GateResult) -> str:
         "|" + "---|" * len(headers(result)),
     ]
     for o in result.outcomes:
-        cells = [c.replace("|", "\\|") for c in _cells(o, result.sequential)]
+        cells = [c.replace("|", "\\|") for c in _row(o, result)]
         if o.broken:
             cells[-1] = "**FAIL**"
         lines.append("| " + " | ".join(cells) + " |")

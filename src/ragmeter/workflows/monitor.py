@@ -869,8 +869,9 @@ def monitor_ppi(
 ) -> MonitorPPI:
     """Each window's judged measures corrected by people's labels (prediction-powered
     inference with the estimator ``ragmeter evaluate --ppi`` uses by default, cross-fit PPI++:
-    :func:`ragmeter.stats.ppi.ppi_mean`, :data:`ragmeter.stats.ppi.DEFAULT_ESTIMATOR`): a sampled span is *labelled* when the human qrels
-    grade every passage that was judged for it; its Y is ``ragmeter evaluate`` of its ranking
+    :func:`ragmeter.stats.ppi.ppi_mean`, :data:`ragmeter.stats.ppi.DEFAULT_ESTIMATOR`): a
+    sampled span is *labelled* when the human qrels grade every passage that was judged for
+    it; its Y is ``ragmeter evaluate`` of its ranking
     against those grades (``grade_map`` as the monitor run's), its Ŷ the stored value under
     the judge's labels. The labelled spans must be a uniform sample of the window's sampled
     spans for the estimate to be unbiased. The estimates are stored (replacing the stream's
