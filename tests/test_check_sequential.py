@@ -241,3 +241,26 @@ def test_cli_refuses_a_history_of_another_gate_and_a_missing_history(tmp_path: P
     ):
         out = runner.invoke(app, ["check", DENSE, "-q", QRELS, "-b", BM25, *rule, *args])
         assert out.exit_code == 2 and says in " ".join(out.output.split()), out.output
+
+
+def test_a_history_on_postgresql(postgres_url: str) -> None:
+    """The looks recorded in a PostgreSQL store, as in a SQLite one; a second check that
+    numbers the same look is refused by the key (never a look spent twice)."""
+    from ragmeter.errors import StoreError
+    from ragmeter.store import open_store
+    from ragmeter.store.check_history import LookRow, add_look, read_looks
+
+    gate = ["-q", QRELS, "-b", BM25, "--fail-if", "ndcg@10 drop > 0.01 significant"]
+    seq = ["--sequential", "--history", postgres_url, "-f", "json"]
+    first = runner.invoke(app, ["check", DENSE, *gate, *seq])
+    assert first.exit_code == 3, first.output
+    assert json.loads(first.stdout)["look"]["look"] == 1
+    with open_store(postgres_url) as store:
+        with store.transaction() as conn:
+            (row,) = read_looks(conn)
+        assert (row.look, row.failed, row.run) == (1, True, "run_dense.txt")
+        with (
+            pytest.raises(StoreError, match=r"look 1 .* at the same time"),
+            store.transaction() as conn,
+        ):
+            add_look(conn, LookRow(1, "other", "0" * 64, None, False, []), {})

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ragmeter.errors import StoreError
 from ragmeter.store import schema
 
 
@@ -96,7 +97,19 @@ def read_identity(conn: sa.Connection) -> GateIdentity | None:
 def start_history(
     conn: sa.Connection, identity: GateIdentity, baseline_values: Mapping[str, Any]
 ) -> None:
-    """Record the gate of a new history, with the baseline's per-query values."""
+    """Record the gate of a new history, with the baseline's per-query values (a
+    :class:`StoreError` when another check started it meanwhile)."""
+    try:
+        _insert_identity(conn, identity, baseline_values)
+    except sa.exc.IntegrityError:
+        raise StoreError(
+            "another check started this history at the same time; run the check again"
+        ) from None
+
+
+def _insert_identity(
+    conn: sa.Connection, identity: GateIdentity, baseline_values: Mapping[str, Any]
+) -> None:
     conn.execute(
         sa.insert(schema.check_history).values(
             id=1,
@@ -131,7 +144,18 @@ def read_looks(conn: sa.Connection) -> list[LookRow]:
 
 
 def add_look(conn: sa.Connection, row: LookRow, run_values: Mapping[str, Any]) -> None:
-    """Record a look with the run's per-query values."""
+    """Record a look with the run's per-query values; a :class:`StoreError` when another
+    check recorded a look of that number meanwhile (its transaction is then rolled back)."""
+    try:
+        _insert_look(conn, row, run_values)
+    except sa.exc.IntegrityError:
+        raise StoreError(
+            f"another check recorded look {row.look} of this history at the same time; "
+            "run the check again (it becomes the next look)"
+        ) from None
+
+
+def _insert_look(conn: sa.Connection, row: LookRow, run_values: Mapping[str, Any]) -> None:
     conn.execute(
         sa.insert(schema.check_looks).values(
             look=row.look,

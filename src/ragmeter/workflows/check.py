@@ -178,8 +178,6 @@ def check_sequential(
 ) -> GateResult:
     """Check ``rules`` on ``evaluation`` (the baseline first) as the next look of the history
     in ``request.history``, and record the look (the module docs)."""
-    import sqlalchemy as sa
-
     from ragmeter.analysis.sequential_gate import (
         Look,
         check_look,
@@ -211,36 +209,30 @@ def check_sequential(
     )
     run_hash = file_sha256(request.run)
     git = git_state()
-    try:
-        with open_store(request.history) as store, store.transaction() as conn:
-            held = read_identity(conn)
-            if held is None:
-                start_history(conn, identity, base_values)
-            elif differs := identity.differences(held):
-                raise RagmeterError(
-                    f"--history {request.history}: its looks are checks of another gate; "
-                    f"what differs: {'; '.join(differs)}. A history follows one baseline, "
-                    "qrels, rules and α: give another --history to start a new one"
-                )
-            looks = read_looks(conn)
-            earlier = next((x for x in looks if x.run_sha256 == run_hash), None)
-            number = earlier.look if earlier else max((x.look for x in looks), default=0) + 1
-            failed = tuple(x.look for x in looks if x.failed and x.look < number)
-            look = Look(number, request.alpha, store.url, earlier is not None, failed)
-            result = check_look(evaluation, rules, look)
-            if earlier is None:
-                row = LookRow(
-                    number,
-                    run.name,
-                    run_hash,
-                    git.commit if git is not None else None,
-                    result.failed,
-                    [o.to_dict() for o in result.outcomes],
-                )
-                add_look(conn, row, per_query_values(run, measures))
-    except sa.exc.IntegrityError:
-        raise StoreError(
-            f"--history {request.history}: another check recorded a look at the same time; "
-            "run the check again"
-        ) from None
+    with open_store(request.history) as store, store.transaction() as conn:
+        held = read_identity(conn)
+        if held is None:
+            start_history(conn, identity, base_values)
+        elif differs := identity.differences(held):
+            raise RagmeterError(
+                f"--history {request.history}: its looks are checks of another gate; "
+                f"what differs: {'; '.join(differs)}. A history follows one baseline, "
+                "qrels, rules and α: give another --history to start a new one"
+            )
+        looks = read_looks(conn)
+        earlier = next((x for x in looks if x.run_sha256 == run_hash), None)
+        number = earlier.look if earlier else max((x.look for x in looks), default=0) + 1
+        failed = tuple(x.look for x in looks if x.failed and x.look < number)
+        look = Look(number, request.alpha, store.url, earlier is not None, failed)
+        result = check_look(evaluation, rules, look)
+        if earlier is None:
+            row = LookRow(
+                number,
+                run.name,
+                run_hash,
+                git.commit if git is not None else None,
+                result.failed,
+                [o.to_dict() for o in result.outcomes],
+            )
+            add_look(conn, row, per_query_values(run, measures))
     return result
