@@ -1,7 +1,8 @@
 """``ragmeter check``: a regression gate for CI pipelines.
 
 ``ragmeter check RUN --qrels Q --baseline RUN_OR_STORED --fail-if RULE [--fail-if RULE ...]
-[--test randomization|t|wilcoxon] [--alpha A] [--store URL] [--format table|json|markdown]``
+[--test randomization|t|wilcoxon] [--alpha A] [--store URL] [--format table|json|markdown]
+[--sequential --history STORE]``
 
 A rule reads ``MEASURE drop|rise >|>= AMOUNT[%] [significant]`` (see
 :mod:`ragmeter.analysis.gate`); the status is 0 when no rule is broken and 3 when one is
