@@ -475,41 +475,70 @@ def _monitor_ppi(tmp_path: Path, human: Path) -> Any:
     return runner.invoke(app, [*args, *store_args(tmp_path)])
 
 
+def _crossfit_by_hand(
+    y: list[float], yhat: list[float], rest: list[float], alpha: float
+) -> tuple[float, float, float]:
+    """Cross-fit PPI++ written out (docs/ppi.md): with n ≤ 10 labels each is its own fold;
+    λ_i = clip(cov(Y, Ŷ) / ((1 + n'/N)·var₁(Ŷ' ∪ Ŷ_u)), 0, 1) on the other labels (n' of
+    them); θ̂ = λ̄·mean(Ŷ_u) + mean(Y − λ_i·Ŷ_i); se² = λ̄²·var(Ŷ_u)/N + var(Y − λ_i·Ŷ_i)/n
+    (divisor n) times n/(n − 1), and Student's t on n − 1 df."""
+    stats = pytest.importorskip("scipy.stats")
+    n, big_n = len(y), len(rest)
+    lams = []
+    for i in range(n):
+        ys = [v for j, v in enumerate(y) if j != i]
+        hs = [v for j, v in enumerate(yhat) if j != i]
+        my, mh = sum(ys) / len(ys), sum(hs) / len(hs)
+        cov = sum((a - my) * (b - mh) for a, b in zip(ys, hs, strict=True)) / len(ys)
+        every = hs + rest
+        mean_all = sum(every) / len(every)
+        var1 = sum((v - mean_all) ** 2 for v in every) / (len(every) - 1)
+        lams.append(min(1.0, max(0.0, cov / ((1 + len(ys) / big_n) * var1))))
+    lam = sum(lams) / n
+    r = [a - li * b for a, b, li in zip(y, yhat, lams, strict=True)]
+    mean_r, mean_u = sum(r) / n, sum(rest) / big_n
+    var_r = sum((v - mean_r) ** 2 for v in r) / n
+    var_u = sum((v - mean_u) ** 2 for v in rest) / big_n
+    se = math.sqrt((lam * lam * var_u / big_n + var_r / n) * n / (n - 1))
+    theta = lam * mean_u + mean_r
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * se
+    return theta, theta - half, theta + half
+
+
 def test_ppi_corrects_a_biased_judge(tmp_path: Path) -> None:
     """The judge also rates passage 5 of every span relevant; people label 4 of the 10
-    sampled spans. P@5 by hand: Y = useful/5, Ŷ = (useful + 1)/5; the estimate is PPI++'s
-    (:func:`ragmeter.stats.ppi.ppi_mean`, matched to ppi-python in its own tests)."""
-    from ragmeter.stats.ppi import ppi_mean
-
+    sampled spans. P@5 by hand: Y = useful/5, Ŷ = (useful + 1)/5; the estimate is cross-fit
+    PPI++'s, the default estimator of ``evaluate --ppi`` (one name, one number), written
+    out by :func:`_crossfit_by_hand`."""
     _, human, useful = _judged_by_a_biased_judge(tmp_path)
     result = _monitor_ppi(tmp_path, human)
     assert result.exit_code == 0, result.output
     y = [useful[i] / 5 for i in range(4)]
     yhat = [(useful[i] + 1) / 5 for i in range(4)]
     rest = [(useful[i] + 1) / 5 for i in range(4, PER_DAY)]
-    expected = ppi_mean(y, yhat, rest, alpha=0.05, estimator="plusplus")
-    assert f"{expected.estimate:.4f}" in result.output
-    assert f"[{expected.ci[0]:.4f}, {expected.ci[1]:.4f}]" in result.output  # type: ignore[index]
+    theta, low, high = _crossfit_by_hand(y, yhat, rest, 0.05)
+    assert f"{theta:.4f}" in result.output
+    assert f"[{low:.4f}, {high:.4f}]" in result.output
     assert f"{np.mean(yhat + rest):.4f}" in result.output  # the LLM-only mean
-    assert "corrected by human (alice)" in " ".join(result.output.split())
+    flat = " ".join(result.output.split())
+    assert "corrected by human (alice) labels: cross-fit PPI++" in flat
+    assert "95% Student t intervals" in flat
 
 
 def test_ppi_estimates_are_stored_reported_and_scraped(tmp_path: Path) -> None:
     """``monitor ppi`` stores each window's estimate; ``monitor report``, ``monitor metrics``
-    and ``/metrics`` show the stored number. Expected values from ppi-python (PPI++,
-    power-tuned λ) on P@5 computed by hand; a monitor run that adds samples to the window
-    removes its estimate."""
-    ppi_py = pytest.importorskip("ppi_py")
+    and ``/metrics`` show the stored number. Expected values: cross-fit PPI++ written out
+    (:func:`_crossfit_by_hand`) on P@5 computed by hand; a monitor run that adds samples to
+    the window removes its estimate."""
     from ragmeter.store import open_store
     from ragmeter.store.monitor import load_ppi
 
     traces, human, useful = _judged_by_a_biased_judge(tmp_path)
     assert _monitor_ppi(tmp_path, human).exit_code == 0
-    y = np.array([useful[i] / 5 for i in range(4)])
-    yhat = np.array([(useful[i] + 1) / 5 for i in range(4)])
-    rest = np.array([(useful[i] + 1) / 5 for i in range(4, PER_DAY)])
-    point = float(np.asarray(ppi_py.ppi_mean_pointestimate(y, yhat, rest)).item())
-    low, high = (float(np.asarray(v).item()) for v in ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05))
+    y = [useful[i] / 5 for i in range(4)]
+    yhat = [(useful[i] + 1) / 5 for i in range(4)]
+    rest = [(useful[i] + 1) / 5 for i in range(4, PER_DAY)]
+    point, low, high = _crossfit_by_hand(y, yhat, rest, 0.05)
     url = store_args(tmp_path)[1]
     with open_store(url) as store:
         (row,) = load_ppi(store, "production", 86400)
@@ -517,7 +546,8 @@ def test_ppi_estimates_are_stored_reported_and_scraped(tmp_path: Path) -> None:
     assert (row.n_labelled, row.n_unlabelled, row.human) == (4, 6, "human (alice) labels")
     assert row.estimate == pytest.approx(point, abs=1e-12)
     assert (row.low, row.high) == pytest.approx((low, high), abs=1e-12)
-    assert row.llm_mean == pytest.approx(float(np.mean(np.concatenate([yhat, rest]))))
+    assert row.llm_mean == pytest.approx(float(np.mean(yhat + rest)))
+    assert row.estimator == "crossfit"
 
     page = tmp_path / "trend.html"
     report = runner.invoke(app, ["monitor", "report", *store_args(tmp_path), "-o", str(page)])
@@ -525,6 +555,7 @@ def test_ppi_estimates_are_stored_reported_and_scraped(tmp_path: Path) -> None:
     html = page.read_text()
     assert f'<span class="ppi">{point:.4f}</span>' in html
     assert f"[{low:.4f}, {high:.4f}]" in html and "corrected by human (alice)" in html
+    assert "cross-fit PPI++, λ power-tuned on the other folds, 95% Student t" in html
 
     metrics = runner.invoke(app, ["monitor", "metrics", *store_args(tmp_path)])
     assert metrics.exit_code == 0, metrics.output

@@ -295,6 +295,7 @@ STAND_INS: dict[tuple[str, str], str] = {
 EXIT_STATUS: dict[tuple[str, str], int] = {
     ("docs/monitoring.md", "ragmeter monitor check --store sqlite:///demo/monitor.db \\"): 3,
     ("docs/check.md", "ragmeter check examples/run_dense.txt --qrels examples/qrels.txt \\"): 3,
+    # the same command's first line opens the --sequential block: both end FAILED
     (
         "docs/trust-labels.md",
         "ragmeter check demo/runs/hybrid.txt --qrels llm.qrels --calibration cal.json "
@@ -562,7 +563,7 @@ def _named_outputs() -> set[str]:
     for block in all_blocks("bash"):
         for match in re.finditer(
             r"(?:-o|--out|--out-graded|--out-diversity|--curves|--save-calibration|--table"
-            r"|--texts|--held-out|>)\s+(\S+)",
+            r"|--texts|--held-out|--history|>)\s+(\S+)",
             block.text,
         ):
             names |= _loop_values(Path(match.group(1)).name, block.text)

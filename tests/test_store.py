@@ -636,7 +636,7 @@ def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_ur
     row of a version-6 store is kept (a sample takes its span's trace id), the other monitor
     tables and the evaluations are untouched, and a span of another trace reusing a span id
     is then stored beside the first."""
-    from ragmeter.store.monitor import SpanRow, add_spans, load_samples, load_spans
+    from ragmeter.store.monitor import SpanRow, add_spans, load_ppi, load_samples, load_spans
 
     _migrate_to(store_url, 6)
     engine = sa.create_engine(resolve_url(store_url), poolclass=sa.pool.NullPool)
@@ -690,7 +690,7 @@ def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_ur
     engine.dispose()
     run = _result("r", ["q1"], ["mrr"], [[1.0]])
     with open_store(store_url) as store:
-        assert store.schema_version() == store_schema.LATEST_VERSION == 7
+        assert store.schema_version() == store_schema.LATEST_VERSION == 8
         eid = store.save_evaluation(Evaluation((run,), run.measures), git=NO_GIT)
         got = {
             (stream, s.span_id, s.trace_id, s.stage, s.started_ns, s.duration_ms)
@@ -717,8 +717,11 @@ def test_upgrade_from_version_6_keys_spans_by_trace_and_keeps_every_row(store_ur
         again = {s.trace_id: s for s in load_spans(store, "s") if s.span_id == "0001"}
         assert set(again) == {"t1", "t3"} and math.isnan(again["t3"].duration_ms)
         assert store.load_evaluation(eid).evaluation.run.name == "r"
+        # version 8: an estimate stored before says no estimator (it was PPI++'s)
+        (ppi,) = load_ppi(store, "s")
+        assert ppi.estimator is None and ppi.estimate == 0.5
     with open_store(store_url) as store:  # opening again migrates nothing
-        assert store.schema_version() == 7
+        assert store.schema_version() == 8
 
 
 # -- locations ------------------------------------------------------------------------------

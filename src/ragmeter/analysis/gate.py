@@ -231,6 +231,9 @@ class GateResult:
     #: how the significant rules' levels are shared: Holm (a fixed test) or Bonferroni (a
     #: sequential check, where each rule's sequence gets α / their number)
     correction: str = "holm"
+    #: where a check re-run against one baseline stands in its history (``check
+    #: --sequential``: the ``to_dict()`` of :class:`ragmeter.analysis.sequential_gate.Look`)
+    look: Mapping[str, Any] | None = None
 
     @property
     def sequential(self) -> bool:
@@ -261,6 +264,7 @@ class GateResult:
             "rules": [o.to_dict() for o in self.outcomes],
             "warnings": list(self.warnings),
             **({"labels": dict(self.labels)} if self.labels is not None else {}),
+            **({"look": dict(self.look)} if self.look is not None else {}),
         }
 
     def describe(self) -> str:

@@ -1,14 +1,17 @@
 """``ragmeter check``: a regression gate for CI pipelines.
 
 ``ragmeter check RUN --qrels Q --baseline RUN_OR_STORED --fail-if RULE [--fail-if RULE ...]
-[--test randomization|t|wilcoxon] [--alpha A] [--store URL] [--format table|json|markdown]``
+[--test randomization|t|wilcoxon] [--alpha A] [--store URL] [--format table|json|markdown]
+[--sequential --history STORE]``
 
 A rule reads ``MEASURE drop|rise >|>= AMOUNT[%] [significant]`` (see
 :mod:`ragmeter.analysis.gate`); the status is 0 when no rule is broken and 3 when one is
 (2 for bad input, as every command). ``--calibration cal.json [--min-kappa X] [--min-tau Y]``
 gates the labels first: status 5 and a one-line reason when the qrels' LLM labels were made
 by another judge or prompt than the calibration's, the calibration is below a threshold, or
-it cannot be used (edited by hand, from a newer ragmeter). The work is
+it cannot be used (edited by hand, from a newer ragmeter). ``--sequential --history STORE``
+makes the check one look of a history of checks against one fixed baseline, α spent look by
+look (:mod:`ragmeter.analysis.sequential_gate`). The work is
 :func:`ragmeter.workflows.check.check_files`; the table is :mod:`ragmeter.report.gate`.
 """
 
@@ -104,6 +107,22 @@ def check_command(
             "--min-tau", help="Least leaderboard Kendall τ-b of the calibration (each measure)."
         ),
     ] = None,
+    sequential: Annotated[
+        bool,
+        typer.Option(
+            "--sequential",
+            help="Re-checked on every commit against one baseline: each run is the next look "
+            "of --history, spending α·6/(π²s²) at look s, so P(ever a false FAIL) ≤ α.",
+        ),
+    ] = False,
+    history: Annotated[
+        str | None,
+        typer.Option(
+            "--history",
+            help="The store (sqlite:///file.db, a file path, postgresql://…) that records "
+            "the looks of --sequential.",
+        ),
+    ] = None,
 ) -> None:
     """Fail (status 3) when a run regressed against a baseline by a --fail-if rule: a CI gate
     on retrieval measures, with a paired test and Holm's correction for significant rules.
@@ -115,6 +134,7 @@ def check_command(
 
     if (baseline is None) != (not fail_if) or (baseline is None and calibration is None):
         fail(RagmeterError("give --baseline with --fail-if rules, or --calibration (or all)"))
+    _sequential_options(sequential, history, baseline, test)
     request = CheckRequest(
         run=run,
         qrels=qrels,
@@ -137,6 +157,7 @@ def check_command(
         calibration=calibration,
         min_kappa=min_kappa,
         min_tau=min_tau,
+        history=history if sequential else None,
     )
     _calibration_gate(request)
     if baseline is None:
@@ -150,6 +171,30 @@ def check_command(
     tell(result.label_lines)
     if result.failed:
         raise typer.Exit(code=BROKEN)
+
+
+def _sequential_options(
+    sequential: bool, history: str | None, baseline: str | None, test: TestChoice
+) -> None:
+    """--sequential and --history go together, with a baseline, and read t intervals."""
+    if sequential and history is None:
+        fail(
+            RagmeterError(
+                "--sequential needs --history STORE: the store that records each look "
+                "(sqlite:///gate.db or a file path; it is made at the first look)"
+            )
+        )
+    if history is not None and not sequential:
+        fail(RagmeterError("--history records the looks of --sequential: give both"))
+    if sequential and baseline is None:
+        fail(RagmeterError("--sequential checks rules: give --baseline and --fail-if"))
+    if sequential and test != TestChoice.randomization:
+        fail(
+            RagmeterError(
+                f"--test {test.value}: --sequential reads each significant rule on a t "
+                "interval at the look's share of α, not a test (leave --test out)"
+            )
+        )
 
 
 def _calibration_gate(request: CheckRequest) -> None:

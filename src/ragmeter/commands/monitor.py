@@ -330,8 +330,9 @@ def ppi_command(
     ] = 0.05,
 ) -> None:
     """Correct each window's judged means with people's labels of some sampled spans
-    (prediction-powered inference, PPI++): the estimate of the mean under human labels,
-    with its interval, printed and stored with the windows' figures."""
+    (prediction-powered inference, cross-fit PPI++ as evaluate --ppi): the estimate of the
+    mean under human labels, with its interval, printed and stored with the windows'
+    figures."""
     from ragmeter.analysis.monitor import parse_window
     from ragmeter.report.monitor import print_ppi
     from ragmeter.workflows import monitor as flow

@@ -13,11 +13,21 @@ GateFormat = Literal["table", "json", "markdown"]
 HEADERS = ("rule", "baseline", "run", "change", "threshold", "p (Holm)", "result")
 #: a sequential check's columns: the change's interval and the look it fired at, not a p
 SEQUENTIAL_HEADERS = (*HEADERS[:5], "interval", "fired at", "result")
+#: a check re-run against one baseline (``check --sequential``): each look is judged on its own,
+#: so the look it fired at is this one (said under the table)
+LOOK_HEADERS = (*HEADERS[:5], "interval", "result")
 
 
 def headers(result: GateResult) -> tuple[str, ...]:
     """The table's columns for this result (a sequential check shows its intervals)."""
+    if result.look is not None:
+        return LOOK_HEADERS
     return SEQUENTIAL_HEADERS if result.sequential else HEADERS
+
+
+def _row(o: RuleOutcome, result: GateResult) -> list[str]:
+    cells = _cells(o, result.sequential)
+    return [*cells[:6], cells[-1]] if result.look is not None else cells
 
 
 def _num(value: float) -> str:
@@ -60,6 +70,8 @@ def describe(result: GateResult) -> str:
         if result.failed
         else f"passed: none of {len(result.outcomes)} rule(s) broken"
     )
+    if result.look is not None:
+        return f"{verdict}. {look_text(result)}"
     if result.sequential:
         return (
             f"{verdict}. A significant rule breaks at the first look (window) where its "
@@ -73,6 +85,27 @@ def describe(result: GateResult) -> str:
         f"{verdict}. A rule breaks when its change passes the threshold; a significant rule "
         f"also needs the {result.test} test's p, Holm-adjusted over the significant rules, "
         f"≤ α = {result.alpha:g} in the rule's direction."
+    )
+
+
+def look_text(result: GateResult) -> str:
+    """Where a check re-run against one baseline stands in its history (``check
+    --sequential``): the look, the α it spends and what the looks have spent, and how a
+    significant rule breaks (:mod:`ragmeter.analysis.sequential_gate`)."""
+    look = result.look or {}
+    n = look.get("look")
+    again = " (a run checked before: its look read again, nothing more spent)"
+    before = look.get("failed_before") or []
+    failed = f" Looks that failed before: {', '.join(str(x) for x in before)}." if before else ""
+    return (
+        f"Look {n} of the history {look.get('history')}"
+        f"{again if look.get('repeated') else ''}: its significant rules read t intervals "
+        f"at α_{n} = α·6/(π²·{n}²) = {look.get('alpha_look', 0.0):.3g} (shared by them), "
+        f"and looks 1–{n} have spent {look.get('alpha_spent', 0.0):.3g} of α = "
+        f"{result.alpha:g}. A significant rule breaks when its interval for the change lies "
+        "wholly past the threshold: the chance that a rule ever breaks at a look whose true "
+        f"change is within its threshold is at most α, however many looks are taken.{failed} "
+        "Other rules compare the means."
     )
 
 
@@ -97,7 +130,7 @@ def print_table(result: GateResult, *, file: object = None) -> None:
     for i, header in enumerate(headers(result)):
         table.add_column(header, justify="left" if i in (0, 3, 4) else "right", no_wrap=i != 0)
     for o in result.outcomes:
-        cells: list[str | Text] = [*_cells(o, result.sequential)]
+        cells: list[str | Text] = [*_row(o, result)]
         cells[-1] = Text(cells[-1], style="bold red" if o.broken else "green")  # type: ignore[arg-type]
         table.add_row(*cells)
     console.print(fit(table))
@@ -113,7 +146,7 @@ def to_markdown(result: GateResult) -> str:
         "|" + "---|" * len(headers(result)),
     ]
     for o in result.outcomes:
-        cells = [c.replace("|", "\\|") for c in _cells(o, result.sequential)]
+        cells = [c.replace("|", "\\|") for c in _row(o, result)]
         if o.broken:
             cells[-1] = "**FAIL**"
         lines.append("| " + " | ".join(cells) + " |")

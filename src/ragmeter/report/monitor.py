@@ -113,7 +113,7 @@ def prometheus_text(trends: Trend | Sequence[Trend]) -> str:
         "ragmeter_monitor_latency_ms": ("Latency quantile of a stage in the window, in ms.", []),
         "ragmeter_monitor_window_start_seconds": ("Start of the latest window (Unix time).", []),
         "ragmeter_monitor_ppi_estimate": (
-            "Prediction-powered estimate of the mean under human labels (PPI++).",
+            "Prediction-powered estimate of the mean under human labels.",
             [],
         ),
         "ragmeter_monitor_ppi_low": ("Low end of the PPI estimate's interval.", []),
@@ -445,8 +445,30 @@ def print_ppi(result: Any, *, file: object = None) -> None:
     for note in notes:
         console.print(note, style="dim", highlight=False)
     console.print(
-        f"The stream's labels ({judge}) corrected by {result.human}: PPI++, power-tuned λ, "
-        f"{level}% normal intervals; human: spans whose judged passages people labelled "
-        "(they should be a uniform sample of the window's).",
+        f"The stream's labels ({judge}) corrected by {result.human}: {_ppi_method(result)}; "
+        "human: spans whose judged passages people labelled (they should be a uniform sample "
+        "of the window's).",
         highlight=False,
     )
+
+
+def _ppi_method(result: Any) -> str:
+    """The estimator and interval of a ``monitor ppi`` result."""
+    made = [w.estimate for w in result.windows if w.estimate is not None]
+    if not made:
+        return "no window has a labelled span"
+    return ppi_method(str(made[0].estimator), result.alpha)
+
+
+def ppi_method(estimator: str | None, alpha: float) -> str:
+    """How a window's estimate was made: ``cross-fit PPI++, λ power-tuned on the other folds,
+    95% Student t intervals``, or ``PPI++, power-tuned λ, 95% normal intervals`` (also for an
+    estimate stored before the estimator was recorded: ``None``)."""
+    from ragmeter.stats.ppi import ESTIMATOR_NAMES
+
+    level = round(100 * (1 - alpha))
+    if estimator == "crossfit":
+        how = f"λ power-tuned on the other folds, {level}% Student t intervals"
+    else:
+        how = f"power-tuned λ, {level}% normal intervals"
+    return f"{ESTIMATOR_NAMES[estimator or 'plusplus']}, {how}"

@@ -85,8 +85,9 @@ class WindowRow:
 class PPIRow:
     """A window's prediction-powered estimate of a measure (NaN for NULL): the spans
     labelled by people and not, the LLM-label mean, the estimate and its ``1 − alpha``
-    interval (NaN below 2 labelled spans), λ, who made the human labels and the judge's
-    labels they correct."""
+    interval (NaN below 2 labelled spans), λ, who made the human labels, the judge's labels
+    they correct, and how λ was chosen (``crossfit``, ``plusplus``; ``None``: stored before
+    the estimator was recorded, PPI++)."""
 
     window_s: int
     window_start: int
@@ -101,6 +102,7 @@ class PPIRow:
     alpha: float
     human: str
     judge: LabelSource | None
+    estimator: str | None = None
 
 
 def _clean(v: float) -> float | None:
@@ -157,6 +159,7 @@ def save_ppi(store: Store, stream: str, window_s: int, rows: Iterable[PPIRow]) -
             "human": r.human,
             "judge": _judge_text(r.judge),
             "updated_at": now,
+            "estimator": r.estimator,
         }
         for r in rows
     ]
@@ -182,6 +185,7 @@ def load_ppi(store: Store, stream: str, window_s: int | None = None) -> list[PPI
                 alpha=r["alpha"],
                 human=r["human"],
                 judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
+                estimator=r["estimator"],
             )
             for r in _window_rows(conn, t, stream, window_s)
         ]

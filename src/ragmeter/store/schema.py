@@ -42,6 +42,16 @@ Tables (latest):
   the human labels and the judge they correct (JSON of
   :class:`~ragmeter.core.provenance.LabelSource`). Replaced by each ``monitor ppi``; a
   window's rows are removed when a monitor run adds samples to it (they no longer describe it).
+  ``estimator`` names how λ was chosen (``crossfit``, ``plusplus``; NULL: PPI++, as every
+  estimate stored before version 8).
+* ``check_history``: the gate a history of ``ragmeter check --sequential`` belongs to (one
+  row): the baseline as given and the sha256 of its per-query values on the rules' measures
+  (those values as JSON), the qrels' sha256, the rules (JSON list), α and the evaluation
+  settings (JSON).
+* ``check_looks``: one row per look of that gate (``look`` numbered from 1): the run's name,
+  its sha256, the git commit it was checked at (NULL: not in a repository), whether it
+  failed, the rules' readings (JSON) and the run's per-query values (JSON
+  ``{measure: {query: value}}``; NA is ``null``).
 
 Saves write the cells with ``COPY`` (PostgreSQL) or the driver's ``executemany`` (SQLite).
 """
@@ -160,6 +170,33 @@ monitor_windows = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+check_history = sa.Table(
+    "check_history",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("baseline", sa.Text, nullable=False),
+    sa.Column("baseline_sha256", sa.Text, nullable=False),
+    sa.Column("baseline_values", sa.Text, nullable=False),
+    sa.Column("qrels_sha256", sa.Text, nullable=False),
+    sa.Column("rules", sa.Text, nullable=False),
+    sa.Column("alpha", sa.Double, nullable=False),
+    sa.Column("settings", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+check_looks = sa.Table(
+    "check_looks",
+    METADATA,
+    sa.Column("look", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("run", sa.Text, nullable=False),
+    sa.Column("run_sha256", sa.Text, nullable=False),
+    sa.Column("git_commit", sa.Text, nullable=True),
+    sa.Column("failed", sa.Boolean, nullable=False),
+    sa.Column("readings", sa.Text, nullable=False),
+    sa.Column("run_values", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
 monitor_ppi = sa.Table(
     "monitor_ppi",
     METADATA,
@@ -178,6 +215,7 @@ monitor_ppi = sa.Table(
     sa.Column("human", sa.Text, nullable=False),
     sa.Column("judge", sa.Text, nullable=True),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("estimator", sa.Text, nullable=True),
 )
 
 
@@ -403,6 +441,39 @@ def _v7_spans_keyed_by_trace(conn: sa.Connection) -> None:
     )
 
 
+def _v8_check_history(conn: sa.Connection) -> None:
+    """Version 8: the looks of ``ragmeter check --sequential``, and the estimator of the
+    monitor's prediction-powered estimates (NULL for those stored before: PPI++)."""
+    meta = sa.MetaData()
+    sa.Table(
+        "check_history",
+        meta,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("baseline", sa.Text, nullable=False),
+        sa.Column("baseline_sha256", sa.Text, nullable=False),
+        sa.Column("baseline_values", sa.Text, nullable=False),
+        sa.Column("qrels_sha256", sa.Text, nullable=False),
+        sa.Column("rules", sa.Text, nullable=False),
+        sa.Column("alpha", sa.Double, nullable=False),
+        sa.Column("settings", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "check_looks",
+        meta,
+        sa.Column("look", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("run", sa.Text, nullable=False),
+        sa.Column("run_sha256", sa.Text, nullable=False),
+        sa.Column("git_commit", sa.Text, nullable=True),
+        sa.Column("failed", sa.Boolean, nullable=False),
+        sa.Column("readings", sa.Text, nullable=False),
+        sa.Column("run_values", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    meta.create_all(conn)
+    conn.execute(sa.text("ALTER TABLE monitor_ppi ADD COLUMN estimator TEXT"))
+
+
 Migration = Callable[[sa.Connection], None]
 
 #: (version, migration) in order; append, never edit an applied one
@@ -414,6 +485,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (5, _v5_monitor),
     (6, _v6_monitor_ppi),
     (7, _v7_spans_keyed_by_trace),
+    (8, _v8_check_history),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

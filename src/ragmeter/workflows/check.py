@@ -9,6 +9,12 @@ per-query values are read back, not recomputed. The rules are checked by
 With a calibration (``--calibration cal.json``), :func:`check_calibration` first checks that
 the qrels' LLM labels were made by the calibrated judge and that the calibration reaches
 ``--min-kappa`` / ``--min-tau`` (:func:`ragmeter.analysis.calibration.gate`).
+
+With ``--sequential --history STORE`` the check is one look of a history of checks against one
+fixed baseline (:mod:`ragmeter.analysis.sequential_gate`): the store records the gate (the
+baseline's per-query values, the qrels, the rules, α, the settings) at the first look and
+refuses a check of another gate; each new run is the next look and spends α_s of α, a run
+checked before re-reads its look (:mod:`ragmeter.store.check_history`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragmeter.analysis.calibration import GateVerdict, LabelsDescription
-from ragmeter.analysis.gate import GateResult, check_evaluation, parse_rules
+from ragmeter.analysis.gate import GateResult, Rule, check_evaluation, parse_rules
 from ragmeter.errors import RagmeterError, StoreError
 from ragmeter.workflows.evaluate import EvaluationSettings
 
@@ -50,6 +56,9 @@ class CheckRequest:
     #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
     #: carried into the result's JSON
     described_labels: LabelsDescription | None = None
+    #: the store recording the looks of a sequential check (``--sequential --history``);
+    #: ``None``: the plain check, at level α at one look
+    history: str | None = None
 
 
 def check_calibration(request: CheckRequest) -> GateVerdict | None:
@@ -98,6 +107,10 @@ def check_files(request: CheckRequest) -> GateResult:
     else:
         evaluated = evaluate(run, qrels, measures, **options)
         evaluation = _with_stored_baseline(request, evaluated, qrels)
+    if request.history is not None:
+        result = check_sequential(request, evaluation, rules)
+        described = request.described_labels
+        return result if described is None else replace(result, labels=described.to_json())
     result = check_evaluation(
         evaluation,
         rules,
@@ -158,3 +171,68 @@ def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Q
     if changed:
         notes.append("the baseline was evaluated with other settings: " + ", ".join(changed))
     return Evaluation((base, run), run.measures, tuple(notes))
+
+
+def check_sequential(
+    request: CheckRequest, evaluation: Evaluation, rules: Sequence[Rule]
+) -> GateResult:
+    """Check ``rules`` on ``evaluation`` (the baseline first) as the next look of the history
+    in ``request.history``, and record the look (the module docs)."""
+    from ragmeter.analysis.sequential_gate import (
+        Look,
+        check_look,
+        per_query_values,
+        values_digest,
+    )
+    from ragmeter.store import open_store
+    from ragmeter.store.check_history import (
+        GateIdentity,
+        LookRow,
+        add_look,
+        read_identity,
+        read_looks,
+        start_history,
+    )
+    from ragmeter.store.provenance import file_sha256, git_state
+
+    assert request.history is not None
+    base, run = evaluation.runs
+    measures = list(dict.fromkeys(r.measure for r in rules))
+    base_values = per_query_values(base, measures)
+    identity = GateIdentity(
+        baseline=request.baseline,
+        baseline_sha256=values_digest(base_values),
+        qrels_sha256=file_sha256(request.qrels),
+        rules=tuple(r.text for r in rules),
+        alpha=request.alpha,
+        settings=request.settings.saved(),
+    )
+    run_hash = file_sha256(request.run)
+    git = git_state()
+    with open_store(request.history) as store, store.transaction() as conn:
+        held = read_identity(conn)
+        if held is None:
+            start_history(conn, identity, base_values)
+        elif differs := identity.differences(held):
+            raise RagmeterError(
+                f"--history {request.history}: its looks are checks of another gate; "
+                f"what differs: {'; '.join(differs)}. A history follows one baseline, "
+                "qrels, rules and α: give another --history to start a new one"
+            )
+        looks = read_looks(conn)
+        earlier = next((x for x in looks if x.run_sha256 == run_hash), None)
+        number = earlier.look if earlier else max((x.look for x in looks), default=0) + 1
+        failed = tuple(x.look for x in looks if x.failed and x.look < number)
+        look = Look(number, request.alpha, store.url, earlier is not None, failed)
+        result = check_look(evaluation, rules, look)
+        if earlier is None:
+            row = LookRow(
+                number,
+                run.name,
+                run_hash,
+                git.commit if git is not None else None,
+                result.failed,
+                [o.to_dict() for o in result.outcomes],
+            )
+            add_look(conn, row, per_query_values(run, measures))
+    return result

@@ -763,15 +763,15 @@ class Trend:
         return [p for (_, w), p in self.ppi.items() if w == last]
 
     def ppi_line(self) -> str:
-        """Who made the human labels of the stored estimates, and their level."""
+        """Who made the human labels of the stored estimates, the estimator and its level."""
         rows = list(self.ppi.values())
         if not rows:
             return ""
-        level = round(100 * (1 - rows[0].alpha))
-        return (
-            f"PPI: the judged means corrected by {rows[0].human} (PPI++, power-tuned λ, "
-            f"{level}% normal intervals)"
-        )
+        from ragmeter.report.monitor import ppi_method
+
+        made = [r for r in rows if r.estimator is not None] or rows
+        how = ppi_method(made[0].estimator, made[0].alpha)
+        return f"PPI: the judged means corrected by {rows[0].human} ({how})"
 
 
 def stored_trend(store_url: str, stream: str, window_s: int) -> Trend:
@@ -867,9 +867,11 @@ def monitor_ppi(
     grade_map: str | None = None,
     alpha: float = 0.05,
 ) -> MonitorPPI:
-    """Each window's judged measures corrected by people's labels (PPI++,
-    :func:`ragmeter.stats.ppi.ppi_mean`): a sampled span is *labelled* when the human qrels
-    grade every passage that was judged for it; its Y is ``ragmeter evaluate`` of its ranking
+    """Each window's judged measures corrected by people's labels (prediction-powered
+    inference with the estimator ``ragmeter evaluate --ppi`` uses by default, cross-fit PPI++:
+    :func:`ragmeter.stats.ppi.ppi_mean`, :data:`ragmeter.stats.ppi.DEFAULT_ESTIMATOR`): a
+    sampled span is *labelled* when the human qrels grade every passage that was judged for
+    it; its Y is ``ragmeter evaluate`` of its ranking
     against those grades (``grade_map`` as the monitor run's), its Ŷ the stored value under
     the judge's labels. The labelled spans must be a uniform sample of the window's sampled
     spans for the estimate to be unbiased. The estimates are stored (replacing the stream's
@@ -922,6 +924,7 @@ def ppi_rows(result: MonitorPPI) -> list[PPIRow]:
                 alpha=result.alpha,
                 human=result.human,
                 judge=result.judge,
+                estimator=None if e is None else str(e.estimator),
             )
         )
     return rows
@@ -972,8 +975,6 @@ def _window_ppi(
     llm_mean = sum(everything) / len(everything) if everything else math.nan
     estimate = None
     if pairs:
-        # PPI++ as stored before the cross-fit default (its windows' rows stay comparable)
-        estimate = ppi_mean(
-            [a for a, _ in pairs], [b for _, b in pairs], rest, alpha=alpha, estimator="plusplus"
-        )
+        # the default estimator, as evaluate --ppi's: one name, one number
+        estimate = ppi_mean([a for a, _ in pairs], [b for _, b in pairs], rest, alpha=alpha)
     return WindowPPI(window, measure, len(pairs), len(rest), llm_mean, estimate)
