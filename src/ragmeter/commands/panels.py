@@ -179,6 +179,8 @@ OPTION_PANELS: dict[str, str] = {
 COMMAND_OPTION_PANELS: dict[str, dict[str, str]] = {
     # evaluate's --alpha is the error level of the PPI intervals only
     "evaluate": {"--alpha": PPI_ESTIMATOR},
+    # the store of a sequential gate's looks goes with --sequential
+    "check": {"--history": STATISTICS},
     "judge relevance": {
         **dict.fromkeys(("--holes", "--overlap", "--qrels", "--grade-map", "--seed"), HOLES),
         "--depth": INPUTS,
