@@ -182,6 +182,10 @@ def test_clear_errors(tmp_path: Path, fake_encoder: None) -> None:
     assert "field grade" in output or "grade" in output
     code, output = sample(tmp_path, [run], "--strategy", "random", "--learned", str(other))
     assert code == 2 and "--strategy active" in output
+    code, output = sample(
+        tmp_path, [run], "--strategy", "active", "--learned", str(other), "--mix", "0.2"
+    )
+    assert code == 2 and "--mix: an option of the query designs" in output
     code, output = sample(tmp_path, [run, run], "--n", "3")
     assert code == 2 and "one run" in output
 

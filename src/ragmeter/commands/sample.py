@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
 
 
 def sample(
+    ctx: typer.Context,
     runs: Annotated[
         list[Path],
         typer.Argument(
@@ -90,7 +91,9 @@ def sample(
     ] = None,
     per_topic: Annotated[
         int | None,
-        typer.Option("--per-topic", min=1, help="With --learned: pairs to ask per topic."),
+        typer.Option(
+            "--per-topic", min=1, help="With --learned: pairs to ask per topic (default 5)."
+        ),
     ] = None,
     queries: Annotated[
         Path | None,
@@ -109,6 +112,7 @@ def sample(
     (of the runs' top --depth) whose grade the learned judge is least sure of (its score
     nearest a cut point: uncertainty sampling), for training the judge, not for estimates."""
     if learned is not None or per_topic is not None or queries or corpus:
+        _refuse_query_options(ctx)
         _learned(runs, qrels, out, strategy, learned, per_topic, queries, corpus, n, depth, seed)
         return
     if len(runs) != 1:
@@ -118,6 +122,34 @@ def sample(
     _queries(
         runs[0], qrels, n, out, strategy, seed, measure, depth, strata, mix, threshold, judge_labels
     )
+
+
+#: the options of the query designs: given with --learned they would do nothing
+QUERY_OPTIONS = {
+    "measure": "--measure",
+    "strata": "--strata",
+    "mix": "--mix",
+    "threshold": "--threshold",
+    "judge_labels": "--judge-labels",
+}
+
+
+def _refuse_query_options(ctx: typer.Context) -> None:
+    """An option of the query designs given with --learned is an error, not ignored."""
+    # by the source's name: typer may carry a click of its own, with its own enum
+    given = [
+        flag
+        for name, flag in QUERY_OPTIONS.items()
+        if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+    ]
+    if given:
+        fail(
+            ValueError(
+                f"{', '.join(given)}: an option of the query designs; --learned chooses "
+                "pairs by the learned judge's uncertainty (its options: --per-topic, "
+                "--depth, --seed)"
+            )
+        )
 
 
 def _queries(
