@@ -317,3 +317,23 @@ def test_a_weighted_queue_gets_no_sequence_and_says_why(tmp_path: Path) -> None:
         "runs" not in data["sequence"]
         and "weights its queries by 1/π" in data["sequence"]["notes"][0]
     )
+
+
+def test_serve_takes_learned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvicorn", reason="the web extra is needed")
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app as cli_app
+
+    served: list[Any] = []
+    # bind and start nothing
+    monkeypatch.setattr("ragmeter.web.server.listening_socket", lambda host, port: None)
+    monkeypatch.setattr("ragmeter.web.server.serve_app", lambda app, *_: served.append(app))
+    paths = write_collection(tmp_path / "data", SIX, TEXTS)
+    argv = ["serve", "--run", str(paths["run.txt"]), "--labels", str(tmp_path / "l.db")]
+    result = CliRunner().invoke(cli_app, [*argv, "--learned", str(overlap_model(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert served[0].state.config.learned.name == "learned:model"
+    (tmp_path / "empty").mkdir()
+    refused = CliRunner().invoke(cli_app, [*argv, "--learned", str(tmp_path / "empty")])
+    assert refused.exit_code == 2 and "manifest.json" in refused.output
