@@ -389,8 +389,9 @@ def _with_learned(
     grades = dict(zip(keys, predicted, strict=True))
     agreement = review(view.human_source, grader.name, {k: human[k] for k in keys}, grades)
     notes.append(
-        "on labels the judge was fitted on, its agreement is in-sample (too good): read it "
-        "on labels made since, and 'judge learn's held-out figures"
+        "where the judge was fitted on some of these labels, its agreement on them is "
+        "in-sample (too good): read it on labels made since, and 'judge learn's held-out "
+        "figures"
     )
     if coll.queue is not None and _chosen_queue(coll.queue) is not None:
         notes.append(
