@@ -41,8 +41,9 @@ def texts(name: str) -> dict[str, str]:
     return {str(r["id"]): str(r["text"]) for r in rows}
 
 
-def write_run(path: Path, seed: int) -> Path:
-    """A run ranking 15 random passages per example query (some labelled, most not)."""
+def write_run(path: Path, seed: int, *, judged_only: bool = False) -> Path:
+    """A run ranking 15 random passages per example query (some labelled, most not; only
+    labelled ones with ``judged_only``)."""
     docs = sorted(texts("corpus.jsonl"))
     labelled = {}
     for line in QRELS.read_text().splitlines():
@@ -51,7 +52,8 @@ def write_run(path: Path, seed: int) -> Path:
     rng = random.Random(seed)
     with path.open("w") as f:
         for q in texts("queries.jsonl"):
-            ranked = rng.sample(labelled.get(q, []), 4) + rng.sample(docs, 11)
+            ranked = rng.sample(labelled.get(q, []), 4)
+            ranked += [] if judged_only else rng.sample(docs, 11)
             for r, d in enumerate(dict.fromkeys(ranked), start=1):
                 f.write(f"{q} Q0 {d} {r} {100 - r} sys\n")
     return path
@@ -186,6 +188,13 @@ def test_clear_errors(tmp_path: Path, fake_encoder: None) -> None:
         tmp_path, [run], "--strategy", "active", "--learned", str(other), "--mix", "0.2"
     )
     assert code == 2 and "--mix: an option of the query designs" in output
+    # every candidate labelled already: said, and no empty queue written
+    code, output = sample(
+        tmp_path, [write_run(tmp_path / "judged.txt", 1, judged_only=True)], "--strategy",
+        "active", "--learned", str(learn(tmp_path, QRELS, "model", "--pooled")), *texts_args,
+        out="empty.jsonl",
+    )  # fmt: skip
+    assert code == 2 and "nothing to ask" in output and not (tmp_path / "empty.jsonl").exists()
     code, output = sample(tmp_path, [run, run], "--n", "3")
     assert code == 2 and "one run" in output
 

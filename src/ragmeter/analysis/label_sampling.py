@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, RagmeterError
 from ragmeter.io.label_queue import LEARNED_STRATEGY, QueueEntry
 
 if TYPE_CHECKING:
@@ -305,6 +305,11 @@ def least_certain_pairs(
     items = pair_items(list(runs), queries, corpus, depth=depth)
     known = {(q, d) for q, docs in labels.items() for d, g in docs.items() if g >= 0}
     todo = [i for i in items if (str(i.ident[0]), str(i.ident[1])) not in known]
+    if not todo:
+        raise RagmeterError(
+            f"every one of the {len(items)} candidate pairs (the runs' top {depth}) is labelled "
+            "already: nothing to ask (a larger depth or more runs give more candidates)"
+        )
     texts = [(i.inputs["query"], i.inputs["passage"]) for i in todo]
     scores = model.scores(pair_features(texts, encoder=encoder), [q for q, _ in texts])
     margins, boundaries = cut_margins(scores, model.cuts, model.scale[0])
