@@ -21,6 +21,27 @@ the LLM qrels do not label are not in it; the command's message counts them.
 
   A pair no label set grades counts as fully uncertain (1). A query without passages has
   uncertainty 0 (only the floor probability).
+
+**The learned judge's least certain pairs** (:func:`least_certain_pairs`, ``ragmeter sample
+--strategy active --learned MODEL``) is another kind of design: not a sample of queries but,
+for every topic, the ``per_topic`` unlabelled candidate pairs (the runs' top ``depth``,
+pooled as ``ragmeter judge relevance --run`` pools them) whose grade the learned judge
+(:mod:`ragmeter.judges.learned`) is least sure of — *uncertainty sampling* (Lewis & Gale, "A
+sequential algorithm for training text classifiers", SIGIR 1994: ask for the label of the
+example whose predicted class is closest to a coin flip). The learned judge cuts a score ŝ at
+cut points c_lo|lo+1 … c_hi−1|hi; under any symmetric noise on ŝ (the ordinal probit or
+logit models), P(grade > g) is ½ exactly at ŝ = c_g and moves away from ½ as |ŝ − c_g|
+grows. So the pair least sure of its grade is the one whose score is nearest a cut:
+
+    margin(pair) = min_g |ŝ − c_g|          (smaller: less sure)
+
+ranked ascending, the same ranking as min_g |P(grade > g) − ½| whatever the noise's scale,
+so no probability model has to be assumed or stored. Ties in the margin are broken by a
+permutation of the pairs seeded by ``seed`` (deterministic). The pairs are *chosen*, not
+drawn: they carry no inclusion probability, their labels are the judge's hardest pairs (its
+agreement on them understates its agreement at large), and an estimate that treats them as
+a sample is biased — the queue's strategy is ``active-learned``, and the PPI estimates
+refuse it (:data:`ragmeter.io.label_queue.CHOSEN`).
 """
 
 from __future__ import annotations
@@ -29,9 +50,16 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.io.label_queue import QueueEntry
+from ragmeter.errors import InputError, RagmeterError
+from ragmeter.io.label_queue import LEARNED_STRATEGY, QueueEntry
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ragmeter.judges.learned import LearnedModel
+    from ragmeter.pipeline.embeddings import MiniLMEncoder
 
 Grades = Mapping[str, Mapping[str, int]]
 
@@ -183,9 +211,184 @@ def several_labels_note(provenance: Any, label_sets: int) -> str | None:
     )
 
 
+# -- the learned judge's least certain pairs --------------------------------------------------
+
+
+def cut_margins(
+    scores: npt.ArrayLike, cuts: Sequence[float], lowest: int
+) -> tuple[list[float], list[int]]:
+    """Each score's distance to the nearest cut point, ``min_g |ŝ − c_g|`` (the module
+    docstring), and the grade g below that cut (the boundary g|g+1; on equal distances the
+    lower one). No cut (a one-grade scale): every margin is infinite.
+
+    >>> cut_margins([0.2, 1.25, 2.0], (1.0, 1.5), 1)   # 1.25: as near 1|2 as 2|3
+    ([0.8, 0.25, 0.5], [1, 1, 2])
+    """
+    import numpy as np
+
+    values = np.asarray(scores, dtype=np.float64)
+    if not cuts:
+        return [math.inf] * values.shape[0], [lowest] * values.shape[0]
+    distance = np.abs(values[:, None] - np.asarray(cuts, dtype=np.float64)[None, :])
+    nearest = np.argmin(distance, axis=1)  # the first (lowest) cut on ties
+    return (
+        [float(distance[i, k]) for i, k in enumerate(nearest)],
+        [lowest + int(k) for k in nearest],
+    )
+
+
+@dataclass(frozen=True)
+class UncertainPair:
+    """A candidate pair and how sure the learned judge is of it: its score ŝ, its grade,
+    ``margin`` (distance of ŝ to the nearest cut) and ``boundary`` g (that cut is g|g+1)."""
+
+    query_id: str
+    doc_id: str
+    score: float
+    grade: int
+    margin: float
+    boundary: int
+
+
+@dataclass(frozen=True)
+class PairDraw:
+    """The least certain pairs (:func:`least_certain_pairs`): the queue's entries (one per
+    topic with a chosen pair, in the runs' topic order), every candidate pair's
+    :class:`UncertainPair` and what to tell the user."""
+
+    entries: list[QueueEntry]
+    candidates: tuple[UncertainPair, ...]
+    per_topic: int
+    labelled: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def chosen(self) -> int:
+        return sum(len(e.docs) for e in self.entries)
+
+    def line(self) -> str:
+        topics = len({p.query_id for p in self.candidates})
+        return (
+            f"{self.chosen} of {len(self.candidates)} unlabelled pairs chosen ({LEARNED_STRATEGY}:"
+            f" the learned judge's least certain, at most {self.per_topic} per topic) in "
+            f"{len(self.entries)} of {topics} topics; {self.labelled} labelled pairs skipped"
+        )
+
+
+def least_certain_pairs(
+    model: LearnedModel,
+    runs: Sequence[Any],
+    labels: Grades,
+    queries: Any,
+    corpus: Any,
+    *,
+    per_topic: int,
+    depth: int = 10,
+    seed: int = 0,
+    labels_source: str = "qrels",
+    encoder: MiniLMEncoder | None = None,
+) -> PairDraw:
+    """For every topic of ``runs`` (:class:`~ragmeter.core.data.Run`), the ``per_topic``
+    candidate pairs (their top ``depth``, pooled) without a label in ``labels`` (``{qid:
+    {docid: grade}}``, named ``labels_source``; a grade < 0 is no label) whose grade the
+    learned ``model`` is least sure of (the module docstring). ``queries``/``corpus``: the
+    texts, as mappings or the readers' corpus objects. Raises :class:`InputError` when the
+    labels' grades fall outside the model's scale, or a text is missing."""
+    from ragmeter.judges.api import pair_items
+    from ragmeter.judges.learned import grades_from_cuts, pair_features
+
+    if per_topic < 1:
+        raise ValueError(f"per_topic {per_topic} < 1; expected the pairs to ask per topic")
+    if depth < 1:
+        raise ValueError(f"depth {depth} < 1; expected the passages per query")
+    _check_scale(model, labels, labels_source)
+    items = pair_items(list(runs), queries, corpus, depth=depth)
+    known = {(q, d) for q, docs in labels.items() for d, g in docs.items() if g >= 0}
+    todo = [i for i in items if (str(i.ident[0]), str(i.ident[1])) not in known]
+    if not todo:
+        raise RagmeterError(
+            f"every one of the {len(items)} candidate pairs (the runs' top {depth}) is labelled "
+            "already: nothing to ask (a larger depth or more runs give more candidates)"
+        )
+    texts = [(i.inputs["query"], i.inputs["passage"]) for i in todo]
+    scores = model.scores(pair_features(texts, encoder=encoder), [q for q, _ in texts])
+    margins, boundaries = cut_margins(scores, model.cuts, model.scale[0])
+    grades = grades_from_cuts(scores, model.cuts, model.scale[0])  # the judge's own grades
+    pairs = tuple(
+        UncertainPair(str(i.ident[0]), str(i.ident[1]), float(s), g, m, b)
+        for i, s, g, m, b in zip(todo, scores, grades, margins, boundaries, strict=True)
+    )
+    entries = _entries(pairs, per_topic, seed, depth)
+    return PairDraw(entries, pairs, per_topic, len(items) - len(todo), _notes(model, labels))
+
+
+def _check_scale(model: LearnedModel, labels: Grades, source: str) -> None:
+    seen = sorted({int(g) for docs in labels.values() for g in docs.values() if g >= 0})
+    lo, hi = model.scale
+    off = [g for g in seen if not lo <= g <= hi]
+    if off:
+        raise InputError(
+            f"grades {seen[0]}..{seen[-1]}, but the learned judge was fitted on grades "
+            f"{lo}..{hi}: a model of another scale cannot say which of these pairs it is "
+            f"unsure of (fit it on these labels with 'ragmeter judge learn')",
+            source=source,
+            field="grade",
+        )
+
+
+def _notes(model: LearnedModel, labels: Grades) -> tuple[str, ...]:
+    """Whether the model was fitted on exactly these labels (the training labels' SHA-256)."""
+    import hashlib
+
+    lines = sorted(
+        f"{q} {d} {int(g)}\n" for q, docs in labels.items() for d, g in docs.items() if g >= 0
+    )
+    sha = hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    if sha == model.training_sha256:
+        return ()
+    return (
+        f"the learned judge was fitted on {model.training_labels:,} labels, not on these "
+        f"{len(lines):,}: refit it ('ragmeter judge learn') to learn from the labels since",
+    )
+
+
+def _entries(
+    pairs: Sequence[UncertainPair], per_topic: int, seed: int, depth: int
+) -> list[QueueEntry]:
+    """Per topic, the ``per_topic`` smallest margins; equal margins in a seeded order."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(len(pairs))
+    tiebreak = {(p.query_id, p.doc_id): int(order[i]) for i, p in enumerate(pairs)}
+    topics: dict[str, list[UncertainPair]] = {}
+    for p in pairs:
+        topics.setdefault(p.query_id, []).append(p)
+    entries = []
+    for q, candidates in topics.items():
+        chosen = sorted(candidates, key=lambda p: (p.margin, tiebreak[(p.query_id, p.doc_id)]))
+        chosen = chosen[:per_topic]
+        extra: dict[str, Any] = {
+            "per_topic": per_topic,
+            "depth": depth,
+            "seed": seed,
+            "candidates": len(candidates),
+            "margins": [round(p.margin, 12) for p in chosen],
+            "grades": [p.grade for p in chosen],
+            "boundaries": [f"{p.boundary}|{p.boundary + 1}" for p in chosen],
+        }
+        entries.append(
+            QueueEntry(q, tuple(p.doc_id for p in chosen), LEARNED_STRATEGY, None, None, extra)
+        )
+    return entries
+
+
 __all__ = [
+    "PairDraw",
     "QueueDraw",
+    "UncertainPair",
+    "cut_margins",
     "default_threshold",
+    "least_certain_pairs",
     "pair_uncertainty",
     "query_uncertainty",
     "sample_queries",

@@ -568,3 +568,149 @@ def _difference(
         strata=labelled.strata_of(cols.labelled, estimator, lam),
     )
     return PPIDifference(run, baseline, str(measure), estimate)
+
+
+# -- labels arriving one by one ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasureSequence:
+    """One measure's anytime-valid intervals after the ``n`` labelled queries so far, in the
+    order they arrived: the PPI confidence sequence
+    (:func:`ragmeter.stats.ppi.ppi_confidence_sequence`) and, beside it, the human labels'
+    own (:func:`ragmeter.stats.ppi.human_confidence_sequence`). ``ci``/``human_ci`` are
+    ``None`` while infinite (fewer than ``burn_in`` labelled queries); ``reason`` says why
+    there is no sequence at all."""
+
+    measure: str
+    n: int = 0
+    estimate: float | None = None
+    ci: tuple[float, float] | None = None
+    human_mean: float | None = None
+    human_ci: tuple[float, float] | None = None
+    correlation: float | None = None
+    burn_in: int = 0
+    reason: str | None = None
+    #: labelled queries left out because the measure is NA there
+    n_na: int = 0
+
+    @property
+    def weak_judge(self) -> str | None:
+        """The finite-sample note of every PPI view (:func:`ragmeter.stats.ppi.
+        weak_judge_note`): the judge's correlation with people below 1/√(n − 2)."""
+        from ragmeter.stats.ppi import weak_judge_note
+
+        return None if self.reason is not None else weak_judge_note(self.n, self.correlation)
+
+    @property
+    def pending(self) -> str | None:
+        """Why the intervals are still infinite, or ``None``."""
+        if self.reason is not None or self.n >= self.burn_in:
+            return None
+        return f"anytime-valid from {self.burn_in} labelled queries; {self.n} so far"
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.reason is not None:
+            return {"n": self.n, "reason": self.reason}
+        return {
+            "n": self.n,
+            "estimate": self.estimate,
+            "ci": None if self.ci is None else list(self.ci),
+            "human_mean": self.human_mean,
+            "human_ci": None if self.human_ci is None else list(self.human_ci),
+            "judge_correlation": self.correlation,
+            "weak_judge": self.weak_judge,
+            "pending": self.pending,
+            "n_na": self.n_na,
+        }
+
+
+@dataclass(frozen=True)
+class SequenceEvaluation:
+    """Every run's :class:`MeasureSequence` per measure (``{run: (sequences…)}``)."""
+
+    runs: Mapping[str, tuple[MeasureSequence, ...]]
+    alpha: float
+    burn_in: int
+    optimised_at: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha,
+            "burn_in": self.burn_in,
+            "optimised_at": self.optimised_at,
+            "runs": {r: {m.measure: m.to_dict() for m in ms} for r, ms in self.runs.items()},
+        }
+
+
+def ppi_sequences(
+    llm: Evaluation,
+    human: Evaluation,
+    arrived: Sequence[str],
+    *,
+    alpha: float = 0.1,
+    human_kinds: Collection[str] = ("qrels",),
+) -> SequenceEvaluation:
+    """The anytime-valid intervals of every measure of every run after the labelled queries
+    ``arrived`` (in the order they were labelled): ``llm`` and ``human`` as for
+    :func:`ppi_evaluation` (the runs under the LLM labels on every query, and under the
+    merged labels on the labelled ones). The labels are taken as a uniform stream (no
+    weights); a query where the measure is NA is left out, and counted."""
+    from ragmeter.stats.ppi import CS_BURN_IN, CS_OPTIMISED_AT
+
+    runs: dict[str, tuple[MeasureSequence, ...]] = {}
+    for run in llm.runs:
+        human_run = human[run.name]
+        shared = [q for q in arrived if q in _positions(run)]
+        runs[run.name] = tuple(
+            _measure_sequence(run, human_run, m, shared, alpha, human_kinds) for m in run.measures
+        )
+    return SequenceEvaluation(runs, alpha, CS_BURN_IN, CS_OPTIMISED_AT)
+
+
+def _measure_sequence(
+    run: RunResult,
+    human_run: RunResult,
+    measure: Measure,
+    shared: Sequence[str],
+    alpha: float,
+    human_kinds: Collection[str],
+) -> MeasureSequence:
+    from ragmeter.stats.ppi import (
+        CS_BURN_IN,
+        correlation,
+        human_confidence_sequence,
+        ppi_confidence_sequence,
+    )
+
+    why = _why_not(measure, human_kinds)
+    if why is None and not shared:
+        why = f"the human labels share no query with run {run.name!r}"
+    if why is not None:
+        return MeasureSequence(str(measure), reason=why)
+    cols = _columns(
+        run.query_ids, run.column(measure), human_run.query_ids, human_run.column(measure), shared
+    )
+    n = int(cols.y.shape[0])
+    if n == 0:
+        return MeasureSequence(str(measure), reason="NA on every labelled query", n_na=cols.n_na)
+    try:
+        cs = ppi_confidence_sequence(cols.y, cols.yhat, cols.yhat_u, alpha=alpha)
+        own = human_confidence_sequence(cols.y, alpha=alpha)
+    except PPIError as exc:
+        return MeasureSequence(str(measure), n, reason=str(exc), n_na=cols.n_na)
+    return MeasureSequence(
+        str(measure),
+        n,
+        float(cs.estimate[-1]),
+        _finite(cs.lower[-1], cs.upper[-1]),
+        float(own.estimate[-1]),
+        _finite(own.lower[-1], own.upper[-1]),
+        correlation(cols.y, cols.yhat),
+        CS_BURN_IN,
+        n_na=cols.n_na,
+    )
+
+
+def _finite(low: float, high: float) -> tuple[float, float] | None:
+    return (float(low), float(high)) if np.isfinite(low) and np.isfinite(high) else None

@@ -3,8 +3,8 @@
 ``ragmeter serve [--queries Q.jsonl] [--corpus C.jsonl] [--run RUN ...] [--depth N]
 [--qrels QRELS ...] [--compare-qrels QRELS ...] [--compare-judgments J.jsonl ...]
 [--subquestions QS.jsonl] [--labels DB] [--queue QUEUE.jsonl] [--llm-qrels QRELS]
-[--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765] [--token TOKEN]
-[--read-timeout S] [--ssl-certfile CERT.pem [--ssl-keyfile KEY.pem]]``
+[--learned MODEL_DIR] [--export-dir DIR] [--store URL] [--host 127.0.0.1] [--port 8765]
+[--token TOKEN] [--read-timeout S] [--ssl-certfile CERT.pem [--ssl-keyfile KEY.pem]]``
 
 The passages to label are the top ``--depth`` of each run per query plus the passages the
 ``--qrels`` judge — or, with ``--queue`` (a labelling queue of ``ragmeter sample``), exactly
@@ -12,7 +12,9 @@ the queue's queries and passages, in its order (runs and qrels are then not pool
 ``--compare-qrels`` (e.g. an LLM judge's grades) and ``--compare-judgments`` (its
 sub-question ratings) are only reviewed against. ``--llm-qrels`` (an LLM judge's grades of
 every query) are reviewed against too, and are what the Calibration page sets the human
-labels against: κ and α, and each run's prediction-powered estimates. Exports carry a
+labels against: κ and α, and each run's prediction-powered estimates (with their
+anytime-valid intervals as labels arrive); ``--learned`` (a model of ``ragmeter judge
+learn``) adds the learned judge's agreement with the human labels there. Exports carry a
 provenance sidecar naming the annotators (:mod:`ragmeter.web.export`). Labels go to a SQLite
 database (``--labels``; by default one per folder of the first input, under
 ``labels/`` in ragmeter's data folder, :mod:`ragmeter.core.datadir`), exports to
@@ -75,6 +77,14 @@ LlmQrelsOpt = Annotated[
         "--llm-qrels",
         help="An LLM judge's qrels: the Calibration page gives their agreement with "
         "the human labels and each run's PPI estimates.",
+    ),
+]
+LearnedOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--learned",
+        help="A learned judge's model directory ('ragmeter judge learn'): the Calibration "
+        "page gives its agreement with the human labels as they come in.",
     ),
 ]
 NuggetsOpt = Annotated[
@@ -166,6 +176,7 @@ def serve(
     max_body: MaxBody = 64 << 10,
     queue: QueueOpt = None,
     llm_qrels: LlmQrelsOpt = None,
+    learned: LearnedOpt = None,
     read_timeout: ReadTimeout = 30.0,
     ssl_certfile: SslCertfile = None,
     ssl_keyfile: SslKeyfile = None,
@@ -210,6 +221,7 @@ def serve(
             token=token,
             queue=queue,
             llm_qrels=llm_qrels,
+            learned=learned,
         )
     except RagmeterError as exc:
         fail(exc)

@@ -13,6 +13,11 @@ an ``active`` queue — its queries were drawn with unequal probabilities, and a
 does not weight them by 1/π_i is biased, so such a queue without π is refused. The other
 fields say how the queue was drawn (``stratum`` for the stratified design, the measure and
 its value under the LLM labels, the active design's uncertainty score).
+
+An ``active-learned`` queue (the learned judge's least certain pairs of each topic) has the
+same lines with ``docs`` the chosen pairs (least certain first), no inclusion probability
+(the pairs are chosen, not drawn: :data:`CHOSEN`), and ``margins``, ``grades`` and
+``boundaries``: each pair's distance to the judge's nearest cut, its grade, and that cut.
 """
 
 from __future__ import annotations
@@ -29,6 +34,12 @@ from ragmeter.io._documents import loads_finite
 
 #: strategies whose probabilities are unequal: π_i is required to weight their labels
 UNEQUAL = ("active",)
+#: the queue of the learned judge's least certain pairs (``ragmeter sample --strategy active
+#: --learned``): pairs chosen, not drawn, so no inclusion probability
+LEARNED_STRATEGY = "active-learned"
+#: strategies that choose rather than draw: their labels are no sample, and no estimate may
+#: weight them as one
+CHOSEN = (LEARNED_STRATEGY,)
 
 #: the smallest inclusion probability taken. A labelled query weighs w = 1/π, and the
 #: estimate's variance squares it (w²·Y², summed over queries): π = 1e-300 makes w² overflow
@@ -170,4 +181,11 @@ def _entry(line: str, name: str, n: int) -> QueueEntry:
     )
 
 
-__all__ = ["LabelQueue", "QueueEntry", "read_label_queue", "write_label_queue"]
+__all__ = [
+    "CHOSEN",
+    "LEARNED_STRATEGY",
+    "LabelQueue",
+    "QueueEntry",
+    "read_label_queue",
+    "write_label_queue",
+]

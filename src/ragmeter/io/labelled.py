@@ -17,9 +17,14 @@ without them is refused).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, check_text, decode, read_bytes
 from ragmeter.io.label_queue import inclusion_problem
+
+if TYPE_CHECKING:
+    from ragmeter.io.label_queue import LabelQueue
 
 
 def read_labelled_queries(path: PathLike) -> tuple[tuple[str, ...], dict[str, float] | None]:
@@ -82,6 +87,7 @@ def _from_queue(path: PathLike, source: str) -> tuple[tuple[str, ...], dict[str,
     from ragmeter.io.label_queue import read_label_queue
 
     queue = read_label_queue(path)
+    _refuse_chosen(queue, source)
     given = {q: p for q, p in queue.probabilities().items() if p is not None}
     if given and len(given) != len(queue.entries):
         missing = next(q for q in queue.query_ids if q not in given)
@@ -92,6 +98,22 @@ def _from_queue(path: PathLike, source: str) -> tuple[tuple[str, ...], dict[str,
             field="inclusion_probability",
         )
     return tuple(queue.query_ids), given or None
+
+
+def _refuse_chosen(queue: LabelQueue, source: str) -> None:
+    """A queue of chosen pairs (:data:`~ragmeter.io.label_queue.CHOSEN`) is no sample."""
+    from ragmeter.io.label_queue import CHOSEN
+
+    chosen = next((e for e in queue.entries if e.strategy in CHOSEN), None)
+    if chosen is not None:
+        raise InputError(
+            f"an {chosen.strategy} queue lists the pairs a learned judge is least sure of: "
+            "they were chosen, not drawn, so their labels are no sample and an estimate "
+            "weighting them as one would be biased (draw the labelled queries with "
+            "--strategy random, stratified or active)",
+            source=source,
+            field="strategy",
+        )
 
 
 def _probability(text: str, source: str, line: int) -> float:

@@ -707,3 +707,21 @@ def ppi_confidence_sequence(
     lower, upper = core.asymptotic_cs(z, alpha, optimised_at, burn_in)
     estimate = np.cumsum(z) / np.arange(1, z.shape[0] + 1)
     return PPISequence(estimate, lower, upper, alpha)
+
+
+def human_confidence_sequence(
+    y_labelled: npt.ArrayLike,
+    *,
+    alpha: float = 0.1,
+    optimised_at: int = CS_OPTIMISED_AT,
+    burn_in: int = CS_BURN_IN,
+) -> PPISequence:
+    """The same confidence sequence on the human labels alone (``Z_i = Y_i``: λ = 0), to
+    read beside :func:`ppi_confidence_sequence`'s: what the labels give without the judge."""
+    if not 0.0 < alpha < 1.0:
+        raise PPIError(f"alpha {alpha}: expected a level in (0, 1)")
+    if optimised_at < 1 or burn_in < 2:
+        raise PPIError("optimised_at must be at least 1 and burn_in at least 2")
+    y = _as_values(y_labelled, "human-label values Y")
+    lower, upper = core.asymptotic_cs(y, alpha, optimised_at, burn_in)
+    return PPISequence(np.cumsum(y) / np.arange(1, y.shape[0] + 1), lower, upper, alpha)

@@ -18,12 +18,25 @@ the queue's queries count, weighted by ``1/π`` with the queue's inclusion proba
 it gives them (the inverse-probability estimator of active inference); human labels of other
 queries are left out of the estimates, and said so.
 
+**The learned judge** (``serve --learned MODEL_DIR``, a model of ``ragmeter judge
+learn``): its grades of the pairs people graded, set against theirs — κ (unweighted and
+quadratic), Krippendorff's ordinal α and the number of pairs, by the same
+:func:`~ragmeter.web.review.review` — so that its agreement is seen to grow (or not) as
+labels come in. Each pair is graded once while the server runs (:class:`LearnedGrader`).
+
+**As labels arrive** (:func:`ragmeter.analysis.ppi.ppi_sequences`): for each run and measure,
+the PPI confidence sequence after the labelled queries so far, in the order they were first
+labelled, with the human labels' own beside it — intervals that may be re-read after every
+label, unlike the fixed-n ones. Only for an unweighted design (no queue, or one without
+inclusion probabilities).
+
 The module reads no web stack: it takes the collection and the labels as plain data.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,9 +45,11 @@ from typing import TYPE_CHECKING
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
-    from ragmeter.analysis.ppi import Labelled, PPIEvaluation
+    from ragmeter.analysis.ppi import Labelled, PPIEvaluation, SequenceEvaluation
     from ragmeter.core.data import Qrels, Run
     from ragmeter.evaluation.results import Evaluation
+    from ragmeter.io.label_queue import LabelQueue
+    from ragmeter.judges.learned import LearnedJudge
     from ragmeter.stats.agreement import LabelAgreement
     from ragmeter.web.collection import Collection
     from ragmeter.web.labels import ItemKey
@@ -59,6 +74,13 @@ class CalibrationView:
         provenance: who made the LLM labels (their provenance sidecar, a calibration).
         missing: what is missing for the page's figures, one sentence each.
         notes: what to bear in mind when reading them, one sentence each.
+        learned_source: the learned judge's name (``None`` without ``--learned``).
+        learned: its agreement with the human labels (``None`` when it cannot be given:
+            ``learned_notes`` says why).
+        learned_notes: what to bear in mind about it, one sentence each.
+        sequences: the anytime-valid intervals after each label (``None`` when not made:
+            ``sequence_notes`` says why).
+        sequence_notes: what to bear in mind about them.
     """
 
     human_source: str
@@ -71,6 +93,11 @@ class CalibrationView:
     provenance: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    learned_source: str | None = None
+    learned: LabelAgreement | None = None
+    learned_notes: tuple[str, ...] = ()
+    sequences: SequenceEvaluation | None = None
+    sequence_notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """The page's figures as JSON (``Accept: application/json``)."""
@@ -88,6 +115,23 @@ class CalibrationView:
             "ppi": self.estimates.to_dict() if self.estimates is not None else None,
             "missing": list(self.missing),
             "notes": list(self.notes),
+            "learned": self._learned_dict(),
+            "sequence": {
+                **(self.sequences.to_dict() if self.sequences is not None else {}),
+                "notes": list(self.sequence_notes),
+            },
+        }
+
+    def _learned_dict(self) -> dict[str, object] | None:
+        if self.learned_source is None:
+            return None
+        a = self.learned
+        return {
+            "source": self.learned_source,
+            "n": a.n if a is not None else 0,
+            "kappa": _defined(a.kappa) if a is not None else None,
+            "krippendorff_alpha": _defined(a.alpha) if a is not None else None,
+            "notes": list(self.learned_notes),
         }
 
 
@@ -123,16 +167,22 @@ def calibration_view(
     measures: Sequence[str],
     *,
     alpha: float | None = None,
+    learned: LearnedGrader | None = None,
+    arrival: Sequence[str] = (),
 ) -> CalibrationView:
     """The calibration page's figures for the human labels ``human`` (named
     ``human_source``) of the collection, the runs' ``measures`` at the error level
-    ``alpha`` (by default that of ``ragmeter evaluate --ppi``)."""
+    ``alpha`` (by default that of ``ragmeter evaluate --ppi``); ``learned``: a learned
+    judge to set against them; ``arrival``: the labelled queries in the order they were
+    first labelled (:func:`arrival_order`), for the intervals as labels arrive."""
     from ragmeter.web.review import review
 
     human_grades = {k: g for k, g in human.items() if g >= 0}
     view = CalibrationView(
         human_source, coll.llm_source, len(human_grades), len({k[0] for k in human_grades})
     )
+    if learned is not None:
+        view = _with_learned(view, coll, human_grades, learned)
     if coll.llm_source is None:
         return replace(view, missing=(NO_LLM_QRELS,))
     held = coll.qrels_sources[coll.llm_source]
@@ -151,7 +201,7 @@ def calibration_view(
         return replace(view, missing=(off_scale,))
     if not coll.runs:
         return replace(view, missing=("no runs were given to the server (--run): no estimate",))
-    return _estimated(view, coll, human_grades, llm, measures, alpha)
+    return _estimated(view, coll, human_grades, llm, measures, alpha, arrival)
 
 
 #: what the page says without LLM labels
@@ -194,6 +244,7 @@ def _estimated(
     llm: Mapping[ItemKey, int],
     measures: Sequence[str],
     alpha: float | None,
+    arrival: Sequence[str] = (),
 ) -> CalibrationView:
     from ragmeter.analysis.ppi import merge_qrels, ppi_evaluation
     from ragmeter.core.data import Qrels
@@ -222,7 +273,139 @@ def _estimated(
         )
     except RagmeterError as exc:
         return replace(view, missing=(f"no estimate: {exc}",))
-    return replace(view, estimates=estimates, labels=labels, notes=(*view.notes, *notes))
+    view = replace(view, estimates=estimates, labels=labels, notes=(*view.notes, *notes))
+    return _with_sequences(view, labelled, llm_evaluation, human_evaluation, arrival, alpha)
+
+
+def _with_sequences(
+    view: CalibrationView,
+    labelled: Labelled,
+    llm: Evaluation,
+    human: Evaluation,
+    arrival: Sequence[str],
+    alpha: float,
+) -> CalibrationView:
+    """The anytime-valid intervals (module docstring) for an unweighted design."""
+    from ragmeter.analysis.ppi import ppi_sequences
+
+    if labelled.inclusion is not None:
+        return replace(
+            view,
+            sequence_notes=(
+                "no interval as labels arrive: the queue weights its queries by 1/π, and "
+                "the confidence sequence takes an unweighted stream",
+            ),
+        )
+    first = {q: i for i, q in enumerate(arrival)}
+    # a query the clock does not know (none, in the app) goes last, in id order
+    ordered = sorted(labelled.query_ids, key=lambda q: (first.get(q, len(first)), q))
+    sequences = ppi_sequences(llm, human, ordered, alpha=alpha)
+    note = (
+        "the queries in the order they were first labelled; each one's value is its "
+        "measure under its labels now (grading more of a query's passages changes it)"
+    )
+    return replace(view, sequences=sequences, sequence_notes=(note,))
+
+
+def arrival_order(
+    clock: Mapping[tuple[str, ItemKey], int],
+    human: Mapping[ItemKey, int],
+    annotator: str | None = None,
+) -> list[str]:
+    """The queries of the labels ``human`` in the order they were first labelled: by the
+    earliest event (``clock``: :meth:`~ragmeter.web.labels.LabelDB.latest_times`) among the
+    current labels of their graded pairs — ``annotator``'s only, when the labels are one
+    annotator's."""
+    first: dict[str, int] = {}
+    for (who, key), t in clock.items():
+        if key in human and human[key] >= 0 and (annotator is None or who == annotator):
+            q = key[0]
+            first[q] = min(t, first.get(q, t))
+    return sorted(first, key=lambda q: (first[q], q))
+
+
+class LearnedGrader:
+    """A learned judge's grades of the app's pairs (:mod:`ragmeter.judges.learned`), each
+    (query, passage) text pair embedded once while the server runs (the model is fixed)."""
+
+    def __init__(self, judge: LearnedJudge, name: str) -> None:
+        self.judge = judge
+        self.name = name
+        self._grades: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, directory: str | Path) -> LearnedGrader:
+        """The model directory read and checked now (an error before the server starts)."""
+        from ragmeter.judges.learned import LearnedJudge
+
+        return cls(LearnedJudge.from_directory(directory), f"learned:{Path(directory).name}")
+
+    @property
+    def scale(self) -> tuple[int, int]:
+        return self.judge.scale
+
+    def grades(self, texts: Sequence[tuple[str, str]]) -> list[int]:
+        """The judge's grade of each (query text, passage text), as ``judge relevance
+        --learned`` gives it (:func:`ragmeter.judges.learned.predict_grades`)."""
+        from ragmeter.judges.learned import predict_grades
+
+        with self._lock:  # one page computes the new pairs; the next finds them
+            new = list(dict.fromkeys(t for t in texts if t not in self._grades))
+            if new:
+                found = predict_grades(self.judge.learned, new, encoder=self.judge.encoder)
+                self._grades.update(zip(new, found, strict=True))
+            return [self._grades[t] for t in texts]
+
+
+def _with_learned(
+    view: CalibrationView, coll: Collection, human: Mapping[ItemKey, int], grader: LearnedGrader
+) -> CalibrationView:
+    """The learned judge's agreement with the human labels (module docstring)."""
+    from ragmeter.web.review import review
+
+    view = replace(view, learned_source=grader.name)
+    lo, hi = grader.scale
+    if not (APP_SCALE[0] <= lo and hi <= APP_SCALE[1]):
+        why = (
+            f"the learned judge grades {lo}..{hi}, the app {APP_SCALE[0]}..{APP_SCALE[1]}: "
+            "its κ against the people's grades would compare two scales (fit it on 1–5 labels)"
+        )
+        return replace(view, learned_notes=(why,))
+    keys = [k for k in human if k[0] in coll.query_texts and k[1] in coll.doc_texts]
+    notes = []
+    if len(keys) < len(human):
+        notes.append(
+            f"{len(human) - len(keys)} graded pairs have no query or passage text (give "
+            "--queries and --corpus): the learned judge cannot grade them"
+        )
+    if not keys:
+        return replace(view, learned_notes=(*notes, "no graded pair it can grade yet"))
+    texts = [(coll.query_texts[k[0]], coll.doc_texts[k[1]]) for k in keys]
+    try:
+        predicted = grader.grades(texts)
+    except RagmeterError as exc:
+        return replace(view, learned_notes=(*notes, f"no grades from the learned judge: {exc}"))
+    grades = dict(zip(keys, predicted, strict=True))
+    agreement = review(view.human_source, grader.name, {k: human[k] for k in keys}, grades)
+    notes.append(
+        "where the judge was fitted on some of these labels, its agreement on them is "
+        "in-sample (too good): read it on labels made since, and 'judge learn's held-out "
+        "figures"
+    )
+    if coll.queue is not None and _chosen_queue(coll.queue) is not None:
+        notes.append(
+            "the queue asks for the pairs the judge is least sure of: its agreement on them "
+            "understates its agreement on pairs at large"
+        )
+    return replace(view, learned=agreement, learned_notes=tuple(notes))
+
+
+def _chosen_queue(queue: LabelQueue) -> str | None:
+    """The strategy of a queue that chose its pairs rather than drew them, or ``None``."""
+    from ragmeter.io.label_queue import CHOSEN
+
+    return next((e.strategy for e in queue.entries if e.strategy in CHOSEN), None)
 
 
 def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
@@ -230,6 +413,11 @@ def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
     what the reader should know of the design."""
     from ragmeter.analysis.ppi import labelled_queries
 
+    if coll.queue is not None and (chosen := _chosen_queue(coll.queue)) is not None:
+        raise RagmeterError(
+            f"the queue ({chosen}) lists the pairs a learned judge is least sure of: chosen, "
+            "not drawn, so its labels are no sample and an estimate on them would be biased"
+        )
     if coll.queue is None:
         note = (
             "the labelled queries are taken as a uniform random sample of the queries "
@@ -268,4 +456,11 @@ def _design(coll: Collection, human: Qrels) -> tuple[Labelled, tuple[str, ...]]:
     return labelled_queries(human, listed, inclusion), tuple(notes)
 
 
-__all__ = ["CalibrationView", "calibration_view", "evaluate_grades", "grade_qrels"]
+__all__ = [
+    "CalibrationView",
+    "LearnedGrader",
+    "arrival_order",
+    "calibration_view",
+    "evaluate_grades",
+    "grade_qrels",
+]

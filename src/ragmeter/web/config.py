@@ -87,6 +87,7 @@ def build_config(
     token: str | None = None,
     queue: Path | None = None,
     llm_qrels: Path | None = None,
+    learned: Path | None = None,
 ) -> WebConfig:
     """The app's configuration from the command's options (reads every input now, so that a
     bad file is reported before the server starts)."""
@@ -131,6 +132,11 @@ def build_config(
         queue=queue,
         llm_qrels=llm_qrels,
     )
+    grader = None
+    if learned is not None:
+        from ragmeter.web.calibration import LearnedGrader
+
+        grader = LearnedGrader.load(learned)
     if labels is None:
         labels = default_labels(None if example_served else [*runs, *qrels, queue][0])
     if export_dir is None:
@@ -142,4 +148,5 @@ def build_config(
         token=token,
         store_url=store,
         title=title,
+        learned=grader,
     )

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -27,6 +27,9 @@ from ragmeter.web import security
 from ragmeter.web.collection import Collection
 from ragmeter.web.labels import ItemKey, LabelDB, LabelKind
 from ragmeter.web.limits import MAX_BODY, MAX_UPLOAD
+
+if TYPE_CHECKING:
+    from ragmeter.web.calibration import LearnedGrader
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
@@ -54,6 +57,8 @@ class WebConfig:
         uploads: label sources uploaded on the review page, by name.
         max_body: the largest JSON or form body read, in bytes (larger: 413).
         max_upload: the largest file upload body read, in bytes (larger: 413).
+        learned: a learned judge (``--learned``) whose agreement with the human labels the
+            Calibration page gives.
     """
 
     collection: Collection
@@ -66,6 +71,7 @@ class WebConfig:
     uploads: dict[str, dict[ItemKey, int]] = field(default_factory=dict)
     max_body: int = MAX_BODY
     max_upload: int = MAX_UPLOAD
+    learned: LearnedGrader | None = None
 
 
 class BadInput(HTTPException):

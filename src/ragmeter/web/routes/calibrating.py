@@ -1,5 +1,6 @@
 """Calibration: the human labels made in the app against the LLM labels (``--llm-qrels``):
-κ and α, and each run's prediction-powered estimates (:mod:`ragmeter.web.calibration`)."""
+κ and α, each run's prediction-powered estimates and their anytime-valid intervals as labels
+arrive, and a learned judge's agreement (``--learned``) (:mod:`ragmeter.web.calibration`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.responses import Response
 
-from ragmeter.web.calibration import calibration_view
+from ragmeter.web.calibration import arrival_order, calibration_view
 from ragmeter.web.review import source_labels, source_names
 from ragmeter.web.routes.evaluations import EVALUATION_MEASURES
 from ragmeter.web.state import BadInput, Web, wants_json
@@ -31,7 +32,16 @@ def calibration_page(
     if human not in names:
         raise BadInput(f"unknown human label source {human!r}; expected one of {names}")
     measures = list(measure or EVALUATION_MEASURES)
-    view = calibration_view(coll, human, source_labels(human, web.db, coll, {}), measures)
+    labels = source_labels(human, web.db, coll, {})
+    annotator = human.removeprefix("annotator:") if human.startswith("annotator:") else None
+    view = calibration_view(
+        coll,
+        human,
+        labels,
+        measures,
+        learned=web.config.learned,
+        arrival=arrival_order(web.db.latest_times("grade"), labels, annotator),
+    )
     if wants_json(request):
         return JSONResponse(view.to_dict())
     return web.page(request, "calibration.html", names=names, view=view, measures=measures)
