@@ -205,7 +205,7 @@ COMMAND_OPTION_PANELS: dict[str, dict[str, str]] = {
         ),
     },
     "sample": {
-        **dict.fromkeys(("--n", "--strategy", "--depth", "--seed"), SAMPLING),
+        **dict.fromkeys(("--n", "--strategy", "--depth", "--seed", "--per-topic"), SAMPLING),
         **dict.fromkeys(
             ("--measure", "--strata", "--mix", "--threshold", "--judge-labels"), SAMPLING_HOW
         ),
