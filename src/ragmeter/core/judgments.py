@@ -46,6 +46,7 @@ from ragmeter.core.data import (
     _encode,
     _string_ranks,
 )
+from ragmeter.core.join import join_rows
 from ragmeter.errors import InputError, MissingInputError
 
 if TYPE_CHECKING:
@@ -922,20 +923,14 @@ def coverage_view(
     n_items = len(item_doc_ids)
     item_row = np.full(n_items, -1, dtype=np.int64)
     if n_items and len(judgments):
-        from types import SimpleNamespace
-        from typing import cast
-
-        from ragmeter.core.align import _join_rows
-        from ragmeter.core.data import Qrels, Run
-
         # the qrels join of align(): per evaluated query, its judgment rows
         known = np.maximum(query, 0)
         lengths = np.where(query >= 0, np.diff(judgments.offsets)[known], 0)
         label_rows = ranges(judgments.offsets[known], lengths)
         label_query = np.repeat(np.arange(len(query), dtype=np.int64), lengths)
-        item_row = _join_rows(
-            cast(Run, SimpleNamespace(doc_ids=item_doc_ids)),
-            cast(Qrels, SimpleNamespace(doc_ids=judgments.doc_ids)),
+        item_row = join_rows(
+            item_doc_ids,
+            judgments.doc_ids,
             np.arange(n_items, dtype=np.int64),
             offsets,
             label_rows,
