@@ -441,35 +441,18 @@ def make_task(
     udcg task's first token; ``grade_logprobs``: alternatives asked for the first token of a
     relevance / answerability reply, the fallback for replies the text parsers can't read
     (small models; the server must return log-probabilities)."""
-    if name == "relevance":
+    if name in ("relevance", "answerability"):
+        lowest = 1 if name == "relevance" else 0
         return Task(
             name,
-            ("query", "passage"),
+            ("query" if name == "relevance" else "question", "passage"),
             max_tokens or 8,
             1,
-            lambda t, top, _: parse_grade(t, 1, 5, top),
-            top_logprobs=grade_logprobs,
-        )
-    if name == "answerability":
-        return Task(
-            name,
-            ("question", "passage"),
-            max_tokens or 8,
-            1,
-            lambda t, top, _: parse_grade(t, 0, 5, top),
+            lambda t, top, _: parse_grade(t, lowest, 5, top),
             top_logprobs=grade_logprobs,
         )
     if name == "subquestions":
-        if n < 1:
-            raise ValueError(f"n must be ≥ 1, got {n}")
-        return Task(
-            name,
-            ("query", "reference"),
-            max_tokens or 48 * n + 16,
-            20 * n,
-            lambda t, _, p: parse_subquestions(t, int(p["n"])),
-            params={"n": n},
-        )
+        return _list_task(name, ("query", "reference"), n, max_tokens, 48, 20, parse_subquestions)
     if name == "correctness":
         return Task(
             name,
@@ -499,6 +482,30 @@ def make_task(
     raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
 
 
+def _list_task(
+    name: str,
+    fields: tuple[str, ...],
+    n: int,
+    max_tokens: int | None,
+    budget: int,
+    expected: int,
+    parse: Callable[[str, int], Parsed],
+) -> Task:
+    """A task asking for a list of at most ``n`` items (sub-questions, nuggets): ``budget``
+    reply tokens an item (plus 16) unless ``max_tokens`` is given, ``expected`` an item for
+    the dry-run estimate."""
+    if n < 1:
+        raise ValueError(f"n must be ≥ 1, got {n}")
+    return Task(
+        name,
+        fields,
+        max_tokens or budget * n + 16,
+        expected * n,
+        lambda t, _, p: parse(t, int(p["n"])),
+        params={"n": n},
+    )
+
+
 def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | None) -> Task:
     """UMBRELA's prompt ``name``: grade 0..3 read by umbrela's own parser, sent with
     umbrela's request parameters (see :mod:`ragmeter.judges.umbrela`)."""
@@ -525,16 +532,7 @@ def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | No
 def _nugget_task(name: str, *, n: int, max_tokens: int | None) -> Task | None:
     """The TREC RAG tasks (nuggets, importance, nugget and citation support), else None."""
     if name == "nuggets":
-        if n < 1:
-            raise ValueError(f"n must be ≥ 1, got {n}")
-        return Task(
-            name,
-            ("query", "passages"),
-            max_tokens or 40 * n + 16,
-            15 * n,
-            lambda t, _, p: parse_nuggets(t, int(p["n"])),
-            params={"n": n},
-        )
+        return _list_task(name, ("query", "passages"), n, max_tokens, 40, 15, parse_nuggets)
     if name == "nugget_importance":
         return Task(
             name, ("query", "nugget"), max_tokens or 8, 2, lambda t, _, __: parse_importance(t)
