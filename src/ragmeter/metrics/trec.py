@@ -308,13 +308,14 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
 
 BY_NAME: dict[str, TrecMeasure] = {t.name: t for t in TREC_MEASURES}
 
+#: the counts every nickname but the prefs' starts with
+_COUNTS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret")
+#: the set-based measures (the ``set`` nickname's, after ``utility``)
+_SET = ("set_P", "set_recall", "set_relative_P", "set_map", "set_F")
+
 #: trec_eval's default measure set (no ``-m``): the ``official`` nickname.
 OFFICIAL: tuple[str, ...] = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
+    *_COUNTS,
     "map",
     "gm_map",
     "Rprec",
@@ -326,18 +327,7 @@ OFFICIAL: tuple[str, ...] = (
 
 #: ``-m all_trec`` (trec_eval 10.0's nickname list; printing follows :data:`TREC_MEASURES`).
 ALL_TREC: tuple[str, ...] = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
+    *OFFICIAL,
     "relstring",
     "recall",
     "unj",
@@ -357,11 +347,7 @@ ALL_TREC: tuple[str, ...] = (
     "Rndcg",
     "binG",
     "G",
-    "set_P",
-    "set_recall",
-    "set_relative_P",
-    "set_map",
-    "set_F",
+    *_SET,
     "num_nonrel_judged_ret",
 )
 
@@ -379,19 +365,7 @@ _PREFS = (
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": OFFICIAL,
     "all_trec": ALL_TREC,
-    "set": (
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "utility",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
-    ),
+    "set": (*_COUNTS, "utility", *_SET),
     "all_prefs": (
         "runid",
         "num_q",
