@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +42,8 @@ from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io.formats import FORMATS_REGISTRY
+
+_D = TypeVar("_D", Run, Qrels)
 
 PathLike = str | os.PathLike[str]
 
@@ -176,21 +179,22 @@ class Partitions:
     def read_run(self, index: int) -> Run:
         """The run of partition ``index`` (named as the whole input); an empty partition
         (see :func:`is_empty_partition`) holds no queries, with a note."""
-        path = self.paths[index]
-        if is_empty_partition(path, self.format):
-            return replace(Run.from_lists({}, name=self.name), warnings=(_empty_note(path),))
-        run = FORMATS_REGISTRY.get(self.format).read_run(path, self.name)
-        _accel.check_large_input(len(run), str(path))
-        return run
+        empty = Run.from_lists({}, name=self.name)
+        return self._read(index, empty, FORMATS_REGISTRY.get(self.format).read_run)
 
     def read_qrels(self, index: int) -> Qrels:
         """The qrels of partition ``index`` (an empty partition: none, with a note)."""
+        empty = Qrels.from_dict({}, name=self.name)
+        return self._read(index, empty, FORMATS_REGISTRY.get(self.format).read_qrels)
+
+    def _read(self, index: int, empty: _D, read: Callable[[Path, str], _D]) -> _D:
+        """Partition ``index`` read by ``read`` (``empty``, with a note, for an empty one)."""
         path = self.paths[index]
         if is_empty_partition(path, self.format):
-            return replace(Qrels.from_dict({}, name=self.name), warnings=(_empty_note(path),))
-        qrels = FORMATS_REGISTRY.get(self.format).read_qrels(path, self.name)
-        _accel.check_large_input(len(qrels), str(path))
-        return qrels
+            return replace(empty, warnings=(_empty_note(path),))
+        data = read(path, self.name)
+        _accel.check_large_input(len(data), str(path))
+        return data
 
     def runs(self) -> Iterator[Run]:
         """The partitions' runs, one at a time, in order."""
