@@ -125,22 +125,14 @@ def _int_ratings(values: Sequence[Any], source: str, line: int | None, row: int)
     for v in values:
         if isinstance(v, float) and v.is_integer():
             v = int(v)
+        problem = None
         if isinstance(v, bool) or not isinstance(v, int):
+            problem = f"rating {v!r} is not an integer; expected −1..5 (−1 = unparseable)"
+        elif not RATING_MIN <= v <= RATING_MAX:
+            problem = f"rating {v} is outside −1..5 (−1 = unparseable judge output)"
+        if problem is not None:
             where = "" if line is not None else f"row {row + 1}: "
-            raise InputError(
-                f"{where}rating {v!r} is not an integer; expected −1..5 (−1 = unparseable)",
-                source=source,
-                line=line,
-                field="ratings",
-            )
-        if not RATING_MIN <= v <= RATING_MAX:
-            where = "" if line is not None else f"row {row + 1}: "
-            raise InputError(
-                f"{where}rating {v} is outside −1..5 (−1 = unparseable judge output)",
-                source=source,
-                line=line,
-                field="ratings",
-            )
+            raise InputError(where + problem, source=source, line=line, field="ratings")
         out.append(v)
     return out
 
