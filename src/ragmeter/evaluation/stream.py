@@ -59,7 +59,7 @@ from ragmeter.evaluation.forking import (
 )
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
-from ragmeter.io.trec_blocks import query_starts
+from ragmeter.io.trec_blocks import newlines_before, query_starts
 from ragmeter.measures import Measure
 
 #: bytes of run file per block: about 0.45 M lines (4,500 queries × 100) of a typical run
@@ -313,16 +313,8 @@ def _ranges(path: Path, size: int, block_bytes: int, workers: int) -> list[tuple
 
 def _lines_before(path: str, offset: int) -> int:
     """Newlines in the first ``offset`` bytes of ``path`` (for a line number; errors only)."""
-    count = 0
     with open(path, "rb") as fh:
-        left = offset
-        while left > 0:
-            piece = fh.read(min(left, 16 << 20))
-            if not piece:
-                break
-            count += piece.count(b"\n")
-            left -= len(piece)
-    return count
+        return newlines_before(fh, offset)
 
 
 def _line_of(path: str, start: int, end: int, query_id: str) -> int | None:
