@@ -59,6 +59,7 @@ from ragmeter.evaluation.forking import (
 )
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.io._common import read_errors
 from ragmeter.io.trec_blocks import newlines_before, query_starts
 from ragmeter.measures import Measure
 
@@ -204,13 +205,8 @@ def _head(path: Path) -> bytes:
     """The first bytes of ``path`` (its compression signature); errors name the file."""
     if path.is_dir():
         raise InputError("is a directory; expected a file", source=str(path))
-    try:
-        with path.open("rb") as fh:
-            return fh.read(10)
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    with read_errors(str(path)), path.open("rb") as fh:
+        return fh.read(10)
 
 
 @dataclass(frozen=True)
