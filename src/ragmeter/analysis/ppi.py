@@ -387,6 +387,24 @@ def _columns(
     )
 
 
+def _estimate(
+    cols: _Columns, labelled: Labelled, options: tuple[float, float | None, Estimator | None]
+) -> PPIEstimate:
+    """The prediction-powered mean of ``cols`` (a measure, or a paired difference) with the
+    labelled queries' weights and strata; ``options`` are (alpha, λ, estimator)."""
+    alpha, lam, estimator = options
+    return ppi_mean(
+        cols.y,
+        cols.yhat,
+        cols.yhat_u,
+        alpha=alpha,
+        lam=lam,
+        weights=labelled.weights(cols.labelled),
+        estimator=estimator,
+        strata=labelled.strata_of(cols.labelled, estimator, lam),
+    )
+
+
 def _measure_ppi(
     run: RunResult,
     human_run: RunResult,
@@ -404,19 +422,9 @@ def _measure_ppi(
     )
     if cols.y.shape[0] == 0:
         return MeasurePPI(str(measure), None, "NA on every labelled query", cols.n_na)
-    alpha, lam, estimator = options
-    estimate = ppi_mean(
-        cols.y,
-        cols.yhat,
-        cols.yhat_u,
-        alpha=alpha,
-        lam=lam,
-        weights=labelled.weights(cols.labelled),
-        estimator=estimator,
-        strata=labelled.strata_of(cols.labelled, estimator, lam),
-    )
+    estimate = _estimate(cols, labelled, options)
     return MeasurePPI(
-        str(measure), _with_llm_aggregate(estimate, run, measure, alpha), None, cols.n_na
+        str(measure), _with_llm_aggregate(estimate, run, measure, options[0]), None, cols.n_na
     )
 
 
@@ -556,17 +564,7 @@ def _difference(
     )
     if not cols.labelled:
         return PPIDifference(run, baseline, str(measure), None, reason="NA on every labelled query")
-    alpha, lam, estimator = options
-    estimate = ppi_mean(
-        cols.y,
-        cols.yhat,
-        cols.yhat_u,
-        alpha=alpha,
-        lam=lam,
-        weights=labelled.weights(cols.labelled),
-        estimator=estimator,
-        strata=labelled.strata_of(cols.labelled, estimator, lam),
-    )
+    estimate = _estimate(cols, labelled, options)
     return PPIDifference(run, baseline, str(measure), estimate)
 
 

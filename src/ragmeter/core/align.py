@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
+from ragmeter.core.join import join_rows
 
 if TYPE_CHECKING:
     from ragmeter.core.judgments import CoverageView
@@ -260,7 +260,7 @@ def align(
     label_grades_sorted = label_grades[order]
     label_rows_sorted = label_rows[order]
 
-    matched = _join_rows(run, qrels, run_rows, offsets, label_rows, label_query)
+    matched = join_rows(run.doc_ids, qrels.doc_ids, run_rows, offsets, label_rows, label_query)
     hit = matched >= 0
     grades = np.full(len(matched), NOT_JUDGED, dtype=np.int32)
     grades[hit] = qrels.grades[matched[hit]]
@@ -314,49 +314,3 @@ def pool_membership(
         judged &= al.ranks <= selection
     outside = int((judged & ~label_in_pool[np.maximum(al.item_label, 0)]).sum())
     return label_in_pool, outside
-
-
-def _join_rows(
-    run: Run,
-    qrels: Qrels,
-    run_rows: IntArray,
-    offsets: IntArray,
-    label_rows: IntArray,
-    label_query: IntArray,
-) -> IntArray:
-    """The qrels row judging each aligned run item (-1 if none), by one join on (query, doc)."""
-    n = len(run_rows)
-    matched_rows = np.full(n, -1, dtype=np.int64)
-    if n == 0 or len(label_rows) == 0:
-        return matched_rows
-    native = _accel.native
-    if native is not None:
-        run_buffers = _accel.string_buffers(run.doc_ids)
-        qrels_buffers = _accel.string_buffers(qrels.doc_ids)
-        if run_buffers is not None and qrels_buffers is not None:
-            label_offsets = np.concatenate(
-                [[0], np.cumsum(np.bincount(label_query, minlength=len(offsets) - 1))]
-            ).astype(np.int64)
-            matched_buf = native.join(
-                np.ascontiguousarray(offsets, dtype=np.int64),
-                np.ascontiguousarray(run_rows, dtype=np.int64),
-                label_offsets,
-                np.ascontiguousarray(label_rows, dtype=np.int64),
-                *run_buffers,
-                *qrels_buffers,
-            )
-            matched: IntArray = np.frombuffer(matched_buf, dtype=np.int64)
-            return matched
-    item_query = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-    run_docs = run.doc_ids.take(_accel.indices(run_rows))
-    label_docs = qrels.doc_ids.take(_accel.indices(label_rows))
-    if run_docs.type != label_docs.type:
-        # Join keys must share one type; large_string holds either.
-        run_docs = run_docs.cast(pa.large_string())
-        label_docs = label_docs.cast(pa.large_string())
-    left = pa.table({"q": item_query, "d": run_docs, "i": np.arange(n, dtype=np.int64)})
-    right = pa.table({"q": label_query, "d": label_docs, "r": label_rows})
-    joined = left.join(right, keys=["q", "d"], join_type="inner", use_threads=True)
-    if joined.num_rows:
-        matched_rows[joined["i"].to_numpy()] = joined["r"].to_numpy()
-    return matched_rows

@@ -46,6 +46,7 @@ from ragmeter.core.data import (
     _encode,
     _string_ranks,
 )
+from ragmeter.core.join import join_rows
 from ragmeter.errors import InputError, MissingInputError
 
 if TYPE_CHECKING:
@@ -124,22 +125,14 @@ def _int_ratings(values: Sequence[Any], source: str, line: int | None, row: int)
     for v in values:
         if isinstance(v, float) and v.is_integer():
             v = int(v)
+        problem = None
         if isinstance(v, bool) or not isinstance(v, int):
+            problem = f"rating {v!r} is not an integer; expected −1..5 (−1 = unparseable)"
+        elif not RATING_MIN <= v <= RATING_MAX:
+            problem = f"rating {v} is outside −1..5 (−1 = unparseable judge output)"
+        if problem is not None:
             where = "" if line is not None else f"row {row + 1}: "
-            raise InputError(
-                f"{where}rating {v!r} is not an integer; expected −1..5 (−1 = unparseable)",
-                source=source,
-                line=line,
-                field="ratings",
-            )
-        if not RATING_MIN <= v <= RATING_MAX:
-            where = "" if line is not None else f"row {row + 1}: "
-            raise InputError(
-                f"{where}rating {v} is outside −1..5 (−1 = unparseable judge output)",
-                source=source,
-                line=line,
-                field="ratings",
-            )
+            raise InputError(where + problem, source=source, line=line, field="ratings")
         out.append(v)
     return out
 
@@ -922,20 +915,14 @@ def coverage_view(
     n_items = len(item_doc_ids)
     item_row = np.full(n_items, -1, dtype=np.int64)
     if n_items and len(judgments):
-        from types import SimpleNamespace
-        from typing import cast
-
-        from ragmeter.core.align import _join_rows
-        from ragmeter.core.data import Qrels, Run
-
         # the qrels join of align(): per evaluated query, its judgment rows
         known = np.maximum(query, 0)
         lengths = np.where(query >= 0, np.diff(judgments.offsets)[known], 0)
         label_rows = ranges(judgments.offsets[known], lengths)
         label_query = np.repeat(np.arange(len(query), dtype=np.int64), lengths)
-        item_row = _join_rows(
-            cast(Run, SimpleNamespace(doc_ids=item_doc_ids)),
-            cast(Qrels, SimpleNamespace(doc_ids=judgments.doc_ids)),
+        item_row = join_rows(
+            item_doc_ids,
+            judgments.doc_ids,
             np.arange(n_items, dtype=np.int64),
             offsets,
             label_rows,

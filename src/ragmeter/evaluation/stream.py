@@ -59,7 +59,8 @@ from ragmeter.evaluation.forking import (
 )
 from ragmeter.evaluation.inputs import EvalInputs
 from ragmeter.evaluation.results import Evaluation, RunResult
-from ragmeter.io.trec_blocks import query_starts
+from ragmeter.io._common import read_errors
+from ragmeter.io.trec_blocks import newlines_before, query_starts
 from ragmeter.measures import Measure
 
 #: bytes of run file per block: about 0.45 M lines (4,500 queries × 100) of a typical run
@@ -204,13 +205,8 @@ def _head(path: Path) -> bytes:
     """The first bytes of ``path`` (its compression signature); errors name the file."""
     if path.is_dir():
         raise InputError("is a directory; expected a file", source=str(path))
-    try:
-        with path.open("rb") as fh:
-            return fh.read(10)
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    with read_errors(str(path)), path.open("rb") as fh:
+        return fh.read(10)
 
 
 @dataclass(frozen=True)
@@ -313,16 +309,8 @@ def _ranges(path: Path, size: int, block_bytes: int, workers: int) -> list[tuple
 
 def _lines_before(path: str, offset: int) -> int:
     """Newlines in the first ``offset`` bytes of ``path`` (for a line number; errors only)."""
-    count = 0
     with open(path, "rb") as fh:
-        left = offset
-        while left > 0:
-            piece = fh.read(min(left, 16 << 20))
-            if not piece:
-                break
-            count += piece.count(b"\n")
-            left -= len(piece)
-    return count
+        return newlines_before(fh, offset)
 
 
 def _line_of(path: str, start: int, end: int, query_id: str) -> int | None:

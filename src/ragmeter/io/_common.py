@@ -239,6 +239,20 @@ class _CheckedStream:
         self.close()
 
 
+@contextmanager
+def read_errors(source: str) -> Iterator[None]:
+    """A file that cannot be opened or read (missing, unreadable, too large for memory) as an
+    :class:`InputError` naming it."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError("no such file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=source) from None
+    except MemoryError:
+        raise InputError("not enough memory to read it", source=source) from None
+
+
 def open_binary(path: PathLike) -> IO[bytes] | _CheckedStream:
     """``path`` opened for reading bytes, decompressed on the fly (gzip, bzip2, xz, zstd;
     recognised by their first bytes) without a temporary copy. A directory, a missing or
@@ -246,13 +260,9 @@ def open_binary(path: PathLike) -> IO[bytes] | _CheckedStream:
     p = Path(path)
     if p.is_dir():
         raise InputError("is a directory; expected a file", source=str(p))
-    try:
+    with read_errors(str(p)):
         fh = p.open("rb")
         head = fh.peek(10)[:10] if hasattr(fh, "peek") else b""
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(p)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
     codec = compression_of(head)
     if codec is None:
         return fh
@@ -290,12 +300,8 @@ def read_bytes(path: PathLike, *, lines: bool = True) -> bytes:
     with stream:
         if isinstance(stream, _CheckedStream):  # decompressed a chunk at a time
             return read_stream(stream, str(p), lines=lines)
-        try:
+        with read_errors(str(p)):
             data = stream.read()
-        except MemoryError:
-            raise InputError("not enough memory to read it", source=str(p)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
     if lines:
         check_line_lengths(data, str(p))
     return data

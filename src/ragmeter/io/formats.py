@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ragmeter.errors import InputError
 from ragmeter.io._common import format_suffix
@@ -239,6 +239,26 @@ def _table_writers(fmt: Literal["csv", "tsv", "parquet"]) -> tuple[RunWriter, Qr
     return run, qrels
 
 
+_D = TypeVar("_D", "Run", "Qrels")
+
+
+def _from_document(
+    doc: Document,
+    name: str,
+    from_samples: Callable[[Document], _D],
+    from_records: Callable[..., _D],
+    from_dict: Callable[..., _D],
+) -> _D:
+    """A run or qrels from a document of samples, of row objects or a ``{qid: ...}`` map."""
+    found = document_kind(doc)
+    if found == "samples":
+        return from_samples(doc)
+    if found == "rows":
+        assert doc.records is not None
+        return from_records(doc.records, source=doc.source, name=name)
+    return from_dict(doc.value, name=name, source=doc.source)
+
+
 def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsReader]:
     """Readers of a JSON or YAML document: samples, row objects or a ``{qid: ...}`` map."""
 
@@ -249,18 +269,16 @@ def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsRe
         traces = _traces_run(path, name) if kind == "json" else None
         if traces is not None:  # the Collector's file exporter writes JSON lines to .json
             return traces
-        doc = load_document(path, kind)
-        found = document_kind(doc)
-        if found == "samples":
-            return samples_from_document(doc, name=run_name, need_qrels=False).run
-        if found == "rows":
-            from ragmeter.io.jsonl import run_from_records
-
-            assert doc.records is not None
-            return run_from_records(doc.records, source=doc.source, name=run_name)
         from ragmeter.io.dicts import run_from_dict
+        from ragmeter.io.jsonl import run_from_records
 
-        return run_from_dict(doc.value, name=run_name, source=doc.source)
+        return _from_document(
+            load_document(path, kind),
+            run_name,
+            lambda doc: samples_from_document(doc, name=run_name, need_qrels=False).run,
+            run_from_records,
+            run_from_dict,
+        )
 
     def qrels(path: PathLike, name: str | None) -> Qrels:
         from ragmeter.io.samples import load_document, samples_from_document
@@ -268,18 +286,16 @@ def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsRe
         qrels_name = _default_name(path, name)
         if kind == "json":
             _refuse_traces(path)
-        doc = load_document(path, kind)
-        found = document_kind(doc)
-        if found == "samples":
-            return samples_from_document(doc, name=qrels_name, need_run=False).qrels
-        if found == "rows":
-            from ragmeter.io.jsonl import qrels_from_records
-
-            assert doc.records is not None
-            return qrels_from_records(doc.records, source=doc.source, name=qrels_name)
         from ragmeter.io.dicts import qrels_from_dict
+        from ragmeter.io.jsonl import qrels_from_records
 
-        return qrels_from_dict(doc.value, name=qrels_name, source=doc.source)
+        return _from_document(
+            load_document(path, kind),
+            qrels_name,
+            lambda doc: samples_from_document(doc, name=qrels_name, need_run=False).qrels,
+            qrels_from_records,
+            qrels_from_dict,
+        )
 
     return run, qrels
 

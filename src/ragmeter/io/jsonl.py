@@ -18,7 +18,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -230,6 +230,27 @@ def _load(path: PathLike) -> tuple[bytes, str, bool]:
     return data, source, is_sample(first)
 
 
+_T = TypeVar("_T", Run, Qrels)
+
+
+def _from_rows(
+    data: bytes,
+    source: str,
+    name: str,
+    from_table: Callable[..., _T],
+    from_records: Callable[..., _T],
+) -> _T:
+    """Row objects read by the columnar fast path, else (a problem there) record by record,
+    which names the line and field of a bad row."""
+    try:
+        return from_table(_fast_table(data), source=source, name=name)
+    except (InputError, pa.ArrowException, ValueError, TypeError):
+        pass
+    doc = parse_jsonl(data, source)
+    assert doc.records is not None
+    return from_records(doc.records, source=source, name=name)
+
+
 def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
     """Read a run from a JSONL file of row objects (or of samples: their retrieved lists)."""
     data, source, samples = _load(path)
@@ -241,13 +262,7 @@ def read_jsonl_run(path: PathLike, *, name: str | None = None) -> Run:
     if samples:
         doc = parse_jsonl(data, source)
         return samples_from_document(doc, name=run_name, need_qrels=False).run
-    try:
-        return cols.run_from_table(_fast_table(data), source=source, name=run_name)
-    except (InputError, pa.ArrowException, ValueError, TypeError):
-        pass
-    doc = parse_jsonl(data, source)
-    assert doc.records is not None
-    return run_from_records(doc.records, source=source, name=run_name)
+    return _from_rows(data, source, run_name, cols.run_from_table, run_from_records)
 
 
 def read_jsonl_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
@@ -257,13 +272,7 @@ def read_jsonl_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
     if samples:
         doc = parse_jsonl(data, source)
         return samples_from_document(doc, name=qrels_name, need_run=False).qrels
-    try:
-        return cols.qrels_from_table(_fast_table(data), source=source, name=qrels_name)
-    except (InputError, pa.ArrowException, ValueError, TypeError):
-        pass
-    doc = parse_jsonl(data, source)
-    assert doc.records is not None
-    return qrels_from_records(doc.records, source=source, name=qrels_name)
+    return _from_rows(data, source, qrels_name, cols.qrels_from_table, qrels_from_records)
 
 
 def write_jsonl_run(run: Run, path: PathLike) -> None:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +42,8 @@ from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io.formats import FORMATS_REGISTRY
+
+_D = TypeVar("_D", Run, Qrels)
 
 PathLike = str | os.PathLike[str]
 
@@ -176,21 +179,22 @@ class Partitions:
     def read_run(self, index: int) -> Run:
         """The run of partition ``index`` (named as the whole input); an empty partition
         (see :func:`is_empty_partition`) holds no queries, with a note."""
-        path = self.paths[index]
-        if is_empty_partition(path, self.format):
-            return replace(Run.from_lists({}, name=self.name), warnings=(_empty_note(path),))
-        run = FORMATS_REGISTRY.get(self.format).read_run(path, self.name)
-        _accel.check_large_input(len(run), str(path))
-        return run
+        empty = Run.from_lists({}, name=self.name)
+        return self._read(index, empty, FORMATS_REGISTRY.get(self.format).read_run)
 
     def read_qrels(self, index: int) -> Qrels:
         """The qrels of partition ``index`` (an empty partition: none, with a note)."""
+        empty = Qrels.from_dict({}, name=self.name)
+        return self._read(index, empty, FORMATS_REGISTRY.get(self.format).read_qrels)
+
+    def _read(self, index: int, empty: _D, read: Callable[[Path, str], _D]) -> _D:
+        """Partition ``index`` read by ``read`` (``empty``, with a note, for an empty one)."""
         path = self.paths[index]
         if is_empty_partition(path, self.format):
-            return replace(Qrels.from_dict({}, name=self.name), warnings=(_empty_note(path),))
-        qrels = FORMATS_REGISTRY.get(self.format).read_qrels(path, self.name)
-        _accel.check_large_input(len(qrels), str(path))
-        return qrels
+            return replace(empty, warnings=(_empty_note(path),))
+        data = read(path, self.name)
+        _accel.check_large_input(len(data), str(path))
+        return data
 
     def runs(self) -> Iterator[Run]:
         """The partitions' runs, one at a time, in order."""
@@ -286,12 +290,29 @@ def _check_disjoint(partitions: Partitions, parts: Sequence[Run | Qrels]) -> Non
         owners.claim(part.query_ids.tolist(), i)
 
 
-def join_runs(partitions: Partitions, parts: Sequence[Run]) -> Run:
-    """One run of the partitions' runs ``parts`` (queries in byte order)."""
+def _joined(
+    partitions: Partitions, parts: Sequence[Run] | Sequence[Qrels]
+) -> tuple[dict[str, Any], IntArray, IntArray, list[int]]:
+    """The columns a joined run and joined qrels share (query ids in byte order, offsets,
+    doc ids, name, warnings), the source row of each joined row, the source position of
+    each joined query, and the parts' sizes."""
     _check_disjoint(partitions, parts)
     qids, starts, lengths, perm = _segments(parts)
     offsets, rows = _rows(starts, lengths)
     sizes = [len(p) for p in parts]
+    shared = {
+        "query_ids": np.array(qids, dtype=object),
+        "offsets": offsets,
+        "doc_ids": _accel.take_strings(_strings([p.doc_ids for p in parts], sizes), rows),
+        "name": partitions.name,
+        "warnings": tuple(w for p in parts for w in p.warnings),
+    }
+    return shared, rows, perm, sizes
+
+
+def join_runs(partitions: Partitions, parts: Sequence[Run]) -> Run:
+    """One run of the partitions' runs ``parts`` (queries in byte order)."""
+    shared, rows, perm, sizes = _joined(partitions, parts)
     cutoffs = None
     if any(p.cutoffs is not None for p in parts):
         per_query = [
@@ -303,32 +324,18 @@ def join_runs(partitions: Partitions, parts: Sequence[Run]) -> Run:
     if any(p.texts is not None for p in parts):
         texts = _accel.take_strings(_strings([p.texts for p in parts], sizes), rows)
     return Run(
-        query_ids=np.array(qids, dtype=object),
-        offsets=offsets,
-        doc_ids=_accel.take_strings(_strings([p.doc_ids for p in parts], sizes), rows),
+        **shared,
         scores=np.concatenate([p.scores for p in parts])[rows],
-        name=partitions.name,
         cutoffs=cutoffs,
         texts=texts,
-        warnings=tuple(w for p in parts for w in p.warnings),
         tag=next((p.tag for p in reversed(parts) if p.tag is not None), None),
     )
 
 
 def join_qrels(partitions: Partitions, parts: Sequence[Qrels]) -> Qrels:
     """One qrels of the partitions' qrels ``parts`` (queries in byte order)."""
-    _check_disjoint(partitions, parts)
-    qids, starts, lengths, _ = _segments(parts)
-    offsets, rows = _rows(starts, lengths)
-    sizes = [len(p) for p in parts]
-    return Qrels(
-        query_ids=np.array(qids, dtype=object),
-        offsets=offsets,
-        doc_ids=_accel.take_strings(_strings([p.doc_ids for p in parts], sizes), rows),
-        grades=np.concatenate([p.grades for p in parts])[rows],
-        name=partitions.name,
-        warnings=tuple(w for p in parts for w in p.warnings),
-    )
+    shared, rows, _, _ = _joined(partitions, parts)
+    return Qrels(**shared, grades=np.concatenate([p.grades for p in parts])[rows])
 
 
 def read_partitioned_run(

@@ -30,8 +30,8 @@ registered there. A folder or a glob of files partitioned by query is read by
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
 
 from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
@@ -153,34 +153,42 @@ def holds_samples(path: PathLike, *, format: str | None = None) -> bool:
     return False
 
 
-def as_run(obj: Any, *, name: str | None = None) -> Run:
-    """A :class:`Run` from anything: a run, a path, a ``{qid: ...}`` mapping, a DataFrame."""
-    if isinstance(obj, Run):
+_D = TypeVar("_D", Run, Qrels)
+
+
+def _coerce(
+    obj: Any,
+    cls: type[_D],
+    read: Callable[..., _D],
+    from_dict: Callable[..., _D],
+    from_frame: Callable[..., _D],
+    name: str | None,
+) -> _D:
+    """``obj`` as ``cls``: itself, read from a path, or converted from a ``{qid: ...}``
+    mapping or a DataFrame (named ``name``, else the kind: ``run`` or ``qrels``)."""
+    if isinstance(obj, cls):
         return obj
     if isinstance(obj, str | os.PathLike):
-        return read_run(obj, name=name)
+        return read(obj, name=name)
     if isinstance(obj, Mapping):
-        from ragmeter.io.dicts import run_from_dict
+        return from_dict(obj, name=name or cls.__name__.lower())
+    return from_frame(obj, name=name or cls.__name__.lower())
 
-        return run_from_dict(obj, name=name or "run")
+
+def as_run(obj: Any, *, name: str | None = None) -> Run:
+    """A :class:`Run` from anything: a run, a path, a ``{qid: ...}`` mapping, a DataFrame."""
+    from ragmeter.io.dicts import run_from_dict
     from ragmeter.io.frames import run_from_frame
 
-    return run_from_frame(obj, name=name or "run")
+    return _coerce(obj, Run, read_run, run_from_dict, run_from_frame, name)
 
 
 def as_qrels(obj: Any, *, name: str | None = None) -> Qrels:
     """:class:`Qrels` from anything: qrels, a path, a ``{qid: ...}`` mapping, a DataFrame."""
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, str | os.PathLike):
-        return read_qrels(obj, name=name)
-    if isinstance(obj, Mapping):
-        from ragmeter.io.dicts import qrels_from_dict
-
-        return qrels_from_dict(obj, name=name or "qrels")
+    from ragmeter.io.dicts import qrels_from_dict
     from ragmeter.io.frames import qrels_from_frame
 
-    return qrels_from_frame(obj, name=name or "qrels")
+    return _coerce(obj, Qrels, read_qrels, qrels_from_dict, qrels_from_frame, name)
 
 
 WriteFormat = Literal["trec", "jsonl", "csv", "tsv", "parquet"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -216,30 +216,6 @@ def _rag_samples(
     return samples.run if run else samples.qrels
 
 
-def read_csv_run(path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv") -> Run:
-    """Read a run from a CSV (or TSV) file with a header row."""
-    rag = _rag_samples(path, delimiter, name, run=True)
-    if rag is not None:
-        return rag  # type: ignore[no-any-return]
-    table, source, lines, header = _read_delimited(path, delimiter)
-    return cols.run_from_table(
-        table, source=source, name=name or Path(path).name, lines=lines, header_line=header
-    )
-
-
-def read_csv_qrels(
-    path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv"
-) -> Qrels:
-    """Read qrels from a CSV (or TSV) file with a header row."""
-    rag = _rag_samples(path, delimiter, name, run=False)
-    if rag is not None:
-        return rag  # type: ignore[no-any-return]
-    table, source, lines, header = _read_delimited(path, delimiter)
-    return cols.qrels_from_table(
-        table, source=source, name=name or Path(path).name, lines=lines, header_line=header
-    )
-
-
 def _read_parquet(path: PathLike) -> tuple[pa.Table, str]:
     import pyarrow.parquet as pq
 
@@ -254,22 +230,49 @@ def _read_parquet(path: PathLike) -> tuple[pa.Table, str]:
     return table, source
 
 
-def read_parquet_run(path: PathLike, *, name: str | None = None) -> Run:
-    """Read a run from a Parquet file with named columns (errors name the row)."""
-    rag = _rag_samples(path, "parquet", name, run=True)
+_D = TypeVar("_D", Run, Qrels)
+
+
+def _read_table(
+    path: PathLike,
+    kind: Delimited | Literal["parquet"],
+    name: str | None,
+    from_table: Callable[..., _D],
+) -> _D:
+    """A run or qrels (``from_table`` says which) of a table file: a RAGAS/DeepEval dataset's
+    samples, else the rows of its named columns (errors name the line, or the row)."""
+    rag = _rag_samples(path, kind, name, run=from_table is cols.run_from_table)
     if rag is not None:
         return rag  # type: ignore[no-any-return]
-    table, source = _read_parquet(path)
-    return cols.run_from_table(table, source=source, name=name or Path(path).name)
+    where: dict[str, Any] = {}
+    if kind == "parquet":
+        table, source = _read_parquet(path)
+    else:
+        table, source, lines, header = _read_delimited(path, kind)
+        where = {"lines": lines, "header_line": header}
+    return from_table(table, source=source, name=name or Path(path).name, **where)
+
+
+def read_csv_run(path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv") -> Run:
+    """Read a run from a CSV (or TSV) file with a header row."""
+    return _read_table(path, delimiter, name, cols.run_from_table)
+
+
+def read_csv_qrels(
+    path: PathLike, *, name: str | None = None, delimiter: Delimited = "csv"
+) -> Qrels:
+    """Read qrels from a CSV (or TSV) file with a header row."""
+    return _read_table(path, delimiter, name, cols.qrels_from_table)
+
+
+def read_parquet_run(path: PathLike, *, name: str | None = None) -> Run:
+    """Read a run from a Parquet file with named columns (errors name the row)."""
+    return _read_table(path, "parquet", name, cols.run_from_table)
 
 
 def read_parquet_qrels(path: PathLike, *, name: str | None = None) -> Qrels:
     """Read qrels from a Parquet file with named columns (errors name the row)."""
-    rag = _rag_samples(path, "parquet", name, run=False)
-    if rag is not None:
-        return rag  # type: ignore[no-any-return]
-    table, source = _read_parquet(path)
-    return cols.qrels_from_table(table, source=source, name=name or Path(path).name)
+    return _read_table(path, "parquet", name, cols.qrels_from_table)
 
 
 def run_table(run: Run) -> pa.Table:

@@ -260,6 +260,24 @@ class _LossyNumber(Exception):
     """An integer field read by orjson as a float: the line is read again by json.loads."""
 
 
+def _otlp_number(
+    value: Mapping[str, Any],
+    kind: str,
+    convert: Callable[[Any], int | float],
+    what: str,
+    source: str,
+    line: int,
+    key: str,
+) -> int | float:
+    """``value[kind]`` as a number (OTLP JSON writes an int64 as a string)."""
+    try:
+        return convert(value[kind])
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{kind} {value[kind]!r} is not {what}", source=source, line=line, field=key
+        ) from None
+
+
 def _otlp_value(value: Any, source: str, line: int, key: str, lossy: bool = False) -> Any:
     """The Python value of an OTLP JSON ``AnyValue`` (``lossy``: parsed by orjson, which
     reads an integer past 64 bits as a float)."""
@@ -272,25 +290,9 @@ def _otlp_value(value: Any, source: str, line: int, key: str, lossy: bool = Fals
     if "intValue" in value:  # int64 is a string in OTLP JSON
         if lossy and type(value["intValue"]) is float:
             raise _LossyNumber
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            raise InputError(
-                f"intValue {value['intValue']!r} is not an integer",
-                source=source,
-                line=line,
-                field=key,
-            ) from None
+        return _otlp_number(value, "intValue", int, "an integer", source, line, key)
     if "doubleValue" in value:
-        try:
-            return float(value["doubleValue"])
-        except (TypeError, ValueError):
-            raise InputError(
-                f"doubleValue {value['doubleValue']!r} is not a number",
-                source=source,
-                line=line,
-                field=key,
-            ) from None
+        return _otlp_number(value, "doubleValue", float, "a number", source, line, key)
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:

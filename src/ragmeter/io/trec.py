@@ -47,6 +47,7 @@ from ragmeter.io._common import (
     check_line_lengths,
     compression_of,
     decompress,
+    read_errors,
 )
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -68,21 +69,14 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
     p = Path(path)
     if p.is_dir():
         raise InputError("is a directory; expected a file", source=str(p))
-    try:
-        with p.open("rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            compressed = compression_of(fh.peek(10)[:10]) is not None
-            data: bytes | mmap.mmap
-            if size >= MAP_THRESHOLD and _accel.native is not None and not compressed:
-                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-            else:
-                data = fh.read()
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(p)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    except MemoryError:
-        raise InputError("not enough memory to read it", source=str(p)) from None
+    data: bytes | mmap.mmap
+    with read_errors(str(p)), p.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        compressed = compression_of(fh.peek(10)[:10]) is not None
+        if size >= MAP_THRESHOLD and _accel.native is not None and not compressed:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        else:
+            data = fh.read()
     if isinstance(data, bytes) and compressed:
         return decompress(data, str(p))  # streamed: lines capped
     check_line_lengths(data, str(p))

@@ -104,6 +104,12 @@ def next_query_start(fh: BinaryIO, target: int) -> int | None:
 def _line_at(fh: BinaryIO, offset: int) -> int:
     """The line number of the byte ``offset`` of ``fh`` (for an error; reads up to it)."""
     fh.seek(0)
+    return newlines_before(fh, offset) + 1
+
+
+def newlines_before(fh: BinaryIO, offset: int) -> int:
+    """Newlines in the next ``offset`` bytes of ``fh`` (read in pieces of 16 MiB; for the
+    line number of an error)."""
     count, left = 0, offset
     while left > 0:
         piece = fh.read(min(left, 16 << 20))
@@ -111,7 +117,7 @@ def _line_at(fh: BinaryIO, offset: int) -> int:
             break
         count += piece.count(b"\n")
         left -= len(piece)
-    return count + 1
+    return count
 
 
 def _last_query_start(buffer: bytes, end: int) -> int:

@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmeter.core.nuggets import Nuggets, RagAnswers
+from ragmeter.core.nuggets import Nuggets, RagAnswer, RagAnswers
 from ragmeter.errors import InputError
 from ragmeter.io._common import atomic_write_text
 from ragmeter.judges.api import (
@@ -100,6 +100,18 @@ def importance_job(
     return Job(task, items, shape)
 
 
+def _answer_query(a: RagAnswer, qtext: Mapping[str, str], source: str) -> str:
+    """The text of the query answer ``a`` answers: from ``--queries``, else its own topic."""
+    query = qtext.get(a.query_id) or a.query
+    if not query:
+        raise InputError(
+            f"no text for query '{a.query_id}' (give --queries, or a 'topic' per answer)",
+            source=source,
+            line=a.line,
+        )
+    return query
+
+
 def _answer_targets(
     nuggets: Nuggets, answers: RagAnswers, qtext: Mapping[str, str]
 ) -> list[tuple[dict[str, Any], str, str]]:
@@ -108,13 +120,7 @@ def _answer_targets(
     for a in answers.answers:
         if a.query_id not in nuggets.by_query:
             continue
-        query = qtext.get(a.query_id) or a.query
-        if not query:
-            raise InputError(
-                f"no text for query '{a.query_id}' (give --queries, or a 'topic' per answer)",
-                source=answers.source,
-                line=a.line,
-            )
+        query = _answer_query(a, qtext, answers.source)
         head = {"query": query, "qid": a.query_id, "answer_text": a.text, "run_id": a.run_id}
         out.append((head, query, a.text))
     return out
@@ -203,13 +209,7 @@ def citation_support_job(
     heads: list[dict[str, Any]] = []
     items: list[JudgeItem] = []
     for a in answers.answers:
-        query = qtext.get(a.query_id) or a.query
-        if not query:
-            raise InputError(
-                f"no text for query '{a.query_id}' (give --queries, or a 'topic' per answer)",
-                source=answers.source,
-                line=a.line,
-            )
+        query = _answer_query(a, qtext, answers.source)
         for s, sentence in enumerate(a.sentences):
             _require(list(sentence.citations), ptext, "passage", _source(corpus, "corpus"))
             heads.append(

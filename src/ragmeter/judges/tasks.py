@@ -188,20 +188,21 @@ _NUMBERED = re.compile(r"\s*(\d+)[.)]\s+(.+\?)\s*")
 _BULLET = re.compile(r"^\s*(?:\d+[.):]|[-*•]|Q\d+[.:)]?|Question\s*\d+[.:)]?)\s*", re.IGNORECASE)
 
 
-def parse_subquestions(text: str, n: int) -> Parsed:
-    """Strict: exactly ``n`` lines ``1. …?`` … ``n. …?``. Lenient: a JSON array (or
-    ``{"questions": [...]}``) of strings, else every line ending in '?' with its number or
-    bullet removed — deduplicated (case-insensitively), at most ``n``. None found → unparsed."""
+def _numbered_in_order(text: str, pattern: re.Pattern[str]) -> list[str] | None:
+    """The items of a reply whose every non-blank line is ``pattern``'s ``1. …``, ``2. …``
+    … numbered in order (group 1 the number, group 2 the item), else None."""
     lines = [line for line in text.strip().split("\n") if line.strip()]
-    matches = [_NUMBERED.fullmatch(line) for line in lines]
-    if len(lines) == n and all(
-        m is not None and int(m.group(1)) == i for i, m in enumerate(matches, start=1)
-    ):
-        return [m.group(2).strip() for m in matches if m is not None], "ok"
-    body = _THINK.sub(" ", text)
-    candidates: list[str] = []
-    start, end = body.find("["), body.rfind("]")
+    matches = [pattern.fullmatch(line) for line in lines]
+    if all(m is not None and int(m.group(1)) == i for i, m in enumerate(matches, start=1)):
+        return [m.group(2).strip() for m in matches if m is not None]
+    return None
+
+
+def _json_strings(body: str, key: str) -> list[str] | None:
+    """The JSON array of strings in ``body`` (or the one under ``key`` of a JSON object),
+    stripped; None without one."""
     parsed: Any = None
+    start, end = body.find("["), body.rfind("]")
     if 0 <= start < end:
         try:
             parsed = json.loads(body[start : end + 1])
@@ -209,23 +210,40 @@ def parse_subquestions(text: str, n: int) -> Parsed:
             parsed = None
     if parsed is None:
         obj = _json_value(body)
-        parsed = obj.get("questions") if isinstance(obj, dict) else None
+        parsed = obj.get(key) if isinstance(obj, dict) else None
     if isinstance(parsed, list) and parsed and all(isinstance(q, str) for q in parsed):
-        candidates = [q.strip() for q in parsed]
-    else:
+        return [q.strip() for q in parsed]
+    return None
+
+
+def _first_unique(candidates: list[str], n: int) -> Parsed:
+    """The first ``n`` of the non-empty candidates, each once (case-insensitively), read
+    leniently; unparsed when none is left."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for c in candidates:
+        if c and c.lower() not in seen:
+            seen.add(c.lower())
+            out.append(c)
+    return (out[:n], "lenient") if out else (None, "unparsed")
+
+
+def parse_subquestions(text: str, n: int) -> Parsed:
+    """Strict: exactly ``n`` lines ``1. …?`` … ``n. …?``. Lenient: a JSON array (or
+    ``{"questions": [...]}``) of strings, else every line ending in '?' with its number or
+    bullet removed — deduplicated (case-insensitively), at most ``n``. None found → unparsed."""
+    items = _numbered_in_order(text, _NUMBERED)
+    if items is not None and len(items) == n:
+        return items, "ok"
+    body = _THINK.sub(" ", text)
+    candidates = _json_strings(body, "questions")
+    if candidates is None:
+        candidates = []
         for line in body.split("\n"):
             stripped = _BULLET.sub("", line).strip().strip("*").strip()
             if stripped.endswith("?") and len(stripped) > 3:
                 candidates.append(stripped)
-    out: list[str] = []
-    seen: set[str] = set()
-    for q in candidates:
-        if q and q.lower() not in seen:
-            seen.add(q.lower())
-            out.append(q)
-    if not out:
-        return None, "unparsed"
-    return out[:n], "lenient"
+    return _first_unique(candidates, n)
 
 
 _VERDICT = re.compile(r"[\s*#]*(CORRECT|INCORRECT)[\s*.:!]*", re.IGNORECASE)
@@ -270,37 +288,18 @@ def parse_nuggets(text: str, n: int) -> Parsed:
     """Strict: lines ``1. …`` … ``k. …`` numbered in order, 1 ≤ k ≤ ``n``. Lenient: a JSON
     array of strings (or ``{"nuggets": [...]}``), else every numbered or bulleted line —
     deduplicated (case-insensitively), at most ``n``. None found → unparsed."""
-    lines = [line for line in text.strip().split("\n") if line.strip()]
-    matches = [_NUMBERED_LINE.fullmatch(line) for line in lines]
-    if 1 <= len(lines) <= n and all(
-        m is not None and int(m.group(1)) == i for i, m in enumerate(matches, start=1)
-    ):
-        return [m.group(2).strip() for m in matches if m is not None], "ok"
+    items = _numbered_in_order(text, _NUMBERED_LINE)
+    if items is not None and 1 <= len(items) <= n:
+        return items, "ok"
     body = _THINK.sub(" ", text)
-    parsed: Any = None
-    start, end = body.find("["), body.rfind("]")
-    if 0 <= start < end:
-        try:
-            parsed = json.loads(body[start : end + 1])
-        except json.JSONDecodeError:
-            parsed = None
-    if parsed is None:
-        obj = _json_value(body)
-        parsed = obj.get("nuggets") if isinstance(obj, dict) else None
-    candidates: list[str] = []
-    if isinstance(parsed, list) and parsed and all(isinstance(q, str) for q in parsed):
-        candidates = [q.strip() for q in parsed]
-    else:
-        for line in body.split("\n"):
-            if _BULLET.match(line) and _BULLET.sub("", line).strip():
-                candidates.append(_BULLET.sub("", line).strip().strip("*").strip())
-    out: list[str] = []
-    seen: set[str] = set()
-    for c in candidates:
-        if c and c.lower() not in seen:
-            seen.add(c.lower())
-            out.append(c)
-    return (out[:n], "lenient") if out else (None, "unparsed")
+    candidates = _json_strings(body, "nuggets")
+    if candidates is None:
+        candidates = [
+            _BULLET.sub("", line).strip().strip("*").strip()
+            for line in body.split("\n")
+            if _BULLET.match(line) and _BULLET.sub("", line).strip()
+        ]
+    return _first_unique(candidates, n)
 
 
 _IMPORTANCE = re.compile(r"\b(vital|okay)\b", re.IGNORECASE)
@@ -441,35 +440,18 @@ def make_task(
     udcg task's first token; ``grade_logprobs``: alternatives asked for the first token of a
     relevance / answerability reply, the fallback for replies the text parsers can't read
     (small models; the server must return log-probabilities)."""
-    if name == "relevance":
+    if name in ("relevance", "answerability"):
+        lowest = 1 if name == "relevance" else 0
         return Task(
             name,
-            ("query", "passage"),
+            ("query" if name == "relevance" else "question", "passage"),
             max_tokens or 8,
             1,
-            lambda t, top, _: parse_grade(t, 1, 5, top),
-            top_logprobs=grade_logprobs,
-        )
-    if name == "answerability":
-        return Task(
-            name,
-            ("question", "passage"),
-            max_tokens or 8,
-            1,
-            lambda t, top, _: parse_grade(t, 0, 5, top),
+            lambda t, top, _: parse_grade(t, lowest, 5, top),
             top_logprobs=grade_logprobs,
         )
     if name == "subquestions":
-        if n < 1:
-            raise ValueError(f"n must be ≥ 1, got {n}")
-        return Task(
-            name,
-            ("query", "reference"),
-            max_tokens or 48 * n + 16,
-            20 * n,
-            lambda t, _, p: parse_subquestions(t, int(p["n"])),
-            params={"n": n},
-        )
+        return _list_task(name, ("query", "reference"), n, max_tokens, 48, 20, parse_subquestions)
     if name == "correctness":
         return Task(
             name,
@@ -499,6 +481,30 @@ def make_task(
     raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
 
 
+def _list_task(
+    name: str,
+    fields: tuple[str, ...],
+    n: int,
+    max_tokens: int | None,
+    budget: int,
+    expected: int,
+    parse: Callable[[str, int], Parsed],
+) -> Task:
+    """A task asking for a list of at most ``n`` items (sub-questions, nuggets): ``budget``
+    reply tokens an item (plus 16) unless ``max_tokens`` is given, ``expected`` an item for
+    the dry-run estimate."""
+    if n < 1:
+        raise ValueError(f"n must be ≥ 1, got {n}")
+    return Task(
+        name,
+        fields,
+        max_tokens or budget * n + 16,
+        expected * n,
+        lambda t, _, p: parse(t, int(p["n"])),
+        params={"n": n},
+    )
+
+
 def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | None) -> Task:
     """UMBRELA's prompt ``name``: grade 0..3 read by umbrela's own parser, sent with
     umbrela's request parameters (see :mod:`ragmeter.judges.umbrela`)."""
@@ -525,16 +531,7 @@ def _umbrela_task(name: str, *, max_tokens: int | None, grade_logprobs: int | No
 def _nugget_task(name: str, *, n: int, max_tokens: int | None) -> Task | None:
     """The TREC RAG tasks (nuggets, importance, nugget and citation support), else None."""
     if name == "nuggets":
-        if n < 1:
-            raise ValueError(f"n must be ≥ 1, got {n}")
-        return Task(
-            name,
-            ("query", "passages"),
-            max_tokens or 40 * n + 16,
-            15 * n,
-            lambda t, _, p: parse_nuggets(t, int(p["n"])),
-            params={"n": n},
-        )
+        return _list_task(name, ("query", "passages"), n, max_tokens, 40, 15, parse_nuggets)
     if name == "nugget_importance":
         return Task(
             name, ("query", "nugget"), max_tokens or 8, 2, lambda t, _, __: parse_importance(t)

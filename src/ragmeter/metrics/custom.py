@@ -497,6 +497,30 @@ def _by_query(
     return compute
 
 
+def _define(
+    name: str,
+    fn: Callable[..., Any] | None,
+    compile_fn: Callable[[Any], Callable[[Aligned, Measure], FloatArray]],
+    replace: bool,
+    **options: Any,
+) -> Family | Callable[[_F], _F]:
+    """Register ``fn`` as the measure ``name`` (``compile_fn`` checks it and makes its compute
+    function; ``options`` are :func:`_family`'s), or, with ``fn`` left out, the decorator that
+    does (and returns the function)."""
+
+    def define(f: Callable[..., Any]) -> Family:
+        return _register(_family(name, compile_fn(f), f, **options), replace)
+
+    if fn is not None:
+        return define(fn)
+
+    def decorator(f: _F) -> _F:
+        define(f)
+        return f
+
+    return decorator
+
+
 @overload
 def define_measure(
     name: str,
@@ -574,30 +598,22 @@ def define_measure(
     _check_name("measure name", name)
     _check_params(name, params, ("k",))
 
-    def define(f: VectorFn) -> Family:
+    def compile_fn(f: VectorFn) -> Callable[[Aligned, Measure], FloatArray]:
         _signature_names(name, f, ("r",), params)
-        compute = _vectorised(f, params)
-        family = _family(
-            name,
-            compute,
-            f,
-            cutoff=cutoff,
-            params=params,
-            summary=summary,
-            aggregate=aggregate,
-            higher_is_better=higher_is_better,
-            aliases=aliases,
-        )
-        return _register(family, replace)
+        return _vectorised(f, params)
 
-    if fn is not None:
-        return define(fn)
-
-    def decorator(f: _F) -> _F:
-        define(f)
-        return f
-
-    return decorator
+    return _define(
+        name,
+        fn,
+        compile_fn,
+        replace,
+        cutoff=cutoff,
+        params=params,
+        summary=summary,
+        aggregate=aggregate,
+        higher_is_better=higher_is_better,
+        aliases=aliases,
+    )
 
 
 @overload
@@ -658,30 +674,22 @@ def define_measure_by_query(
     _check_name("measure name", name)
     _check_params(name, params, tuple(c for c in CONTEXT if c != "rel_level"))
 
-    def define(f: QueryFn) -> Family:
+    def compile_fn(f: QueryFn) -> Callable[[Aligned, Measure], FloatArray]:
         wants = _signature_names(name, f, ("ranking", "qrels"), params)
-        compute = _by_query(f, params, wants)
-        family = _family(
-            name,
-            compute,
-            f,
-            cutoff=cutoff,
-            params=params,
-            summary=summary,
-            aggregate=aggregate,
-            higher_is_better=higher_is_better,
-            aliases=aliases,
-        )
-        return _register(family, replace)
+        return _by_query(f, params, wants)
 
-    if fn is not None:
-        return define(fn)
-
-    def decorator(f: _F) -> _F:
-        define(f)
-        return f
-
-    return decorator
+    return _define(
+        name,
+        fn,
+        compile_fn,
+        replace,
+        cutoff=cutoff,
+        params=params,
+        summary=summary,
+        aggregate=aggregate,
+        higher_is_better=higher_is_better,
+        aliases=aliases,
+    )
 
 
 __all__ = [

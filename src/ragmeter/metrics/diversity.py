@@ -180,6 +180,23 @@ def _depth(data: _Query, k: int | None) -> int:
     return len(data.run) if k is None else k
 
 
+def _over_ideal_ideal(
+    al: Aligned, m: Measure, discount: Callable[[FloatArray], FloatArray]
+) -> FloatArray:
+    """The run's discounted novelty gain ÷ the collection-independent ideal
+    :func:`_ideal_ideal` (ndeval's normalisation of ERR-IA and α-DCG; 0 at depth 0)."""
+    alpha = float(m.param("alpha"))
+
+    def score(data: _Query, k: int | None) -> float:
+        depth = _depth(data, k)
+        if depth == 0:
+            return 0.0
+        num = _discounted(_gains(data.run, alpha), k, discount)
+        return float(num / _ideal_ideal(data.n_answerable, alpha, depth, discount))
+
+    return _per_query(al, m, alpha, score)
+
+
 @register("err_ia", cutoff="optional", params=(ALPHA, TAU), needs=("judgments",))
 def err_ia(al: Aligned, m: Measure) -> FloatArray:
     """ERR-IA@K = Σ_{j≤K} g_j / j ÷ Σ_{j≤K} S(1 − α)^{j−1} / j (ndeval's ERR-IA).
@@ -187,16 +204,7 @@ def err_ia(al: Aligned, m: Measure) -> FloatArray:
     Example (α = 0.5, S = 2): run [d answering both, d answering the first] →
     g = [2, 0.5], ERR-IA@2 = (2 + 0.25) / (2 + 0.5) = 0.9.
     """
-    alpha = float(m.param("alpha"))
-
-    def score(data: _Query, k: int | None) -> float:
-        depth = _depth(data, k)
-        if depth == 0:
-            return 0.0
-        num = _discounted(_gains(data.run, alpha), k, _reciprocal)
-        return float(num / _ideal_ideal(data.n_answerable, alpha, depth, _reciprocal))
-
-    return _per_query(al, m, alpha, score)
+    return _over_ideal_ideal(al, m, _reciprocal)
 
 
 @register("nerr_ia", cutoff="optional", params=(ALPHA, TAU), needs=("judgments",))
@@ -216,16 +224,7 @@ def nerr_ia(al: Aligned, m: Measure) -> FloatArray:
 def alpha_dcg(al: Aligned, m: Measure) -> FloatArray:
     """α-DCG@K = Σ_{j≤K} g_j / log2(j+1) ÷ Σ_{j≤K} S(1 − α)^{j−1} / log2(j+1) (ndeval's
     collection-independent normalisation; ``alpha_ndcg`` divides by the greedy ideal)."""
-    alpha = float(m.param("alpha"))
-
-    def score(data: _Query, k: int | None) -> float:
-        depth = _depth(data, k)
-        if depth == 0:
-            return 0.0
-        num = _discounted(_gains(data.run, alpha), k, _log_discount)
-        return float(num / _ideal_ideal(data.n_answerable, alpha, depth, _log_discount))
-
-    return _per_query(al, m, alpha, score)
+    return _over_ideal_ideal(al, m, _log_discount)
 
 
 def _nrbp_sum(matrix: BoolMatrix, alpha: float, beta: float) -> float:

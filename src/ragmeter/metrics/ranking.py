@@ -246,23 +246,29 @@ def _one_gain_rule(m: Measure) -> None:
 
 
 def _dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
-    level = m.param("rel_level")
-    terms = al._cached(
-        ("dcg_terms", gain_fn.__name__, level),
-        lambda: discounted(_gains(al.grades, gain_fn, level), al.ranks),
-    )
-    return sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
+    return _dcg_of(al, m, gain_fn, ideal=False)
 
 
 def _ideal_dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
     # label_grades are sorted descending within each query: the ideal ranking (gains zeroed
     # below rel_level stay at the bottom).
+    return _dcg_of(al, m, gain_fn, ideal=True)
+
+
+def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatArray:
+    """DCG of the retrieved items, or (``ideal``) of the judgments in grade order; the
+    discounted gains are computed once per evaluation (cached on ``al``)."""
     level = m.param("rel_level")
+    if ideal:
+        grades, ranks = al.label_grades, al.label_ranks
+        offsets, lengths = al.label_offsets, al.label_lengths
+    else:
+        grades, ranks, offsets, lengths = al.grades, al.ranks, al.offsets, al.lengths
     terms = al._cached(
-        ("ideal_dcg_terms", gain_fn.__name__, level),
-        lambda: discounted(_gains(al.label_grades, gain_fn, level), al.label_ranks),
+        ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, level),
+        lambda: discounted(_gains(grades, gain_fn, level), ranks),
     )
-    return sum_within(terms, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
+    return sum_within(terms, offsets, lengths, cutoff_per_query(al, m))
 
 
 @register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))

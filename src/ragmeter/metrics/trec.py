@@ -237,6 +237,30 @@ def _long(name: str, family: str | None, defaults: Sequence[int]) -> TrecMeasure
     return TrecMeasure(name, "long_cut", family, tuple(defaults))
 
 
+#: the measures of trec_eval's preference format (-R prefs): the ``prefs`` nickname's, and
+#: the rest of ``all_prefs``
+_PREFS = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+)
+_ALL_PREFS = (
+    *_PREFS,
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+)
+#: the measures of the judgment-group format (qrels_jg)
+_QRELS_JG = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+
 #: Every trec_eval 10.0 measure, in the order trec_eval computes and prints them.
 TREC_MEASURES: tuple[TrecMeasure, ...] = (
     TrecMeasure("runid", "output", None, per_query=False),
@@ -276,28 +300,7 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_F", "params", "set_f", build=_build_set_f),
     _plain("num_nonrel_judged_ret", "num_nonrel_judged_ret", integer=True),
     # preference and judgment-group measures need other input formats (-R prefs, qrels_jg)
-    *(
-        _plain(name, None)
-        for name in (
-            "prefs_num_prefs_poss",
-            "prefs_num_prefs_ful",
-            "prefs_num_prefs_ful_ret",
-            "prefs_simp",
-            "prefs_pair",
-            "prefs_avgjg",
-            "prefs_avgjg_Rnonrel",
-            "prefs_simp_ret",
-            "prefs_pair_ret",
-            "prefs_avgjg_ret",
-            "prefs_avgjg_Rnonrel_ret",
-            "prefs_simp_imp",
-            "prefs_pair_imp",
-            "prefs_avgjg_imp",
-            "map_avgjg",
-            "P_avgjg",
-            "Rprec_mult_avgjg",
-        )
-    ),
+    *(_plain(name, None) for name in (*_ALL_PREFS, *_QRELS_JG)),
     _plain("yaap", "yaap"),
     TrecMeasure("rbp", "pairs", "rbp", build=_pairs_builder("rbp", named=("p",))),
     TrecMeasure(
@@ -308,13 +311,14 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
 
 BY_NAME: dict[str, TrecMeasure] = {t.name: t for t in TREC_MEASURES}
 
+#: the counts every nickname but the prefs' starts with
+_COUNTS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret")
+#: the set-based measures (the ``set`` nickname's, after ``utility``)
+_SET = ("set_P", "set_recall", "set_relative_P", "set_map", "set_F")
+
 #: trec_eval's default measure set (no ``-m``): the ``official`` nickname.
 OFFICIAL: tuple[str, ...] = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
+    *_COUNTS,
     "map",
     "gm_map",
     "Rprec",
@@ -326,18 +330,7 @@ OFFICIAL: tuple[str, ...] = (
 
 #: ``-m all_trec`` (trec_eval 10.0's nickname list; printing follows :data:`TREC_MEASURES`).
 ALL_TREC: tuple[str, ...] = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
+    *OFFICIAL,
     "relstring",
     "recall",
     "unj",
@@ -357,56 +350,20 @@ ALL_TREC: tuple[str, ...] = (
     "Rndcg",
     "binG",
     "G",
-    "set_P",
-    "set_recall",
-    "set_relative_P",
-    "set_map",
-    "set_F",
+    *_SET,
     "num_nonrel_judged_ret",
 )
 
-_PREFS = (
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-)
 
 #: trec_eval's measure nicknames (``all_prefs``, ``prefs`` and ``qrels_jg`` name measures
 #: of the prefs and qrels_jg formats, which ragmeter does not implement).
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": OFFICIAL,
     "all_trec": ALL_TREC,
-    "set": (
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "utility",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
-    ),
-    "all_prefs": (
-        "runid",
-        "num_q",
-        *_PREFS,
-        "prefs_avgjg_Rnonrel",
-        "prefs_simp_ret",
-        "prefs_pair_ret",
-        "prefs_avgjg_ret",
-        "prefs_avgjg_Rnonrel_ret",
-        "prefs_simp_imp",
-        "prefs_pair_imp",
-        "prefs_avgjg_imp",
-    ),
+    "set": (*_COUNTS, "utility", *_SET),
+    "all_prefs": ("runid", "num_q", *_ALL_PREFS),
     "prefs": ("runid", "num_q", *_PREFS),
-    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "qrels_jg": ("runid", "num_q", *_QRELS_JG),
 }
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import html
 import json
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -148,31 +149,34 @@ def _notes(m: MeasurePPI) -> list[str]:
 
 
 def _terminal_cells(m: MeasurePPI) -> list[str | Text]:
-    e = m.estimate
-    if e is None:
-        return ["–"] * len(EVALUATE_COLUMNS)
-    return [
-        stacked(e.estimate, e.ci),
-        stacked(e.llm_mean, e.llm_ci),
-        stacked(e.human_mean, e.human_ci),
-        f"{e.lam:.3f}",
-        f"{e.n_labelled}/{e.n_labelled + e.n_unlabelled}",
-        _stacked_gained(m),
-    ]
+    return _row_cells(m, stacked, _stacked_gained)
 
 
 def _cells(m: MeasurePPI) -> list[str]:
     """The HTML cells, in :data:`EVALUATE_COLUMNS` order."""
+    return _row_cells(m, interval_text, _gained)
+
+
+_Cell = TypeVar("_Cell")
+
+
+def _row_cells(
+    m: MeasurePPI,
+    interval: Callable[[float | None, tuple[float, float] | None], _Cell],
+    gained: Callable[[MeasurePPI], _Cell],
+) -> list[str | _Cell]:
+    """A measure's row, in :data:`EVALUATE_COLUMNS` order: each interval (and the gain) as
+    ``interval`` (and ``gained``) write it, the terminal's or the HTML's."""
     e = m.estimate
     if e is None:
         return ["–"] * len(EVALUATE_COLUMNS)
     return [
-        interval_text(e.estimate, e.ci),
-        interval_text(e.llm_mean, e.llm_ci),
-        interval_text(e.human_mean, e.human_ci),
+        interval(e.estimate, e.ci),
+        interval(e.llm_mean, e.llm_ci),
+        interval(e.human_mean, e.human_ci),
         f"{e.lam:.3f}",
         f"{e.n_labelled}/{e.n_labelled + e.n_unlabelled}",
-        _gained(m),
+        gained(m),
     ]
 
 

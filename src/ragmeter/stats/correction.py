@@ -4,6 +4,7 @@ rate (the expected share of false positives among the significant results)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -22,12 +23,11 @@ def bonferroni(pvalues: npt.ArrayLike) -> FloatArray:
     return np.minimum(1.0, p * m)
 
 
-def holm(pvalues: npt.ArrayLike) -> FloatArray:
-    """Holm's step-down: with p_(1) ≤ … ≤ p_(m) sorted,
-    p̃_(i) = max_{j ≤ i} min(1, (m − j + 1)·p_(j)); m = number of defined p-values.
-
-    Uniformly more powerful than Bonferroni with the same family-wise guarantee. NaN stays NaN.
-    """
+def _step(
+    pvalues: npt.ArrayLike, adjust_sorted: Callable[[FloatArray, int], FloatArray]
+) -> FloatArray:
+    """The p-values adjusted by ``adjust_sorted(p_(1..m), m)`` over the defined ones sorted
+    ascending (ties in input order), capped at 1; NaN stays NaN."""
     p = np.asarray(pvalues, dtype=np.float64)
     out = np.full(p.shape, np.nan)
     defined = np.flatnonzero(~np.isnan(p))
@@ -35,9 +35,17 @@ def holm(pvalues: npt.ArrayLike) -> FloatArray:
     if m == 0:
         return out
     order = defined[np.argsort(p[defined], kind="stable")]
-    scaled = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    out[order] = np.minimum(1.0, adjust_sorted(p[order], m))
     return out
+
+
+def holm(pvalues: npt.ArrayLike) -> FloatArray:
+    """Holm's step-down: with p_(1) ≤ … ≤ p_(m) sorted,
+    p̃_(i) = max_{j ≤ i} min(1, (m − j + 1)·p_(j)); m = number of defined p-values.
+
+    Uniformly more powerful than Bonferroni with the same family-wise guarantee. NaN stays NaN.
+    """
+    return _step(pvalues, lambda sorted_p, m: np.maximum.accumulate((m - np.arange(m)) * sorted_p))
 
 
 def benjamini_hochberg(pvalues: npt.ArrayLike) -> FloatArray:
@@ -47,16 +55,12 @@ def benjamini_hochberg(pvalues: npt.ArrayLike) -> FloatArray:
     Rejecting every p̃ ≤ α keeps the false discovery rate at most α for independent (or
     positively dependent) tests (Benjamini & Hochberg 1995). NaN stays NaN.
     """
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    defined = np.flatnonzero(~np.isnan(p))
-    m = defined.shape[0]
-    if m == 0:
-        return out
-    order = defined[np.argsort(p[defined], kind="stable")]
-    scaled = m * p[order] / np.arange(1, m + 1)
-    out[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    return out
+
+    def step_up(sorted_p: FloatArray, m: int) -> FloatArray:
+        scaled = m * sorted_p / np.arange(1, m + 1)
+        return np.minimum.accumulate(scaled[::-1])[::-1]
+
+    return _step(pvalues, step_up)
 
 
 def adjust(pvalues: npt.ArrayLike, method: Correction = "holm") -> FloatArray:

@@ -12,9 +12,9 @@ import bisect
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -138,57 +138,53 @@ def _judge_text(judge: LabelSource | None) -> str | None:
     return json.dumps(judge.to_json(), sort_keys=True) if judge is not None else None
 
 
+_Row = TypeVar("_Row", "WindowRow", "PPIRow")
+
+
+def _to_columns(row: WindowRow | PPIRow, stream: str, now: datetime) -> dict[str, Any]:
+    """A window row as its table's columns: NaN stored as NULL, the judge as JSON."""
+    values: dict[str, Any] = {"stream": stream, "updated_at": now}
+    for f in fields(row):
+        value = getattr(row, f.name)
+        if f.name == "judge":
+            value = _judge_text(value)
+        elif f.type in ("float", float):  # the annotation, a string under PEP 563
+            value = _clean(value)
+        values[f.name] = value
+    return values
+
+
+def _load_rows(
+    store: Store, table: sa.Table, cls: type[_Row], stream: str, window_s: int | None
+) -> list[_Row]:
+    """The stream's rows of ``table`` as ``cls`` (NULL read as NaN, the judge from JSON), by
+    window then measure."""
+    with store.connect() as conn:
+        rows = list(_window_rows(conn, table, stream, window_s))
+    out = []
+    for r in rows:
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            value = r[f.name]
+            if f.name == "judge":
+                value = LabelSource.from_json(json.loads(value)) if value else None
+            elif f.type in ("float", float):  # the annotation, a string under PEP 563
+                value = _nan(value)
+            values[f.name] = value
+        out.append(cls(**values))
+    return out
+
+
 def save_ppi(store: Store, stream: str, window_s: int, rows: Iterable[PPIRow]) -> None:
     """Replace the stream's estimates for this window length."""
-    t = schema.monitor_ppi
     now = datetime.now(UTC)
-    values = [
-        {
-            "stream": stream,
-            "window_s": window_s,
-            "window_start": r.window_start,
-            "measure": r.measure,
-            "n_labelled": r.n_labelled,
-            "n_unlabelled": r.n_unlabelled,
-            "llm_mean": _clean(r.llm_mean),
-            "estimate": _clean(r.estimate),
-            "low": _clean(r.low),
-            "high": _clean(r.high),
-            "lam": _clean(r.lam),
-            "alpha": r.alpha,
-            "human": r.human,
-            "judge": _judge_text(r.judge),
-            "updated_at": now,
-            "estimator": r.estimator,
-        }
-        for r in rows
-    ]
-    _replace_rows(store, t, stream, window_s, values)
+    values = [_to_columns(replace(r, window_s=window_s), stream, now) for r in rows]
+    _replace_rows(store, schema.monitor_ppi, stream, window_s, values)
 
 
 def load_ppi(store: Store, stream: str, window_s: int | None = None) -> list[PPIRow]:
     """The stream's stored estimates (one window length, or all), by window then measure."""
-    t = schema.monitor_ppi
-    with store.connect() as conn:
-        return [
-            PPIRow(
-                window_s=r["window_s"],
-                window_start=r["window_start"],
-                measure=r["measure"],
-                n_labelled=r["n_labelled"],
-                n_unlabelled=r["n_unlabelled"],
-                llm_mean=_nan(r["llm_mean"]),
-                estimate=_nan(r["estimate"]),
-                low=_nan(r["low"]),
-                high=_nan(r["high"]),
-                lam=_nan(r["lam"]),
-                alpha=r["alpha"],
-                human=r["human"],
-                judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
-                estimator=r["estimator"],
-            )
-            for r in _window_rows(conn, t, stream, window_s)
-        ]
+    return _load_rows(store, schema.monitor_ppi, PPIRow, stream, window_s)
 
 
 def drop_stale_ppi(store: Store, stream: str, started_s: Iterable[int]) -> int:
@@ -329,48 +325,30 @@ def save_windows(
     judge: LabelSource | None,
 ) -> None:
     """Replace the stream's figures for this window length (``WindowFigure`` objects)."""
-    t = schema.monitor_windows
     now = datetime.now(UTC)
-    judge_text = json.dumps(judge.to_json(), sort_keys=True) if judge is not None else None
-
-    def clean(v: float) -> float | None:
-        return None if math.isnan(v) else float(v)
-
     rows = [
-        {
-            "stream": stream,
-            "window_s": window_s,
-            "window_start": f.window_start,
-            "measure": f.measure,
-            "n": f.n,
-            "mean": clean(f.mean),
-            "low": clean(f.low),
-            "high": clean(f.high),
-            "judge": None if f.measure.startswith("latency_ms.") else judge_text,
-            "updated_at": now,
-        }
+        _to_columns(
+            WindowRow(
+                window_s=window_s,
+                window_start=f.window_start,
+                measure=f.measure,
+                n=f.n,
+                mean=f.mean,
+                low=f.low,
+                high=f.high,
+                judge=None if f.measure.startswith("latency_ms.") else judge,
+            ),
+            stream,
+            now,
+        )
         for f in figures
     ]
-    _replace_rows(store, t, stream, window_s, rows)
+    _replace_rows(store, schema.monitor_windows, stream, window_s, rows)
 
 
 def load_windows(store: Store, stream: str, window_s: int | None = None) -> list[WindowRow]:
     """The stream's stored figures (one window length, or all), by window then measure."""
-    t = schema.monitor_windows
-    with store.connect() as conn:
-        return [
-            WindowRow(
-                window_s=r["window_s"],
-                window_start=r["window_start"],
-                measure=r["measure"],
-                n=r["n"],
-                mean=math.nan if r["mean"] is None else r["mean"],
-                low=math.nan if r["low"] is None else r["low"],
-                high=math.nan if r["high"] is None else r["high"],
-                judge=LabelSource.from_json(json.loads(r["judge"])) if r["judge"] else None,
-            )
-            for r in _window_rows(conn, t, stream, window_s)
-        ]
+    return _load_rows(store, schema.monitor_windows, WindowRow, stream, window_s)
 
 
 def streams(store: Store) -> list[str]:

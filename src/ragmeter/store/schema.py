@@ -62,172 +62,15 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-METADATA = sa.MetaData()
-
-schema_version = sa.Table(
-    "schema_version",
-    METADATA,
-    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
-)
-
-evaluations = sa.Table(
-    "evaluations",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("name", sa.Text, nullable=True),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("command", sa.Text, nullable=False),
-    sa.Column("git_commit", sa.Text, nullable=True),
-    sa.Column("git_dirty", sa.Boolean, nullable=True),
-    sa.Column("qrels_hash", sa.Text, nullable=True),
-    sa.Column("parameters", sa.Text, nullable=False),
-    sa.Column("measures", sa.Text, nullable=False),
-    sa.Column("warnings", sa.Text, nullable=False),
-    sa.Column("ragmeter_version", sa.Text, nullable=False),
-    sa.Column("labels", sa.Text, nullable=True),
-    sqlite_autoincrement=True,
-)
-
-runs = sa.Table(
-    "runs",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column(
-        "evaluation_id",
-        sa.Integer,
-        sa.ForeignKey("evaluations.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
-    sa.Column("position", sa.Integer, nullable=False),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("content_hash", sa.Text, nullable=True),
-    sa.Column("n_queries", sa.Integer, nullable=False),
-    sa.Column("n_missing", sa.Integer, nullable=False),
-    sa.Column("n_skipped", sa.Integer, nullable=False),
-    sa.Column("n_unjudged_queries", sa.Integer, nullable=False),
-    sa.Column("means", sa.Text, nullable=False),
-    sqlite_autoincrement=True,
-)
-
-run_queries = sa.Table(
-    "run_queries",
-    METADATA,
-    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("query_id", sa.Text, nullable=False),
-)
-
-# no foreign key here since version 3 on PostgreSQL (SQLite keeps version 1's)
-query_values = sa.Table(
-    "query_values",
-    METADATA,
-    sa.Column("run_id", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("measure", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("value", sa.Double, nullable=True),
-)
-
-monitor_spans = sa.Table(
-    "monitor_spans",
-    METADATA,
-    sa.Column("stream", sa.Text, primary_key=True),
-    sa.Column("trace_id", sa.Text, primary_key=True),
-    sa.Column("span_id", sa.Text, primary_key=True),
-    sa.Column("stage", sa.Text, nullable=False),
-    sa.Column("started_ns", sa.BigInteger, nullable=False),
-    sa.Column("duration_ms", sa.Double, nullable=True),
-)
-
-monitor_samples = sa.Table(
-    "monitor_samples",
-    METADATA,
-    sa.Column("stream", sa.Text, primary_key=True),
-    sa.Column("trace_id", sa.Text, primary_key=True),
-    sa.Column("span_id", sa.Text, primary_key=True),
-    sa.Column("window_s", sa.Integer, nullable=False),
-    sa.Column("window_start", sa.BigInteger, nullable=False),
-    sa.Column("query_id", sa.Text, nullable=False),
-    sa.Column("judge", sa.Text, nullable=False),
-    sa.Column("pairs", sa.Integer, nullable=False),
-    sa.Column("unlabelled", sa.Integer, nullable=False),
-    sa.Column("measure_values", sa.Text, nullable=False),
-    sa.Column("doc_ids", sa.Text, nullable=False),
-)
-
-monitor_windows = sa.Table(
-    "monitor_windows",
-    METADATA,
-    sa.Column("stream", sa.Text, primary_key=True),
-    sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
-    sa.Column("measure", sa.Text, primary_key=True),
-    sa.Column("n", sa.Integer, nullable=False),
-    sa.Column("mean", sa.Double, nullable=True),
-    sa.Column("low", sa.Double, nullable=True),
-    sa.Column("high", sa.Double, nullable=True),
-    sa.Column("judge", sa.Text, nullable=True),
-    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-)
-
-check_history = sa.Table(
-    "check_history",
-    METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("baseline", sa.Text, nullable=False),
-    sa.Column("baseline_sha256", sa.Text, nullable=False),
-    sa.Column("baseline_values", sa.Text, nullable=False),
-    sa.Column("qrels_sha256", sa.Text, nullable=False),
-    sa.Column("rules", sa.Text, nullable=False),
-    sa.Column("alpha", sa.Double, nullable=False),
-    sa.Column("settings", sa.Text, nullable=False),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-)
-
-check_looks = sa.Table(
-    "check_looks",
-    METADATA,
-    sa.Column("look", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("run", sa.Text, nullable=False),
-    sa.Column("run_sha256", sa.Text, nullable=False),
-    sa.Column("git_commit", sa.Text, nullable=True),
-    sa.Column("failed", sa.Boolean, nullable=False),
-    sa.Column("readings", sa.Text, nullable=False),
-    sa.Column("run_values", sa.Text, nullable=False),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-)
-
-monitor_ppi = sa.Table(
-    "monitor_ppi",
-    METADATA,
-    sa.Column("stream", sa.Text, primary_key=True),
-    sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
-    sa.Column("measure", sa.Text, primary_key=True),
-    sa.Column("n_labelled", sa.Integer, nullable=False),
-    sa.Column("n_unlabelled", sa.Integer, nullable=False),
-    sa.Column("llm_mean", sa.Double, nullable=True),
-    sa.Column("estimate", sa.Double, nullable=True),
-    sa.Column("low", sa.Double, nullable=True),
-    sa.Column("high", sa.Double, nullable=True),
-    sa.Column("lam", sa.Double, nullable=True),
-    sa.Column("alpha", sa.Double, nullable=False),
-    sa.Column("human", sa.Text, nullable=False),
-    sa.Column("judge", sa.Text, nullable=True),
-    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("estimator", sa.Text, nullable=True),
-)
+# -- column sets ----------------------------------------------------------------------------
+# Each set is frozen at the version that made it: a migration must keep producing the tables it
+# produced, so a set is never edited (a later shape is a new set, or a migration that alters the
+# table). The migrations and the latest tables (METADATA) are built from the same sets, the
+# latest with the columns later migrations added.
 
 
-# -- migrations -----------------------------------------------------------------------------
-
-
-def _v1_tables(conn: sa.Connection) -> None:
-    """Version 1: evaluations, their runs, query ids and per-query values."""
-    meta = sa.MetaData()
-    sa.Table(
-        "evaluations",
-        meta,
+def _evaluations_v1() -> list[sa.Column[object]]:
+    return [
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("name", sa.Text, nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -238,11 +81,11 @@ def _v1_tables(conn: sa.Connection) -> None:
         sa.Column("parameters", sa.Text, nullable=False),
         sa.Column("measures", sa.Text, nullable=False),
         sa.Column("warnings", sa.Text, nullable=False),
-        sqlite_autoincrement=True,
-    )
-    sa.Table(
-        "runs",
-        meta,
+    ]
+
+
+def _runs_v1() -> list[sa.Column[object]]:
+    return [
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column(
             "evaluation_id",
@@ -258,28 +101,204 @@ def _v1_tables(conn: sa.Connection) -> None:
         sa.Column("n_skipped", sa.Integer, nullable=False),
         sa.Column("n_unjudged_queries", sa.Integer, nullable=False),
         sa.Column("means", sa.Text, nullable=False),
-        sa.UniqueConstraint("evaluation_id", "position", name="uq_runs_position"),
-        sqlite_autoincrement=True,
+    ]
+
+
+def _run_key_v1(*, foreign_key: bool = True) -> sa.Column[object]:
+    """``run_id``, the key naming a run (a foreign key to ``runs`` unless ``foreign_key`` is
+    false: the cells lost theirs on PostgreSQL in version 3)."""
+    if not foreign_key:
+        return sa.Column("run_id", sa.Integer, primary_key=True, autoincrement=False)
+    return sa.Column(
+        "run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
     )
-    sa.Table(
-        "run_queries",
-        meta,
-        sa.Column(
-            "run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-        ),
+
+
+def _run_queries_v1() -> list[sa.Column[object]]:
+    return [
         sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("query_id", sa.Text, nullable=False),
-    )
-    sa.Table(
-        "query_values",
-        meta,
-        sa.Column(
-            "run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-        ),
+    ]
+
+
+def _query_values_v1() -> list[sa.Column[object]]:
+    return [
         sa.Column("row", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("measure", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("value", sa.Double, nullable=True),
+    ]
+
+
+def _span_fields_v5(*, duration_nullable: bool) -> list[sa.Column[object]]:
+    """A span's fields past its key (version 7 let the duration be NULL)."""
+    return [
+        sa.Column("stage", sa.Text, nullable=False),
+        sa.Column("started_ns", sa.BigInteger, nullable=False),
+        sa.Column("duration_ms", sa.Double, nullable=duration_nullable),
+    ]
+
+
+def _sample_fields_v5() -> list[sa.Column[object]]:
+    """A sample's fields past its key (the key gained the trace id in version 7)."""
+    return [
+        sa.Column("window_s", sa.Integer, nullable=False),
+        sa.Column("window_start", sa.BigInteger, nullable=False),
+        sa.Column("query_id", sa.Text, nullable=False),
+        sa.Column("judge", sa.Text, nullable=False),
+        sa.Column("pairs", sa.Integer, nullable=False),
+        sa.Column("unlabelled", sa.Integer, nullable=False),
+        sa.Column("measure_values", sa.Text, nullable=False),
+        sa.Column("doc_ids", sa.Text, nullable=False),
+    ]
+
+
+def _span_key_v5() -> list[sa.Column[object]]:
+    return [
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+    ]
+
+
+def _span_key_v7() -> list[sa.Column[object]]:
+    """Span ids are unique only within a trace: the key holds the trace id."""
+    return [
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("trace_id", sa.Text, primary_key=True),
+        sa.Column("span_id", sa.Text, primary_key=True),
+    ]
+
+
+def _window_key_v5() -> list[sa.Column[object]]:
+    """A monitor window's key: stream, window length, window start and measure."""
+    return [
+        sa.Column("stream", sa.Text, primary_key=True),
+        sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("measure", sa.Text, primary_key=True),
+    ]
+
+
+def _monitor_windows_v5() -> list[sa.Column[object]]:
+    return [
+        *_window_key_v5(),
+        sa.Column("n", sa.Integer, nullable=False),
+        sa.Column("mean", sa.Double, nullable=True),
+        sa.Column("low", sa.Double, nullable=True),
+        sa.Column("high", sa.Double, nullable=True),
+        sa.Column("judge", sa.Text, nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    ]
+
+
+def _monitor_ppi_v6() -> list[sa.Column[object]]:
+    return [
+        *_window_key_v5(),
+        sa.Column("n_labelled", sa.Integer, nullable=False),
+        sa.Column("n_unlabelled", sa.Integer, nullable=False),
+        sa.Column("llm_mean", sa.Double, nullable=True),
+        sa.Column("estimate", sa.Double, nullable=True),
+        sa.Column("low", sa.Double, nullable=True),
+        sa.Column("high", sa.Double, nullable=True),
+        sa.Column("lam", sa.Double, nullable=True),
+        sa.Column("alpha", sa.Double, nullable=False),
+        sa.Column("human", sa.Text, nullable=False),
+        sa.Column("judge", sa.Text, nullable=True),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    ]
+
+
+def _check_history_v8() -> list[sa.Column[object]]:
+    return [
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("baseline", sa.Text, nullable=False),
+        sa.Column("baseline_sha256", sa.Text, nullable=False),
+        sa.Column("baseline_values", sa.Text, nullable=False),
+        sa.Column("qrels_sha256", sa.Text, nullable=False),
+        sa.Column("rules", sa.Text, nullable=False),
+        sa.Column("alpha", sa.Double, nullable=False),
+        sa.Column("settings", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    ]
+
+
+def _check_looks_v8() -> list[sa.Column[object]]:
+    return [
+        sa.Column("look", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("run", sa.Text, nullable=False),
+        sa.Column("run_sha256", sa.Text, nullable=False),
+        sa.Column("git_commit", sa.Text, nullable=True),
+        sa.Column("failed", sa.Boolean, nullable=False),
+        sa.Column("readings", sa.Text, nullable=False),
+        sa.Column("run_values", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    ]
+
+
+# -- the latest tables ----------------------------------------------------------------------
+
+METADATA = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    METADATA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+evaluations = sa.Table(
+    "evaluations",
+    METADATA,
+    *_evaluations_v1(),
+    sa.Column("ragmeter_version", sa.Text, nullable=False),  # version 2
+    sa.Column("labels", sa.Text, nullable=True),  # version 4
+    sqlite_autoincrement=True,
+)
+
+runs = sa.Table("runs", METADATA, *_runs_v1(), sqlite_autoincrement=True)
+
+run_queries = sa.Table("run_queries", METADATA, _run_key_v1(), *_run_queries_v1())
+
+# no foreign key here since version 3 on PostgreSQL (SQLite keeps version 1's)
+query_values = sa.Table(
+    "query_values", METADATA, _run_key_v1(foreign_key=False), *_query_values_v1()
+)
+
+monitor_spans = sa.Table(
+    "monitor_spans", METADATA, *_span_key_v7(), *_span_fields_v5(duration_nullable=True)
+)
+
+monitor_samples = sa.Table("monitor_samples", METADATA, *_span_key_v7(), *_sample_fields_v5())
+
+monitor_windows = sa.Table("monitor_windows", METADATA, *_monitor_windows_v5())
+
+check_history = sa.Table("check_history", METADATA, *_check_history_v8())
+
+check_looks = sa.Table("check_looks", METADATA, *_check_looks_v8())
+
+monitor_ppi = sa.Table(
+    "monitor_ppi",
+    METADATA,
+    *_monitor_ppi_v6(),
+    sa.Column("estimator", sa.Text, nullable=True),  # version 8
+)
+
+
+# -- migrations -----------------------------------------------------------------------------
+
+
+def _v1_tables(conn: sa.Connection) -> None:
+    """Version 1: evaluations, their runs, query ids and per-query values."""
+    meta = sa.MetaData()
+    sa.Table("evaluations", meta, *_evaluations_v1(), sqlite_autoincrement=True)
+    sa.Table(
+        "runs",
+        meta,
+        *_runs_v1(),
+        sa.UniqueConstraint("evaluation_id", "position", name="uq_runs_position"),
+        sqlite_autoincrement=True,
     )
+    sa.Table("run_queries", meta, _run_key_v1(), *_run_queries_v1())
+    sa.Table("query_values", meta, _run_key_v1(), *_query_values_v1())
     meta.create_all(conn)
 
 
@@ -319,28 +338,12 @@ def _v5_monitor(conn: sa.Connection) -> None:
     sa.Table(
         "monitor_spans",
         meta,
-        sa.Column("stream", sa.Text, primary_key=True),
-        sa.Column("span_id", sa.Text, primary_key=True),
+        *_span_key_v5(),
         sa.Column("trace_id", sa.Text, nullable=False),
-        sa.Column("stage", sa.Text, nullable=False),
-        sa.Column("started_ns", sa.BigInteger, nullable=False),
-        sa.Column("duration_ms", sa.Double, nullable=False),
+        *_span_fields_v5(duration_nullable=False),
     )
-    sa.Table(
-        "monitor_samples",
-        meta,
-        sa.Column("stream", sa.Text, primary_key=True),
-        sa.Column("span_id", sa.Text, primary_key=True),
-        sa.Column("window_s", sa.Integer, nullable=False),
-        sa.Column("window_start", sa.BigInteger, nullable=False),
-        sa.Column("query_id", sa.Text, nullable=False),
-        sa.Column("judge", sa.Text, nullable=False),
-        sa.Column("pairs", sa.Integer, nullable=False),
-        sa.Column("unlabelled", sa.Integer, nullable=False),
-        sa.Column("measure_values", sa.Text, nullable=False),
-        sa.Column("doc_ids", sa.Text, nullable=False),
-    )
-    monitor_windows.to_metadata(meta)
+    sa.Table("monitor_samples", meta, *_span_key_v5(), *_sample_fields_v5())
+    sa.Table("monitor_windows", meta, *_monitor_windows_v5())
     meta.create_all(conn)
     conn.execute(
         sa.text("CREATE INDEX ix_monitor_spans_start ON monitor_spans (stream, started_ns)")
@@ -350,25 +353,7 @@ def _v5_monitor(conn: sa.Connection) -> None:
 def _v6_monitor_ppi(conn: sa.Connection) -> None:
     """Version 6: the windows' prediction-powered estimates (``ragmeter monitor ppi``)."""
     meta = sa.MetaData()
-    sa.Table(
-        "monitor_ppi",
-        meta,
-        sa.Column("stream", sa.Text, primary_key=True),
-        sa.Column("window_s", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("window_start", sa.BigInteger, primary_key=True, autoincrement=False),
-        sa.Column("measure", sa.Text, primary_key=True),
-        sa.Column("n_labelled", sa.Integer, nullable=False),
-        sa.Column("n_unlabelled", sa.Integer, nullable=False),
-        sa.Column("llm_mean", sa.Double, nullable=True),
-        sa.Column("estimate", sa.Double, nullable=True),
-        sa.Column("low", sa.Double, nullable=True),
-        sa.Column("high", sa.Double, nullable=True),
-        sa.Column("lam", sa.Double, nullable=True),
-        sa.Column("alpha", sa.Double, nullable=False),
-        sa.Column("human", sa.Text, nullable=False),
-        sa.Column("judge", sa.Text, nullable=True),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    )
+    sa.Table("monitor_ppi", meta, *_monitor_ppi_v6())
     meta.create_all(conn)
 
 
@@ -385,31 +370,8 @@ def _v7_spans_keyed_by_trace(conn: sa.Connection) -> None:
     PostgreSQL.
     """
     meta = sa.MetaData()
-    sa.Table(
-        "monitor_spans_v7",
-        meta,
-        sa.Column("stream", sa.Text, primary_key=True),
-        sa.Column("trace_id", sa.Text, primary_key=True),
-        sa.Column("span_id", sa.Text, primary_key=True),
-        sa.Column("stage", sa.Text, nullable=False),
-        sa.Column("started_ns", sa.BigInteger, nullable=False),
-        sa.Column("duration_ms", sa.Double, nullable=True),
-    )
-    sa.Table(
-        "monitor_samples_v7",
-        meta,
-        sa.Column("stream", sa.Text, primary_key=True),
-        sa.Column("trace_id", sa.Text, primary_key=True),
-        sa.Column("span_id", sa.Text, primary_key=True),
-        sa.Column("window_s", sa.Integer, nullable=False),
-        sa.Column("window_start", sa.BigInteger, nullable=False),
-        sa.Column("query_id", sa.Text, nullable=False),
-        sa.Column("judge", sa.Text, nullable=False),
-        sa.Column("pairs", sa.Integer, nullable=False),
-        sa.Column("unlabelled", sa.Integer, nullable=False),
-        sa.Column("measure_values", sa.Text, nullable=False),
-        sa.Column("doc_ids", sa.Text, nullable=False),
-    )
+    sa.Table("monitor_spans_v7", meta, *_span_key_v7(), *_span_fields_v5(duration_nullable=True))
+    sa.Table("monitor_samples_v7", meta, *_span_key_v7(), *_sample_fields_v5())
     meta.create_all(conn)
     span_columns = "stream, trace_id, span_id, stage, started_ns, duration_ms"
     conn.execute(
@@ -445,31 +407,8 @@ def _v8_check_history(conn: sa.Connection) -> None:
     """Version 8: the looks of ``ragmeter check --sequential``, and the estimator of the
     monitor's prediction-powered estimates (NULL for those stored before: PPI++)."""
     meta = sa.MetaData()
-    sa.Table(
-        "check_history",
-        meta,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("baseline", sa.Text, nullable=False),
-        sa.Column("baseline_sha256", sa.Text, nullable=False),
-        sa.Column("baseline_values", sa.Text, nullable=False),
-        sa.Column("qrels_sha256", sa.Text, nullable=False),
-        sa.Column("rules", sa.Text, nullable=False),
-        sa.Column("alpha", sa.Double, nullable=False),
-        sa.Column("settings", sa.Text, nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-    )
-    sa.Table(
-        "check_looks",
-        meta,
-        sa.Column("look", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("run", sa.Text, nullable=False),
-        sa.Column("run_sha256", sa.Text, nullable=False),
-        sa.Column("git_commit", sa.Text, nullable=True),
-        sa.Column("failed", sa.Boolean, nullable=False),
-        sa.Column("readings", sa.Text, nullable=False),
-        sa.Column("run_values", sa.Text, nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-    )
+    sa.Table("check_history", meta, *_check_history_v8())
+    sa.Table("check_looks", meta, *_check_looks_v8())
     meta.create_all(conn)
     conn.execute(sa.text("ALTER TABLE monitor_ppi ADD COLUMN estimator TEXT"))
 

@@ -12,7 +12,7 @@ from markupsafe import Markup, escape
 from starlette.responses import Response
 
 from ragmeter.web import security
-from ragmeter.web.labels import ItemKey, SpanRow, value_range
+from ragmeter.web.labels import ItemKey, LabelKind, SpanRow, value_range
 from ragmeter.web.passages import passage_html, selection_matches, spans_html
 from ragmeter.web.state import (
     ANNOTATOR,
@@ -276,23 +276,43 @@ async def nugget_page(web: Web, request: Request, query_id: str) -> HTMLResponse
     )
 
 
+#: a label to save: (kind, query id, doc id, value)
+LabelItem = tuple[LabelKind, str, str, int]
+
+
+async def _saved(
+    web: Web,
+    request: Request,
+    annotator: str,
+    item: LabelItem,
+    page: str,
+    *,
+    question: int | None = None,
+) -> Response:
+    """Save the annotator's label ``(kind, query id, doc id, value)`` and answer with it, the
+    annotator's progress on the query, and (a form post) the item on ``page``."""
+    kind, query_id, doc_id, value = item
+    # committed by the label database's writer (with the labels of other requests) while
+    # this coroutine waits: the event loop goes on serving
+    await committed(web.db.submit_record(annotator, *item, question=question))
+    answer = {
+        "query_id": query_id,
+        "doc_id": doc_id,
+        **({"question": question} if question is not None else {}),
+        "grade" if kind == "grade" else "rating": value,
+        "progress": web.progress(kind, annotator, query_id),
+    }
+    return reply(request, answer, f"{page}/{query_id}#{anchor(doc_id)}")
+
+
 @router.post("/api/nugget", dependencies=csrf)
 async def save_nugget(web: Web, request: Request) -> Response:
     annotator = web.need_annotator(request)
     data = await payload(request)
     query_id, target, number = nugget_item(web.coll, data)
     value = int_field(data, "rating", value_range("nugget"))
-    await committed(
-        web.db.submit_record(annotator, "nugget", query_id, target, value, question=number)
-    )
-    answer = {
-        "query_id": query_id,
-        "doc_id": target,
-        "question": number,
-        "rating": value,
-        "progress": web.progress("nugget", annotator, query_id),
-    }
-    return reply(request, answer, f"/nuggets/{query_id}#{anchor(target)}")
+    item: LabelItem = ("nugget", query_id, target, value)
+    return await _saved(web, request, annotator, item, "/nuggets", question=number)
 
 
 @router.post("/api/label", dependencies=csrf)
@@ -301,16 +321,7 @@ async def save_grade(web: Web, request: Request) -> Response:
     data = await payload(request)
     query_id, doc_id = pool_item(web.coll, data)
     grade = int_field(data, "grade", value_range("grade"))
-    # committed by the label database's writer (with the labels of other requests) while
-    # this coroutine waits: the event loop goes on serving
-    await committed(web.db.submit_record(annotator, "grade", query_id, doc_id, grade))
-    answer = {
-        "query_id": query_id,
-        "doc_id": doc_id,
-        "grade": grade,
-        "progress": web.progress("grade", annotator, query_id),
-    }
-    return reply(request, answer, f"/label/{query_id}#{anchor(doc_id)}")
+    return await _saved(web, request, annotator, ("grade", query_id, doc_id, grade), "/label")
 
 
 @router.post("/api/span", dependencies=csrf)
@@ -379,17 +390,8 @@ async def save_rating(web: Web, request: Request) -> Response:
         raise BadInput(f"query {query_id!r} has no sub-questions")
     question = int_field(data, "question", (1, n_q))
     rating = int_field(data, "rating", value_range("rating"))
-    await committed(
-        web.db.submit_record(annotator, "rating", query_id, doc_id, rating, question=question)
-    )
-    answer = {
-        "query_id": query_id,
-        "doc_id": doc_id,
-        "question": question,
-        "rating": rating,
-        "progress": web.progress("rating", annotator, query_id),
-    }
-    return reply(request, answer, f"/subquestions/{query_id}#{anchor(doc_id)}")
+    item: LabelItem = ("rating", query_id, doc_id, rating)
+    return await _saved(web, request, annotator, item, "/subquestions", question=question)
 
 
 @router.post("/api/undo", dependencies=csrf)
