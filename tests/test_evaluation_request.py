@@ -8,6 +8,8 @@ a key of ``Options`` (this file holds the two equal), and nothing in between cha
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +65,69 @@ def test_a_new_side_input_is_one_field() -> None:
     # inherits it, and given() hands it on by name
     names = [f.name for f in fields(SideInputs)]
     assert names == [f.name for f in fields(EvalInputs)][: len(names)]
+
+
+# -- the side inputs as files: one value from the command line to the engine ----------------
+
+
+def test_every_request_carries_the_side_inputs_as_one_value() -> None:
+    from ragmeter.workflows.compare import CompareRequest
+    from ragmeter.workflows.evaluate import EvaluateRequest
+    from ragmeter.workflows.inputs import InputFiles
+    from ragmeter.workflows.report import ReportRequest
+
+    side = {f.name for f in fields(InputFiles)}
+    for request in (EvaluateRequest, CompareRequest, ReportRequest):
+        own = {f.name: f.type for f in fields(request)}
+        # a new kind of input is a field of InputFiles: no request names one of its own
+        assert not side & set(own), request.__name__
+        assert own["inputs"] == "InputFiles", request.__name__
+
+
+def test_nothing_given_reads_nothing() -> None:
+    from ragmeter.workflows.inputs import InputFiles
+
+    assert InputFiles().problems() == []
+    assert InputFiles().read(["ndcg@10"], []) == {}
+
+
+@pytest.mark.parametrize(
+    ("given", "option", "message"),
+    [
+        ({"questions": Path("q.jsonl")}, "--questions", "--questions is used with --judgments"),
+        ({"answers": (Path("a.jsonl"),)}, "--answers", "--answers is used with --judgments"),
+        ({"chunks": ("c.jsonl",)}, "--chunks", "--chunks is read with --spans"),
+        ({"assignments": (Path("a.jsonl"),)}, "--assignments", "--assignments are read against"),
+    ],
+)
+def test_the_rules_of_the_side_inputs_live_in_one_place(
+    given: dict[str, Any], option: str, message: str
+) -> None:
+    from ragmeter.errors import RagmeterError
+    from ragmeter.workflows.inputs import InputFiles
+
+    files = InputFiles(**given)
+    [(flag, text)] = files.problems()
+    assert flag == option and text.startswith(message)
+    with pytest.raises(RagmeterError, match=message):  # a library caller meets the same rule
+        files.read([], [])
+
+
+def test_assignments_without_nuggets_read_the_same_in_every_command() -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    runner = CliRunner()
+    args = ["--assignments", "a.jsonl"]
+    said = []
+    for command in (
+        ["evaluate", "run.txt", "--qrels", "q.txt"],
+        ["compare", "a.txt", "b.txt", "--qrels", "q.txt"],
+        ["report", "run.txt", "--qrels", "q.txt", "-o", "r.html"],
+    ):
+        result = runner.invoke(app, [*command, *args])
+        assert result.exit_code == 2, result.output
+        said.append(result.stderr.strip().splitlines()[-1])
+    expected = "ragmeter: error: --assignments are read against the nuggets; give --nuggets too"
+    assert said == [expected] * 3
