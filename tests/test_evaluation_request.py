@@ -131,3 +131,32 @@ def test_assignments_without_nuggets_read_the_same_in_every_command() -> None:
         said.append(result.stderr.strip().splitlines()[-1])
     expected = "ragmeter: error: --assignments are read against the nuggets; give --nuggets too"
     assert said == [expected] * 3
+
+
+# -- the report's options: one value from the workflow to the model --------------------------
+
+
+def test_the_report_keywords_are_the_fields_of_its_options() -> None:
+    from ragmeter.analysis.report import ReportKeywords, ReportOptions
+
+    assert set(ReportKeywords.__annotations__) == {f.name for f in fields(ReportOptions)}
+    assert ReportKeywords.__required_keys__ == frozenset()
+
+
+def test_the_report_takes_its_options_whole_or_as_keywords() -> None:
+    from ragmeter.analysis.report import ReportOptions, build_report, report_options
+
+    two = ragmeter.evaluate(
+        [Run.from_lists({"q1": ["a", "b"], "q2": ["d"]}, name="x"), RUN], QRELS, ["P@1"]
+    )
+    whole = build_report(two, ReportOptions(bootstrap=200, permutations=300, seed=3))
+    keywords = build_report(two, bootstrap=200, permutations=300, seed=3)
+    assert whole.comparison is not None and keywords.comparison is not None
+    assert whole.comparison.to_dict() == keywords.comparison.to_dict()
+    assert (whole.bootstrap, whole.seed) == (200, 3)
+    # keywords replace the fields of the options given
+    assert report_options(ReportOptions(k=5, tau=2), {"k": 7}) == ReportOptions(k=7, tau=2)
+    with pytest.raises(
+        TypeError, match="build_report\\(\\) got an unexpected keyword argument 'kk'"
+    ):
+        build_report(two, kk=3)  # type: ignore[call-arg]
