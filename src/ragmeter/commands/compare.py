@@ -14,6 +14,7 @@ The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -279,6 +280,9 @@ def _compare_ppi(
     if correction.value == "tukey":
         fail(RagmeterError("--ppi corrects over the pairs with holm, bonferroni, bh or none"))
     runs, qrels, measures, settings, side = inputs
+    # as before the side inputs were one value: the estimate reads the nugget inputs, not
+    # the spans (evaluate_files scores spans on their own chunk qrels, not the merged labels)
+    side = replace(side, spans=None, chunks=())
     request = EvaluateRequest(
         runs=runs, qrels=qrels, measures=measures, settings=settings, inputs=side
     )

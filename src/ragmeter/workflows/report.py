@@ -93,8 +93,9 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     base = baseline_index(request.baseline, run_objs, list(request.runs))
     options = request.settings.options()
     # the rest of the side inputs (nuggets, spans…), kept in the evaluation's inputs: the
-    # sweep uses them too; the coverage inputs, read above for the default measures, join them
-    rest = replace(side, judgments=None, questions=None, answers=())
+    # sweep uses them too; the coverage inputs, read above for the default measures, join
+    # them (the report's corpus serves density only)
+    rest = replace(side, judgments=None, questions=None, answers=(), corpus=None)
     options.update(rest.read(names, request.runs, [r.name for r in run_objs]))
     options.update(coverage)
     evaluation = evaluate(run_objs, qrels_obj, names, **options)
