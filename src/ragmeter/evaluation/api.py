@@ -79,38 +79,6 @@ def evaluate(
         qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
             or a folder or glob of partitions.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
-        missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
-            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
-        rel_level: default relevance threshold (relevant ⇔ grade ≥ rel_level).
-        depth: evaluate only the first ``depth`` items of each ranking.
-        default_k: cutoff for measures that need one and were given none.
-        pool: the retriever's candidate list for pool-based measures (``proc@K``…); by default
-            each run is its own pool.
-        pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
-        grade_map: default grade mapping onto the 1..5 utility scale for the set-based
-            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
-        judgments: sub-question judgments for coverage (``coverage``, ``alpha_ndcg@K``,
-            ``density``, ``answer_*``) and ndeval's measures (else a ``qrels`` file's
-            subtopics). Without ``qrels``, the judged queries are evaluated, the classical
-            measures on the CRUX graded qrels (required 3, partially/fully redundant 2/1).
-        corpus: passage texts (for ``density``).
-        answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
-        context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
-            given without one: ``coverage`` is then ``coverage@context_k``, under that
-            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for
-            coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
-            a measure whose name does not say so.
-        tau: answerability threshold of the coverage measures (rating ≥ tau).
-        token_counter: tokenizer of ``density`` (text → token count; whitespace by default).
-        passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
-            see :func:`ragmeter.io.lengths.read_passage_lengths`.
-        utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
-        nuggets: each query's nuggets (:mod:`ragmeter.metrics.nuggets`); without ``qrels``,
-            the evaluated queries are those with nuggets (or with judged answers).
-        nugget_assignments: nuggets assigned to run answers (by run name) and passages.
-        citation_support: the support of each answer sentence by its citations.
-        spans: span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
-        gold_answers: each query's gold answers (:mod:`ragmeter.metrics.containment`).
         workers: processes that read and evaluate blocks of a plain TREC run file, or the
             partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB or
             more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this
@@ -119,6 +87,47 @@ def evaluate(
         engine: where the runs are evaluated: ``"local"`` (this process), ``"ray"`` (Ray tasks
             on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
             ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
+
+    Keyword Args:
+        missing (str): qrels queries absent from a run are scored as empty runs (``"zero"``) or
+            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
+        rel_level (int): default relevance threshold (relevant ⇔ grade ≥ rel_level).
+        depth (int | None): evaluate only the first ``depth`` items of each ranking.
+        default_k (int): cutoff for measures that need one and were given none.
+        pool (Run | None): the retriever's candidate list for pool-based measures (``proc@K``…); by
+            default each run is its own pool.
+        pool_depth (int | None): use only the first ``pool_depth`` candidates of each query as the
+            pool.
+        grade_map (str | None): default grade mapping onto the 1..5 utility scale for the set-based
+            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
+        judgments (Judgments | None): sub-question judgments for coverage (``coverage``,
+            ``alpha_ndcg@K``, ``density``, ``answer_*``) and ndeval's measures (else a ``qrels``
+            file's subtopics). Without ``qrels``, the judged queries are evaluated, the classical
+            measures on the CRUX graded qrels (required 3, partially/fully redundant 2/1).
+        corpus (Corpus | None): passage texts (for ``density``).
+        answers (Answers | Sequence[Answers | None] | None): rated generated answers (for
+            ``answer_*``): one for every run, or one per run.
+        context_k (int | str | None): ``@K`` written into the context measures (coverage, density,
+            alpha_ndcg) given without one: ``coverage`` is then ``coverage@context_k``, under that
+            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for coverage and
+            density, the paper's setting; 20 for alpha_ndcg). It never changes a measure whose name
+            does not say so.
+        tau (int): answerability threshold of the coverage measures (rating ≥ tau).
+        token_counter (TokenCounter | None): tokenizer of ``density`` (text → token count;
+            whitespace by default).
+        passage_lengths (PassageLengths | None): token length of each passage, for token budgets
+            (``ra_nwg@512t``); see :func:`ragmeter.io.lengths.read_passage_lengths`.
+        utilities (Utilities | None): per-passage utilities for ``udcg@K``; see
+            :mod:`ragmeter.metrics.udcg`.
+        nuggets (Nuggets | None): each query's nuggets (:mod:`ragmeter.metrics.nuggets`); without
+            ``qrels``, the evaluated queries are those with nuggets (or with judged answers).
+        nugget_assignments (NuggetAssignments | None): nuggets assigned to run answers (by run name)
+            and passages.
+        citation_support (CitationSupport | None): the support of each answer sentence by its
+            citations.
+        spans (SpanInputs | None): span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
+        gold_answers (GoldAnswers | None): each query's gold answers
+            (:mod:`ragmeter.metrics.containment`).
 
     Example:
         >>> from ragmeter import Run, Qrels, evaluate

@@ -187,6 +187,9 @@ def write_html_report(
     Args:
         path: the ``.html`` file to write.
         evaluation: the runs' per-query values (:func:`ragmeter.evaluate`).
+        options: the options below as one value, built once (``None``: the defaults).
+
+    Keyword Args:
         runs: the evaluated :class:`Run` objects (matched to the evaluation by name), for the
             K-sweep, the PROC/%PROC quadrant, sub-question coverage and the worst queries.
         qrels: the judgments the runs were evaluated against.
