@@ -160,3 +160,11 @@ def test_the_report_takes_its_options_whole_or_as_keywords() -> None:
         TypeError, match="build_report\\(\\) got an unexpected keyword argument 'kk'"
     ):
         build_report(two, kk=3)  # type: ignore[call-arg]
+
+
+def test_the_first_arguments_may_still_be_named() -> None:
+    from ragmeter.analysis.report import build_report
+
+    named = ragmeter.evaluate(runs=RUN, qrels=QRELS, measures=["P@1"], rel_level=1)
+    model = build_report(evaluation=named, bootstrap=200, worst=0)
+    assert model.evaluation is named and model.bootstrap == 200

@@ -194,7 +194,6 @@ def report_options(
 def build_report(
     evaluation: Evaluation,
     options: ReportOptions | None = None,
-    /,
     **keywords: Unpack[ReportKeywords],
 ) -> ReportModel:
     """The report's model (see :func:`ragmeter.report.html.write_html_report` for the

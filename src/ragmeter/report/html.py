@@ -109,7 +109,6 @@ class _Section:
 def render_html_report(
     evaluation: Evaluation,
     options: ReportOptions | None = None,
-    /,
     **keywords: Unpack[ReportKeywords],
 ) -> str:
     """The report as one HTML document (see :func:`write_html_report` for the options):
@@ -173,7 +172,6 @@ def write_html_report(
     path: PathLike,
     evaluation: Evaluation,
     options: ReportOptions | None = None,
-    /,
     **keywords: Unpack[ReportKeywords],
 ) -> Path:
     """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
