@@ -51,11 +51,9 @@ from ragmeter.commands.options import (
     UtilitiesFile,
     VersionFlag,
     Workers,
-    coverage_inputs,
     evaluation_settings,
     fail,
-    nugget_inputs,
-    span_files,
+    input_files,
 )
 from ragmeter.commands.output import OutputFormat
 from ragmeter.commands.process import GuardedGroup
@@ -151,11 +149,14 @@ def evaluate(
         qrels=qrels,
         measures=measure,
         settings=settings,
-        coverage=coverage_inputs(judgments, questions, corpus, answers, context_k, tau),
-        inputs=flow.MeasureInputs(corpus, tokenizer, utilities, udcg_model, gold_answers),
+        inputs=input_files(
+            judgments=judgments, questions=questions, corpus=corpus, answers=answers,
+            context_k=context_k, tau=tau, tokenizer=tokenizer, utilities=utilities,
+            udcg_model=udcg_model, gold_answers=gold_answers, nuggets=nuggets,
+            assignments=assignments, citation_support=citation_support, spans=spans,
+            chunks=chunks,
+        ),
         k=context_k,
-        nuggets=nugget_inputs(nuggets, assignments, citation_support),
-        spans=span_files(spans, chunks, corpus),
         described_labels=described,
         query_id_from=query_id_from, qrels_format=qrels_format,
         doc_id_from=doc_id_from, stage=stage,

@@ -8,8 +8,8 @@ evaluated again with the same inputs (the K-sweep): the report only lays them ou
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragmeter.analysis.diagnosis import Diagnosis, diagnose
 from ragmeter.analysis.queries import (
@@ -22,6 +22,8 @@ from ragmeter.errors import RagmeterError
 from ragmeter.evaluation import Evaluation, RunResult, Sweep, sweep_evaluation, sweepable
 
 if TYPE_CHECKING:
+    from ragmeter.analysis.leaderboard import LeaderboardAgreement
+    from ragmeter.analysis.ppi import PPIEvaluation
     from ragmeter.core.data import Qrels, Run
     from ragmeter.core.judgments import Judgments
     from ragmeter.stats.allpairs import AllPairs
@@ -106,34 +108,101 @@ class ReportModel:
     all_pairs: AllPairs | None = None
 
 
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report is drawn from besides the evaluation, and how: one value, built once
+    and handed whole from :func:`ragmeter.report.html.write_html_report` to
+    :func:`build_report` (see ``write_html_report`` for each field). ``title``, ``inputs``,
+    ``labels_against`` and ``ppi`` are the page's own: the model does not read them."""
+
+    runs: Sequence[Run] | None = None
+    qrels: Qrels | None = None
+    judgments: Judgments | None = None
+    comparison: Comparison | None = None
+    sweep: Sweep | None = None
+    diagnoses: Sequence[Diagnosis] | None = None
+    baseline: str | int | None = None
+    grade_map: str | None = None
+    k: int = 10
+    sweep_ks: Sequence[int] | str = "1:20"
+    pool: Run | None = None
+    pool_depth: int | None = None
+    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None
+    rel_level: int = 1
+    context_k: int | Literal["oracle"] | None = "oracle"
+    tau: int = 3
+    worst: int = 10
+    seed: int = 0
+    bootstrap: int = 10_000
+    permutations: int = 10_000
+    title: str = "ragmeter report"
+    inputs: Sequence[tuple[str, str]] = ()
+    labels_against: tuple[LeaderboardAgreement, str, str] | None = None
+    ppi: PPIEvaluation | None = None
+
+    def pool_of(self, name: str) -> dict[str, Any]:
+        """The PROC pool of one run: its entry in ``pools``, else ``pool``."""
+        chosen = (self.pools or {}).get(name)
+        if chosen is None:
+            return {"pool": self.pool, "pool_depth": self.pool_depth}
+        if isinstance(chosen, tuple):
+            return {"pool": chosen[0], "pool_depth": chosen[1]}
+        return {"pool": chosen, "pool_depth": self.pool_depth}
+
+
+class ReportKeywords(TypedDict, total=False):
+    """The fields of :class:`ReportOptions` as keywords of the report's functions (a test
+    holds the two lists equal)."""
+
+    runs: Sequence[Run] | None
+    qrels: Qrels | None
+    judgments: Judgments | None
+    comparison: Comparison | None
+    sweep: Sweep | None
+    diagnoses: Sequence[Diagnosis] | None
+    baseline: str | int | None
+    grade_map: str | None
+    k: int
+    sweep_ks: Sequence[int] | str
+    pool: Run | None
+    pool_depth: int | None
+    pools: Mapping[str, Run | tuple[Run, int | None]] | None
+    rel_level: int
+    context_k: int | Literal["oracle"] | None
+    tau: int
+    worst: int
+    seed: int
+    bootstrap: int
+    permutations: int
+    title: str
+    inputs: Sequence[tuple[str, str]]
+    labels_against: tuple[LeaderboardAgreement, str, str] | None
+    ppi: PPIEvaluation | None
+
+
+def report_options(
+    options: ReportOptions | None, keywords: ReportKeywords, caller: str = "build_report"
+) -> ReportOptions:
+    """``options`` (the defaults when ``None``) with ``keywords`` in place of its fields; an
+    unknown keyword is refused as Python refuses it, naming ``caller``."""
+    unknown = sorted(set(keywords) - set(ReportKeywords.__annotations__))
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    return replace(options or ReportOptions(), **keywords)
+
+
 def build_report(
     evaluation: Evaluation,
-    *,
-    runs: Sequence[Run] | None = None,
-    qrels: Qrels | None = None,
-    judgments: Judgments | None = None,
-    comparison: Comparison | None = None,
-    sweep: Sweep | None = None,
-    diagnoses: Sequence[Diagnosis] | None = None,
-    baseline: str | int | None = None,
-    grade_map: str | None = None,
-    k: int = 10,
-    sweep_ks: Sequence[int] | str = "1:20",
-    pool: Run | None = None,
-    pool_depth: int | None = None,
-    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None,
-    rel_level: int = 1,
-    context_k: int | Literal["oracle"] | None = "oracle",
-    tau: int = 3,
-    worst: int = 10,
-    seed: int = 0,
-    bootstrap: int = 10_000,
-    permutations: int = 10_000,
+    options: ReportOptions | None = None,
+    **keywords: Unpack[ReportKeywords],
 ) -> ReportModel:
     """The report's model (see :func:`ragmeter.report.html.write_html_report` for the
-    arguments): the comparison of the evaluation, the K-sweep of its measures
+    options): the comparison of the evaluation, the K-sweep of its measures
     (:func:`summary_sweep`), the PROC diagnoses, the sub-question coverage and the worst
     queries. Given ``comparison``, ``sweep`` or ``diagnoses`` are used as they are."""
+    o = report_options(options, keywords)
+    runs, qrels, judgments, comparison = o.runs, o.qrels, o.judgments, o.comparison
+    sweep, diagnoses, k, worst = o.sweep, o.diagnoses, o.k, o.worst
     if not evaluation.runs:
         raise RagmeterError("nothing to report: the evaluation has no run")
     by_name = {r.name: r for r in runs} if runs is not None else {}
@@ -142,24 +211,23 @@ def build_report(
         from ragmeter.stats.comparison import compare
 
         comparison = compare(
-            evaluation, baseline=baseline, seed=seed, bootstrap=bootstrap, permutations=permutations
+            evaluation,
+            baseline=o.baseline,
+            seed=o.seed,
+            bootstrap=o.bootstrap,
+            permutations=o.permutations,
         )
     table = _all_pairs(evaluation, comparison)
     if sweep is None and paired:
-        sweep = summary_sweep(evaluation, [res.name for res, _ in paired], sweep_ks)
-
-    def pool_of(name: str) -> dict[str, Any]:
-        """The PROC pool of one run: its entry in ``pools``, else ``pool``."""
-        chosen = (pools or {}).get(name)
-        if chosen is None:
-            return {"pool": pool, "pool_depth": pool_depth}
-        if isinstance(chosen, tuple):
-            return {"pool": chosen[0], "pool_depth": chosen[1]}
-        return {"pool": chosen, "pool_depth": pool_depth}
-
-    if diagnoses is None and paired and qrels is not None and set_measures_apply(qrels, grade_map):
+        sweep = summary_sweep(evaluation, [res.name for res, _ in paired], o.sweep_ks)
+    if (
+        diagnoses is None
+        and paired
+        and qrels is not None
+        and set_measures_apply(qrels, o.grade_map)
+    ):
         diagnoses = [
-            diagnose(run, qrels, k=k, grade_map=grade_map, worst=0, **pool_of(run.name))
+            diagnose(run, qrels, k=k, grade_map=o.grade_map, worst=0, **o.pool_of(run.name))
             for _, run in paired
         ]
     coverage = None
@@ -167,15 +235,15 @@ def build_report(
         coverage = subquestion_coverage(
             [run for _, run in paired],
             judgments,
-            context_k=coverage_context(evaluation, context_k),
-            tau=tau,
+            context_k=coverage_context(evaluation, o.context_k),
+            tau=o.tau,
         )
-    truth = qrels if qrels is not None or judgments is None else judgments.graded_qrels(tau)
+    truth = qrels if qrels is not None or judgments is None else judgments.graded_qrels(o.tau)
     worst_lists: list[WorstOfRun] = []
     measure = None
     if truth is not None and paired and worst > 0:
         measure = primary_measure(evaluation, k)
-        worst_lists = _worst(paired, truth, measure, k, worst, rel_level, diagnoses)
+        worst_lists = _worst(paired, truth, measure, k, worst, o.rel_level, diagnoses)
     top = int(truth.grades.max()) if truth is not None and len(truth) else 1
     return ReportModel(
         evaluation=evaluation,
@@ -187,10 +255,10 @@ def build_report(
         worst_measure=measure,
         worst_count=worst,
         k=k,
-        rel_level=rel_level,
+        rel_level=o.rel_level,
         top_grade=top,
-        bootstrap=bootstrap,
-        seed=seed,
+        bootstrap=o.bootstrap,
+        seed=o.seed,
         all_pairs=table,
     )
 

@@ -14,6 +14,7 @@ The runs are evaluated as by ``ragmeter evaluate`` (same options), then compared
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -50,8 +51,7 @@ from ragmeter.commands.options import (
     compare_settings,
     evaluation_settings,
     fail,
-    nugget_inputs,
-    span_files,
+    input_files,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIEstimator, PPIFlag, PPILambda
@@ -208,14 +208,17 @@ def compare_command(
         engine=engine,
         workers=workers,
     )
-    nugget = nugget_inputs(nuggets, assignments, citation_support)
+    inputs = input_files(
+        nuggets=nuggets, assignments=assignments, citation_support=citation_support,
+        spans=spans, chunks=chunks,
+    )  # fmt: skip
     others = {"--save": save or bool(store or name), "--group": group or group_by}
     ppi_args = (
         ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others, None,
         None, ppi_estimator,
     )  # fmt: skip
-    inputs = (runs, qrels, measure, settings, nugget)
-    if _compare_ppi(ppi_args, inputs, fmt, output, (baseline, all_pairs, correction)):
+    evaluated = (runs, qrels, measure, settings, inputs)
+    if _compare_ppi(ppi_args, evaluated, fmt, output, (baseline, all_pairs, correction)):
         return
     described = label_description(qrels, calibration)
     request = CompareRequest(
@@ -237,8 +240,7 @@ def compare_command(
         all_pairs=all_pairs,
         groups=groups,
         group_by=group_by,
-        nuggets=nugget,
-        spans=span_files(spans, chunks, None),
+        inputs=inputs,
         described_labels=described,
     )
     try:
@@ -266,7 +268,7 @@ def _compare_ppi(
 ) -> bool:
     """``compare --ppi`` when asked (``False`` else): the PPI options ``(ppi, human_qrels,
     alpha, lambda, labelled, other options)``, the evaluation inputs ``(runs, qrels, measures,
-    settings, nuggets)`` and the pairs ``(baseline, all_pairs, correction)``."""
+    settings, side inputs)`` and the pairs ``(baseline, all_pairs, correction)``."""
     from ragmeter.commands.ppi import emit_compare_ppi, ppi_request
     from ragmeter.workflows.evaluate import EvaluateRequest
 
@@ -276,9 +278,12 @@ def _compare_ppi(
     baseline, all_pairs, correction = pairs
     if correction.value == "tukey":
         fail(RagmeterError("--ppi corrects over the pairs with holm, bonferroni, bh or none"))
-    runs, qrels, measures, settings, nuggets = inputs
+    runs, qrels, measures, settings, side = inputs
+    # as before the side inputs were one value: the estimate reads the nugget inputs, not
+    # the spans (evaluate_files scores spans on their own chunk qrels, not the merged labels)
+    side = replace(side, spans=None, chunks=())
     request = EvaluateRequest(
-        runs=runs, qrels=qrels, measures=measures, settings=settings, nuggets=nuggets
+        runs=runs, qrels=qrels, measures=measures, settings=settings, inputs=side
     )
     emit_compare_ppi(
         request,

@@ -16,8 +16,8 @@ from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
     from ragmeter.workflows.compare import CompareSettings
-    from ragmeter.workflows.evaluate import CoverageInputs, EvaluationSettings, NuggetInputs
-    from ragmeter.workflows.spans import SpanFiles
+    from ragmeter.workflows.evaluate import EvaluationSettings
+    from ragmeter.workflows.inputs import InputFiles
 
 
 class MissingPolicy(StrEnum):
@@ -347,50 +347,39 @@ def evaluation_settings(
     )
 
 
-def nugget_inputs(
-    nuggets: Path | None, assignments: list[Path] | None, citation_support: Path | None
-) -> NuggetInputs | None:
-    """The nugget and citation inputs that ``evaluate``, ``compare`` and ``report`` take from
-    the same options, or ``None`` without any."""
-    from ragmeter.workflows.evaluate import NuggetInputs
+def input_files(
+    *,
+    judgments: Path | None = None,
+    questions: Path | None = None,
+    corpus: Path | None = None,
+    answers: list[Path] | None = None,
+    context_k: str = "oracle",
+    tau: int = 3,
+    tokenizer: str | None = None,
+    utilities: Path | None = None,
+    udcg_model: str | None = None,
+    gold_answers: Path | None = None,
+    nuggets: Path | None = None,
+    assignments: list[Path] | None = None,
+    citation_support: Path | None = None,
+    spans: Path | None = None,
+    chunks: list[str] | None = None,
+) -> InputFiles:
+    """The side inputs of ``evaluate``, ``compare`` and ``report``, one value from their
+    options; what :meth:`~ragmeter.workflows.inputs.InputFiles.problems` finds is an error
+    (``--chunks`` without ``--spans`` a usage error)."""
+    from ragmeter.workflows.inputs import InputFiles
 
-    if not (nuggets or assignments or citation_support):
-        return None
-    return NuggetInputs(nuggets, tuple(assignments or ()), citation_support)
-
-
-def span_files(
-    spans: Path | None, chunks: list[str] | None, corpus: Path | None
-) -> SpanFiles | None:
-    """The span inputs of ``--spans`` / ``--chunks`` (``None`` without ``--spans``);
-    ``--chunks`` alone is a usage error."""
-    from ragmeter.workflows.spans import SpanFiles
-
-    if spans is None:
-        if chunks:
-            raise typer.BadParameter("--chunks is read with --spans", param_hint="--chunks")
-        return None
-    return SpanFiles(spans, tuple(chunks or ()), corpus)
-
-
-def coverage_inputs(
-    judgments: Path | None,
-    questions: Path | None,
-    corpus: Path | None,
-    answers: list[Path] | None,
-    context_k: str,
-    tau: int,
-) -> CoverageInputs | None:
-    """The coverage inputs of ``--judgments`` and what goes with it (``None`` without it);
-    ``--questions`` or ``--answers`` without ``--judgments`` is a usage error."""
-    from ragmeter.workflows.evaluate import CoverageInputs
-
-    for given, flag in ((questions, "--questions"), (answers, "--answers")):
-        if given and judgments is None:  # both only serve the coverage measures
-            fail(RagmeterError(f"{flag} is used with --judgments; give the judgments too"))
-    if judgments is None:
-        return None
-    return CoverageInputs(judgments, questions, corpus, answers or (), context_k, tau)
+    files = InputFiles(
+        judgments, questions, corpus, tuple(answers or ()), context_k, tau, tokenizer,
+        utilities, udcg_model, gold_answers, nuggets, tuple(assignments or ()),
+        citation_support, spans, tuple(chunks or ()),
+    )  # fmt: skip
+    for option, message in files.problems()[:1]:
+        if option == "--chunks":
+            raise typer.BadParameter(message, param_hint=option)
+        fail(RagmeterError(message))
+    return files
 
 
 def compare_settings(

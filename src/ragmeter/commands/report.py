@@ -39,8 +39,7 @@ from ragmeter.commands.options import (
     compare_settings,
     evaluation_settings,
     fail,
-    nugget_inputs,
-    span_files,
+    input_files,
 )
 from ragmeter.commands.output import warn
 from ragmeter.commands.ppi import (
@@ -165,16 +164,17 @@ def report_command(
     from ragmeter.commands.ppi import ppi_request
     from ragmeter.workflows.report import ReportRequest, ReportView
 
+    inputs = input_files(
+        judgments=judgments, questions=questions, corpus=corpus, context_k=context_k, tau=tau,
+        nuggets=nuggets, assignments=assignments, citation_support=citation_support,
+        spans=spans, chunks=chunks,
+    )  # fmt: skip
     request = ReportRequest(
         runs=runs,
         output=output,
         qrels=qrels,
         measures=measure,
-        judgments=judgments,
-        questions=questions,
-        corpus=corpus,
-        context_k=context_k,
-        tau=tau,
+        inputs=inputs,
         baseline=baseline,
         settings=evaluation_settings(
             missing=missing,
@@ -191,11 +191,9 @@ def report_command(
             seed=seed,
         ),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
-        nuggets=nugget_inputs(nuggets, assignments, citation_support),
         compare_qrels=compare_qrels,
         calibration=calibration,
         ppi=ppi_request(ppi, human_qrels, alpha, ppi_lambda, labelled_queries, estimator=how),
-        spans=span_files(spans, chunks, None),
     )
     _write(request)
 

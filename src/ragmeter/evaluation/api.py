@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
-from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import MissingInputError
 from ragmeter.evaluation.engine import evaluate_inputs, resolve_measures
-from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.inputs import EvalInputs, Options
 from ragmeter.evaluation.results import Evaluation
 from ragmeter.evaluation.stream import (
     RunPath,
@@ -25,18 +24,12 @@ from ragmeter.evaluation.stream import (
     evaluate_run_files,
     is_blocks,
     is_run_path,
-    streams,
 )
 from ragmeter.measures import Measure
 
 if TYPE_CHECKING:
-    from ragmeter.core.gold_answers import GoldAnswers
-    from ragmeter.core.judgments import Answers, Corpus, Judgments, TokenCounter
-    from ragmeter.core.nuggets import CitationSupport, NuggetAssignments, Nuggets
-    from ragmeter.core.spans import SpanInputs
+    from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation.partitioned import Engine
-    from ragmeter.io.lengths import PassageLengths
-    from ragmeter.io.utilities import Utilities
 
 RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]]
 QrelsLike: TypeAlias = Qrels | Mapping[str, Any]
@@ -65,30 +58,15 @@ def evaluate(
     qrels: QrelsLike | RunPath | None,
     measures: Iterable[str | Measure] | str,
     *,
-    missing: Missing = "zero",
-    rel_level: int = 1,
-    depth: int | None = None,
-    default_k: int = 5,
-    pool: Run | None = None,
-    pool_depth: int | None = None,
-    grade_map: str | None = None,
-    judgments: Judgments | None = None,
-    corpus: Corpus | None = None,
-    answers: Answers | Sequence[Answers | None] | None = None,
-    context_k: int | Literal["oracle"] | None = None,
-    tau: int = 3,
-    token_counter: TokenCounter | None = None,
-    passage_lengths: PassageLengths | None = None,
-    utilities: Utilities | None = None,
-    nuggets: Nuggets | None = None,
-    nugget_assignments: NuggetAssignments | None = None,
-    citation_support: CitationSupport | None = None,
-    spans: SpanInputs | None = None,
-    gold_answers: GoldAnswers | None = None,
     workers: int | None = None,
     engine: str | Engine = "local",
+    **options: Unpack[Options],
 ) -> Evaluation:
     """Evaluate one or more runs against ``qrels``.
+
+    The keywords besides ``workers`` and ``engine`` (:class:`~ragmeter.evaluation.inputs.Options`)
+    are the fields of one :class:`~ragmeter.evaluation.inputs.EvalInputs`, checked once when it
+    is built (:func:`evaluation_inputs`); the runs, sorted out once, go down to the engine.
 
     Args:
         runs: a :class:`Run`, a ``{qid: {doc: score}}`` dict, a list of them, or ``{name:
@@ -101,38 +79,6 @@ def evaluate(
         qrels: :class:`Qrels`, ``{qid: {doc: grade}}`` / ``{qid: [relevant docs]}``, a file,
             or a folder or glob of partitions.
         measures: names such as ``"ndcg@10"``, ``"P_10"``, ``"map"``, or measure objects.
-        missing: qrels queries absent from a run are scored as empty runs (``"zero"``) or
-            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
-        rel_level: default relevance threshold (relevant ⇔ grade ≥ rel_level).
-        depth: evaluate only the first ``depth`` items of each ranking.
-        default_k: cutoff for measures that need one and were given none.
-        pool: the retriever's candidate list for pool-based measures (``proc@K``…); by default
-            each run is its own pool.
-        pool_depth: use only the first ``pool_depth`` candidates of each query as the pool.
-        grade_map: default grade mapping onto the 1..5 utility scale for the set-based
-            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
-        judgments: sub-question judgments for coverage (``coverage``, ``alpha_ndcg@K``,
-            ``density``, ``answer_*``) and ndeval's measures (else a ``qrels`` file's
-            subtopics). Without ``qrels``, the judged queries are evaluated, the classical
-            measures on the CRUX graded qrels (required 3, partially/fully redundant 2/1).
-        corpus: passage texts (for ``density``).
-        answers: rated generated answers (for ``answer_*``): one for every run, or one per run.
-        context_k: ``@K`` written into the context measures (coverage, density, alpha_ndcg)
-            given without one: ``coverage`` is then ``coverage@context_k``, under that
-            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for
-            coverage and density, the paper's setting; 20 for alpha_ndcg). It never changes
-            a measure whose name does not say so.
-        tau: answerability threshold of the coverage measures (rating ≥ tau).
-        token_counter: tokenizer of ``density`` (text → token count; whitespace by default).
-        passage_lengths: token length of each passage, for token budgets (``ra_nwg@512t``);
-            see :func:`ragmeter.io.lengths.read_passage_lengths`.
-        utilities: per-passage utilities for ``udcg@K``; see :mod:`ragmeter.metrics.udcg`.
-        nuggets: each query's nuggets (:mod:`ragmeter.metrics.nuggets`); without ``qrels``,
-            the evaluated queries are those with nuggets (or with judged answers).
-        nugget_assignments: nuggets assigned to run answers (by run name) and passages.
-        citation_support: the support of each answer sentence by its citations.
-        spans: span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
-        gold_answers: each query's gold answers (:mod:`ragmeter.metrics.containment`).
         workers: processes that read and evaluate blocks of a plain TREC run file, or the
             partitions of a folder or glob (default: ``min(2, os.cpu_count())`` for 64 MiB or
             more, else 1; or the ``RAGMETER_WORKERS`` environment variable); 1 evaluates in this
@@ -142,6 +88,47 @@ def evaluate(
             on a cluster started on this machine, or ``$RAY_ADDRESS``), ``"ray=auto"``,
             ``"ray://host:port"``; see :mod:`ragmeter.evaluation.distributed`.
 
+    Keyword Args:
+        missing (str): qrels queries absent from a run are scored as empty runs (``"zero"``) or
+            dropped (``"skip"``, trec_eval without ``-c``). Either way they are counted.
+        rel_level (int): default relevance threshold (relevant ⇔ grade ≥ rel_level).
+        depth (int | None): evaluate only the first ``depth`` items of each ranking.
+        default_k (int): cutoff for measures that need one and were given none.
+        pool (Run | None): the retriever's candidate list for pool-based measures (``proc@K``…); by
+            default each run is its own pool.
+        pool_depth (int | None): use only the first ``pool_depth`` candidates of each query as the
+            pool.
+        grade_map (str | None): default grade mapping onto the 1..5 utility scale for the set-based
+            measures, e.g. ``"0:1,1:3,2:4,3:5"`` for TREC 0..3 grades.
+        judgments (Judgments | None): sub-question judgments for coverage (``coverage``,
+            ``alpha_ndcg@K``, ``density``, ``answer_*``) and ndeval's measures (else a ``qrels``
+            file's subtopics). Without ``qrels``, the judged queries are evaluated, the classical
+            measures on the CRUX graded qrels (required 3, partially/fully redundant 2/1).
+        corpus (Corpus | None): passage texts (for ``density``).
+        answers (Answers | Sequence[Answers | None] | None): rated generated answers (for
+            ``answer_*``): one for every run, or one per run.
+        context_k (int | str | None): ``@K`` written into the context measures (coverage, density,
+            alpha_ndcg) given without one: ``coverage`` is then ``coverage@context_k``, under that
+            name. ``"oracle"``/``None``: each family's default (``|P*|`` per query for coverage and
+            density, the paper's setting; 20 for alpha_ndcg). It never changes a measure whose name
+            does not say so.
+        tau (int): answerability threshold of the coverage measures (rating ≥ tau).
+        token_counter (TokenCounter | None): tokenizer of ``density`` (text → token count;
+            whitespace by default).
+        passage_lengths (PassageLengths | None): token length of each passage, for token budgets
+            (``ra_nwg@512t``); see :func:`ragmeter.io.lengths.read_passage_lengths`.
+        utilities (Utilities | None): per-passage utilities for ``udcg@K``; see
+            :mod:`ragmeter.metrics.udcg`.
+        nuggets (Nuggets | None): each query's nuggets (:mod:`ragmeter.metrics.nuggets`); without
+            ``qrels``, the evaluated queries are those with nuggets (or with judged answers).
+        nugget_assignments (NuggetAssignments | None): nuggets assigned to run answers (by run name)
+            and passages.
+        citation_support (CitationSupport | None): the support of each answer sentence by its
+            citations.
+        spans (SpanInputs | None): span labels and chunk tables (:mod:`ragmeter.metrics.spans`).
+        gold_answers (GoldAnswers | None): each query's gold answers
+            (:mod:`ragmeter.metrics.containment`).
+
     Example:
         >>> from ragmeter import Run, Qrels, evaluate
         >>> run = Run.from_lists({"q1": ["doc-7", "doc-3", "doc-1", "doc-9", "doc-2"]})
@@ -149,33 +136,25 @@ def evaluate(
         >>> round(evaluate(run, qrels, ["ndcg@5"]).run.means()["ndcg@5"], 10)
         0.6509209298
     """
-    judgments, qrels = _subtopics_from_qrels(judgments, qrels, measures, default_k)
-    labelled = (judgments, nuggets, citation_support, spans, gold_answers)
-    qrels = _derived_qrels(measures, default_k, tau, *labelled) if qrels is None else qrels
-    inputs = EvalInputs(
-        qrels=_as_qrels(qrels),
-        missing=missing,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        judgments=judgments,
-        corpus=corpus,
-        answers=answers,
-        context_k=context_k,
-        tau=tau,
-        token_counter=token_counter,
-        passage_lengths=passage_lengths,
-        utilities=utilities,
-        nuggets=nuggets,
-        nugget_assignments=nugget_assignments,
-        citation_support=citation_support,
-        spans=spans,
-        gold_answers=gold_answers,
-    )
+    inputs = evaluation_inputs(qrels, measures, options)
     return _dispatch(runs, inputs, measures, engine=engine, workers=workers)
+
+
+def evaluation_inputs(
+    qrels: QrelsLike | RunPath | None, measures: Iterable[str | Measure] | str, options: Options
+) -> EvalInputs:
+    """The inputs of an evaluation, checked once (:class:`EvalInputs`): the qrels read, or
+    made from the labels given without them (:func:`_derived_qrels`); ndeval's measures read
+    a qrels file's subtopics (:func:`_subtopics_from_qrels`)."""
+    unknown = sorted(set(options) - set(Options.__annotations__))
+    if unknown:  # as Python says it of a keyword the signature does not have
+        raise TypeError(f"evaluate() got an unexpected keyword argument {unknown[0]!r}")
+    default_k = options.get("default_k", 5)
+    judgments, qrels = _subtopics_from_qrels(options.get("judgments"), qrels, measures, default_k)
+    checked: Options = {**options, "judgments": judgments}
+    if qrels is None:
+        qrels = _derived_qrels(measures, default_k, options.get("tau", 3), checked)
+    return EvalInputs(_as_qrels(qrels), **checked)
 
 
 def _dispatch(
@@ -187,12 +166,13 @@ def _dispatch(
     workers: int | None,
 ) -> Evaluation:
     """Partitions or another engine: :func:`~ragmeter.evaluation.distributed.evaluate_sources`;
-    files and iterators of blocks: streamed; runs in memory: evaluated whole."""
-    if engine != "local" or (streams(runs) and _partitioned(runs)):
+    files and iterators of blocks: streamed; runs in memory: evaluated whole. What was given
+    is sorted out once, here (:func:`_sources`), and only the sources go on."""
+    names, sources, streamed = _sources(runs)
+    if engine != "local" or (streamed and _partitioned(sources)):
         from ragmeter.evaluation.distributed import evaluate_sources
         from ragmeter.evaluation.partitioned import Engine
 
-        names, sources = _listed(runs) if streams(runs) else (None, list(_as_runs(runs)))
         chosen = Engine.parse(engine, workers=workers)
         # an iterator of blocks among them is refused there
         return evaluate_sources(
@@ -202,10 +182,24 @@ def _dispatch(
             engine=chosen,
             names=names,
         )
-    if streams(runs):
-        names, sources = _listed(runs)
+    if streamed:
         return evaluate_run_files(sources, inputs, measures, names=names, workers=workers)
-    return evaluate_inputs(_as_runs(runs), inputs, measures)  # type: ignore[arg-type]
+    return evaluate_inputs(sources, inputs, measures)  # type: ignore[arg-type]
+
+
+def _sources(runs: Any) -> tuple[list[str | None] | None, list[RunSource], bool]:
+    """The names (of ``{name: source}``) and the sources of what :func:`evaluate` got, and
+    whether one of them streams (a path, an iterator of blocks): then each dict is a run of
+    its own (:func:`_listed`), else the runs are read whole (:func:`_as_runs`)."""
+    whole = is_run_path(runs) or is_blocks(runs)
+    if isinstance(runs, Mapping) and not whole:
+        values: list[Any] = list(runs.values())
+    else:
+        values = list(runs) if isinstance(runs, list | tuple) and not whole else [runs]
+    if any(is_run_path(r) or is_blocks(r) for r in values):
+        names, sources = _listed(runs)
+        return names, sources, True
+    return None, list(_as_runs(runs)), False
 
 
 def _subtopics_from_qrels(
@@ -250,20 +244,15 @@ def _as_qrels(qrels: QrelsLike | RunPath) -> Qrels:
 
 
 def _derived_qrels(
-    measures: Iterable[str | Measure] | str,
-    default_k: int,
-    tau: int,
-    judgments: Judgments | None,
-    nuggets: Nuggets | None = None,
-    citations: CitationSupport | None = None,
-    spans: SpanInputs | None = None,
-    gold_answers: GoldAnswers | None = None,
+    measures: Iterable[str | Measure] | str, default_k: int, tau: int, labels: Options
 ) -> Qrels:
     """The evaluated queries when no qrels are given: the judged ones (the classical measures
     then use the CRUX graded qrels), else those with nuggets, else those with judged answers,
     else those with span labels (span measures only: a chunk has no grade until a rule says
     which overlap makes it relevant, see :func:`ragmeter.core.spans.chunk_qrels`), else
     those of the gold answers."""
+    judgments, nuggets, spans = labels.get("judgments"), labels.get("nuggets"), labels.get("spans")
+    citations, gold_answers = labels.get("citation_support"), labels.get("gold_answers")
     if judgments is not None:
         coverage_only = all(
             "judgments" in m.spec.needs for m in resolve_measures(measures, default_k=default_k)
@@ -314,11 +303,10 @@ def _listed(runs: Any) -> tuple[list[str | None] | None, list[RunSource]]:
     return names, [_as_source(r, i) for i, r in enumerate(values)]
 
 
-def _partitioned(runs: Any) -> bool:
-    """Whether a path among ``runs`` names partitions (a folder or a glob)."""
+def _partitioned(sources: Sequence[RunSource]) -> bool:
+    """Whether a path among ``sources`` names partitions (a folder or a glob)."""
     from ragmeter.io.partitions import is_partitioned
 
-    _, sources = _listed(runs)
     return any(is_run_path(s) and is_partitioned(s) for s in sources)  # type: ignore[arg-type]
 
 

@@ -9,8 +9,8 @@ one number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from ragmeter.core.align import Missing
 from ragmeter.core.data import Qrels, Run
@@ -31,8 +31,37 @@ if TYPE_CHECKING:
 ContextK = int | Literal["oracle"] | None
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SideInputs:
+    """What some measures read besides the runs and the qrels, in one value: the side inputs
+    of an evaluation (see :func:`ragmeter.evaluation.evaluate` for each field).
+
+    A new kind of input is a field here (and a key of :class:`Options`, the keywords of
+    :func:`~ragmeter.evaluation.evaluate`): the layers between the command line and the
+    measures hand the whole value on, so they do not change.
+    """
+
+    judgments: Judgments | None = None
+    corpus: Corpus | None = None
+    answers: Answers | Sequence[Answers | None] | None = None
+    token_counter: TokenCounter | None = None
+    passage_lengths: PassageLengths | None = None
+    utilities: Utilities | None = None
+    nuggets: Nuggets | None = None
+    nugget_assignments: NuggetAssignments | None = None
+    citation_support: CitationSupport | None = None
+    spans: SpanInputs | None = None
+    gold_answers: GoldAnswers | None = None
+
+    def given(self) -> Options:
+        """The side inputs given (not ``None``), as keywords of
+        :func:`~ragmeter.evaluation.evaluate`."""
+        out = {f.name: getattr(self, f.name) for f in fields(SideInputs)}
+        return cast("Options", {name: value for name, value in out.items() if value is not None})
+
+
 @dataclass(frozen=True, eq=False)
-class EvalInputs:
+class EvalInputs(SideInputs):
     """The labels, side inputs and options of an evaluation (see
     :func:`ragmeter.evaluation.evaluate` for each field).
 
@@ -49,19 +78,8 @@ class EvalInputs:
     pool: Run | None = None
     pool_depth: int | None = None
     grade_map: str | None = None
-    judgments: Judgments | None = None
-    corpus: Corpus | None = None
-    answers: Answers | Sequence[Answers | None] | None = None
     context_k: ContextK = None
     tau: int = 3
-    token_counter: TokenCounter | None = None
-    passage_lengths: PassageLengths | None = None
-    utilities: Utilities | None = None
-    nuggets: Nuggets | None = None
-    nugget_assignments: NuggetAssignments | None = None
-    citation_support: CitationSupport | None = None
-    spans: SpanInputs | None = None
-    gold_answers: GoldAnswers | None = None
 
     def __post_init__(self) -> None:
         # refused, not read: below 0 an unjudged document would count as relevant while the
@@ -93,6 +111,32 @@ class EvalInputs:
         if self.context_k is None or self.context_k == "oracle":
             return None
         return int(self.context_k)
+
+
+class Options(TypedDict, total=False):
+    """The keywords of :func:`ragmeter.evaluation.evaluate` besides ``workers`` and ``engine``:
+    the fields of :class:`EvalInputs` but the qrels (a test holds the two lists equal)."""
+
+    missing: Missing
+    rel_level: int
+    depth: int | None
+    default_k: int
+    pool: Run | None
+    pool_depth: int | None
+    grade_map: str | None
+    context_k: ContextK
+    tau: int
+    judgments: Judgments | None
+    corpus: Corpus | None
+    answers: Answers | Sequence[Answers | None] | None
+    token_counter: TokenCounter | None
+    passage_lengths: PassageLengths | None
+    utilities: Utilities | None
+    nuggets: Nuggets | None
+    nugget_assignments: NuggetAssignments | None
+    citation_support: CitationSupport | None
+    spans: SpanInputs | None
+    gold_answers: GoldAnswers | None
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:

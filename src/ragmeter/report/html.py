@@ -33,9 +33,15 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Unpack
 
-from ragmeter.analysis.report import ReportModel, set_measures_apply
+from ragmeter.analysis.report import (
+    ReportKeywords,
+    ReportModel,
+    ReportOptions,
+    report_options,
+    set_measures_apply,
+)
 from ragmeter.analysis.report import summary_sweep as summary_sweep  # re-exported
 from ragmeter.evaluation.results import Evaluation, RunResult
 from ragmeter.metrics.defaults import COVERAGE_MEASURES, DEFAULT_MEASURES
@@ -46,7 +52,7 @@ if TYPE_CHECKING:
     from ragmeter.analysis.leaderboard import LeaderboardAgreement
     from ragmeter.analysis.ppi import PPIEvaluation
     from ragmeter.analysis.queries import SubquestionCoverage, WorstQuery
-    from ragmeter.core.data import Qrels, Run
+    from ragmeter.core.data import Qrels
     from ragmeter.core.judgments import Judgments
     from ragmeter.evaluation import Sweep
     from ragmeter.io._common import PathLike
@@ -102,63 +108,19 @@ class _Section:
 
 def render_html_report(
     evaluation: Evaluation,
-    *,
-    runs: Sequence[Run] | None = None,
-    qrels: Qrels | None = None,
-    judgments: Judgments | None = None,
-    comparison: Comparison | None = None,
-    sweep: Sweep | None = None,
-    diagnoses: Sequence[Diagnosis] | None = None,
-    baseline: str | int | None = None,
-    grade_map: str | None = None,
-    k: int = 10,
-    sweep_ks: Sequence[int] | str = "1:20",
-    pool: Run | None = None,
-    pool_depth: int | None = None,
-    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None,
-    rel_level: int = 1,
-    context_k: int | Literal["oracle"] | None = "oracle",
-    tau: int = 3,
-    worst: int = 10,
-    seed: int = 0,
-    bootstrap: int = 10_000,
-    permutations: int = 10_000,
-    title: str = "ragmeter report",
-    inputs: Sequence[tuple[str, str]] = (),
-    labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
-    ppi: PPIEvaluation | None = None,
+    options: ReportOptions | None = None,
+    **keywords: Unpack[ReportKeywords],
 ) -> str:
-    """The report as one HTML document (see :func:`write_html_report` for the arguments):
+    """The report as one HTML document (see :func:`write_html_report` for the options):
     the model of :func:`ragmeter.analysis.report.build_report`, rendered."""
     from ragmeter.analysis.report import build_report
     from ragmeter.report import figures
 
+    o = report_options(options, keywords, "render_html_report")
     figures._matplotlib()  # a clear error before any work when matplotlib is missing
-    model = build_report(
-        evaluation,
-        runs=runs,
-        qrels=qrels,
-        judgments=judgments,
-        comparison=comparison,
-        sweep=sweep,
-        diagnoses=diagnoses,
-        baseline=baseline,
-        grade_map=grade_map,
-        k=k,
-        sweep_ks=sweep_ks,
-        pool=pool,
-        pool_depth=pool_depth,
-        pools=pools,
-        rel_level=rel_level,
-        context_k=context_k,
-        tau=tau,
-        worst=worst,
-        seed=seed,
-        bootstrap=bootstrap,
-        permutations=permutations,
-    )
-    extra = [] if labels_against is None else [label_agreement_section(*labels_against)]
-    return render_report(model, title=title, inputs=inputs, extra=extra, ppi=ppi)
+    model = build_report(evaluation, o)
+    extra = [] if o.labels_against is None else [label_agreement_section(*o.labels_against)]
+    return render_report(model, title=o.title, inputs=o.inputs, extra=extra, ppi=o.ppi)
 
 
 def render_report(
@@ -209,40 +171,23 @@ def render_report(
 def write_html_report(
     path: PathLike,
     evaluation: Evaluation,
-    *,
-    runs: Sequence[Run] | None = None,
-    qrels: Qrels | None = None,
-    judgments: Judgments | None = None,
-    comparison: Comparison | None = None,
-    sweep: Sweep | None = None,
-    diagnoses: Sequence[Diagnosis] | None = None,
-    baseline: str | int | None = None,
-    grade_map: str | None = None,
-    k: int = 10,
-    sweep_ks: Sequence[int] | str = "1:20",
-    pool: Run | None = None,
-    pool_depth: int | None = None,
-    pools: Mapping[str, Run | tuple[Run, int | None]] | None = None,
-    rel_level: int = 1,
-    context_k: int | Literal["oracle"] | None = "oracle",
-    tau: int = 3,
-    worst: int = 10,
-    seed: int = 0,
-    bootstrap: int = 10_000,
-    permutations: int = 10_000,
-    title: str = "ragmeter report",
-    inputs: Sequence[tuple[str, str]] = (),
-    labels_against: tuple[LeaderboardAgreement, str, str] | None = None,
-    ppi: PPIEvaluation | None = None,
+    options: ReportOptions | None = None,
+    **keywords: Unpack[ReportKeywords],
 ) -> Path:
     """Write the HTML report of ``evaluation`` to ``path`` (atomically) and return the path.
 
     The summary table and the per-query distributions come from ``evaluation`` alone; the
     other sections appear when their inputs are given (the module docstring lists them).
+    The options are one :class:`~ragmeter.analysis.report.ReportOptions`, given whole
+    (``options``) or as keywords (its fields, :class:`~ragmeter.analysis.report.ReportKeywords`,
+    which replace those of ``options``).
 
     Args:
         path: the ``.html`` file to write.
         evaluation: the runs' per-query values (:func:`ragmeter.evaluate`).
+        options: the options below as one value, built once (``None``: the defaults).
+
+    Keyword Args:
         runs: the evaluated :class:`Run` objects (matched to the evaluation by name), for the
             K-sweep, the PROC/%PROC quadrant, sub-question coverage and the worst queries.
         qrels: the judgments the runs were evaluated against.
@@ -279,33 +224,7 @@ def write_html_report(
     """
     from ragmeter.io._common import atomic_write_text
 
-    text = render_html_report(
-        evaluation,
-        runs=runs,
-        qrels=qrels,
-        judgments=judgments,
-        comparison=comparison,
-        sweep=sweep,
-        diagnoses=diagnoses,
-        baseline=baseline,
-        grade_map=grade_map,
-        k=k,
-        sweep_ks=sweep_ks,
-        pool=pool,
-        pool_depth=pool_depth,
-        pools=pools,
-        rel_level=rel_level,
-        context_k=context_k,
-        tau=tau,
-        worst=worst,
-        seed=seed,
-        bootstrap=bootstrap,
-        permutations=permutations,
-        title=title,
-        inputs=inputs,
-        labels_against=labels_against,
-        ppi=ppi,
-    )
+    text = render_html_report(evaluation, report_options(options, keywords, "write_html_report"))
     atomic_write_text(path, text)
     return Path(path)
 

@@ -17,13 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.errors import RagmeterError
 from ragmeter.metrics.defaults import DEFAULT_MEASURES
-from ragmeter.workflows.evaluate import (
-    EvaluationSettings,
-    NuggetInputs,
-    distinct_run_names,
-    own_qrels,
-    read_runs,
-)
+from ragmeter.workflows.evaluate import EvaluationSettings, own_qrels, read_runs
+from ragmeter.workflows.inputs import InputFiles, distinct_run_names
 
 if TYPE_CHECKING:
     from ragmeter.analysis.calibration import LabelsDescription
@@ -32,7 +27,6 @@ if TYPE_CHECKING:
     from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
     from ragmeter.stats.seeds import SeedSummary
-    from ragmeter.workflows.spans import SpanFiles
 
 
 @dataclass(frozen=True)
@@ -69,8 +63,8 @@ class CompareRequest:
     folds of one system, summarised across seeds and compared as one system; ``group_by``: a
     regular expression that groups the runs whose names it matches by its first capture group
     (``(.*)_seed\\d+`` puts ``dense_seed1.txt`` and ``dense_seed2.txt`` in group ``dense``);
-    ``nuggets``: the nugget and citation inputs (without qrels: the queries with nuggets are
-    compared)."""
+    ``inputs``: the side inputs, one value (without qrels: the queries with nuggets, or with
+    span labels, are compared)."""
 
     runs: Sequence[Path]
     qrels: Path | None = None
@@ -81,9 +75,9 @@ class CompareRequest:
     all_pairs: bool = False
     groups: Mapping[str, Sequence[str]] | None = None
     group_by: str | None = None
-    nuggets: NuggetInputs | None = None
-    #: ``--spans`` / ``--chunks``: runs of different chunkings on the same span labels
-    spans: SpanFiles | None = None
+    #: nuggets, citation support, ``--spans`` / ``--chunks`` (runs of different chunkings on
+    #: the same span labels)…
+    inputs: InputFiles = field(default_factory=InputFiles)
     #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
     #: carried into the JSON outputs and the store
     described_labels: LabelsDescription | None = None
@@ -206,44 +200,42 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
     if len(request.runs) < 2:
         raise RagmeterError("compare needs at least two runs")
     paths = list(request.runs)
-    own = request.nuggets.default_measures() if request.nuggets is not None else []
-    if request.spans is not None and not own:
+    side = request.inputs
+    own = side.default_measures()
+    if side.spans is not None and not own:
         from ragmeter.workflows.spans import SPAN_MEASURES
 
         own = list(SPAN_MEASURES)
     names = list(request.measures or own or DEFAULT_MEASURES)
     options = request.settings.options()
-    if request.nuggets is not None:
-        options.update(request.nuggets.options(request.runs))
     if request.compare.correction == "tukey" and not request.all_pairs:
         raise RagmeterError(
             "--correction tukey compares all pairs: add --all-pairs (against one baseline, "
             "use holm, bonferroni, bh or none)"
         )
-    if request.qrels is not None or request.spans is not None:
+    if request.qrels is not None or side.spans is not None:
         # the paths go to the library (TREC run files are streamed), named as read_runs names;
         # without qrels, the queries with span labels are compared
         run_names = distinct_run_names([p.name for p in paths], paths)
         runs = dict(zip(run_names, paths, strict=True))
-        if request.spans is not None:
-            options.update(request.spans.options(paths, run_names))
+        options.update(side.read(names, paths, run_names))
         qrels = read_qrels(request.qrels) if request.qrels is not None else None
         result = evaluate(runs, qrels, names, **options)
-    elif request.nuggets is not None:
-        # the queries with nuggets are evaluated (Ragnarök answers read as runs of their
-        # references); assignments are matched to the runs by name
-        run_objs = read_runs(paths)
-        run_names = [r.name for r in run_objs]
-        result = evaluate(run_objs, None, names, **options)
     else:
+        options.update(side.read(names, paths))
         run_objs = read_runs(paths)
         run_names = [r.name for r in run_objs]
-        result = Evaluation.concat(
-            [
-                evaluate(r, own_qrels(p), names, **options)
-                for r, p in zip(run_objs, paths, strict=True)
-            ]
-        )
+        if side.own_queries:
+            # the queries with nuggets are evaluated (Ragnarök answers read as runs of their
+            # references); assignments are matched to the runs by name
+            result = evaluate(run_objs, None, names, **options)
+        else:
+            result = Evaluation.concat(
+                [
+                    evaluate(r, own_qrels(p), names, **options)
+                    for r, p in zip(run_objs, paths, strict=True)
+                ]
+            )
     labels = request.described_labels.to_json() if request.described_labels else None
     result = result.with_labels(labels)
     compared, seeds, base = _grouped(request, result, run_names, paths)
@@ -263,7 +255,12 @@ def compare_files(request: CompareRequest) -> CompareOutcome:
         parameters["groups"] = {s.group: list(s.seeds) for s in seeds}
 
     def inputs() -> dict[str, Any]:
-        spans = request.spans.files() if request.spans is not None else {}
-        return input_files(qrels=request.qrels, runs=paths, pool=request.settings.pool, **spans)
+        spans = side.span_files()  # the nugget files are not recorded by compare
+        return input_files(
+            qrels=request.qrels,
+            runs=paths,
+            pool=request.settings.pool,
+            **(spans.files() if spans else {}),
+        )
 
     return CompareOutcome(result, comparison, parameters, table, seeds, inputs)

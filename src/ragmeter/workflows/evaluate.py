@@ -1,7 +1,7 @@
 """Evaluating files: what ``ragmeter evaluate`` does between parsing its options and printing.
 
 An :class:`EvaluateRequest` names the input files and groups the options (the evaluation
-settings shared with ``compare``, the coverage inputs, the side inputs of some measures);
+settings shared with ``compare``, the side inputs in one :class:`InputFiles`);
 :func:`evaluate_files` reads the files, chooses a cutoff sweep or a single evaluation, and
 returns the result with the parameters a saved evaluation records.
 """
@@ -14,22 +14,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import InputError
-from ragmeter.metrics.defaults import (
-    ANSWER_MEASURES,
-    CITATION_MEASURES,
-    COVERAGE_MEASURES,
-    DEFAULT_MEASURES,
-    NUGGET_MEASURES,
-)
+from ragmeter.metrics.defaults import ANSWER_MEASURES, COVERAGE_MEASURES, DEFAULT_MEASURES
+from ragmeter.workflows.inputs import InputFiles, distinct_run_names, parse_context_k
 
 if TYPE_CHECKING:
     from ragmeter.analysis.calibration import LabelsDescription
     from ragmeter.core.data import Qrels, Run
+    from ragmeter.evaluation.inputs import Options
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.evaluation.sweep import Sweep
     from ragmeter.measures import Measure
-    from ragmeter.workflows.spans import SpanFiles
 
 #: evaluation options recorded with a saved evaluation (the others are inputs, hashed)
 SAVED_OPTIONS = ("missing", "rel_level", "depth", "default_k", "pool_depth", "grade_map")
@@ -71,167 +65,6 @@ class EvaluationSettings:
     def saved(self) -> dict[str, Any]:
         """The settings recorded with a saved evaluation (the pool file is hashed apart)."""
         return {name: getattr(self, name) for name in SAVED_OPTIONS}
-
-
-@dataclass(frozen=True)
-class CoverageInputs:
-    """The inputs of the coverage measures (SPEC §4): sub-question judgments and what goes
-    with them; ``context_k`` is ``"oracle"`` or a number, as given on the command line."""
-
-    judgments: Path
-    questions: Path | None = None
-    corpus: Path | None = None
-    answers: Sequence[Path] = ()
-    context_k: str = "oracle"
-    tau: int = 3
-
-    def options(self, n_runs: int) -> dict[str, Any]:
-        """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures."""
-        return coverage_options(
-            self.judgments,
-            self.questions,
-            self.corpus,
-            list(self.answers),
-            self.context_k,
-            self.tau,
-            n_runs,
-        )
-
-
-def parse_context_k(context_k: str) -> int | str:
-    """``"oracle"`` or a context size ≥ 1, from the text of ``--k``."""
-    if context_k.strip().lower() == "oracle":
-        return "oracle"
-    try:
-        k = int(context_k)
-    except ValueError:
-        raise InputError(f"--k {context_k!r}: expected a number or 'oracle'") from None
-    if k < 1:
-        raise InputError(f"--k {k}: expected ≥ 1 or 'oracle'")
-    return k
-
-
-def coverage_options(
-    judgments: Path,
-    questions: Path | None,
-    corpus: Path | None,
-    answers: list[Path] | None,
-    context_k: str,
-    tau: int,
-    n_runs: int,
-) -> dict[str, Any]:
-    """The keyword arguments of :func:`ragmeter.evaluate` for the coverage measures: the
-    judgments, corpus and rated answers read, ``context_k`` and ``tau`` checked."""
-    from ragmeter.io.judgments import read_answers, read_corpus, read_judgments
-
-    k = parse_context_k(context_k)
-    if not 1 <= tau <= 5:
-        raise InputError(f"--tau {tau}: expected 1..5")
-    answer_sets: Any = None
-    if answers:
-        read = [read_answers(p) for p in answers]
-        if len(read) == 1:
-            answer_sets = read[0]
-        elif len(read) == n_runs:
-            answer_sets = read
-        else:
-            raise InputError(
-                f"{len(read)} --answers files for {n_runs} runs; give one, or one per run"
-            )
-    return {
-        "judgments": read_judgments(judgments, questions=questions),
-        "corpus": read_corpus(corpus) if corpus is not None else None,
-        "answers": answer_sets,
-        "context_k": k,
-        "tau": tau,
-    }
-
-
-@dataclass(frozen=True)
-class MeasureInputs:
-    """Side inputs some measures need: passage lengths for token budgets (``ra_nwg@512t``,
-    from ``corpus`` counted by ``tokenizer``), per-passage utilities (``udcg@K``) and gold
-    answers (``answer_recall@K``, with the passages' texts from ``corpus``)."""
-
-    corpus: Path | None = None
-    tokenizer: str | None = None
-    utilities: Path | None = None
-    udcg_model: str | None = None
-    gold_answers: Path | None = None
-
-    def options(self, names: Sequence[str | Measure]) -> dict[str, Any]:
-        """Read only when a measure needs them; a missing one is left for the measure to
-        report."""
-        from ragmeter.measures import parse_measures
-
-        out: dict[str, Any] = {}
-        measures = parse_measures(names)
-        if self.corpus is not None and any(m.budget is not None for m in measures):
-            from ragmeter.io.lengths import read_passage_lengths
-
-            out["passage_lengths"] = read_passage_lengths(self.corpus, counter=self.tokenizer)
-        if self.utilities is not None:
-            from ragmeter.io.utilities import read_utilities
-
-            out["utilities"] = read_utilities(self.utilities, model=self.udcg_model)
-        if self.gold_answers is not None:
-            from ragmeter.io.gold_answers import read_gold_answers
-
-            out["gold_answers"] = read_gold_answers(self.gold_answers)
-            if self.corpus is not None and any("gold_answers" in m.needs for m in measures):
-                from ragmeter.io.judgments import read_corpus
-
-                out["corpus"] = read_corpus(self.corpus)
-        return out
-
-
-@dataclass(frozen=True)
-class NuggetInputs:
-    """The inputs of the nugget and citation measures (:mod:`ragmeter.metrics.nuggets`): the
-    nuggets, their assignments to the runs' answers and to retrieved passages (one file or
-    several), and the citation support of the answers' sentences."""
-
-    nuggets: Path | None = None
-    assignments: Sequence[Path] = ()
-    citation_support: Path | None = None
-
-    def options(self, runs: Sequence[Path] = ()) -> dict[str, Any]:
-        """The keyword arguments of :func:`ragmeter.evaluate` for these measures; the
-        citation support is checked against the citations of the ``runs`` that are TREC RAG
-        answer files (:func:`~ragmeter.io.nuggets.check_citation_support`)."""
-        from ragmeter.core.nuggets import NuggetAssignments
-        from ragmeter.io.nuggets import (
-            check_citation_support,
-            rag_answers_in,
-            read_assignments,
-            read_citation_support,
-            read_nuggets,
-        )
-
-        if self.assignments and self.nuggets is None:
-            raise InputError("--assignments are read against the nuggets; give --nuggets too")
-        out: dict[str, Any] = {}
-        if self.nuggets is not None:
-            nuggets = read_nuggets(self.nuggets)
-            out["nuggets"] = nuggets
-            parts = [read_assignments(p, nuggets) for p in self.assignments]
-            if parts:
-                out["nugget_assignments"] = (
-                    parts[0] if len(parts) == 1 else NuggetAssignments.merge(parts)
-                )
-        if self.citation_support is not None:
-            support = read_citation_support(self.citation_support)
-            for path in runs:
-                answers = rag_answers_in(path)
-                if answers is not None:
-                    check_citation_support(support, answers)
-            out["citation_support"] = support
-        return out
-
-    def default_measures(self) -> list[str]:
-        """The four nugget scores with assignments, the citation summaries with support."""
-        out = list(NUGGET_MEASURES) if self.assignments else []
-        return out + (list(CITATION_MEASURES) if self.citation_support is not None else [])
 
 
 @dataclass(frozen=True)
@@ -292,12 +125,10 @@ class EvaluateRequest:
     qrels: Path | None = None
     measures: Sequence[str] | None = None
     settings: EvaluationSettings = field(default_factory=EvaluationSettings)
-    coverage: CoverageInputs | None = None
-    inputs: MeasureInputs = field(default_factory=MeasureInputs)
+    #: the side inputs: sub-question judgments, corpus, answers, utilities, gold answers,
+    #: nuggets, citation support, spans… (one value, read by :meth:`InputFiles.read`)
+    inputs: InputFiles = field(default_factory=InputFiles)
     k: str = "oracle"
-    nuggets: NuggetInputs | None = None
-    #: ``--spans`` and ``--chunks`` (the span measures)
-    spans: SpanFiles | None = None
     #: what the qrels' labels are (:func:`ragmeter.analysis.calibration.label_description`),
     #: carried by the evaluation into its JSON and the store
     described_labels: LabelsDescription | None = None
@@ -323,15 +154,15 @@ class EvaluateRequest:
         span measures with span labels, answer containment with gold answers and no qrels)."""
         if self.measures:
             return list(self.measures)
-        if self.spans is not None:
+        if self.inputs.spans is not None:
             from ragmeter.workflows.spans import SPAN_MEASURES
 
             return list(SPAN_MEASURES)
-        own = self.nuggets.default_measures() if self.nuggets is not None else []
+        own = self.inputs.default_measures()
         if own:
             return own
-        if self.coverage is not None:
-            density = ["density"] if self.coverage.corpus is not None else []
+        if self.inputs.coverage:
+            density = ["density"] if self.inputs.corpus is not None else []
             return [*COVERAGE_MEASURES, *density]
         if self.qrels is None and self.inputs.gold_answers is not None:
             return list(ANSWER_MEASURES)
@@ -343,7 +174,7 @@ class EvaluateRequest:
 
         if self.k == "oracle":
             return None
-        if self.coverage is not None and not any(c in self.k for c in ":,"):
+        if self.inputs.coverage and not any(c in self.k for c in ":,"):
             return None  # the coverage context size
         return parse_ks(self.k)
 
@@ -367,7 +198,7 @@ class EvaluateOutcome:
 def evaluate_files(
     request: EvaluateRequest,
     labels: Qrels | None = None,
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Options | None = None,
 ) -> EvaluateOutcome:
     """Read the files of ``request``, evaluate (or sweep) and describe the parameters;
     ``labels``: qrels to evaluate with instead of reading ``request.qrels``, ``overrides``:
@@ -386,35 +217,23 @@ def evaluate_files(
         base = list(parse_measures(requested))
         names = [str(m) for m in expand(base, ks)]
     options = request.settings.options()
-    options.update(request.inputs.options(names))
-    coverage = request.coverage
-    if coverage is not None:
-        if ks is not None:  # the sweep sets the cutoffs; coverage keeps its oracle context
-            coverage = replace(coverage, context_k="oracle")
-        options.update(coverage.options(len(request.runs)))
-    if request.nuggets is not None:
-        options.update(request.nuggets.options(request.runs))
+    options.update(request.inputs.read(names, request.runs, sweep=ks is not None))
     options.update(overrides or {})
     if labels is None and request.qrels is not None and request.qrels_format is not None:
         from ragmeter.io.readers import read_qrels
 
         labels = read_qrels(request.qrels, format=request.qrels_format)
-    own_queries = (
-        coverage is not None
-        or request.nuggets is not None
-        or request.inputs.gold_answers is not None
-    )
-    if request.spans is not None:
+    if request.inputs.spans is not None:
         evaluation = _evaluate_spans(request, names, options)
     else:
         evaluation = _evaluate(
             request.runs, labels if labels is not None else request.qrels, names, options,
-            own_queries, request.traces(),
+            request.inputs.own_queries, request.traces(),
         )  # fmt: skip
     if request.described_labels is not None:
         evaluation = evaluation.with_labels(request.described_labels.to_json())
     done = Sweep(evaluation, tuple(base), tuple(ks)) if ks is not None else None
-    return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks, coverage))
+    return EvaluateOutcome(evaluation, done, lambda: _parameters(request, requested, ks))
 
 
 def _run_inputs(runs: Sequence[Path], traces: TraceReading) -> list[Path | Run]:
@@ -508,10 +327,8 @@ def _evaluate_spans(
     from ragmeter.evaluation import evaluate
     from ragmeter.io.readers import read_qrels
 
-    assert request.spans is not None
     paths = list(request.runs)
-    run_names = distinct_run_names([p.name for p in paths], paths)
-    options.update(request.spans.options(paths, run_names))
+    run_names = distinct_run_names([p.name for p in paths], paths)  # as InputFiles.read names them
     qrels = (
         read_qrels(request.qrels, format=request.qrels_format)
         if request.qrels is not None
@@ -539,19 +356,18 @@ def own_qrels(path: Path) -> Qrels:
 
 
 def _parameters(
-    request: EvaluateRequest,
-    requested: list[str],
-    ks: list[int] | None,
-    coverage: CoverageInputs | None,
+    request: EvaluateRequest, requested: list[str], ks: list[int] | None
 ) -> dict[str, Any]:
     from ragmeter.workflows.saving import input_files
 
+    coverage = request.inputs.coverage
+    context_k = "oracle" if ks is not None else request.inputs.context_k  # as read
     return {
         "measures": requested,
         "cutoffs": ks,
         **request.settings.saved(),
-        "context_k": coverage.context_k if coverage is not None else None,
-        "tau": coverage.tau if coverage is not None else None,
+        "context_k": context_k if coverage else None,
+        "tau": request.inputs.tau if coverage else None,
         "tokenizer": request.inputs.tokenizer,
         "udcg_model": request.inputs.udcg_model,
         **_query_ids_of_traces(request),
@@ -560,14 +376,7 @@ def _parameters(
             qrels=request.qrels,
             runs=list(request.runs),
             pool=request.settings.pool,
-            judgments=coverage.judgments if coverage else None,
-            questions=coverage.questions if coverage else None,
-            corpus=request.inputs.corpus,
-            answers=list(coverage.answers) if coverage else None,
-            utilities=request.inputs.utilities,
-            gold_answers=request.inputs.gold_answers,
-            **_nugget_files(request.nuggets),
-            **(request.spans.files() if request.spans is not None else {}),
+            **request.inputs.files(),
         ),
     }
 
@@ -581,16 +390,6 @@ def _query_ids_of_traces(request: EvaluateRequest) -> dict[str, str]:
     if not any(p.is_file() and is_traces(p, detect_format(p)) for p in request.runs):
         return {}
     return request.traces().recorded()
-
-
-def _nugget_files(nuggets: NuggetInputs | None) -> dict[str, Any]:
-    if nuggets is None:
-        return {}
-    return {
-        "nuggets": nuggets.nuggets,
-        "assignments": list(nuggets.assignments) or None,
-        "citation_support": nuggets.citation_support,
-    }
 
 
 def write_curves(done: Sweep, path: Path) -> None:
@@ -617,14 +416,18 @@ def distinct_names(runs: list[Run], paths: list[Path]) -> list[Run]:
     ]
 
 
-def distinct_run_names(names: list[str], paths: list[Path]) -> list[str]:
-    """``names`` (of the runs of ``paths``), each that collides replaced by its path (and
-    its position, where paths collide too)."""
-    out = []
-    for i, (name, path) in enumerate(zip(names, paths, strict=True)):
-        if names.count(name) > 1:
-            name = str(path)
-            if [str(p) for p in paths].count(name) > 1:
-                name = f"{name}#{i + 1}"
-        out.append(name)
-    return out
+__all__ = [
+    "EvaluateOutcome",
+    "EvaluateRequest",
+    "EvaluationSettings",
+    "InputFiles",
+    "TraceReading",
+    "distinct_names",
+    "distinct_run_names",
+    "evaluate_files",
+    "own_qrels",
+    "parse_context_k",
+    "read_runs",
+    "stage_losses",
+    "write_curves",
+]

@@ -85,12 +85,12 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
     """The LLM labels' file, after refusing what cannot be estimated."""
     if ppi.kind == "qrels" and request.qrels is None:
         raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
-    if ppi.kind == "judgments" and request.coverage is None:
+    if ppi.kind == "judgments" and not request.inputs.coverage:
         raise RagmeterError(
             "--human-judgments corrects the LLM sub-question ratings: give them with "
             "--judgments LLM_JUDGMENTS"
         )
-    if ppi.kind == "nuggets" and (request.nuggets is None or not request.nuggets.assignments):
+    if ppi.kind == "nuggets" and not request.inputs.assignments:
         raise RagmeterError(
             "--human-assignments corrects the LLM nugget assignments: give them with "
             "--nuggets NUGGETS --assignments LLM_ASSIGNMENTS"
@@ -107,11 +107,10 @@ def _checked(request: EvaluateRequest, ppi: PPIRequest) -> Path:
         assert request.qrels is not None
         llm_file = request.qrels
     elif ppi.kind == "nuggets":
-        assert request.nuggets is not None
-        llm_file = request.nuggets.assignments[0]
+        llm_file = request.inputs.assignments[0]
     else:
-        assert request.coverage is not None
-        llm_file = request.coverage.judgments
+        assert request.inputs.judgments is not None
+        llm_file = request.inputs.judgments
     if ppi.labelled_queries is not None:  # its errors first: they are about that file
         from ragmeter.io.labelled import read_labelled_queries
 
@@ -210,8 +209,7 @@ def _evaluate_both(
         merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
         human = evaluate_files(request, labels=merged).evaluation
     elif ppi.kind == "judgments":
-        assert request.coverage is not None
-        questions = request.coverage.questions
+        questions = request.inputs.questions
         llm_ratings = read_judgments(llm_file, questions=questions)
         human_ratings = read_judgments(ppi.human_file, questions=questions)
         labelled = labelled_of(ppi, human_ratings)
@@ -219,12 +217,13 @@ def _evaluate_both(
         ratings = merge_judgments(llm_ratings, human_ratings, labelled.query_ids)
         human = evaluate_files(request, overrides={"judgments": ratings}).evaluation
     else:
-        assert request.nuggets is not None
-        read = request.nuggets.options()  # the nuggets, and the LLM's assignments to them
-        human_assigned = read_assignments(ppi.human_file, read["nuggets"])
+        read = request.inputs.read_nuggets()  # the nuggets, and the LLM's assignments to them
+        nuggets, llm_assigned = read.get("nuggets"), read.get("nugget_assignments")
+        assert nuggets is not None and llm_assigned is not None
+        human_assigned = read_assignments(ppi.human_file, nuggets)
         labelled = labelled_of(ppi, human_assigned)
         _share(labelled, evaluated, ppi.human_file)
-        assigned = merge_assignments(read["nugget_assignments"], human_assigned, labelled.query_ids)
+        assigned = merge_assignments(llm_assigned, human_assigned, labelled.query_ids)
         human = evaluate_files(request, overrides={"nugget_assignments": assigned}).evaluation
     return evaluation, human, labelled, llm_file
 

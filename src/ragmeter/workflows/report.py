@@ -6,21 +6,23 @@ imported only then, so the other commands start as fast as before)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import RagmeterError
 from ragmeter.workflows.compare import CompareSettings
-from ragmeter.workflows.evaluate import EvaluationSettings, NuggetInputs
+from ragmeter.workflows.evaluate import EvaluationSettings
+from ragmeter.workflows.inputs import InputFiles
 
 if TYPE_CHECKING:
     from ragmeter.analysis.leaderboard import LeaderboardAgreement
     from ragmeter.analysis.ppi import PPIEvaluation
+    from ragmeter.analysis.report import ReportOptions
     from ragmeter.core.data import Qrels, Run
+    from ragmeter.evaluation.inputs import Options
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.workflows.ppi import PPIRequest
-    from ragmeter.workflows.spans import SpanFiles
 
 
 @dataclass(frozen=True)
@@ -36,24 +38,20 @@ class ReportView:
 
 @dataclass(frozen=True)
 class ReportRequest:
-    """What ``ragmeter report`` was asked: run files, the qrels and/or sub-question judgments
-    (``judgments`` with ``questions`` and ``corpus``), measures (``None``: the report's
-    defaults), the baseline, and the settings of the evaluation, the comparison and the page."""
+    """What ``ragmeter report`` was asked: run files, the qrels and/or the side inputs (one
+    :class:`InputFiles`: sub-question judgments with their questions and corpus, nuggets,
+    spans…), measures (``None``: the report's defaults), the baseline, and the settings of
+    the evaluation, the comparison and the page."""
 
     runs: Sequence[Path]
     output: Path
     qrels: Path | None = None
     measures: Sequence[str] | None = None
-    judgments: Path | None = None
-    questions: Path | None = None
-    corpus: Path | None = None
-    context_k: str = "oracle"
-    tau: int = 3
+    inputs: InputFiles = field(default_factory=InputFiles)
     baseline: str | None = None
     settings: EvaluationSettings = field(default_factory=EvaluationSettings)
     compare: CompareSettings = field(default_factory=CompareSettings)
     view: ReportView = field(default_factory=ReportView)
-    nuggets: NuggetInputs | None = None
     #: other labels of the same pairs (e.g. an LLM judge's): the runs ranked under both
     compare_qrels: Path | None = None
     #: a calibration of the LLM judge whose figures are shown beside the labels' line
@@ -61,20 +59,19 @@ class ReportRequest:
     #: human labels of some queries: a section of prediction-powered estimates (``--qrels``
     #: then holds the LLM labels)
     ppi: PPIRequest | None = None
-    #: ``--spans`` / ``--chunks``: the span measures
-    spans: SpanFiles | None = None
 
     def check(self) -> None:
         """Refuse inputs the report cannot use, before reading anything."""
-        labels = (self.qrels, self.judgments, self.nuggets, self.spans)
-        if all(given is None for given in labels):
+        side = self.inputs
+        nuggets = side.nuggets or side.assignments or side.citation_support
+        if not (self.qrels or side.judgments or nuggets or side.spans):
             raise RagmeterError("report needs --qrels, --judgments, --nuggets or --spans")
         if self.ppi is not None and self.qrels is None:
             raise RagmeterError("--ppi needs the LLM labels: give them with --qrels LLM_QRELS")
-        for given, name in ((self.questions, "--questions"), (self.corpus, "--corpus")):
-            if given is not None and self.judgments is None:
-                # both only serve the coverage sections, which need the sub-question judgments
-                raise RagmeterError(f"{name} is used with --judgments; give the judgments too")
+        side.check()
+        if side.corpus is not None and side.judgments is None:
+            # the report reads the corpus for its coverage sections (density) only
+            raise RagmeterError("--corpus is used with --judgments; give the judgments too")
 
 
 def write_report_files(request: ReportRequest) -> Evaluation:
@@ -84,53 +81,41 @@ def write_report_files(request: ReportRequest) -> Evaluation:
     from ragmeter.evaluation import evaluate
     from ragmeter.io.readers import read_qrels
     from ragmeter.workflows.compare import baseline_index
-    from ragmeter.workflows.evaluate import coverage_options, read_runs
+    from ragmeter.workflows.evaluate import read_runs
 
     request.check()
     labels = _label_lines(request)
     qrels_obj = read_qrels(request.qrels) if request.qrels is not None else None
-    coverage: dict[str, Any] = {}
-    if request.judgments is not None:
-        coverage = coverage_options(
-            request.judgments,
-            request.questions,
-            request.corpus,
-            None,
-            request.context_k,
-            request.tau,
-            len(request.runs),
-        )
+    side = request.inputs
+    coverage = side.read_coverage(len(request.runs)) if side.coverage else {}
     names = _measures(request, qrels_obj, coverage)
     run_objs = read_runs(request.runs)
     base = baseline_index(request.baseline, run_objs, list(request.runs))
     options = request.settings.options()
-    if request.nuggets is not None:  # kept in the evaluation's inputs: the sweep uses them too
-        options.update(request.nuggets.options(request.runs))
-    if request.spans is not None:
-        options.update(request.spans.options(request.runs, [r.name for r in run_objs]))
-    evaluation = evaluate(run_objs, qrels_obj, names, **options, **coverage)
+    # the rest of the side inputs (nuggets, spans…), kept in the evaluation's inputs: the
+    # sweep uses them too; the coverage inputs, read above for the default measures, join
+    # them (the report's corpus serves density only)
+    rest = replace(side, judgments=None, questions=None, answers=(), corpus=None)
+    options.update(rest.read(names, request.runs, [r.name for r in run_objs]))
+    options.update(coverage)
+    evaluation = evaluate(run_objs, qrels_obj, names, **options)
     estimates = None
     if request.ppi is not None and qrels_obj is not None:
-        estimates = _ppi(
-            request, request.ppi, evaluation, qrels_obj, (run_objs, names, options, coverage)
-        )
+        estimates = _ppi(request, request.ppi, evaluation, qrels_obj, (run_objs, names, options))
     comparison = None
     if len(run_objs) > 1:
         from ragmeter.stats.comparison import compare
 
         comparison = compare(evaluation, baseline=base, **request.compare.options())
-    against = _labels_against(request, evaluation, run_objs, names, options, coverage)
+    against = _labels_against(request, evaluation, run_objs, names, options)
+    page = _page(request, run_objs, qrels_obj, options, base, labels)
     try:
-        _write(
-            request,
+        from ragmeter.report.html import write_html_report
+
+        write_html_report(
+            request.output,
             evaluation,
-            run_objs,
-            qrels_obj,
-            (coverage, options),
-            comparison,
-            base,
-            (labels, against),
-            estimates,
+            replace(page, comparison=comparison, labels_against=against, ppi=estimates),
         )
     except OSError as exc:
         raise RagmeterError(f"cannot write {request.output}: {exc.strerror or exc}") from None
@@ -161,7 +146,6 @@ def _labels_against(
     runs: list[Run],
     names: list[str],
     options: dict[str, Any],
-    coverage: dict[str, Any],
 ) -> tuple[LeaderboardAgreement, str, str] | None:
     """The runs evaluated the same way under ``--compare-qrels``, ranked against ``--qrels``."""
     if request.compare_qrels is None or request.qrels is None:
@@ -172,7 +156,7 @@ def _labels_against(
 
     if len(runs) < 2:
         raise RagmeterError("--compare-qrels ranks the runs under both labels: give two runs")
-    other = evaluate(runs, read_qrels(request.compare_qrels), names, **options, **coverage)
+    other = evaluate(runs, read_qrels(request.compare_qrels), names, **options)
     board = leaderboard_agreement(
         evaluation, other, seed=request.compare.seed, measures=rankable(evaluation, other)
     )
@@ -184,7 +168,7 @@ def _ppi(
     ppi: PPIRequest,
     evaluation: Evaluation,
     llm_qrels: Qrels,
-    inputs: tuple[list[Run], list[str], dict[str, Any], dict[str, Any]],
+    inputs: tuple[list[Run], list[str], dict[str, Any]],
 ) -> PPIEvaluation:
     """The report's runs evaluated again, by the same path, under the merged labels of the
     labelled queries, and the PPI estimates of every measure."""
@@ -193,13 +177,13 @@ def _ppi(
     from ragmeter.io.readers import read_qrels
     from ragmeter.workflows.ppi import labelled_of, labels_description
 
-    runs, names, options, coverage = inputs
+    runs, names, options = inputs
     if ppi.human_qrels is None:
         raise RagmeterError("report --ppi takes the human labels as --human-qrels")
     human_qrels = read_qrels(ppi.human_qrels)
     labelled = labelled_of(ppi, human_qrels)
     merged = merge_qrels(llm_qrels, human_qrels, labelled.query_ids)
-    human = evaluate(runs, merged, names, **options, **coverage)
+    human = evaluate(runs, merged, names, **options)
     assert request.qrels is not None
     return ppi_evaluation(
         evaluation,
@@ -212,13 +196,13 @@ def _ppi(
     )
 
 
-def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, Any]) -> list[str]:
+def _measures(request: ReportRequest, qrels: Qrels | None, coverage: Options) -> list[str]:
     from ragmeter.report.html import default_measures
 
     if request.measures:
         return list(request.measures)
-    own = request.nuggets.default_measures() if request.nuggets is not None else []
-    if request.spans is not None:
+    own = request.inputs.default_measures()
+    if request.inputs.spans is not None:
         from ragmeter.workflows.spans import SPAN_MEASURES
 
         own += SPAN_MEASURES
@@ -230,7 +214,7 @@ def _measures(request: ReportRequest, qrels: Qrels | None, coverage: dict[str, A
         judgments=coverage.get("judgments"),
         k=request.view.k,
     )
-    if request.corpus is not None and request.judgments is not None:
+    if request.inputs.corpus is not None and request.inputs.coverage:
         names.append("density")
     return names
 
@@ -243,15 +227,14 @@ def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
         # the summary's numbers are on these labels: the page says they are an LLM's
         inputs = [("qrels (LLM labels)", str(request.qrels))]
         inputs.append(("human labels", str(request.ppi.human_file)))
-    if request.judgments is not None:
-        inputs.append(("judgments", str(request.judgments)))
-    nuggets = request.nuggets
-    if nuggets is not None:
-        if nuggets.nuggets is not None:
-            inputs.append(("nuggets", str(nuggets.nuggets)))
-        inputs += [("nugget assignments", str(p)) for p in nuggets.assignments]
-        if nuggets.citation_support is not None:
-            inputs.append(("citation support", str(nuggets.citation_support)))
+    side = request.inputs
+    if side.judgments is not None:
+        inputs.append(("judgments", str(side.judgments)))
+    if side.nuggets is not None:
+        inputs.append(("nuggets", str(side.nuggets)))
+    inputs += [("nugget assignments", str(p)) for p in side.assignments]
+    if side.citation_support is not None:
+        inputs.append(("citation support", str(side.citation_support)))
     if settings.grade_map:
         inputs.append(("grade map", settings.grade_map))
     if settings.pool is not None:
@@ -260,29 +243,24 @@ def _inputs(request: ReportRequest) -> list[tuple[str, str]]:
     return inputs
 
 
-def _write(
+def _page(
     request: ReportRequest,
-    evaluation: Evaluation,
     runs: list[Run],
     qrels: Qrels | None,
-    coverage_and_options: tuple[dict[str, Any], dict[str, Any]],
-    comparison: Any,
+    options: dict[str, Any],
     base: int,
-    labels: tuple[list[tuple[str, str]], tuple[LeaderboardAgreement, str, str] | None],
-    estimates: PPIEvaluation | None = None,
-) -> None:
-    from ragmeter.report.html import write_html_report
+    labels: list[tuple[str, str]],
+) -> ReportOptions:
+    """What the page is drawn from: the runs and labels evaluated, with the very options of
+    the evaluation (``options``: the keywords :func:`ragmeter.evaluate` got), the
+    comparison's resampling and the view's."""
+    from ragmeter.analysis.report import ReportOptions
 
     view, compared = request.view, request.compare
-    coverage, options = coverage_and_options
-    label_lines, against = labels
-    write_html_report(
-        request.output,
-        evaluation,
+    return ReportOptions(
         runs=runs,
         qrels=qrels,
-        judgments=coverage.get("judgments"),
-        comparison=comparison,
+        judgments=options.get("judgments"),
         baseline=base,
         grade_map=request.settings.grade_map,
         k=view.k,
@@ -290,14 +268,12 @@ def _write(
         pool=options["pool"],
         pool_depth=request.settings.pool_depth,
         rel_level=request.settings.rel_level,
-        context_k=coverage.get("context_k", "oracle"),
-        tau=request.tau,
+        context_k=options.get("context_k", "oracle"),
+        tau=request.inputs.tau,
         worst=view.worst,
         seed=compared.seed,
         bootstrap=compared.bootstrap,
         permutations=compared.permutations,
         title=view.title,
-        inputs=[*_inputs(request), *label_lines],
-        labels_against=against,
-        ppi=estimates,
+        inputs=[*_inputs(request), *labels],
     )
