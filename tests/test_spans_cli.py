@@ -361,3 +361,32 @@ def test_span_measures_alone_warn_of_no_unjudged_documents(tmp_path: Path) -> No
     result = json.loads(out.stdout)
     assert result["runs"][0]["metrics"]["span_recall@1"]["mean"] == 1.0
     assert not any("judged in the qrels" in w for w in result["warnings"])
+
+
+def test_ppi_with_spans_evaluates_the_merged_labels(tmp_path: Path) -> None:
+    """``evaluate --ppi --spans``: the human side is evaluated on the merged labels, not on
+    ``--qrels`` read again (which compared the LLM labels with themselves)."""
+    spans = _write(
+        tmp_path, "spans.jsonl",
+        [{"query_id": f"q{i}", "doc_id": f"d{i}", "start": 0, "end": 5} for i in (1, 2, 3, 4)],
+    )  # fmt: skip
+    keys = ("chunk_id", "doc_id", "start", "end")
+    chunks = [
+        (f"{c}{i}", f"d{i}", s, s + 10) for i in (1, 2, 3, 4) for c, s in (("e", 0), ("f", 10))
+    ]
+    table = _write(tmp_path, "chunks.jsonl", [dict(zip(keys, c, strict=True)) for c in chunks])
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q{i} Q0 f{i} 1 2 a\nq{i} Q0 e{i} 2 1 a\n" for i in (1, 2, 3, 4)))
+    llm, human = tmp_path / "llm.txt", tmp_path / "human.txt"
+    llm.write_text("".join(f"q{i} 0 e{i} 1\nq{i} 0 f{i} 1\n" for i in (1, 2, 3, 4)))
+    human.write_text("".join(f"q{i} 0 e{i} 1\nq{i} 0 f{i} {int(i == 1)}\n" for i in (1, 2, 3, 4)))
+    out = tmp_path / "out.json"
+    args = ["evaluate", str(run), "--spans", str(spans), "--chunks", str(table), "-m", "P@1"]
+    args += ["--qrels", str(llm), "--ppi", "--human-qrels", str(human), "-f", "json"]
+    result = runner.invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    metric = json.loads(out.read_text())["runs"][0]["metrics"]["precision@1"]
+    # by hand: the top chunk f_i is relevant to the LLM on every query, to people on q1 only
+    assert metric["mean"] == 1.0
+    assert metric["ppi"]["human_mean"] == 0.25
+    assert metric["ppi"]["estimate"] == 0.25  # every query labelled: the human mean

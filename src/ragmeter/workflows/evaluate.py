@@ -224,7 +224,7 @@ def evaluate_files(
 
         labels = read_qrels(request.qrels, format=request.qrels_format)
     if request.inputs.spans is not None:
-        evaluation = _evaluate_spans(request, names, options)
+        evaluation = _evaluate_spans(request, names, options, labels)
     else:
         evaluation = _evaluate(
             request.runs, labels if labels is not None else request.qrels, names, options,
@@ -320,20 +320,19 @@ def stage_losses(runs: Sequence[Run], qrels: Qrels, options: Mapping[str, Any]) 
 
 
 def _evaluate_spans(
-    request: EvaluateRequest, names: list[Any], options: dict[str, Any]
+    request: EvaluateRequest, names: list[Any], options: dict[str, Any], labels: Qrels | None
 ) -> Evaluation:
     """Runs over chunkings, named by file name (their chunk tables are matched by name);
-    without ``--qrels``, the queries with span labels are evaluated."""
+    without ``--qrels``, the queries with span labels are evaluated. ``labels``, when given,
+    are the qrels instead of ``--qrels`` (a prediction-powered estimate's merged labels)."""
     from ragmeter.evaluation import evaluate
     from ragmeter.io.readers import read_qrels
 
     paths = list(request.runs)
     run_names = distinct_run_names([p.name for p in paths], paths)  # as InputFiles.read names them
-    qrels = (
-        read_qrels(request.qrels, format=request.qrels_format)
-        if request.qrels is not None
-        else None
-    )
+    qrels = labels
+    if qrels is None and request.qrels is not None:
+        qrels = read_qrels(request.qrels, format=request.qrels_format)
     return evaluate(dict(zip(run_names, paths, strict=True)), qrels, names, **options)
 
 
