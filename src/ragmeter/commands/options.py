@@ -367,12 +367,12 @@ def span_files(
 ) -> SpanFiles | None:
     """The span inputs of ``--spans`` / ``--chunks`` (``None`` without ``--spans``);
     ``--chunks`` alone is a usage error."""
-    from ragmeter.workflows.spans import SpanFiles
-
     if spans is None:
         if chunks:
             raise typer.BadParameter("--chunks is read with --spans", param_hint="--chunks")
         return None
+    from ragmeter.workflows.spans import SpanFiles
+
     return SpanFiles(spans, tuple(chunks or ()), corpus)
 
 
