@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar
@@ -584,19 +585,25 @@ def _load_family(name: str) -> None:
     is one: a lookup imports only the families it reads (:mod:`ragmeter.measures.catalogue`)."""
     module = catalogue.FAMILY_MODULES.get(name.lower())
     if module is not None and not _loaded:
-        importlib.import_module(f"ragmeter.metrics.{module}")
+        _import(f"ragmeter.metrics.{module}")
 
 
 def _load_trec(name: str) -> None:
     """Import the module registering trec_eval's names and groups if ``name`` is a name."""
     if name in catalogue.TREC_NAMES and not _loaded:
-        importlib.import_module(catalogue.TREC_MODULE)
+        _import(catalogue.TREC_MODULE)
 
 
 def _load_group(name: str) -> None:
     """Import the module registering the groups of measures if ``name`` is one."""
     if name in catalogue.TREC_GROUPS and not _loaded:
-        importlib.import_module(catalogue.TREC_MODULE)
+        _import(catalogue.TREC_MODULE)
+
+
+def _import(module: str) -> None:
+    """Import ``module`` unless it is imported (each lookup of a family passes here)."""
+    if module not in sys.modules:
+        importlib.import_module(module)
 
 
 def register(
