@@ -3,7 +3,8 @@ parser for measure names.
 
 This package sits below ``core``: it knows nothing of alignments but the :class:`Aligned`
 protocol a family's compute function reads. Families register themselves from their modules
-(``ragmeter.metrics``); the registry imports that provider on the first lookup.
+(``ragmeter.metrics``); a lookup imports the module registering the name it reads
+(:mod:`ragmeter.measures.catalogue`), and a list of every name imports them all.
 
 A :class:`Measure` is a small immutable object — family, cutoff, non-default parameters — whose
 canonical string (``ndcg@10``, ``ndcg@10(rel_level=2)``) is its identity everywhere: JSON keys,
