@@ -9,6 +9,12 @@ median, minimum and maximum wall time of ``--repeat`` runs, the median CPU time 
 system), and the load average before and after (the machine may be shared: the figures are
 only as quiet as it was).
 
+Then, side by side: ``ragmeter evaluate RUN --qrels QRELS -m ndcg@10 -m map -f json`` and the
+script a user would write instead with pytrec_eval (:data:`PYTREC_SCRIPT`: parse both files,
+evaluate ``ndcg_cut_10`` and ``map``, print the means), each a whole process, run in turns
+(ragmeter, the script, ragmeter, …) so that both see the same load; prints the medians and
+their ratio (the target: at most 1). Skipped when pytrec_eval is not installed.
+
 ``--imports`` adds the cost of importing each module alone in a fresh interpreter (the wall
 time of ``import X`` timed inside it, median of ``--repeat``), its parent packages and
 dependencies included (``python -X importtime -c "import ragmeter.cli"`` shows the tree).
@@ -47,6 +53,22 @@ IMPORTS = (
     ("scipy.stats", "optional: some statistics"),
     ("matplotlib.pyplot", "optional: report charts"),
 )
+
+
+#: what a user writes instead of ``ragmeter evaluate -m ndcg@10 -m map`` with pytrec_eval
+PYTREC_SCRIPT = """\
+import sys
+
+import pytrec_eval
+
+with open(sys.argv[2]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[1]) as f:
+    run = pytrec_eval.parse_run(f)
+per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"}).evaluate(run)
+for measure in ("ndcg_cut_10", "map"):
+    print(measure, sum(v[measure] for v in per_query.values()) / len(per_query))
+"""
 
 
 def commands(run: Path, qrels: Path) -> dict[str, list[str]]:
@@ -98,11 +120,17 @@ def report_command(out: Path) -> list[str]:
 def timed_run(args: list[str]) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system, the process and its children) of
     ``python -m ragmeter ARGS``."""
+    return timed_process(["-m", "ragmeter", *args])
+
+
+def timed_process(args: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the process and its children) of
+    ``python ARGS``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "ragmeter", *args],
+        [sys.executable, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=True,
@@ -125,6 +153,45 @@ def import_seconds(module: str) -> float | None:
     return float(done.stdout) if done.returncode == 0 else None
 
 
+def side_by_side(run: Path, qrels: Path, repeat: int, data: Path) -> None:
+    """ragmeter's ``evaluate -f json`` and the pytrec_eval script, in turns; medians and
+    their ratio."""
+    if import_seconds("pytrec_eval") is None:
+        print("\npytrec_eval is not installed: no side-by-side figures")
+        return
+    script = data / "pytrec_eval_user.py"
+    script.write_text(PYTREC_SCRIPT)
+    tools = {
+        "ragmeter evaluate -m ndcg@10 -m map -f json": commands(run, qrels)[
+            "ragmeter evaluate -f json"
+        ],
+        "pytrec_eval script (parse, evaluate, print means)": [str(script), str(run), str(qrels)],
+    }
+    argv = {
+        name: (["-m", "ragmeter", *a] if name.startswith("ragmeter") else a)
+        for name, a in tools.items()
+    }
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in tools}
+    for name in tools:
+        timed_process(argv[name])  # warm-up
+    for _ in range(repeat):
+        for name in tools:
+            times[name].append(timed_process(argv[name]))
+    print(
+        f"\n| side by side ({len(times)} tools in turns, {repeat} runs each) | median s | min s "
+        "| median CPU s |"
+    )
+    print("|---|---:|---:|---:|")
+    medians = {}
+    for name, runs in times.items():
+        walls = [w for w, _ in runs]
+        medians[name] = statistics.median(walls)
+        cpu = statistics.median(c for _, c in runs)
+        print(f"| {name} | {medians[name]:.3f} | {min(walls):.3f} | {cpu:.3f} |")
+    ours, theirs = medians.values()
+    print(f"ratio ragmeter / pytrec_eval script (medians): {ours / theirs:.2f}", flush=True)
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -137,6 +204,9 @@ def main() -> None:
     parser.add_argument("--imports", action="store_true", help="also time each import alone")
     parser.add_argument("--report", action="store_true", help="also time report --grade-map")
     parser.add_argument("--only-report", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--only-side-by-side", action="store_true", help="only ragmeter beside pytrec_eval"
+    )
     args = parser.parse_args()
 
     run = args.data / f"run-{label(args.queries)}.txt"
@@ -144,14 +214,15 @@ def main() -> None:
     if not (run.exists() and qrels.exists()):
         generate(args.queries, args.data)
     print(f"load average before: {load()}  ({os.cpu_count()} CPUs)")
-    print(
-        f"| command ({label(args.queries)} queries × 100) | median s | min s | max s "
-        "| median CPU s |"
-    )
-    print("|---|---:|---:|---:|---:|")
-    timed = {} if args.only_report else commands(run, qrels)
+    timed = {} if args.only_report or args.only_side_by_side else commands(run, qrels)
     if args.report or args.only_report:
         timed["ragmeter report --grade-map (example)"] = report_command(args.data)
+    if timed:
+        print(
+            f"| command ({label(args.queries)} queries × 100) | median s | min s | max s "
+            "| median CPU s |"
+        )
+        print("|---|---:|---:|---:|---:|")
     for name, argv in timed.items():
         timed_run(argv)  # warm-up: page cache and bytecode caches
         runs = [timed_run(argv) for _ in range(args.repeat)]
@@ -162,6 +233,8 @@ def main() -> None:
             f"{max(times):.3f} | {cpu:.3f} |",
             flush=True,
         )
+    if not args.only_report:
+        side_by_side(run, qrels, args.repeat, args.data)
     if args.imports:
         print("\n| import alone | median s | what for |")
         print("|---|---:|---|")

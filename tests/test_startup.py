@@ -94,6 +94,42 @@ def test_everyday_commands_import_no_heavy_library(
     assert result == {"status": 0, "imported": []}
 
 
+#: what an evaluation of two ranking measures never needs: the other measure families, the
+#: judges, the statistics of agreement, Arrow's compute kernels
+NOT_FOR_RANKING = (
+    "ragmeter.metrics.answers",
+    "ragmeter.metrics.answer_text",
+    "ragmeter.metrics.containment",
+    "ragmeter.metrics.coverage",
+    "ragmeter.metrics.spans",
+    "ragmeter.metrics.nuggets",
+    "ragmeter.metrics.ragchecker",
+    "ragmeter.metrics.diversity",
+    "ragmeter.metrics.setwise",
+    "ragmeter.judges.tasks",
+    "ragmeter.judges.config",
+    "ragmeter.stats.agreement",
+    "ragmeter.workflows.spans",
+    "ragmeter.workflows.ppi",
+    "pyarrow.compute",
+)
+
+
+def test_evaluate_as_json_imports_only_what_its_measures_need(
+    trec_files: dict[str, str],
+) -> None:
+    args = [*_commands(trec_files)["evaluate"], "-f", "json"]
+    result = _probe(args, ("rich", "ragmeter.metrics.ranking", *NOT_FOR_RANKING))
+    assert result == {"status": 0, "imported": ["ragmeter.metrics.ranking"]}
+
+
+def test_evaluate_as_a_table_imports_rich_and_no_other_family(
+    trec_files: dict[str, str],
+) -> None:
+    result = _probe(_commands(trec_files)["evaluate"], ("rich", *NOT_FOR_RANKING))
+    assert result == {"status": 0, "imported": ["rich"]}
+
+
 def test_version_imports_neither_numpy_nor_pyarrow() -> None:
     result = _probe(["--version"], ("numpy", "pyarrow", *HEAVY))
     assert result == {"status": 0, "imported": []}

@@ -270,8 +270,15 @@ EXIT_STATUS = (
 )
 
 
+@functools.cache
+def _settings_hints() -> dict[str, Any]:
+    """The annotations of :class:`Settings`, evaluated once (each start registers 11 judge
+    commands; evaluating them for each took a tenth of the start-up)."""
+    return typing.get_type_hints(Settings, include_extras=True)
+
+
 def _shared_parameters(offline: bool, learned: bool = False) -> list[inspect.Parameter]:
-    hints = typing.get_type_hints(Settings, include_extras=True)
+    hints = _settings_hints()
     return [
         inspect.Parameter(
             f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name]

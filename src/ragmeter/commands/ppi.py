@@ -99,8 +99,6 @@ def ppi_request(
 ) -> PPIRequest | None:
     """The PPI options as a request, ``None`` without ``--ppi`` (the PPI-only options are
     then an error rather than silently ignored)."""
-    from ragmeter.workflows.ppi import PPIRequest
-
     if not ppi:
         given = [
             name
@@ -129,6 +127,8 @@ def ppi_request(
     if given:
         # printed estimates only: saving them, curves and groups are not (yet) views of PPI
         fail(RagmeterError(f"--ppi does not take {', '.join(given)}"))
+    from ragmeter.workflows.ppi import PPIRequest
+
     level = 0.1 if alpha is None else alpha
     return PPIRequest(
         human_qrels,

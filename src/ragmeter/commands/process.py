@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import copy
 import errno
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from types import ModuleType
 from typing import Any
 
 import typer
@@ -154,13 +158,61 @@ def silence_stdout() -> None:
 def uniform_broken_pipe() -> None:
     """Let a closed pipe under a rich table end like every other output: rich's own handler
     silences stdout and exits 1; this one raises, so :func:`os_failures` ends the command
-    with :data:`BROKEN_PIPE_STATUS` whatever printed last."""
-    from rich.console import Console
+    with :data:`BROKEN_PIPE_STATUS` whatever printed last.
 
-    def on_broken_pipe(self: Console) -> None:
+    rich is patched when something imports it (a table, the help), not imported here: a
+    command that writes JSON never loads it."""
+    console = sys.modules.get("rich.console")
+    if console is not None:
+        _raise_on_broken_pipe(console)
+    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport("rich.console", _raise_on_broken_pipe))
+
+
+def _raise_on_broken_pipe(module: ModuleType) -> None:
+    def on_broken_pipe(self: Any) -> None:
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
-    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
+    module.Console.on_broken_pipe = on_broken_pipe
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then(module)`` once module ``name`` has been imported (by anyone), then leaves
+    the import system as it was."""
+
+    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # the other finders find it; this one is done
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _ThenLoader(spec.loader, self.then)
+        return spec
+
+
+class _ThenLoader(importlib.abc.Loader):
+    """``loader``, then ``then(module)`` once the module has run."""
+
+    def __init__(self, loader: importlib.abc.Loader, then: Callable[[ModuleType], None]):
+        self.loader = loader
+        self.then = then
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        self.then(module)
 
 
 @contextmanager

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ragmeter.errors import MeasureError
 from ragmeter.evaluation.engine import compute, resolve_measures
 from ragmeter.evaluation.results import Evaluation, RunResult
-from ragmeter.io.answers import AnswerSample
 from ragmeter.measures import Measure
-from ragmeter.metrics.answer_text import SampleView
+
+if TYPE_CHECKING:
+    from ragmeter.io.answers import AnswerSample
 
 
 def evaluate_samples(
@@ -27,6 +29,8 @@ def evaluate_samples(
         >>> evaluate_samples([s], ["token_f1", "exact_match"]).run.means()
         {'token_f1': 1.0, 'exact_match': 1.0}
     """
+    from ragmeter.metrics.answer_text import SampleView
+
     measure_list = resolve_measures(measures, default_k=1)
     other = [str(m) for m in measure_list if "samples" not in m.needs]
     if other:

@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
 from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
 from ragmeter.io.partitions import is_partitioned, read_partitioned_qrels, read_partitioned_run
-from ragmeter.io.samples import Samples, read_samples
+
+if TYPE_CHECKING:
+    from ragmeter.io.samples import Samples, read_samples
 
 Format = Literal["trec", "json", "jsonl", "yaml", "parquet", "csv", "tsv", "otlp", "phoenix"]
 #: the names of the formats read (see :data:`ragmeter.io.formats.FORMATS_REGISTRY`)
@@ -232,3 +234,12 @@ __all__ = [
     "write_qrels",
     "write_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Samples`` and ``read_samples`` load on first use: reading TREC files needs neither."""
+    if name in ("Samples", "read_samples"):
+        from ragmeter.io import samples
+
+        return getattr(samples, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

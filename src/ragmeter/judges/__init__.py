@@ -54,11 +54,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.judges.config import JudgeConfig, Price, resolve_config
-from ragmeter.judges.errors import FatalJudgeError, JudgeConfigError
-from ragmeter.judges.tasks import TASKS, Task, make_task
-from ragmeter.judges.types import UNPARSED, Judge, JudgeItem, Judgment
-
 if TYPE_CHECKING:
     from ragmeter.judges.api import (
         TaskResult,
@@ -74,13 +69,31 @@ if TYPE_CHECKING:
         write_utilities,
     )
     from ragmeter.judges.cache import JudgmentCache
+    from ragmeter.judges.config import JudgeConfig, Price, resolve_config
     from ragmeter.judges.ensemble import EnsembleResult, run_ensemble, write_ensemble
     from ragmeter.judges.erag import judge_erag, write_erag
+    from ragmeter.judges.errors import FatalJudgeError, JudgeConfigError
     from ragmeter.judges.llm import LLMJudge
     from ragmeter.judges.probes import ProbeReport, probe_job, run_probes
     from ragmeter.judges.runner import Missing, arun_judgments, run_judgments
+    from ragmeter.judges.tasks import TASKS, Task, make_task
+    from ragmeter.judges.types import UNPARSED, Judge, JudgeItem, Judgment
 
+#: every name loads on first use: the command line imports this package for the learned
+#: judge's defaults (:mod:`ragmeter.judges.learned_defaults`) and nothing else of it
 _LAZY = {
+    "JudgeConfig": "ragmeter.judges.config",
+    "Price": "ragmeter.judges.config",
+    "resolve_config": "ragmeter.judges.config",
+    "FatalJudgeError": "ragmeter.judges.errors",
+    "JudgeConfigError": "ragmeter.judges.errors",
+    "TASKS": "ragmeter.judges.tasks",
+    "Task": "ragmeter.judges.tasks",
+    "make_task": "ragmeter.judges.tasks",
+    "UNPARSED": "ragmeter.judges.types",
+    "Judge": "ragmeter.judges.types",
+    "JudgeItem": "ragmeter.judges.types",
+    "Judgment": "ragmeter.judges.types",
     "TaskResult": "ragmeter.judges.api",
     "judge_answerability": "ragmeter.judges.api",
     "judge_correctness": "ragmeter.judges.api",

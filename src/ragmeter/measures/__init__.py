@@ -3,7 +3,8 @@ parser for measure names.
 
 This package sits below ``core``: it knows nothing of alignments but the :class:`Aligned`
 protocol a family's compute function reads. Families register themselves from their modules
-(``ragmeter.metrics``); the registry imports that provider on the first lookup.
+(``ragmeter.metrics``); a lookup imports the module registering the name it reads
+(:mod:`ragmeter.measures.catalogue`), and a list of every name imports them all.
 
 A :class:`Measure` is a small immutable object — family, cutoff, non-default parameters — whose
 canonical string (``ndcg@10``, ``ndcg@10(rel_level=2)``) is its identity everywhere: JSON keys,
@@ -19,7 +20,9 @@ so every error message looks the same, and unknown names get the closest valid s
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar
@@ -28,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragmeter.errors import MeasureError
-from ragmeter.measures import irm
+from ragmeter.measures import catalogue, irm
 
 FloatArray = npt.NDArray[np.float64]
 CutoffKind = Literal["none", "optional", "required"]
@@ -307,7 +310,7 @@ class Registry:
 
     def owner(self, name: str) -> Family | None:
         """The family a name or alias (any case) belongs to, or ``None``."""
-        _load_families()
+        _load_family(name)
         canonical = self._aliases.get(name.lower())
         return None if canonical is None else self._families[canonical]
 
@@ -340,7 +343,7 @@ class Registry:
 
     # -- lookup -----------------------------------------------------------------------
     def family(self, name: str) -> Family:
-        _load_families()
+        _load_family(name)
         canonical = self._aliases.get(name.lower())
         if canonical is None:
             raise MeasureError(self._unknown(name))
@@ -379,10 +382,10 @@ class Registry:
 
     def parse(self, text: str) -> list[Measure]:
         """Parse one name into the measures it denotes (trec forms may expand to several)."""
-        _load_families()
         name = text.strip()
         if not name:
             raise MeasureError("empty measure name")
+        _load_group(name)
         if name in self._groups:
             return self._groups[name]()
         # ragmeter's names are case-insensitive: an ir_measures spelling is read as ragmeter's
@@ -390,6 +393,8 @@ class Registry:
         # (Judged); one ragmeter does not know (R@50, SetP) or cannot read (AP(rel=2)) is
         # read as ir_measures' and keeps its spelling
         theirs = irm.irm_name(name)
+        if theirs is not None:
+            _load_family(theirs.name)
         if theirs is not None and (theirs.shadows or theirs.name.lower() not in self._aliases):
             return [self._parse_irm(name)]
         try:
@@ -414,6 +419,8 @@ class Registry:
 
     def _parse_own(self, name: str) -> list[Measure]:
         match = _GRAMMAR.fullmatch(name)
+        if match:
+            _load_family(match["base"])
         if match and match["base"].lower() in self._aliases:
             params = _parse_params(name, match["params"])
             k = match["k"]
@@ -439,21 +446,24 @@ class Registry:
 
         ``P`` is then trec_eval's ``P`` at its default cutoffs, not ``precision@default_k``.
         """
-        _load_families()
+        _load_group(name)
         if name in self._groups:
             return self._groups[name]()
         trec = self._parse_trec(name.strip())
         return trec if trec is not None else self.parse(name)
 
     def _parse_trec(self, name: str) -> list[Measure] | None:
+        _load_trec(name)
         if name in self._trec:
             return self._trec[name](None)
         if "." in name:
             base, _, rest = name.partition(".")
+            _load_trec(base)
             if base in self._trec:
                 return self._trec[base](rest)
         if "_" in name:
             base, _, rest = name.rpartition("_")
+            _load_trec(base)
             if base in self._trec and rest:
                 return self._trec[base](rest)
         return None
@@ -557,20 +567,44 @@ def _split_top_level(text: str) -> list[str]:
 REGISTRY = Registry()
 
 #: the modules providing the built-in families (each registers its families on import)
-PROVIDERS = ("ragmeter.metrics",)
+PROVIDERS = catalogue.MODULES
 _loaded = False
 
 
 def _load_families() -> None:
-    """Import the family providers once (by name: this layer does not depend on them)."""
+    """Import every family provider once (by name: this layer does not depend on them)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import importlib
-
     for provider in PROVIDERS:
         importlib.import_module(provider)
+
+
+def _load_family(name: str) -> None:
+    """Import the module registering the built-in family or alias ``name`` (any case), if it
+    is one: a lookup imports only the families it reads (:mod:`ragmeter.measures.catalogue`)."""
+    module = catalogue.FAMILY_MODULES.get(name.lower())
+    if module is not None and not _loaded:
+        _import(f"ragmeter.metrics.{module}")
+
+
+def _load_trec(name: str) -> None:
+    """Import the module registering trec_eval's names and groups if ``name`` is a name."""
+    if name in catalogue.TREC_NAMES and not _loaded:
+        _import(catalogue.TREC_MODULE)
+
+
+def _load_group(name: str) -> None:
+    """Import the module registering the groups of measures if ``name`` is one."""
+    if name in catalogue.TREC_GROUPS and not _loaded:
+        _import(catalogue.TREC_MODULE)
+
+
+def _import(module: str) -> None:
+    """Import ``module`` unless it is imported (each lookup of a family passes here)."""
+    if module not in sys.modules:
+        importlib.import_module(module)
 
 
 def register(

@@ -6,21 +6,31 @@ across seeds or folds of one system) and the paired tests, bootstrap and correct
 imported on first use.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.stats.aggregate import Aggregate, aggregate
-from ragmeter.stats.agreement import (
-    ConfusionMatrix,
-    Correlation,
-    cohen_kappa,
-    confusion_matrix,
-    kendall_tau_b,
-    krippendorff_alpha,
-    spearman_rho,
-)
 
-#: lazily imported names → their module (comparison reads an evaluation.Evaluation, a layer above)
+if TYPE_CHECKING:
+    from ragmeter.stats.agreement import (
+        ConfusionMatrix,
+        Correlation,
+        cohen_kappa,
+        confusion_matrix,
+        kendall_tau_b,
+        krippendorff_alpha,
+        spearman_rho,
+    )
+
+#: lazily imported names → their module (comparison reads an evaluation.Evaluation, a layer
+#: above; the agreement measures are not needed by an evaluation, which imports this package)
 _LAZY = {
+    "ConfusionMatrix": "agreement",
+    "Correlation": "agreement",
+    "cohen_kappa": "agreement",
+    "confusion_matrix": "agreement",
+    "kendall_tau_b": "agreement",
+    "krippendorff_alpha": "agreement",
+    "spearman_rho": "agreement",
     "compare": "comparison",
     "Comparison": "comparison",
     "Difference": "comparison",
@@ -67,7 +77,7 @@ __all__ = [
     "kendall_tau_b",
     "krippendorff_alpha",
     "spearman_rho",
-    *_LAZY,
+    *(name for name in _LAZY if _LAZY[name] != "agreement"),
 ]
 
 

@@ -100,7 +100,9 @@ class TraceReading:
 
         if self.doc_id_from is not None:
             return self
-        return replace(self, doc_id_from=doc_id_from_for(None, qrels.doc_ids.unique().to_pylist()))
+        # one id at a time: the first id that is no content hash settles it (no set of ids)
+        judged = (doc.as_py() for doc in qrels.doc_ids)
+        return replace(self, doc_id_from=doc_id_from_for(None, judged))
 
     def recorded(self) -> dict[str, str]:
         """What a saved evaluation records of it."""
