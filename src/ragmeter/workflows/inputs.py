@@ -91,11 +91,11 @@ class InputFiles:
 
     def span_files(self) -> SpanFiles | None:
         """``--spans`` and its ``--chunks`` (checked against ``corpus``), or ``None``."""
-        from ragmeter.workflows.spans import SpanFiles
+        if self.spans is None:
+            return None
+        from ragmeter.workflows.spans import SpanFiles  # only with spans (start-up time)
 
-        return (
-            None if self.spans is None else SpanFiles(self.spans, tuple(self.chunks), self.corpus)
-        )
+        return SpanFiles(self.spans, tuple(self.chunks), self.corpus)
 
     def default_measures(self) -> list[str]:
         """The nugget measures the labels call for: the four nugget scores with assignments,
