@@ -457,18 +457,6 @@ def _ppi_method(result: Any) -> str:
     made = [w.estimate for w in result.windows if w.estimate is not None]
     if not made:
         return "no window has a labelled span"
+    from ragmeter.stats.ppi import ppi_method
+
     return ppi_method(str(made[0].estimator), result.alpha)
-
-
-def ppi_method(estimator: str | None, alpha: float) -> str:
-    """How a window's estimate was made: ``cross-fit PPI++, λ power-tuned on the other folds,
-    95% Student t intervals``, or ``PPI++, power-tuned λ, 95% normal intervals`` (also for an
-    estimate stored before the estimator was recorded: ``None``)."""
-    from ragmeter.stats.ppi import ESTIMATOR_NAMES
-
-    level = round(100 * (1 - alpha))
-    if estimator == "crossfit":
-        how = f"λ power-tuned on the other folds, {level}% Student t intervals"
-    else:
-        how = f"power-tuned λ, {level}% normal intervals"
-    return f"{ESTIMATOR_NAMES[estimator or 'plusplus']}, {how}"

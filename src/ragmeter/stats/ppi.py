@@ -725,3 +725,15 @@ def human_confidence_sequence(
     y = _as_values(y_labelled, "human-label values Y")
     lower, upper = core.asymptotic_cs(y, alpha, optimised_at, burn_in)
     return PPISequence(np.cumsum(y) / np.arange(1, y.shape[0] + 1), lower, upper, alpha)
+
+
+def ppi_method(estimator: str | None, alpha: float) -> str:
+    """How a window's estimate was made: ``cross-fit PPI++, λ power-tuned on the other folds,
+    95% Student t intervals``, or ``PPI++, power-tuned λ, 95% normal intervals`` (also for an
+    estimate stored before the estimator was recorded: ``None``)."""
+    level = round(100 * (1 - alpha))
+    if estimator == "crossfit":
+        how = f"λ power-tuned on the other folds, {level}% Student t intervals"
+    else:
+        how = f"power-tuned λ, {level}% normal intervals"
+    return f"{ESTIMATOR_NAMES[estimator or 'plusplus']}, {how}"

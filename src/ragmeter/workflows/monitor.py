@@ -767,7 +767,7 @@ class Trend:
         rows = list(self.ppi.values())
         if not rows:
             return ""
-        from ragmeter.report.monitor import ppi_method
+        from ragmeter.stats.ppi import ppi_method
 
         made = [r for r in rows if r.estimator is not None] or rows
         how = ppi_method(made[0].estimator, made[0].alpha)
