@@ -19,26 +19,19 @@ from ragmeter.commands.options import (
     ContextOrSweep,
     CorpusFile,
     CurvesFile,
-    DefaultK,
-    Depth,
     DocIdFrom,
     EngineChoice,
+    EvaluationOptions,
     GoldAnswersFile,
-    GradeMap,
     JudgmentsFile,
     Measures,
-    Missing,
-    MissingPolicy,
     NuggetsFile,
     Output,
     PerQuery,
-    Pool,
-    PoolDepth,
     QrelsFile,
     QrelsFormat,
     QueryIdFrom,
     Questions,
-    RelLevel,
     RunFiles,
     Save,
     SaveName,
@@ -54,6 +47,7 @@ from ragmeter.commands.options import (
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
 from ragmeter.commands.output import OutputFormat
 from ragmeter.commands.process import GuardedGroup
@@ -77,19 +71,15 @@ def _root(version: VersionFlag = False) -> None:
 
 
 @app.command()
+@option_groups
 def evaluate(
     runs: RunFiles,
+    *,
     qrels: QrelsFile = None,
     qrels_format: QrelsFormat = None,
     measure: Measures = None,
     per_query: PerQuery = False,
-    missing: Missing = MissingPolicy.zero,
-    rel_level: RelLevel = 1,
-    depth: Depth = None,
-    default_k: DefaultK = 5,
-    pool: Pool = None,
-    pool_depth: PoolDepth = None,
-    grade_map: GradeMap = None,
+    scoring: EvaluationOptions,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
     output: Output = None,
     judgments: JudgmentsFile = None,
@@ -131,17 +121,7 @@ def evaluate(
     from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
 
-    settings = evaluation_settings(
-        missing=missing,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        engine=engine,
-        workers=workers,
-    )
+    settings = evaluation_settings(scoring, engine=engine, workers=workers)
     described = label_description(qrels, calibration, qrels_format, spans)
     labels = lines_of(described)
     request = flow.EvaluateRequest(

@@ -28,6 +28,7 @@ from ragmeter.commands.labels import label_description, tell
 from ragmeter.commands.options import (
     DefaultK,
     Depth,
+    EvaluationOptions,
     Missing,
     MissingPolicy,
     Output,
@@ -141,13 +142,7 @@ def check_command(
         baseline=baseline or "",
         rules=fail_if or [],
         settings=evaluation_settings(
-            missing=missing,
-            rel_level=rel_level,
-            depth=depth,
-            default_k=default_k,
-            pool=None,
-            pool_depth=None,
-            grade_map=None,
+            EvaluationOptions(missing, rel_level, depth=depth, default_k=default_k)
         ),
         store=store,
         test=test.value,  # type: ignore[arg-type]

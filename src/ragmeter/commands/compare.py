@@ -23,49 +23,29 @@ import typer
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
-    Bootstrap,
     ChunkFiles,
     CitationSupportFile,
-    CompareCorrectionChoice,
-    DefaultK,
-    Depth,
+    ComparePairedTests,
     EngineChoice,
-    GradeMap,
+    EvaluationOptions,
     Measures,
-    Missing,
-    MissingPolicy,
     NuggetsFile,
     Output,
-    PairedTest,
-    Permutations,
-    Pool,
-    PoolDepth,
-    RelLevel,
     Save,
     SaveName,
-    Seed,
     SpansFile,
     StoreUrl,
-    TestChoice,
     Workers,
     compare_settings,
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIEstimator, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
-CompareCorrection = Annotated[
-    CompareCorrectionChoice,
-    typer.Option(
-        "--correction",
-        help="Correction over all comparisons: holm, bonferroni (family-wise error), bh "
-        "(Benjamini–Hochberg: false discovery rate), none; with --all-pairs, tukey (Tukey's "
-        "HSD for repeated measures, instead of the paired test).",
-    ),
-]
 AllPairsOption = Annotated[
     bool,
     typer.Option(
@@ -147,6 +127,7 @@ def compare_command(
         list[Path],
         typer.Argument(help="Two or more run files (any format `ragmeter evaluate` reads)."),
     ],
+    *,
     qrels: CompareQrels = None,
     measure: Measures = None,
     baseline: Baseline = None,
@@ -154,20 +135,10 @@ def compare_command(
     group: GroupOption = None,
     group_by: GroupBy = None,
     tie_tolerance: TieTolerance = 0.0,
-    test: PairedTest = TestChoice.randomization,
-    correction: CompareCorrection = CompareCorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: ComparePairedTests,
     alpha: Alpha = 0.05,
     confidence: Confidence = 0.95,
-    missing: Missing = MissingPolicy.zero,
-    rel_level: RelLevel = 1,
-    depth: Depth = None,
-    default_k: DefaultK = 5,
-    pool: Pool = None,
-    pool_depth: PoolDepth = None,
-    grade_map: GradeMap = None,
+    scoring: EvaluationOptions,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
     save: Save = False,
@@ -197,17 +168,7 @@ def compare_command(
         groups = parse_groups(group)
     except RagmeterError as exc:
         fail(exc)
-    settings = evaluation_settings(
-        missing=missing,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        engine=engine,
-        workers=workers,
-    )
+    settings = evaluation_settings(scoring, engine=engine, workers=workers)
     inputs = input_files(
         nuggets=nuggets, assignments=assignments, citation_support=citation_support,
         spans=spans, chunks=chunks,
@@ -218,7 +179,7 @@ def compare_command(
         None, ppi_estimator,
     )  # fmt: skip
     evaluated = (runs, qrels, measure, settings, inputs)
-    if _compare_ppi(ppi_args, evaluated, fmt, output, (baseline, all_pairs, correction)):
+    if _compare_ppi(ppi_args, evaluated, fmt, output, (baseline, all_pairs, tests.correction)):
         return
     described = label_description(qrels, calibration)
     request = CompareRequest(
@@ -228,14 +189,7 @@ def compare_command(
         baseline=baseline,
         settings=settings,
         compare=compare_settings(
-            test=test,
-            correction=correction,
-            permutations=permutations,
-            bootstrap=bootstrap,
-            seed=seed,
-            alpha=alpha,
-            confidence=confidence,
-            tie_tolerance=tie_tolerance,
+            tests, alpha=alpha, confidence=confidence, tie_tolerance=tie_tolerance
         ),
         all_pairs=all_pairs,
         groups=groups,
@@ -299,4 +253,4 @@ def _compare_ppi(
 
 def register(app: typer.Typer) -> None:
     """Add ``ragmeter compare`` to the command line."""
-    app.command("compare")(compare_command)
+    app.command("compare")(option_groups(compare_command))

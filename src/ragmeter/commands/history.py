@@ -20,18 +20,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import (
-    Bootstrap,
-    Correction,
-    CorrectionChoice,
     Measures,
     Output,
-    PairedTest,
-    Permutations,
-    Seed,
+    PairedTests,
     StoreUrl,
-    TestChoice,
     compare_settings,
     fail,
+    option_groups,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
@@ -219,8 +214,10 @@ def delete_command(
 
 
 @history_app.command("compare")
+@option_groups
 def compare_command(
     ctx: typer.Context,
+    *,
     baseline: Annotated[str, typer.Argument(help="The earlier evaluation: id, name, or REF:RUN.")],
     candidate: Annotated[str, typer.Argument(help="The later evaluation: id, name, or REF:RUN.")],
     run: Annotated[
@@ -229,11 +226,7 @@ def compare_command(
     ] = None,
     measure: Measures = None,
     store: StoreUrl = None,
-    test: PairedTest = TestChoice.randomization,
-    correction: Correction = CorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: PairedTests,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
     confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
@@ -245,15 +238,7 @@ def compare_command(
     from ragmeter.commands.output import emit_comparison
     from ragmeter.workflows.history import compare_saved, saved_label_lines
 
-    settings = compare_settings(
-        test=test,
-        correction=correction,
-        permutations=permutations,
-        bootstrap=bootstrap,
-        seed=seed,
-        alpha=alpha,
-        confidence=confidence,
-    )
+    settings = compare_settings(tests, alpha=alpha, confidence=confidence)
     with _opened(_store_of(ctx, store)) as st:
         try:
             comparison = compare_saved(

@@ -18,28 +18,24 @@ import typer
 from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
-    Bootstrap,
     ChunkFiles,
     CitationSupportFile,
-    Correction,
-    CorrectionChoice,
+    EvaluationOptions,
     GradeMap,
     Measures,
     Missing,
     MissingPolicy,
     NuggetsFile,
-    PairedTest,
-    Permutations,
+    PairedTests,
     Pool,
     PoolDepth,
     RelLevel,
-    Seed,
     SpansFile,
-    TestChoice,
     compare_settings,
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
 from ragmeter.commands.output import warn
 from ragmeter.commands.ppi import (
@@ -83,6 +79,7 @@ def report_command(
         list[Path],
         typer.Argument(help="One or more run files (any format `ragmeter evaluate` reads)."),
     ],
+    *,
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
     qrels: ReportQrels = None,
     measure: Measures = None,
@@ -139,11 +136,7 @@ def report_command(
     pool_depth: PoolDepth = None,
     missing: Missing = MissingPolicy.zero,
     rel_level: RelLevel = 1,
-    test: PairedTest = TestChoice.randomization,
-    correction: Correction = CorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: PairedTests,
     title: Title = "ragmeter report",
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
@@ -177,19 +170,11 @@ def report_command(
         inputs=inputs,
         baseline=baseline,
         settings=evaluation_settings(
-            missing=missing,
-            rel_level=rel_level,
-            pool=pool,
-            pool_depth=pool_depth,
-            grade_map=grade_map,
+            EvaluationOptions(
+                missing, rel_level, pool=pool, pool_depth=pool_depth, grade_map=grade_map
+            )
         ),
-        compare=compare_settings(
-            test=test,
-            correction=correction,
-            permutations=permutations,
-            bootstrap=bootstrap,
-            seed=seed,
-        ),
+        compare=compare_settings(tests),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
         compare_qrels=compare_qrels,
         calibration=calibration,
@@ -213,4 +198,4 @@ def _write(request: ReportRequest) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``ragmeter report`` to the command line."""
-    app.command("report")(report_command)
+    app.command("report")(option_groups(report_command))
