@@ -120,6 +120,7 @@ def evaluate(
     from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
     from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
+    from ragmeter.workflows.saving import save_files_evaluation
 
     settings = evaluation_settings(scoring, engine=engine, workers=workers)
     described = label_description(qrels, calibration, qrels_format, spans)
@@ -163,8 +164,11 @@ def evaluate(
     tell(labels)
     if save or store is not None or name is not None:
         save_and_tell(
-            outcome.evaluation, store=store, name=name, command="evaluate",
-            parameters=outcome.parameters, qrels=qrels, runs=runs,
+            lambda: save_files_evaluation(
+                outcome.evaluation, store=store, name=name, command="evaluate",
+                parameters=outcome.parameters, qrels=qrels, runs=runs,
+            ),
+            name,
         )  # fmt: skip
 
 

@@ -163,6 +163,7 @@ def compare_command(
     with every other (--all-pairs); with --ppi, human-label estimates of the differences."""
     from ragmeter.commands.output import emit_all_pairs, emit_comparison, save_and_tell
     from ragmeter.workflows.compare import CompareRequest, compare_files
+    from ragmeter.workflows.saving import save_files_evaluation
 
     try:
         groups = parse_groups(group)
@@ -208,8 +209,11 @@ def compare_command(
     tell(lines_of(described))
     if others["--save"]:
         save_and_tell(
-            outcome.evaluation, store=store, name=name, command="compare",
-            parameters=outcome.parameters, qrels=qrels, runs=runs,
+            lambda: save_files_evaluation(
+                outcome.evaluation, store=store, name=name, command="compare",
+                parameters=outcome.parameters, qrels=qrels, runs=runs,
+            ),
+            name,
         )  # fmt: skip
 
 

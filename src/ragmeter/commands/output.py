@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
     from ragmeter.stats.seeds import SeedSummary
+    from ragmeter.store import SavedEvaluation
     from ragmeter.sweep import Sweep
 
 
@@ -160,29 +161,12 @@ def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:
     warn(result.warnings)
 
 
-def save_and_tell(
-    evaluation: Evaluation,
-    *,
-    store: str | None,
-    name: str | None,
-    command: str,
-    parameters: Mapping[str, Any],
-    qrels: Path | None,
-    runs: Sequence[Path] | None,
-) -> None:
-    """Save a command's evaluation and say where on stderr (stdout keeps the results)."""
-    from ragmeter.workflows.saving import save_files_evaluation
-
+def save_and_tell(save: Callable[[], SavedEvaluation], name: str | None) -> None:
+    """Save a command's evaluation by ``save()`` (e.g. a call of
+    :func:`ragmeter.workflows.saving.save_files_evaluation`) and say where on stderr (stdout
+    keeps the results); a store that cannot be written exits 2."""
     try:
-        saved = save_files_evaluation(
-            evaluation,
-            store=store,
-            name=name,
-            command=command,
-            parameters=parameters,
-            qrels=qrels,
-            runs=runs,
-        )
+        saved = save()
     except (RagmeterError, OSError) as exc:
         fail(exc)
     label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
