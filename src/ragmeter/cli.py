@@ -20,7 +20,7 @@ from ragmeter.commands.options import (
     CorpusFile,
     CurvesFile,
     DocIdFrom,
-    EngineChoice,
+    EngineOptions,
     EvaluationOptions,
     GoldAnswersFile,
     JudgmentsFile,
@@ -33,23 +33,19 @@ from ragmeter.commands.options import (
     QueryIdFrom,
     Questions,
     RunFiles,
-    Save,
-    SaveName,
     SpansFile,
-    StoreUrl,
     Tau,
     Tokenizer,
     TraceStage,
     UdcgModel,
     UtilitiesFile,
     VersionFlag,
-    Workers,
     evaluation_settings,
     fail,
     input_files,
     option_groups,
 )
-from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.output import OutputFormat, SaveOptions
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -98,11 +94,8 @@ def evaluate(
     curves: CurvesFile = None,
     spans: SpansFile = None,
     chunks: ChunkFiles = None,
-    save: Save = False,
-    store: StoreUrl = None,
-    name: SaveName = None,
-    engine: EngineChoice = "local",
-    workers: Workers = None,
+    saving: SaveOptions,
+    engine: EngineOptions,
     calibration: CalibrationFile = None,
     ppi: ppi_options.PPIFlag = False,
     human_qrels: ppi_options.HumanQrels = None,
@@ -117,12 +110,11 @@ def evaluate(
     stage: TraceStage = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
-    from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
+    from ragmeter.commands.output import emit_evaluation, emit_sweep
     from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
-    from ragmeter.workflows.saving import save_files_evaluation
 
-    settings = evaluation_settings(scoring, engine=engine, workers=workers)
+    settings = evaluation_settings(scoring, engine)
     described = label_description(qrels, calibration, qrels_format, spans)
     labels = lines_of(described)
     request = flow.EvaluateRequest(
@@ -142,7 +134,12 @@ def evaluate(
         query_id_from=query_id_from, qrels_format=qrels_format,
         doc_id_from=doc_id_from, stage=stage,
     )  # fmt: skip
-    others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
+    others = {
+        "--save": saving.save,
+        "--store": saving.store,
+        "--name": saving.name,
+        "--curves": curves,
+    }
     estimate = ppi_request(
         ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,
         human_assignments, ppi_estimator,
@@ -162,14 +159,8 @@ def evaluate(
     else:
         emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output, asked=measure)
     tell(labels)
-    if save or store is not None or name is not None:
-        save_and_tell(
-            lambda: save_files_evaluation(
-                outcome.evaluation, store=store, name=name, command="evaluate",
-                parameters=outcome.parameters, qrels=qrels, runs=runs,
-            ),
-            name,
-        )  # fmt: skip
+    if saving.save or saving.store is not None or saving.name is not None:
+        saving.save_and_tell(outcome, "evaluate", qrels, runs)
 
 
 @app.command(

@@ -26,23 +26,19 @@ from ragmeter.commands.options import (
     ChunkFiles,
     CitationSupportFile,
     ComparePairedTests,
-    EngineChoice,
+    EngineOptions,
     EvaluationOptions,
     Measures,
     NuggetsFile,
     Output,
-    Save,
-    SaveName,
     SpansFile,
-    StoreUrl,
-    Workers,
     compare_settings,
     evaluation_settings,
     fail,
     input_files,
     option_groups,
 )
-from ragmeter.commands.output import CompareFormat
+from ragmeter.commands.output import CompareFormat, SaveOptions
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIEstimator, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
@@ -141,11 +137,8 @@ def compare_command(
     scoring: EvaluationOptions,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
-    save: Save = False,
-    store: StoreUrl = None,
-    name: SaveName = None,
-    engine: EngineChoice = "local",
-    workers: Workers = None,
+    saving: SaveOptions,
+    engine: EngineOptions,
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
@@ -161,20 +154,22 @@ def compare_command(
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
     with every other (--all-pairs); with --ppi, human-label estimates of the differences."""
-    from ragmeter.commands.output import emit_all_pairs, emit_comparison, save_and_tell
+    from ragmeter.commands.output import emit_all_pairs, emit_comparison
     from ragmeter.workflows.compare import CompareRequest, compare_files
-    from ragmeter.workflows.saving import save_files_evaluation
 
     try:
         groups = parse_groups(group)
     except RagmeterError as exc:
         fail(exc)
-    settings = evaluation_settings(scoring, engine=engine, workers=workers)
+    settings = evaluation_settings(scoring, engine)
     inputs = input_files(
         nuggets=nuggets, assignments=assignments, citation_support=citation_support,
         spans=spans, chunks=chunks,
     )  # fmt: skip
-    others = {"--save": save or bool(store or name), "--group": group or group_by}
+    others = {
+        "--save": saving.save or bool(saving.store or saving.name),
+        "--group": group or group_by,
+    }
     ppi_args = (
         ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others, None,
         None, ppi_estimator,
@@ -208,13 +203,7 @@ def compare_command(
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds, asked=measure)
     tell(lines_of(described))
     if others["--save"]:
-        save_and_tell(
-            lambda: save_files_evaluation(
-                outcome.evaluation, store=store, name=name, command="compare",
-                parameters=outcome.parameters, qrels=qrels, runs=runs,
-            ),
-            name,
-        )  # fmt: skip
+        saving.save_and_tell(outcome, "compare", qrels, runs)
 
 
 def _compare_ppi(

@@ -341,20 +341,29 @@ class EvaluationOptions:
     grade_map: GradeMap = None
 
 
+@dataclass(frozen=True)
+class EngineOptions:
+    """Where and by how many processes runs are evaluated: ``evaluate`` and ``compare``."""
+
+    engine: EngineChoice = "local"
+    workers: Workers = None
+
+
 def evaluation_settings(
-    options: EvaluationOptions, *, engine: str = "local", workers: int | None = None
+    options: EvaluationOptions, engine: EngineOptions | None = None
 ) -> EvaluationSettings:
     """The evaluation settings that ``evaluate``, ``compare``, ``check`` and ``report`` take
     from the same command-line options."""
     from ragmeter.evaluation.partitioned import Engine
     from ragmeter.workflows.evaluate import EvaluationSettings
 
+    engine = engine or EngineOptions()
     try:
-        Engine.parse(engine, workers=workers)  # refused before any file is read
+        Engine.parse(engine.engine, workers=engine.workers)  # refused before any file is read
     except RagmeterError as exc:
         fail(exc)
     values = {**asdict(options), "missing": options.missing.value}
-    return EvaluationSettings(**values, engine=engine, workers=workers)
+    return EvaluationSettings(**values, **asdict(engine))
 
 
 def input_files(

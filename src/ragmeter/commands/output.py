@@ -6,13 +6,14 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import Save, SaveName, StoreUrl, fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from ragmeter.stats.allpairs import AllPairs
     from ragmeter.stats.comparison import Comparison
     from ragmeter.stats.seeds import SeedSummary
-    from ragmeter.store import SavedEvaluation
     from ragmeter.sweep import Sweep
 
 
@@ -161,13 +161,38 @@ def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:
     warn(result.warnings)
 
 
-def save_and_tell(save: Callable[[], SavedEvaluation], name: str | None) -> None:
-    """Save a command's evaluation by ``save()`` (e.g. a call of
-    :func:`ragmeter.workflows.saving.save_files_evaluation`) and say where on stderr (stdout
-    keeps the results); a store that cannot be written exits 2."""
-    try:
-        saved = save()
-    except (RagmeterError, OSError) as exc:
-        fail(exc)
-    label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
-    typer.echo(f"saved evaluation {label} to {saved.url}", err=True)
+class _Saveable(Protocol):
+    """A workflow's outcome that can be saved: its evaluation and the parameters recorded."""
+
+    @property
+    def evaluation(self) -> Evaluation: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """Whether and where ``evaluate`` and ``compare`` save their evaluation: one option group
+    (see :func:`~ragmeter.commands.options.option_groups`)."""
+
+    save: Save = False
+    store: StoreUrl = None
+    name: SaveName = None
+
+    def save_and_tell(
+        self, outcome: _Saveable, command: str, qrels: Path | None, runs: Sequence[Path]
+    ) -> None:
+        """Save the outcome's evaluation and say where on stderr (stdout keeps the results);
+        a store that cannot be written exits 2."""
+        from ragmeter.workflows.saving import save_files_evaluation
+
+        try:
+            saved = save_files_evaluation(
+                outcome.evaluation, store=self.store, name=self.name, command=command,
+                parameters=outcome.parameters, qrels=qrels, runs=runs,
+            )  # fmt: skip
+        except (RagmeterError, OSError) as exc:
+            fail(exc)
+        label = f"#{saved.id} {self.name!r}" if self.name else f"#{saved.id}"
+        typer.echo(f"saved evaluation {label} to {saved.url}", err=True)
