@@ -26,6 +26,7 @@ import typer
 
 from ragmeter.commands.labels import label_description, tell
 from ragmeter.commands.options import (
+    Alpha,
     DefaultK,
     Depth,
     EvaluationOptions,
@@ -78,9 +79,7 @@ def check_command(
         ),
     ] = None,
     test: PairedTest = TestChoice.randomization,
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-    ] = 0.05,
+    alpha: Alpha = 0.05,
     permutations: Permutations = 10_000,
     seed: Seed = 0,
     missing: Missing = MissingPolicy.zero,

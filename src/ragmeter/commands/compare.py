@@ -22,7 +22,9 @@ import typer
 
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
+    Alpha,
     AssignmentFiles,
+    Baseline,
     ChunkFiles,
     CitationSupportFile,
     ComparePairedTests,
@@ -94,18 +96,7 @@ def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
     return groups
 
 
-Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
 Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
-
-
-Baseline = Annotated[
-    str | None,
-    typer.Option(
-        "--baseline",
-        "-b",
-        help="The baseline run (path, file name or run name); default: the first.",
-    ),
-]
 
 
 CompareQrels = Annotated[

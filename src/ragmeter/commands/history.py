@@ -23,6 +23,7 @@ from ragmeter.commands.options import (
     Measures,
     Output,
     PairedTests,
+    PerQuery,
     StoreUrl,
     compare_settings,
     fail,
@@ -49,6 +50,8 @@ history_app = typer.Typer(
     no_args_is_help=False,
     invoke_without_command=True,
 )
+
+EvaluationRef = Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")]
 
 
 # -- listing --------------------------------------------------------------------------------
@@ -153,11 +156,9 @@ def _commit(record: EvaluationRecord) -> str:
 @history_app.command("show")
 def show_command(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    reference: EvaluationRef,
     store: StoreUrl = None,
-    per_query: Annotated[
-        bool, typer.Option("--per-query", help="Include per-query values.")
-    ] = False,
+    per_query: PerQuery = False,
     fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
 ) -> None:
     """Show one saved evaluation: its provenance, parameters and means."""
@@ -197,7 +198,7 @@ def _print_header(stored: StoredEvaluation) -> None:
 @history_app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    reference: EvaluationRef,
     store: StoreUrl = None,
 ) -> None:
     """Delete a saved evaluation."""

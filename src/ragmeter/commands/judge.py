@@ -135,6 +135,7 @@ Queries = Annotated[
 Corpus = Annotated[
     Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
 ]
+OptionalCorpus = Annotated[Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")]
 Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Output file (written atomically); not with --dry-run."),
@@ -721,9 +722,7 @@ def answerability(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): rate the top --depth passages."),
     ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")
-    ] = None,
+    corpus: OptionalCorpus = None,
     answers: Annotated[
         Path | None,
         typer.Option(

@@ -24,7 +24,15 @@ from ragmeter.commands.judge import (
     Quiet,
     Timeout,
 )
-from ragmeter.commands.options import DocIdFrom, Output, Seed, fail, option_groups
+from ragmeter.commands.options import (
+    Alpha,
+    DocIdFrom,
+    HtmlOutput,
+    Output,
+    Seed,
+    fail,
+    option_groups,
+)
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -248,9 +256,7 @@ def check_command(
     at: Annotated[
         str, typer.Option("--at", help="The window checked: latest (default) or its time.")
     ] = "latest",
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-    ] = 0.05,
+    alpha: Alpha = 0.05,
     sequential: Annotated[
         bool,
         typer.Option(
@@ -312,9 +318,7 @@ def metrics_command(
 @option_groups
 def report_command(
     stream: MonitoredStream,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
-        "monitor.html"
-    ),
+    output: HtmlOutput = Path("monitor.html"),
 ) -> None:
     """Write an HTML page: per measure, each window's mean with its interval, changes
     against the previous window marked."""

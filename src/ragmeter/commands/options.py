@@ -85,6 +85,16 @@ Bootstrap = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws.")]
+Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
+Baseline = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        "-b",
+        help="The baseline run (path, file name or run name); default: the first.",
+    ),
+]
+HtmlOutput = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
 
 Measures = Annotated[
     list[str] | None,

@@ -18,10 +18,12 @@ import typer
 from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
+    Baseline,
     ChunkFiles,
     CitationSupportFile,
     EvaluationOptions,
     GradeMap,
+    HtmlOutput,
     Measures,
     Missing,
     MissingPolicy,
@@ -31,6 +33,7 @@ from ragmeter.commands.options import (
     PoolDepth,
     RelLevel,
     SpansFile,
+    Tau,
     compare_settings,
     evaluation_settings,
     fail,
@@ -80,7 +83,7 @@ def report_command(
         typer.Argument(help="One or more run files (any format `ragmeter evaluate` reads)."),
     ],
     *,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
+    output: HtmlOutput,
     qrels: ReportQrels = None,
     measure: Measures = None,
     grade_map: GradeMap = None,
@@ -111,17 +114,8 @@ def report_command(
             "under that name) or 'oracle' (|P*| per query).",
         ),
     ] = "oracle",
-    tau: Annotated[
-        int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")
-    ] = 3,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            "-b",
-            help="The baseline run (path, file name or run name); default: the first.",
-        ),
-    ] = None,
+    tau: Tau = 3,
+    baseline: Baseline = None,
     k: Annotated[
         int,
         typer.Option(
