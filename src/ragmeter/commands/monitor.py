@@ -33,6 +33,7 @@ from ragmeter.commands.options import (
     fail,
     option_groups,
 )
+from ragmeter.commands.output import emit_text
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -311,7 +312,7 @@ def metrics_command(
         text = prometheus_text(stream.trend())
     except RagmeterError as exc:
         fail(exc)
-    _emit(text, output)
+    emit_text(text, output)
 
 
 @monitor_app.command("report")
@@ -326,7 +327,7 @@ def report_command(
 
     try:
         html = trend_html(stream.trend())
-        _emit(html, output)
+        emit_text(html, output)
     except RagmeterError as exc:
         fail(exc)
     typer.echo(f"wrote {output}", err=True)
@@ -403,12 +404,3 @@ def demo_command(
     typer.echo(
         f'  ragmeter monitor check --store {store} --fail-if "ndcg@5 drop > 0.05 significant"'
     )
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    from ragmeter.io._common import atomic_write_text
-
-    atomic_write_text(output, text)

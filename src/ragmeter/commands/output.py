@@ -59,7 +59,8 @@ def _table(print_table: Callable[..., None], output: Path | None) -> None:
     atomic_write_text(output, buffer.getvalue())
 
 
-def _text(text: str, output: Path | None) -> None:
+def emit_text(text: str, output: Path | None) -> None:
+    """Text to stdout, or written (atomically) to ``output``."""
     from ragmeter.io._common import atomic_write_text
 
     if output is not None:
@@ -86,7 +87,7 @@ def emit_evaluation(
             output,
         )
         return
-    _text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
+    emit_text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
     warn(result.warnings)
 
 
@@ -129,7 +130,7 @@ def emit_comparison(
 
         _table(both, output)
         return
-    _text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
+    emit_text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
     warn([*comparison.warnings, *allpairs.seeds_left_out(fmt.value, seeds)])
 
 
@@ -145,7 +146,7 @@ def emit_all_pairs(
     if fmt is CompareFormat.table:
         _table(lambda **kw: render.print_table(table, seeds=seeds, **kw), output)
         return
-    _text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
+    emit_text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
     warn([*table.warnings, *render.seeds_left_out(fmt.value, seeds)])
 
 
@@ -157,7 +158,7 @@ def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:
     if fmt == "table":
         _table(lambda **kw: render.print_table(result, **kw), output)
         return
-    _text(render.render(result, fmt), output)  # type: ignore[arg-type]
+    emit_text(render.render(result, fmt), output)  # type: ignore[arg-type]
     warn(result.warnings)
 
 
