@@ -19,43 +19,33 @@ from ragmeter.commands.options import (
     ContextOrSweep,
     CorpusFile,
     CurvesFile,
-    DefaultK,
-    Depth,
     DocIdFrom,
-    EngineChoice,
+    EngineOptions,
+    EvaluationOptions,
     GoldAnswersFile,
-    GradeMap,
     JudgmentsFile,
     Measures,
-    Missing,
-    MissingPolicy,
     NuggetsFile,
     Output,
     PerQuery,
-    Pool,
-    PoolDepth,
     QrelsFile,
     QrelsFormat,
     QueryIdFrom,
     Questions,
-    RelLevel,
     RunFiles,
-    Save,
-    SaveName,
     SpansFile,
-    StoreUrl,
     Tau,
     Tokenizer,
     TraceStage,
     UdcgModel,
     UtilitiesFile,
     VersionFlag,
-    Workers,
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
-from ragmeter.commands.output import OutputFormat
+from ragmeter.commands.output import OutputFormat, SaveOptions
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
@@ -77,19 +67,15 @@ def _root(version: VersionFlag = False) -> None:
 
 
 @app.command()
+@option_groups
 def evaluate(
     runs: RunFiles,
+    *,
     qrels: QrelsFile = None,
     qrels_format: QrelsFormat = None,
     measure: Measures = None,
     per_query: PerQuery = False,
-    missing: Missing = MissingPolicy.zero,
-    rel_level: RelLevel = 1,
-    depth: Depth = None,
-    default_k: DefaultK = 5,
-    pool: Pool = None,
-    pool_depth: PoolDepth = None,
-    grade_map: GradeMap = None,
+    scoring: EvaluationOptions,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
     output: Output = None,
     judgments: JudgmentsFile = None,
@@ -108,11 +94,8 @@ def evaluate(
     curves: CurvesFile = None,
     spans: SpansFile = None,
     chunks: ChunkFiles = None,
-    save: Save = False,
-    store: StoreUrl = None,
-    name: SaveName = None,
-    engine: EngineChoice = "local",
-    workers: Workers = None,
+    saving: SaveOptions,
+    engine: EngineOptions,
     calibration: CalibrationFile = None,
     ppi: ppi_options.PPIFlag = False,
     human_qrels: ppi_options.HumanQrels = None,
@@ -127,21 +110,11 @@ def evaluate(
     stage: TraceStage = None,
 ) -> None:
     """Evaluate runs against qrels and print one row per run."""
-    from ragmeter.commands.output import emit_evaluation, emit_sweep, save_and_tell
+    from ragmeter.commands.output import emit_evaluation, emit_sweep
     from ragmeter.commands.ppi import emit_evaluate_ppi, ppi_request
     from ragmeter.workflows import evaluate as flow
 
-    settings = evaluation_settings(
-        missing=missing,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        engine=engine,
-        workers=workers,
-    )
+    settings = evaluation_settings(scoring, engine)
     described = label_description(qrels, calibration, qrels_format, spans)
     labels = lines_of(described)
     request = flow.EvaluateRequest(
@@ -161,7 +134,12 @@ def evaluate(
         query_id_from=query_id_from, qrels_format=qrels_format,
         doc_id_from=doc_id_from, stage=stage,
     )  # fmt: skip
-    others = {"--save": save, "--store": store, "--name": name, "--curves": curves}
+    others = {
+        "--save": saving.save,
+        "--store": saving.store,
+        "--name": saving.name,
+        "--curves": curves,
+    }
     estimate = ppi_request(
         ppi, human_qrels, alpha, ppi_lambda, labelled_queries, others, human_judgments,
         human_assignments, ppi_estimator,
@@ -181,11 +159,8 @@ def evaluate(
     else:
         emit_evaluation(outcome.evaluation, fmt, per_query=per_query, output=output, asked=measure)
     tell(labels)
-    if save or store is not None or name is not None:
-        save_and_tell(
-            outcome.evaluation, store=store, name=name, command="evaluate",
-            parameters=outcome.parameters, qrels=qrels, runs=runs,
-        )  # fmt: skip
+    if saving.save or saving.store is not None or saving.name is not None:
+        saving.save_and_tell(outcome, "evaluate", qrels, runs)
 
 
 @app.command(

@@ -22,7 +22,6 @@ The work is :mod:`ragmeter.workflows.agreement`; this module parses and prints.
 from __future__ import annotations
 
 import json
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import Output, Seed, fail
+from ragmeter.commands.output import emit_text
 from ragmeter.errors import RagmeterError
 from ragmeter.report.render import format_cell as fmt
 
@@ -288,13 +288,7 @@ def register(app: typer.Typer) -> None:
         if fmt is AgreementFormat.table and output is None:  # the terminal's own width
             _print_outcome(outcome, None)
         else:
-            text = _render(outcome, fmt)
-            if output is not None:
-                from ragmeter.io._common import atomic_write_text
-
-                atomic_write_text(output, text)
-            else:
-                sys.stdout.write(text)
+            emit_text(_render(outcome, fmt), output)
         # the same warnings whatever the format (stderr: the output stays clean)
         for note in outcome.notes:
             typer.echo(f"warning: {note}", err=True)

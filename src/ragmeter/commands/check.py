@@ -26,8 +26,10 @@ import typer
 
 from ragmeter.commands.labels import label_description, tell
 from ragmeter.commands.options import (
+    Alpha,
     DefaultK,
     Depth,
+    EvaluationOptions,
     Missing,
     MissingPolicy,
     Output,
@@ -77,9 +79,7 @@ def check_command(
         ),
     ] = None,
     test: PairedTest = TestChoice.randomization,
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-    ] = 0.05,
+    alpha: Alpha = 0.05,
     permutations: Permutations = 10_000,
     seed: Seed = 0,
     missing: Missing = MissingPolicy.zero,
@@ -141,13 +141,7 @@ def check_command(
         baseline=baseline or "",
         rules=fail_if or [],
         settings=evaluation_settings(
-            missing=missing,
-            rel_level=rel_level,
-            depth=depth,
-            default_k=default_k,
-            pool=None,
-            pool_depth=None,
-            grade_map=None,
+            EvaluationOptions(missing, rel_level, depth=depth, default_k=default_k)
         ),
         store=store,
         test=test.value,  # type: ignore[arg-type]

@@ -22,50 +22,28 @@ import typer
 
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
 from ragmeter.commands.options import (
+    Alpha,
     AssignmentFiles,
-    Bootstrap,
+    Baseline,
     ChunkFiles,
     CitationSupportFile,
-    CompareCorrectionChoice,
-    DefaultK,
-    Depth,
-    EngineChoice,
-    GradeMap,
+    ComparePairedTests,
+    EngineOptions,
+    EvaluationOptions,
     Measures,
-    Missing,
-    MissingPolicy,
     NuggetsFile,
     Output,
-    PairedTest,
-    Permutations,
-    Pool,
-    PoolDepth,
-    RelLevel,
-    Save,
-    SaveName,
-    Seed,
     SpansFile,
-    StoreUrl,
-    TestChoice,
-    Workers,
     compare_settings,
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
-from ragmeter.commands.output import CompareFormat
+from ragmeter.commands.output import CompareFormat, SaveOptions
 from ragmeter.commands.ppi import HumanQrels, LabelledQueries, PPIEstimator, PPIFlag, PPILambda
 from ragmeter.errors import RagmeterError
 
-CompareCorrection = Annotated[
-    CompareCorrectionChoice,
-    typer.Option(
-        "--correction",
-        help="Correction over all comparisons: holm, bonferroni (family-wise error), bh "
-        "(Benjamini–Hochberg: false discovery rate), none; with --all-pairs, tukey (Tukey's "
-        "HSD for repeated measures, instead of the paired test).",
-    ),
-]
 AllPairsOption = Annotated[
     bool,
     typer.Option(
@@ -118,18 +96,7 @@ def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
     return groups
 
 
-Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
 Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
-
-
-Baseline = Annotated[
-    str | None,
-    typer.Option(
-        "--baseline",
-        "-b",
-        help="The baseline run (path, file name or run name); default: the first.",
-    ),
-]
 
 
 CompareQrels = Annotated[
@@ -147,6 +114,7 @@ def compare_command(
         list[Path],
         typer.Argument(help="Two or more run files (any format `ragmeter evaluate` reads)."),
     ],
+    *,
     qrels: CompareQrels = None,
     measure: Measures = None,
     baseline: Baseline = None,
@@ -154,27 +122,14 @@ def compare_command(
     group: GroupOption = None,
     group_by: GroupBy = None,
     tie_tolerance: TieTolerance = 0.0,
-    test: PairedTest = TestChoice.randomization,
-    correction: CompareCorrection = CompareCorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: ComparePairedTests,
     alpha: Alpha = 0.05,
     confidence: Confidence = 0.95,
-    missing: Missing = MissingPolicy.zero,
-    rel_level: RelLevel = 1,
-    depth: Depth = None,
-    default_k: DefaultK = 5,
-    pool: Pool = None,
-    pool_depth: PoolDepth = None,
-    grade_map: GradeMap = None,
+    scoring: EvaluationOptions,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
-    save: Save = False,
-    store: StoreUrl = None,
-    name: SaveName = None,
-    engine: EngineChoice = "local",
-    workers: Workers = None,
+    saving: SaveOptions,
+    engine: EngineOptions,
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
     citation_support: CitationSupportFile = None,
@@ -190,35 +145,28 @@ def compare_command(
     """Compare runs with a baseline: means with bootstrap CIs, paired differences, paired tests
     corrected for many comparisons, effect sizes, per-query wins/ties/losses; or every run
     with every other (--all-pairs); with --ppi, human-label estimates of the differences."""
-    from ragmeter.commands.output import emit_all_pairs, emit_comparison, save_and_tell
+    from ragmeter.commands.output import emit_all_pairs, emit_comparison
     from ragmeter.workflows.compare import CompareRequest, compare_files
 
     try:
         groups = parse_groups(group)
     except RagmeterError as exc:
         fail(exc)
-    settings = evaluation_settings(
-        missing=missing,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        engine=engine,
-        workers=workers,
-    )
+    settings = evaluation_settings(scoring, engine)
     inputs = input_files(
         nuggets=nuggets, assignments=assignments, citation_support=citation_support,
         spans=spans, chunks=chunks,
     )  # fmt: skip
-    others = {"--save": save or bool(store or name), "--group": group or group_by}
+    others = {
+        "--save": saving.save or bool(saving.store or saving.name),
+        "--group": group or group_by,
+    }
     ppi_args = (
         ppi, human_qrels, alpha if ppi else None, ppi_lambda, labelled_queries, others, None,
         None, ppi_estimator,
     )  # fmt: skip
     evaluated = (runs, qrels, measure, settings, inputs)
-    if _compare_ppi(ppi_args, evaluated, fmt, output, (baseline, all_pairs, correction)):
+    if _compare_ppi(ppi_args, evaluated, fmt, output, (baseline, all_pairs, tests.correction)):
         return
     described = label_description(qrels, calibration)
     request = CompareRequest(
@@ -228,14 +176,7 @@ def compare_command(
         baseline=baseline,
         settings=settings,
         compare=compare_settings(
-            test=test,
-            correction=correction,
-            permutations=permutations,
-            bootstrap=bootstrap,
-            seed=seed,
-            alpha=alpha,
-            confidence=confidence,
-            tie_tolerance=tie_tolerance,
+            tests, alpha=alpha, confidence=confidence, tie_tolerance=tie_tolerance
         ),
         all_pairs=all_pairs,
         groups=groups,
@@ -253,10 +194,7 @@ def compare_command(
         emit_comparison(outcome.comparison, fmt, output, outcome.seeds, asked=measure)
     tell(lines_of(described))
     if others["--save"]:
-        save_and_tell(
-            outcome.evaluation, store=store, name=name, command="compare",
-            parameters=outcome.parameters, qrels=qrels, runs=runs,
-        )  # fmt: skip
+        saving.save_and_tell(outcome, "compare", qrels, runs)
 
 
 def _compare_ppi(
@@ -299,4 +237,4 @@ def _compare_ppi(
 
 def register(app: typer.Typer) -> None:
     """Add ``ragmeter compare`` to the command line."""
-    app.command("compare")(compare_command)
+    app.command("compare")(option_groups(compare_command))

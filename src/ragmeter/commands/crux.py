@@ -28,6 +28,9 @@ crux_app = typer.Typer(
     no_args_is_help=True,
 )
 
+CruxQuestions = Annotated[Path | None, typer.Option("--questions", help="Sub-questions JSONL.")]
+CruxTau = Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau.")]
+
 
 @crux_app.command("build-qrels")
 def build_qrels(
@@ -40,10 +43,8 @@ def build_qrels(
         Path | None,
         typer.Option("--out-diversity", help="Diversity qrels: qid subtopic docid 0/1."),
     ] = None,
-    questions: Annotated[
-        Path | None, typer.Option("--questions", help="Sub-questions JSONL.")
-    ] = None,
-    tau: Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau.")] = 3,
+    questions: CruxQuestions = None,
+    tau: CruxTau = 3,
 ) -> None:
     """Write graded and diversity qrels derived from sub-question judgments."""
     from ragmeter.io.judgments import read_judgments, write_crux_qrels
@@ -77,10 +78,8 @@ def build_qrels(
 @crux_app.command("summary")
 def summary(
     judgments: Annotated[Path, typer.Argument(help="Sub-question judgments.")],
-    questions: Annotated[
-        Path | None, typer.Option("--questions", help="Sub-questions JSONL.")
-    ] = None,
-    tau: Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau.")] = 3,
+    questions: CruxQuestions = None,
+    tau: CruxTau = 3,
 ) -> None:
     """Per query: sub-questions, |Q_ans|, passages, |P*| (in greedy order) and redundancy."""
     import numpy as np

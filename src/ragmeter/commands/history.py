@@ -20,18 +20,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import (
-    Bootstrap,
-    Correction,
-    CorrectionChoice,
     Measures,
     Output,
-    PairedTest,
-    Permutations,
-    Seed,
+    PairedTests,
+    PerQuery,
     StoreUrl,
-    TestChoice,
     compare_settings,
     fail,
+    option_groups,
 )
 from ragmeter.commands.output import CompareFormat
 from ragmeter.errors import RagmeterError
@@ -54,6 +50,8 @@ history_app = typer.Typer(
     no_args_is_help=False,
     invoke_without_command=True,
 )
+
+EvaluationRef = Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")]
 
 
 # -- listing --------------------------------------------------------------------------------
@@ -158,11 +156,9 @@ def _commit(record: EvaluationRecord) -> str:
 @history_app.command("show")
 def show_command(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    reference: EvaluationRef,
     store: StoreUrl = None,
-    per_query: Annotated[
-        bool, typer.Option("--per-query", help="Include per-query values.")
-    ] = False,
+    per_query: PerQuery = False,
     fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
 ) -> None:
     """Show one saved evaluation: its provenance, parameters and means."""
@@ -202,7 +198,7 @@ def _print_header(stored: StoredEvaluation) -> None:
 @history_app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(help="Id (12, #12) or name of an evaluation.")],
+    reference: EvaluationRef,
     store: StoreUrl = None,
 ) -> None:
     """Delete a saved evaluation."""
@@ -219,8 +215,10 @@ def delete_command(
 
 
 @history_app.command("compare")
+@option_groups
 def compare_command(
     ctx: typer.Context,
+    *,
     baseline: Annotated[str, typer.Argument(help="The earlier evaluation: id, name, or REF:RUN.")],
     candidate: Annotated[str, typer.Argument(help="The later evaluation: id, name, or REF:RUN.")],
     run: Annotated[
@@ -229,11 +227,7 @@ def compare_command(
     ] = None,
     measure: Measures = None,
     store: StoreUrl = None,
-    test: PairedTest = TestChoice.randomization,
-    correction: Correction = CorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: PairedTests,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
     confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
@@ -245,15 +239,7 @@ def compare_command(
     from ragmeter.commands.output import emit_comparison
     from ragmeter.workflows.history import compare_saved, saved_label_lines
 
-    settings = compare_settings(
-        test=test,
-        correction=correction,
-        permutations=permutations,
-        bootstrap=bootstrap,
-        seed=seed,
-        alpha=alpha,
-        confidence=confidence,
-    )
+    settings = compare_settings(tests, alpha=alpha, confidence=confidence)
     with _opened(_store_of(ctx, store)) as st:
         try:
             comparison = compare_saved(

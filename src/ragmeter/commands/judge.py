@@ -22,12 +22,15 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.judges.cache import JudgmentCache
 
 BaseUrl = Annotated[
     list[str] | None,
@@ -132,6 +135,7 @@ Queries = Annotated[
 Corpus = Annotated[
     Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
 ]
+OptionalCorpus = Annotated[Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")]
 Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Output file (written atomically); not with --dry-run."),
@@ -237,6 +241,17 @@ class Settings:
 
         return configured_cache(self.cache, self.config_file)
 
+    def reuse(self) -> dict[str, bool]:
+        """How cached judgments are reused (--refresh, --retry-unparsed): keywords of every
+        job's estimate and run."""
+        return {"refresh": self.refresh, "retry_unparsed": self.retry_unparsed}
+
+    def progress(self, title: str) -> Any:
+        """The progress bar titled ``title`` (none with --quiet)."""
+        from ragmeter.judges.progress import RichProgress
+
+        return RichProgress(title, enabled=not self.quiet)
+
     def judge(self, task: str, spec: Any = None) -> tuple[Any, Any]:
         """The judge (LLM, or offline) and the price to report; ``spec``: one member of an
         ensemble (its server, model and key replace the command's)."""
@@ -321,6 +336,14 @@ def _needs_out(settings: Settings, out: Path | None) -> Path:
     return out if out is not None else Path()
 
 
+def _open_cache(path: Path) -> JudgmentCache:
+    """The judgment cache at ``path`` (for ``with``), its path said first on stderr."""
+    from ragmeter.judges.cache import JudgmentCache
+
+    typer.echo(f"judgment cache: {path}", err=True)
+    return JudgmentCache(path)
+
+
 def _execute(
     settings: Settings,
     build: Callable[[], Any],
@@ -331,8 +354,6 @@ def _execute(
     """Build the job (input errors exit 2), dry-run or run it, write its output, print the
     summary, exit with the status the module docstring gives. ``finish(result, out)``, when
     given, writes the output and its provenance instead of ``write`` (hole filling)."""
-    from ragmeter.judges.cache import JudgmentCache
-    from ragmeter.judges.progress import RichProgress
 
     target = _needs_out(settings, out)
 
@@ -342,30 +363,22 @@ def _execute(
         cache_path = settings.cache_path()
     except RagmeterError as exc:
         fail(exc)
-    typer.echo(f"judgment cache: {cache_path}", err=True)
-    with JudgmentCache(cache_path) as cache:
+    with _open_cache(cache_path) as cache:
         if settings.dry_run:
-            estimate = job.estimate(
-                judge,
-                cache=cache,
-                refresh=settings.refresh,
-                retry_unparsed=settings.retry_unparsed,
-                price=price,
-            )
+            estimate = job.estimate(judge, cache=cache, price=price, **settings.reuse())
             typer.echo(estimate.line())
             if settings.summary_json is not None:
                 _write_json(settings.summary_json, estimate.to_dict())
             return
-        progress = RichProgress(f"judge {job.task.name}", enabled=not settings.quiet)
+        progress = settings.progress(f"judge {job.task.name}")
         try:
             result = job.execute(
                 judge,
                 cache=cache,
-                refresh=settings.refresh,
-                retry_unparsed=settings.retry_unparsed,
                 price=price,
                 progress=progress,
                 engine=settings.engine,
+                **settings.reuse(),
             )
         except RagmeterError as exc:
             fail(exc)
@@ -618,9 +631,7 @@ def _execute_ensemble(
 ) -> None:
     """:func:`_execute` for several judges: each judge's run and summary, then the combined
     labels, the judges' agreement, and the files (combined, and one per judge)."""
-    from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.ensemble import estimate_ensemble, run_ensemble
-    from ragmeter.judges.progress import RichProgress
 
     target = _needs_out(settings, out)
 
@@ -632,19 +643,11 @@ def _execute_ensemble(
     except RagmeterError as exc:
         fail(exc)
     judges, prices = [j for j, _ in built], [p for _, p in built]
-    typer.echo(f"judgment cache: {cache_path}", err=True)
-    with JudgmentCache(cache_path) as cache:
+    with _open_cache(cache_path) as cache:
         try:
             if settings.dry_run:
                 for i, estimate in enumerate(
-                    estimate_ensemble(
-                        job,
-                        judges,
-                        cache=cache,
-                        prices=prices,
-                        refresh=settings.refresh,
-                        retry_unparsed=settings.retry_unparsed,
-                    ),
+                    estimate_ensemble(job, judges, cache=cache, prices=prices, **settings.reuse()),
                     start=1,
                 ):
                     typer.echo(f"judge {i}: {estimate.line()}")
@@ -654,12 +657,9 @@ def _execute_ensemble(
                 judges,
                 cache=cache,
                 prices=prices,
-                refresh=settings.refresh,
-                retry_unparsed=settings.retry_unparsed,
-                progress=lambda i, j: RichProgress(
-                    f"judge {i} ({j.model})", enabled=not settings.quiet
-                ),
+                progress=lambda i, j: settings.progress(f"judge {i} ({j.model})"),
                 engine=settings.engine,
+                **settings.reuse(),
             )
         except RagmeterError as exc:
             fail(exc)
@@ -729,9 +729,7 @@ def answerability(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): rate the top --depth passages."),
     ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")
-    ] = None,
+    corpus: OptionalCorpus = None,
     answers: Annotated[
         Path | None,
         typer.Option(
@@ -867,9 +865,7 @@ def probe(
     the same prompt; position (umbrela-fewshot, the one prompt holding several
     passages): its worked examples in reverse order. Each flip rate comes with its 95%
     Wilson interval. Every request is cached: a rerun asks nothing."""
-    from ragmeter.judges.cache import JudgmentCache
     from ragmeter.judges.probes import probe_job, run_probes
-    from ragmeter.judges.progress import RichProgress
 
     try:
         job = probe_job(
@@ -888,20 +884,13 @@ def probe(
         cache_path = settings.cache_path()
     except RagmeterError as exc:
         fail(exc)
-    typer.echo(f"judgment cache: {cache_path}", err=True)
-    with JudgmentCache(cache_path) as cache:
+    with _open_cache(cache_path) as cache:
         try:
             if settings.dry_run:
                 parts = [("plain", job.plain), ("padded", job.padded)]
                 parts += [("reordered", job.reordered)] if job.reordered else []
                 for what, part in parts:
-                    estimate = part.estimate(
-                        judge,
-                        cache=cache,
-                        refresh=settings.refresh,
-                        retry_unparsed=settings.retry_unparsed,
-                        price=price,
-                    )
+                    estimate = part.estimate(judge, cache=cache, price=price, **settings.reuse())
                     typer.echo(f"{what}: {estimate.line()}")
                 return
             report = run_probes(
@@ -909,10 +898,9 @@ def probe(
                 judge,
                 cache=cache,
                 price=price,
-                refresh=settings.refresh,
-                retry_unparsed=settings.retry_unparsed,
-                progress=RichProgress("judge probe", enabled=not settings.quiet),
+                progress=settings.progress("judge probe"),
                 engine=settings.engine,
+                **settings.reuse(),
             )
         except RagmeterError as exc:
             fail(exc)

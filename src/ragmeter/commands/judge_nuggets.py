@@ -18,6 +18,7 @@ from ragmeter.commands.judge import (
     Corpus,
     Depth,
     MaxTokens,
+    OptionalCorpus,
     Out,
     Queries,
     Settings,
@@ -143,9 +144,7 @@ def assign(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): assign to the passages of the top --depth."),
     ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")
-    ] = None,
+    corpus: OptionalCorpus = None,
     queries: OptionalQueries = None,
     depth: Depth = 20,
     max_tokens: MaxTokens = None,

@@ -5,8 +5,9 @@ and checked for drift. The logic is :mod:`ragmeter.workflows.monitor`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -23,8 +24,20 @@ from ragmeter.commands.judge import (
     Quiet,
     Timeout,
 )
-from ragmeter.commands.options import DocIdFrom, Output, Seed, fail
+from ragmeter.commands.options import (
+    Alpha,
+    DocIdFrom,
+    HtmlOutput,
+    Output,
+    Seed,
+    fail,
+    option_groups,
+)
+from ragmeter.commands.output import emit_text
 from ragmeter.errors import RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.workflows.monitor import Trend
 
 MonitorStage = Annotated[
     str | None,
@@ -63,6 +76,32 @@ RequiredStore = Annotated[
     str | None,
     typer.Option("--store", help="Store URL (sqlite:///monitor.db, postgresql+psycopg://…)."),
 ]
+
+
+@dataclass(frozen=True)
+class MonitoredStream:
+    """The store, stream and window length that ``monitor check``, ``metrics``, ``report``
+    and ``ppi`` read: one option group (see :func:`option_groups`)."""
+
+    store: RequiredStore = None
+    name: Stream = "production"
+    window: Window = "1d"
+
+    def url(self) -> str:
+        """--store, else the default store."""
+        return _store(self.store)
+
+    def window_s(self) -> int:
+        """The window length in seconds (a bad --window raises :class:`RagmeterError`)."""
+        from ragmeter.analysis.monitor import parse_window
+
+        return parse_window(self.window)
+
+    def trend(self) -> Trend:
+        """The stream's stored windows, as ``report`` and ``metrics`` show them."""
+        from ragmeter.workflows import monitor as flow
+
+        return flow.stored_trend(self.url(), self.name, self.window_s())
 
 
 def register(app: typer.Typer) -> None:
@@ -196,6 +235,7 @@ def _store(url: str | None) -> str:
 
 
 @monitor_app.command("check")
+@option_groups
 def check_command(
     fail_if: Annotated[
         list[str],
@@ -204,9 +244,7 @@ def check_command(
             help='A rule of ragmeter check, e.g. "ndcg@5 drop > 0.05 significant" (repeatable).',
         ),
     ],
-    store: RequiredStore = None,
-    name: Stream = "production",
-    window: Window = "1d",
+    stream: MonitoredStream,
     baseline: Annotated[
         str | None,
         typer.Option(
@@ -219,9 +257,7 @@ def check_command(
     at: Annotated[
         str, typer.Option("--at", help="The window checked: latest (default) or its time.")
     ] = "latest",
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-    ] = 0.05,
+    alpha: Alpha = 0.05,
     sequential: Annotated[
         bool,
         typer.Option(
@@ -236,7 +272,6 @@ def check_command(
     """Exit 3 (as ragmeter check) when a rule is broken against the baseline; 0 when every
     rule passes. Significant rules: a confidence sequence over the windows since the
     baseline (--sequential, the default), or Welch's t test of one window (--per-window)."""
-    from ragmeter.analysis.monitor import parse_window
     from ragmeter.commands.check import BROKEN
     from ragmeter.report.gate import print_table, render
     from ragmeter.workflows import monitor as flow
@@ -245,10 +280,10 @@ def check_command(
         fail(RagmeterError(f"--format {fmt!r}: expected table, json or markdown"))
     try:
         request = flow.MonitorCheckRequest(
-            store=_store(store),
+            store=stream.url(),
             rules=fail_if,
-            window_s=parse_window(window),
-            stream=name,
+            window_s=stream.window_s(),
+            stream=stream.name,
             baseline=baseline or ("first" if sequential else "previous"),
             at=at,
             alpha=alpha,
@@ -265,48 +300,41 @@ def check_command(
 
 
 @monitor_app.command("metrics")
+@option_groups
 def metrics_command(
-    store: RequiredStore = None,
-    name: Stream = "production",
-    window: Window = "1d",
+    stream: MonitoredStream,
     output: Output = None,
 ) -> None:
     """Print the latest window's figures in the Prometheus text exposition format."""
-    from ragmeter.analysis.monitor import parse_window
     from ragmeter.report.monitor import prometheus_text
-    from ragmeter.workflows import monitor as flow
 
     try:
-        text = prometheus_text(flow.stored_trend(_store(store), name, parse_window(window)))
+        text = prometheus_text(stream.trend())
     except RagmeterError as exc:
         fail(exc)
-    _emit(text, output)
+    emit_text(text, output)
 
 
 @monitor_app.command("report")
+@option_groups
 def report_command(
-    store: RequiredStore = None,
-    name: Stream = "production",
-    window: Window = "1d",
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
-        "monitor.html"
-    ),
+    stream: MonitoredStream,
+    output: HtmlOutput = Path("monitor.html"),
 ) -> None:
     """Write an HTML page: per measure, each window's mean with its interval, changes
     against the previous window marked."""
-    from ragmeter.analysis.monitor import parse_window
     from ragmeter.report.monitor import trend_html
-    from ragmeter.workflows import monitor as flow
 
     try:
-        html = trend_html(flow.stored_trend(_store(store), name, parse_window(window)))
-        _emit(html, output)
+        html = trend_html(stream.trend())
+        emit_text(html, output)
     except RagmeterError as exc:
         fail(exc)
     typer.echo(f"wrote {output}", err=True)
 
 
 @monitor_app.command("ppi")
+@option_groups
 def ppi_command(
     human_qrels: Annotated[
         Path,
@@ -315,9 +343,7 @@ def ppi_command(
             help="People's labels (e.g. exported from ragmeter serve) of sampled passages.",
         ),
     ],
-    store: RequiredStore = None,
-    name: Stream = "production",
-    window: Window = "1d",
+    stream: MonitoredStream,
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measures (default: the stream's)."),
@@ -333,15 +359,14 @@ def ppi_command(
     (prediction-powered inference, cross-fit PPI++ as evaluate --ppi): the estimate of the
     mean under human labels, with its interval, printed and stored with the windows'
     figures."""
-    from ragmeter.analysis.monitor import parse_window
     from ragmeter.report.monitor import print_ppi
     from ragmeter.workflows import monitor as flow
 
     try:
         result = flow.monitor_ppi(
-            _store(store),
-            name,
-            parse_window(window),
+            stream.url(),
+            stream.name,
+            stream.window_s(),
             human_qrels,
             measures=measure,
             grade_map=grade_map,
@@ -379,12 +404,3 @@ def demo_command(
     typer.echo(
         f'  ragmeter monitor check --store {store} --fail-if "ndcg@5 drop > 0.05 significant"'
     )
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    from ragmeter.io._common import atomic_write_text
-
-    atomic_write_text(output, text)

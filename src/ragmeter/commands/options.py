@@ -6,9 +6,14 @@ writes ``rel_level: RelLevel = 1``.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -63,6 +68,15 @@ Correction = Annotated[
         "error), bh (Benjamini–Hochberg: false discovery rate) or none.",
     ),
 ]
+CompareCorrection = Annotated[
+    CompareCorrectionChoice,
+    typer.Option(
+        "--correction",
+        help="Correction over all comparisons: holm, bonferroni (family-wise error), bh "
+        "(Benjamini–Hochberg: false discovery rate), none; with --all-pairs, tukey (Tukey's "
+        "HSD for repeated measures, instead of the paired test).",
+    ),
+]
 Permutations = Annotated[
     int,
     typer.Option("--permutations", min=1, help="Random sign flips of the randomization test."),
@@ -71,6 +85,16 @@ Bootstrap = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of the CIs.")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws.")]
+Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
+Baseline = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        "-b",
+        help="The baseline run (path, file name or run name); default: the first.",
+    ),
+]
+HtmlOutput = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
 
 Measures = Annotated[
     list[str] | None,
@@ -313,38 +337,43 @@ CurvesFile = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class EvaluationOptions:
+    """How runs are scored: the options ``evaluate`` and ``compare`` declare together (see
+    :func:`option_groups`); ``check`` and ``report`` build one from the few they take."""
+
+    missing: Missing = MissingPolicy.zero
+    rel_level: RelLevel = 1
+    depth: Depth = None
+    default_k: DefaultK = 5
+    pool: Pool = None
+    pool_depth: PoolDepth = None
+    grade_map: GradeMap = None
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Where and by how many processes runs are evaluated: ``evaluate`` and ``compare``."""
+
+    engine: EngineChoice = "local"
+    workers: Workers = None
+
+
 def evaluation_settings(
-    *,
-    missing: MissingPolicy,
-    rel_level: int,
-    depth: int | None = None,
-    default_k: int = 5,
-    pool: Path | None,
-    pool_depth: int | None,
-    grade_map: str | None,
-    engine: str = "local",
-    workers: int | None = None,
+    options: EvaluationOptions, engine: EngineOptions | None = None
 ) -> EvaluationSettings:
-    """The evaluation settings that ``evaluate``, ``compare`` and ``report`` take from the same
-    command-line options."""
+    """The evaluation settings that ``evaluate``, ``compare``, ``check`` and ``report`` take
+    from the same command-line options."""
     from ragmeter.evaluation.partitioned import Engine
     from ragmeter.workflows.evaluate import EvaluationSettings
 
+    engine = engine or EngineOptions()
     try:
-        Engine.parse(engine, workers=workers)  # refused before any file is read
+        Engine.parse(engine.engine, workers=engine.workers)  # refused before any file is read
     except RagmeterError as exc:
         fail(exc)
-    return EvaluationSettings(
-        missing=missing.value,
-        rel_level=rel_level,
-        depth=depth,
-        default_k=default_k,
-        pool=pool,
-        pool_depth=pool_depth,
-        grade_map=grade_map,
-        engine=engine,
-        workers=workers,
-    )
+    values = {**asdict(options), "missing": options.missing.value}
+    return EvaluationSettings(**values, **asdict(engine))
 
 
 def input_files(
@@ -382,13 +411,29 @@ def input_files(
     return files
 
 
+@dataclass(frozen=True)
+class PairedTests:
+    """The paired test and its resampling: options that ``report`` and ``history compare``
+    declare together (see :func:`option_groups`)."""
+
+    test: PairedTest = TestChoice.randomization
+    correction: Correction = CorrectionChoice.holm
+    permutations: Permutations = 10_000
+    bootstrap: Bootstrap = 10_000
+    seed: Seed = 0
+
+
+@dataclass(frozen=True)
+class ComparePairedTests(PairedTests):
+    """``compare``'s paired tests: its correction may also be tukey (all pairs only)."""
+
+    # the field stays in its place (dataclasses keep a base field's order); only its type grows
+    correction: CompareCorrection = CompareCorrectionChoice.holm  # type: ignore[assignment]
+
+
 def compare_settings(
+    tests: PairedTests,
     *,
-    test: TestChoice,
-    correction: CorrectionChoice | CompareCorrectionChoice,
-    permutations: int,
-    bootstrap: int,
-    seed: int,
     alpha: float = 0.05,
     confidence: float = 0.95,
     tie_tolerance: float = 0.0,
@@ -397,15 +442,47 @@ def compare_settings(
     from ragmeter.workflows.compare import CompareSettings
 
     return CompareSettings(
-        test=test.value,  # type: ignore[arg-type]
-        correction=correction.value,  # type: ignore[arg-type]
+        test=tests.test.value,  # type: ignore[arg-type]
+        correction=tests.correction.value,  # type: ignore[arg-type]
         alpha=alpha,
         confidence=confidence,
-        permutations=permutations,
-        bootstrap=bootstrap,
-        seed=seed,
+        permutations=tests.permutations,
+        bootstrap=tests.bootstrap,
+        seed=tests.seed,
         tie_tolerance=tie_tolerance,
     )
+
+
+def option_groups(func: Callable[..., None]) -> Callable[..., None]:
+    """Let a command take a group of options as one dataclass parameter: typer is shown the
+    group's fields in the parameter's place (so the options keep their order), and the
+    command gets them back as one value of the group's class."""
+    params: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type[Any], list[str]]] = {}
+    for param in inspect.signature(func, eval_str=True).parameters.values():
+        group = param.annotation
+        if not (isinstance(group, type) and is_dataclass(group)):
+            params.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        hints = typing.get_type_hints(group, include_extras=True)
+        members = [
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name]
+            )
+            for f in fields(group)
+        ]
+        groups[param.name] = (group, [m.name for m in members])
+        params.extend(members)
+
+    @functools.wraps(func)
+    def command(**values: Any) -> None:
+        for name, (group, members) in groups.items():
+            values[name] = group(**{m: values.pop(m) for m in members})
+        func(**values)
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command
 
 
 def fail(exc: Exception) -> NoReturn:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import Save, SaveName, StoreUrl, fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ def _table(print_table: Callable[..., None], output: Path | None) -> None:
     atomic_write_text(output, buffer.getvalue())
 
 
-def _text(text: str, output: Path | None) -> None:
+def emit_text(text: str, output: Path | None) -> None:
+    """Text to stdout, or written (atomically) to ``output``."""
     from ragmeter.io._common import atomic_write_text
 
     if output is not None:
@@ -85,7 +87,7 @@ def emit_evaluation(
             output,
         )
         return
-    _text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
+    emit_text(render.render(result, fmt.value, per_query=per_query), output)  # type: ignore[arg-type]
     warn(result.warnings)
 
 
@@ -128,7 +130,7 @@ def emit_comparison(
 
         _table(both, output)
         return
-    _text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
+    emit_text(allpairs.comparison_text(comparison, fmt.value, seeds), output)
     warn([*comparison.warnings, *allpairs.seeds_left_out(fmt.value, seeds)])
 
 
@@ -144,7 +146,7 @@ def emit_all_pairs(
     if fmt is CompareFormat.table:
         _table(lambda **kw: render.print_table(table, seeds=seeds, **kw), output)
         return
-    _text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
+    emit_text(render.render(table, fmt.value, seeds), output)  # type: ignore[arg-type]
     warn([*table.warnings, *render.seeds_left_out(fmt.value, seeds)])
 
 
@@ -156,34 +158,42 @@ def emit_gate(result: GateResult, fmt: str, output: Path | None) -> None:
     if fmt == "table":
         _table(lambda **kw: render.print_table(result, **kw), output)
         return
-    _text(render.render(result, fmt), output)  # type: ignore[arg-type]
+    emit_text(render.render(result, fmt), output)  # type: ignore[arg-type]
     warn(result.warnings)
 
 
-def save_and_tell(
-    evaluation: Evaluation,
-    *,
-    store: str | None,
-    name: str | None,
-    command: str,
-    parameters: Mapping[str, Any],
-    qrels: Path | None,
-    runs: Sequence[Path] | None,
-) -> None:
-    """Save a command's evaluation and say where on stderr (stdout keeps the results)."""
-    from ragmeter.workflows.saving import save_files_evaluation
+class _Saveable(Protocol):
+    """A workflow's outcome that can be saved: its evaluation and the parameters recorded."""
 
-    try:
-        saved = save_files_evaluation(
-            evaluation,
-            store=store,
-            name=name,
-            command=command,
-            parameters=parameters,
-            qrels=qrels,
-            runs=runs,
-        )
-    except (RagmeterError, OSError) as exc:
-        fail(exc)
-    label = f"#{saved.id} {name!r}" if name else f"#{saved.id}"
-    typer.echo(f"saved evaluation {label} to {saved.url}", err=True)
+    @property
+    def evaluation(self) -> Evaluation: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """Whether and where ``evaluate`` and ``compare`` save their evaluation: one option group
+    (see :func:`~ragmeter.commands.options.option_groups`)."""
+
+    save: Save = False
+    store: StoreUrl = None
+    name: SaveName = None
+
+    def save_and_tell(
+        self, outcome: _Saveable, command: str, qrels: Path | None, runs: Sequence[Path]
+    ) -> None:
+        """Save the outcome's evaluation and say where on stderr (stdout keeps the results);
+        a store that cannot be written exits 2."""
+        from ragmeter.workflows.saving import save_files_evaluation
+
+        try:
+            saved = save_files_evaluation(
+                outcome.evaluation, store=self.store, name=self.name, command=command,
+                parameters=outcome.parameters, qrels=qrels, runs=runs,
+            )  # fmt: skip
+        except (RagmeterError, OSError) as exc:
+            fail(exc)
+        label = f"#{saved.id} {self.name!r}" if self.name else f"#{saved.id}"
+        typer.echo(f"saved evaluation {label} to {saved.url}", err=True)

@@ -163,7 +163,7 @@ def emit_evaluate_ppi(
     """``evaluate --ppi``: the three intervals per measure (table), or the evaluation's
     JSON with a ``ppi`` object per measure (and the per-query values under the LLM labels
     with ``per_query``)."""
-    from ragmeter.commands.output import _table, _text, warn
+    from ragmeter.commands.output import _table, emit_text, warn
     from ragmeter.report import ppi as render
     from ragmeter.workflows.ppi import evaluate_ppi
 
@@ -178,7 +178,7 @@ def emit_evaluate_ppi(
     if fmt.value == "table":
         _table(lambda **kw: render.print_table(outcome.estimates, **kw), output)
         return
-    _text(render.to_json(outcome.evaluation, outcome.estimates, per_query=per_query), output)
+    emit_text(render.to_json(outcome.evaluation, outcome.estimates, per_query=per_query), output)
     warn(outcome.evaluation.warnings)
 
 
@@ -193,7 +193,7 @@ def emit_compare_ppi(
     correction: Correction,
 ) -> None:
     """``compare --ppi``: the PPI estimate of each paired difference (table or json)."""
-    from ragmeter.commands.output import _table, _text
+    from ragmeter.commands.output import _table, emit_text
     from ragmeter.report import ppi as render
     from ragmeter.workflows.ppi import compare_ppi
 
@@ -208,4 +208,4 @@ def emit_compare_ppi(
     if fmt.value == "table":
         _table(lambda **kw: render.print_comparison(result, **kw), output)
         return
-    _text(render.comparison_json(result), output)
+    emit_text(render.comparison_json(result), output)

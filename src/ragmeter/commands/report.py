@@ -18,28 +18,27 @@ import typer
 from ragmeter.commands.labels import CalibrationFile, label_lines, tell
 from ragmeter.commands.options import (
     AssignmentFiles,
-    Bootstrap,
+    Baseline,
     ChunkFiles,
     CitationSupportFile,
-    Correction,
-    CorrectionChoice,
+    EvaluationOptions,
     GradeMap,
+    HtmlOutput,
     Measures,
     Missing,
     MissingPolicy,
     NuggetsFile,
-    PairedTest,
-    Permutations,
+    PairedTests,
     Pool,
     PoolDepth,
     RelLevel,
-    Seed,
     SpansFile,
-    TestChoice,
+    Tau,
     compare_settings,
     evaluation_settings,
     fail,
     input_files,
+    option_groups,
 )
 from ragmeter.commands.output import warn
 from ragmeter.commands.ppi import (
@@ -83,7 +82,8 @@ def report_command(
         list[Path],
         typer.Argument(help="One or more run files (any format `ragmeter evaluate` reads)."),
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
+    *,
+    output: HtmlOutput,
     qrels: ReportQrels = None,
     measure: Measures = None,
     grade_map: GradeMap = None,
@@ -114,17 +114,8 @@ def report_command(
             "under that name) or 'oracle' (|P*| per query).",
         ),
     ] = "oracle",
-    tau: Annotated[
-        int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")
-    ] = 3,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            "-b",
-            help="The baseline run (path, file name or run name); default: the first.",
-        ),
-    ] = None,
+    tau: Tau = 3,
+    baseline: Baseline = None,
     k: Annotated[
         int,
         typer.Option(
@@ -139,11 +130,7 @@ def report_command(
     pool_depth: PoolDepth = None,
     missing: Missing = MissingPolicy.zero,
     rel_level: RelLevel = 1,
-    test: PairedTest = TestChoice.randomization,
-    correction: Correction = CorrectionChoice.holm,
-    permutations: Permutations = 10_000,
-    bootstrap: Bootstrap = 10_000,
-    seed: Seed = 0,
+    tests: PairedTests,
     title: Title = "ragmeter report",
     nuggets: NuggetsFile = None,
     assignments: AssignmentFiles = None,
@@ -177,19 +164,11 @@ def report_command(
         inputs=inputs,
         baseline=baseline,
         settings=evaluation_settings(
-            missing=missing,
-            rel_level=rel_level,
-            pool=pool,
-            pool_depth=pool_depth,
-            grade_map=grade_map,
+            EvaluationOptions(
+                missing, rel_level, pool=pool, pool_depth=pool_depth, grade_map=grade_map
+            )
         ),
-        compare=compare_settings(
-            test=test,
-            correction=correction,
-            permutations=permutations,
-            bootstrap=bootstrap,
-            seed=seed,
-        ),
+        compare=compare_settings(tests),
         view=ReportView(k=k, sweep_ks=sweep_ks, worst=worst, title=title),
         compare_qrels=compare_qrels,
         calibration=calibration,
@@ -213,4 +192,4 @@ def _write(request: ReportRequest) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``ragmeter report`` to the command line."""
-    app.command("report")(report_command)
+    app.command("report")(option_groups(report_command))
