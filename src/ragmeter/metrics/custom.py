@@ -67,10 +67,7 @@ from ragmeter.measures import (
     Param,
     parse_measure,
 )
-from ragmeter.metrics._segments import cutoff_per_query, within
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ragmeter.metrics._segments import BoolArray, IntArray, cutoff_per_query, within
 
 #: what a per-query function may ask for by naming it as a parameter
 CONTEXT = ("k", "scores", "query_id", "rel_level")

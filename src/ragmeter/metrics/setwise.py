@@ -29,10 +29,13 @@ import numpy.typing as npt
 from ragmeter.core.align import Aligned
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.measures import BUDGET, FloatArray, Measure, Param, register
-from ragmeter.metrics._segments import cutoff_denominator, cutoff_per_query, safe_divide
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ragmeter.metrics._segments import (
+    BoolArray,
+    IntArray,
+    cutoff_denominator,
+    cutoff_per_query,
+    safe_divide,
+)
 
 SCALE_MIN, SCALE_MAX = 1, 5
 

@@ -19,13 +19,14 @@ Python loop runs over queries.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, register
 from ragmeter.metrics._segments import (
+    BoolArray,
+    IntArray,
     cutoff_per_query,
     discounted,
     per_query_count,
@@ -51,9 +52,6 @@ from ragmeter.metrics.ranking import (
     iprec_at_recall,
     rel_level,
 )
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: trec_eval's ``INFAP_EPSILON``.
 INFAP_EPSILON = 1e-5
