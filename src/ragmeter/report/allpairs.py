@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmeter.report.comparison import csv_text, latex_escape, md_escape
@@ -385,22 +385,30 @@ def render(t: AllPairs, fmt: AllPairsFormat, seeds: Sequence[SeedSummary] = ()) 
     raise ValueError(f"no text rendering for format {fmt!r}")
 
 
+def seeds_csv(seeds: Sequence[SeedSummary]) -> str:
+    """The seed summaries as CSV, one row per group and measure; NA is empty."""
+    header = ("group", "measure", "seeds", "mean", "sd", "ci_low", "ci_high", "confidence")
+    rows = [
+        (s.group, s.measure, len(s.seeds), s.mean, s.sd, s.ci_low, s.ci_high, s.confidence)
+        for s in seeds
+    ]
+    return csv_text(header, rows)
+
+
+#: the text formats of the seed summaries alone
+_SEEDS_FORMATS: dict[str, Callable[[Sequence[SeedSummary]], str]] = {
+    "markdown": seeds_markdown,
+    "latex": seeds_latex,
+    "html": seeds_html,
+    "csv": seeds_csv,
+}
+
+
 def render_seeds(seeds: Sequence[SeedSummary], fmt: str) -> str:
     """The seed summaries alone in a text format (markdown, latex, html, csv)."""
-    if fmt == "markdown":
-        return seeds_markdown(seeds)
-    if fmt == "latex":
-        return seeds_latex(seeds)
-    if fmt == "html":
-        return seeds_html(seeds)
-    if fmt == "csv":
-        header = ("group", "measure", "seeds", "mean", "sd", "ci_low", "ci_high", "confidence")
-        rows = [
-            (s.group, s.measure, len(s.seeds), s.mean, s.sd, s.ci_low, s.ci_high, s.confidence)
-            for s in seeds
-        ]
-        return csv_text(header, rows)
-    raise ValueError(f"no text rendering of seeds for format {fmt!r}")
+    if fmt not in _SEEDS_FORMATS:
+        raise ValueError(f"no text rendering of seeds for format {fmt!r}")
+    return _SEEDS_FORMATS[fmt](seeds)
 
 
 def seeds_left_out(fmt: str, seeds: Sequence[SeedSummary]) -> list[str]:

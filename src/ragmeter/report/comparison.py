@@ -7,7 +7,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -447,14 +447,17 @@ def to_latex(c: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the text formats of a comparison (every format but the terminal table)
+_FORMATS: dict[str, Callable[[Comparison], str]] = {
+    "json": to_json,
+    "csv": to_csv,
+    "markdown": to_markdown,
+    "latex": to_latex,
+}
+
+
 def render(c: Comparison, fmt: ComparisonFormat) -> str:
     """Text of a format other than the terminal table."""
-    if fmt == "json":
-        return to_json(c)
-    if fmt == "csv":
-        return to_csv(c)
-    if fmt == "markdown":
-        return to_markdown(c)
-    if fmt == "latex":
-        return to_latex(c)
-    raise ValueError(f"no text rendering for format {fmt!r}")
+    if fmt not in _FORMATS:
+        raise ValueError(f"no text rendering for format {fmt!r}")
+    return _FORMATS[fmt](c)
