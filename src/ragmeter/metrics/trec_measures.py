@@ -23,7 +23,7 @@ import numpy as np
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
-from ragmeter.measures import FloatArray, Measure, Param, register
+from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
     BoolArray,
     IntArray,
@@ -60,14 +60,6 @@ ELEVEN_POINTS = "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0"
 
 
 # -- parameters ------------------------------------------------------------------------------
-
-
-def _check_levels(text: str) -> str | None:
-    try:
-        parse_levels(text)
-    except MeasureError as exc:
-        return str(exc)
-    return None
 
 
 def _check_p(value: float) -> str | None:
@@ -258,7 +250,13 @@ def utility(al: Aligned, m: Measure) -> FloatArray:
 @register(
     "avg_iprec",
     params=(
-        Param("levels", str, ELEVEN_POINTS, "recall levels, comma separated", _check_levels),
+        Param(
+            "levels",
+            str,
+            ELEVEN_POINTS,
+            "recall levels, comma separated",
+            parses(parse_levels, MeasureError),
+        ),
         REL_LEVEL,
     ),
     aliases=("eleven_pt_avg",),
