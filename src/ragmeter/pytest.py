@@ -40,16 +40,25 @@ import pytest
 from ragmeter.analysis.gate import GateResult, Rule, check_runs
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from ragmeter.core.data import Qrels, Run
+
+    #: a run, or the path of a run file
+    RunLike: TypeAlias = Run | str | Path
+    #: qrels, ``{qid: {doc_id: grade}}``, or the path of a qrels file
+    QrelsLike: TypeAlias = Qrels | Mapping[str, Mapping[str, int]] | str | Path
+    #: the rules, as written (``"ndcg@10 drop > 0.01"``) or as :class:`Rule` objects
+    Rules: TypeAlias = Sequence[str | Rule]
 
 _RESULTS = pytest.StashKey[list[GateResult]]()
 
 
 def assert_no_regression(
-    run: Run | str | Path,
-    baseline: Run | str | Path,
-    qrels: Qrels | Mapping[str, Mapping[str, int]] | str | Path,
-    rules: Sequence[str | Rule],
+    run: RunLike,
+    baseline: RunLike,
+    qrels: QrelsLike,
+    rules: Rules,
     **options: Any,
 ) -> GateResult:
     """Check ``rules`` (:func:`ragmeter.analysis.gate.check_runs`, which takes ``options``:
@@ -70,29 +79,16 @@ class Gate:
         self.defaults = defaults
 
     def check(
-        self,
-        run: Run | str | Path,
-        *,
-        baseline: Run | str | Path,
-        qrels: Qrels | Mapping[str, Mapping[str, int]] | str | Path,
-        rules: Sequence[str | Rule],
-        **options: Any,
+        self, run: RunLike, *, baseline: RunLike, qrels: QrelsLike, rules: Rules, **options: Any
     ) -> GateResult:
         """Check the rules; a broken one fails the test."""
-        result = check_runs(run, baseline, qrels, rules, **{**self.defaults, **options})
-        self.results.append(result)
+        result = self.result(run, baseline=baseline, qrels=qrels, rules=rules, **options)
         if result.failed:
             raise AssertionError(result.describe())
         return result
 
     def result(
-        self,
-        run: Run | str | Path,
-        *,
-        baseline: Run | str | Path,
-        qrels: Qrels | Mapping[str, Mapping[str, int]] | str | Path,
-        rules: Sequence[str | Rule],
-        **options: Any,
+        self, run: RunLike, *, baseline: RunLike, qrels: QrelsLike, rules: Rules, **options: Any
     ) -> GateResult:
         """The result without asserting (to inspect ``outcomes`` yourself)."""
         result = check_runs(run, baseline, qrels, rules, **{**self.defaults, **options})

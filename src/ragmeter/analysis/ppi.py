@@ -266,10 +266,9 @@ class PPIEvaluation:
     estimator: Estimator | None = None
 
     def __getitem__(self, run: str) -> RunPPI:
-        for r in self.runs:
-            if r.name == run:
-                return r
-        raise KeyError(f"no run named '{run}'; have {[r.name for r in self.runs]}")
+        from ragmeter.evaluation.results import named
+
+        return named(self.runs, run)
 
     @property
     def method(self) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,8 @@ import pyarrow as pa
 
 from ragmeter.core.data import IntArray, Qrels
 from ragmeter.errors import InputError, MissingInputError
+
+_V = TypeVar("_V")
 
 SupportLabel = Literal["not_support", "partial_support", "support"]
 Importance = Literal["vital", "okay"]
@@ -149,16 +151,7 @@ class NuggetAssignments:
     def for_run(self, run: str) -> dict[str, Mapping[str, int]]:
         """``{qid: {nugget_id: code}}`` of the answers of ``run``: the assignments naming it,
         else those of a file that names no run (its answers are whatever run is evaluated)."""
-        runs = self.run_ids
-        key = run if run in runs else ("" if runs == [""] else None)
-        if key is None:
-            if not runs:
-                return {}
-            raise MissingInputError(
-                f"no nugget assignments for run '{run}'; {self.source} assigns the answers of "
-                f"{', '.join(repr(r) for r in runs)}"
-            )
-        return {q: codes for (r, q), codes in self.answers.items() if r == key}
+        return _of_run(self.answers, run, "nugget assignments", f"{self.source} assigns")
 
     @staticmethod
     def merge(parts: Iterable[NuggetAssignments]) -> NuggetAssignments:
@@ -174,6 +167,21 @@ class NuggetAssignments:
                         raise InputError(f"assignments of {k} given twice", source=part.source)
                     target[k] = v
         return NuggetAssignments(answers, passages, " + ".join(sources))
+
+
+def _of_run(answers: Mapping[tuple[str, str], _V], run: str, kind: str, by: str) -> dict[str, _V]:
+    """``{qid: value}`` of the ``(run, qid)`` keys naming ``run``, else of a file that names no
+    run (``""``); none when there are no answers. ``kind`` and ``by`` (the source and its verb)
+    word the error for a run the answers do not name."""
+    runs = list(dict.fromkeys(r for r, _ in answers))
+    key = run if run in runs else ("" if runs == [""] else None)
+    if key is None:
+        if not runs:
+            return {}
+        raise MissingInputError(
+            f"no {kind} for run '{run}'; {by} the answers of {', '.join(repr(r) for r in runs)}"
+        )
+    return {q: v for (r, q), v in answers.items() if r == key}
 
 
 @dataclass(frozen=True)
@@ -196,16 +204,7 @@ class CitationSupport:
 
     def for_run(self, run: str) -> dict[str, tuple[SentenceSupport, ...]]:
         """``{qid: sentences}`` of ``run`` (the same rule as :meth:`NuggetAssignments.for_run`)."""
-        runs = list(dict.fromkeys(r for r, _ in self.answers))
-        key = run if run in runs else ("" if runs == [""] else None)
-        if key is None:
-            if not runs:
-                return {}
-            raise MissingInputError(
-                f"no citation support for run '{run}'; {self.source} judges the answers of "
-                f"{', '.join(repr(r) for r in runs)}"
-            )
-        return {q: s for (r, q), s in self.answers.items() if r == key}
+        return _of_run(self.answers, run, "citation support", f"{self.source} judges")
 
     def query_qrels(self) -> Qrels:
         """Qrels naming the queries with judged answers (see :meth:`Nuggets.query_qrels`)."""

@@ -6,9 +6,9 @@ it. Nothing downstream recomputes a metric.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,23 @@ from ragmeter.stats.aggregate import Aggregate, aggregate
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def named(runs: Iterable[_N], name: str) -> _N:
+    """The one of ``runs`` named ``name``; a ``KeyError`` listing their names otherwise."""
+    runs = list(runs)
+    for run in runs:
+        if run.name == name:
+            return run
+    raise KeyError(f"no run named '{name}'; have {[r.name for r in runs]}")
 
 
 def _clean(value: float) -> float | None:
@@ -140,12 +157,7 @@ class Evaluation:
         return len(self.runs)
 
     def __getitem__(self, key: int | str) -> RunResult:
-        if isinstance(key, int):
-            return self.runs[key]
-        for run in self.runs:
-            if run.name == key:
-                return run
-        raise KeyError(f"no run named '{key}'; have {[r.name for r in self.runs]}")
+        return self.runs[key] if isinstance(key, int) else named(self.runs, key)
 
     @property
     def run(self) -> RunResult:

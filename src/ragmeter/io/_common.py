@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Self
 
 import numpy as np
 
@@ -210,7 +210,20 @@ def decompress(data: bytes, source: str) -> bytes:
         return read_stream(stream, source)
 
 
-class _CheckedStream:
+class Closing:
+    """What a ``with`` block closes on the way out (by the subclass's :meth:`close`)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _CheckedStream(Closing):
     """A decompressing stream whose codec errors are :class:`InputError` naming the file."""
 
     def __init__(self, stream: Any, raw: IO[bytes], codec: str, source: str) -> None:
@@ -231,12 +244,6 @@ class _CheckedStream:
             self._stream.close()
         finally:
             self._raw.close()
-
-    def __enter__(self) -> _CheckedStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @contextmanager

@@ -282,16 +282,22 @@ def read_questions(path: PathLike) -> dict[str, list[str]]:
             raise InputError(
                 "expected an array of question strings", source=source, line=line, field="questions"
             )
-        if q in out:
-            raise InputError(
-                f"query '{q}' listed twice (first on line {lines[q]})",
-                source=source,
-                line=line,
-                field="query_id",
-            )
+        _once(lines, q, "query", "query_id", source, line)
         out[q] = questions
-        lines[q] = line
     return out
+
+
+def _once(seen: dict[str, int], key: str, what: str, field: str, source: str, line: int) -> None:
+    """Note that ``key`` stands on ``line``: an error naming the first line when an earlier
+    line had it."""
+    if key in seen:
+        raise InputError(
+            f"{what} '{key}' listed twice (first on line {seen[key]})",
+            source=source,
+            line=line,
+            field=field,
+        )
+    seen[key] = line
 
 
 def read_judgments(
@@ -472,14 +478,7 @@ def read_corpus(path: PathLike, *, name: str | None = None) -> Corpus:
                 line=line,
                 field=key,
             )
-        if d in seen:
-            raise InputError(
-                f"id '{d}' listed twice (first on line {seen[d]})",
-                source=source,
-                line=line,
-                field="id",
-            )
-        seen[d] = line
+        _once(seen, d, "id", "id", source, line)
         ids.append(d)
         texts.append(text)
     return Corpus(

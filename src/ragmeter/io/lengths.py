@@ -23,6 +23,7 @@ The optional packages are imported only when asked for; a missing one is a clear
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,14 +64,19 @@ def make_token_counter(spec: str | None = None) -> TokenCounter:
     )
 
 
-def _tiktoken(encoding: str) -> TokenCounter:
+def _package(name: str, tokenizer: str, instead: str = "") -> Any:
+    """The package ``name``, which the tokenizer ``tokenizer`` needs (``instead``: what else
+    would do, for the error)."""
     try:
-        import tiktoken  # type: ignore[import-not-found]
+        return importlib.import_module(name)
     except ImportError:
         raise MissingInputError(
-            f"tokenizer 'tiktoken:{encoding}' needs the tiktoken package (pip install tiktoken)"
+            f"tokenizer '{tokenizer}' needs the {name} package (pip install {name}){instead}"
         ) from None
-    enc = tiktoken.get_encoding(encoding)
+
+
+def _tiktoken(encoding: str) -> TokenCounter:
+    enc = _package("tiktoken", f"tiktoken:{encoding}").get_encoding(encoding)
 
     def count(texts: Sequence[str]) -> IntArray:
         return np.array([len(t) for t in enc.encode_ordinary_batch(list(texts))], np.int64)
@@ -80,27 +86,15 @@ def _tiktoken(encoding: str) -> TokenCounter:
 
 def _hf(path: str) -> TokenCounter:
     if path.endswith(".json") and Path(path).is_file():
-        try:
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
-        except ImportError:
-            raise MissingInputError(
-                f"tokenizer 'hf:{path}' needs the tokenizers package (pip install tokenizers)"
-            ) from None
-        tok = Tokenizer.from_file(path)
+        tok = _package("tokenizers", f"hf:{path}").Tokenizer.from_file(path)
 
         def count_file(texts: Sequence[str]) -> IntArray:
             encoded = tok.encode_batch(list(texts), add_special_tokens=False)
             return np.array([len(e.ids) for e in encoded], dtype=np.int64)
 
         return count_file
-    try:
-        from transformers import AutoTokenizer  # type: ignore[import-not-found]
-    except ImportError:
-        raise MissingInputError(
-            f"tokenizer 'hf:{path}' needs the transformers package (pip install transformers), "
-            "or give the path of a tokenizer.json file (needs tokenizers)"
-        ) from None
-    auto = AutoTokenizer.from_pretrained(path)
+    instead = ", or give the path of a tokenizer.json file (needs tokenizers)"
+    auto = _package("transformers", f"hf:{path}", instead).AutoTokenizer.from_pretrained(path)
 
     def count_auto(texts: Sequence[str]) -> IntArray:
         ids = auto(list(texts), add_special_tokens=False)["input_ids"]

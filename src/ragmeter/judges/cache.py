@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragmeter.io._common import Closing
 from ragmeter.judges.types import Judgment
 
 SCHEMA_VERSION = 1
@@ -66,7 +67,7 @@ def judgment_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class JudgmentCache:
+class JudgmentCache(Closing):
     """The cache at ``path`` (created with its folder when missing). ``":memory:"`` for a
     throw-away cache."""
 
@@ -85,12 +86,6 @@ class JudgmentCache:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> JudgmentCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM judgments").fetchone()[0])

@@ -56,6 +56,7 @@ from ragmeter.judges.learned_defaults import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_LABELS,
 )
+from ragmeter.judges.offline import EmbeddingJudge
 
 if TYPE_CHECKING:
     from ragmeter.core.provenance import LabelSource
@@ -605,7 +606,7 @@ def _read_array(root: Path, name: str, files: Mapping[str, Any], ndim: int) -> F
 # -- the judge -------------------------------------------------------------------------------
 
 
-class LearnedJudge:
+class LearnedJudge(EmbeddingJudge):
     """A learned model as a judge of relevance (the judge protocol of
     :mod:`ragmeter.judges`): cached and reported like any judge; ``model`` carries the model
     directory's SHA-256, so a refitted model never reuses old cached grades."""
@@ -656,17 +657,6 @@ class LearnedJudge:
             learner=m.learner,
             scope=m.scope,
         )
-
-    @property
-    def encoder(self) -> MiniLMEncoder:
-        if self._encoder is None:
-            from ragmeter.pipeline.embeddings import MiniLMEncoder
-
-            self._encoder = MiniLMEncoder()
-        return self._encoder
-
-    def judge(self, task: Any, inputs: Mapping[str, str]) -> Any:
-        return self.judge_many(task, [inputs])[0]
 
     def judge_many(self, task: Any, inputs: Sequence[Mapping[str, str]]) -> list[Any]:
         """Judgments for a batch (status ``ok``, raw ``score=…``), one embedding pass."""

@@ -128,7 +128,29 @@ def cosine_pairs(
     return cosines
 
 
-class OfflineJudge:
+class EmbeddingJudge:
+    """What the embedding judges (offline, learned) share: the sentence encoder, made on first
+    use unless given, and one judgment as a batch of one."""
+
+    _encoder: MiniLMEncoder | None
+
+    @property
+    def encoder(self) -> MiniLMEncoder:
+        if self._encoder is None:
+            from ragmeter.pipeline.embeddings import MiniLMEncoder
+
+            self._encoder = MiniLMEncoder()
+        return self._encoder
+
+    def judge(self, task: Any, inputs: Mapping[str, str]) -> Any:
+        """One :class:`~ragmeter.judges.types.Judgment`: :meth:`judge_many` of one."""
+        return self.judge_many(task, [inputs])[0]
+
+    def judge_many(self, task: Any, inputs: Sequence[Mapping[str, str]]) -> list[Any]:
+        raise NotImplementedError
+
+
+class OfflineJudge(EmbeddingJudge):
     """A judge that never calls a server: MiniLM cosine → grade by thresholds (a weak proxy).
 
     Implements the judge protocol of :mod:`ragmeter.judges` (``model``, ``judge``,
@@ -183,14 +205,6 @@ class OfflineJudge:
     def request_params(self) -> dict[str, Any]:
         return {"offline": "minilm-cosine", "thresholds": list(self.thresholds)}
 
-    @property
-    def encoder(self) -> MiniLMEncoder:
-        if self._encoder is None:
-            from ragmeter.pipeline.embeddings import MiniLMEncoder
-
-            self._encoder = MiniLMEncoder()
-        return self._encoder
-
     def grade(self, cosine: float) -> int:
         """The grade (or rating) of one cosine."""
         return grade_from_cosine(cosine, self.thresholds, lowest=self.lowest)
@@ -199,10 +213,6 @@ class OfflineJudge:
         """(grade, cosine) of each (query or sub-question, passage) text pair."""
         cosines = cosine_pairs(pairs, encoder=self.encoder)
         return [(self.grade(float(c)), float(c)) for c in cosines]
-
-    def judge(self, task: Any, inputs: Mapping[str, str]) -> Any:
-        """One :class:`~ragmeter.judges.types.Judgment` (status ``ok``, raw ``cosine=…``)."""
-        return self.judge_many(task, [inputs])[0]
 
     def judge_many(self, task: Any, inputs: Sequence[Mapping[str, str]]) -> list[Any]:
         """Judgments for a batch, from one embedding pass over its distinct texts."""

@@ -108,6 +108,22 @@ class Param:
         return self.check(value) if self.check is not None else None
 
 
+def parses(
+    parse: Callable[[str], object], errors: type[Exception] = ValueError
+) -> Callable[[str], str | None]:
+    """A :attr:`Param.check` for a text parameter: the message of the ``errors`` that
+    ``parse`` raises on the value, or ``None`` when it parses."""
+
+    def check(text: str) -> str | None:
+        try:
+            parse(text)
+        except errors as exc:
+            return str(exc)
+        return None
+
+    return check
+
+
 @dataclass(frozen=True)
 class Family:
     """A family of measures that share one compute function.

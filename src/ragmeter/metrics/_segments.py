@@ -65,13 +65,19 @@ def per_query_count(al: Aligned, mask: BoolArray) -> FloatArray:
 
 def first_rank(al: Aligned, mask: BoolArray) -> IntArray:
     """Rank of the first item of ``mask`` in each query; 0 where none."""
-    out = np.zeros(al.n_queries, dtype=np.int64)
+    return first_ranks(al.n_queries, al.query_of_item, al.ranks, mask)
+
+
+def first_ranks(n_queries: int, query: IntArray, ranks: IntArray, mask: BoolArray) -> IntArray:
+    """Of items in query order (``query``: each one's query, ``ranks``: its rank), the rank of
+    the first item of ``mask`` in each of the ``n_queries`` queries; 0 where none."""
+    out = np.zeros(n_queries, dtype=np.int64)
     idx = np.flatnonzero(mask)
     if len(idx):
-        q = al.query_of_item[idx]
+        q = query[idx]
         first = np.ones(len(idx), dtype=bool)
         first[1:] = q[1:] != q[:-1]
-        out[q[first]] = al.ranks[idx[first]]
+        out[q[first]] = ranks[idx[first]]
     return out
 
 

@@ -137,16 +137,7 @@ def context_coverage(al: Any, m: Measure) -> FloatArray:
     denominator's keyword set is empty."""
     sw, cjk, den = _stopwords(m), bool(m.param("cjk")), m.param("denominator")
     return _per_sample(
-        al,
-        m,
-        lambda s: A.context_coverage(
-            s.context,
-            s.generated_answer,
-            denominator=den,
-            reference=s.reference_answer,
-            stopwords=sw,
-            cjk=cjk,
-        ),
+        al, m, lambda s: A.sample_coverage(s, denominator=den, stopwords=sw, cjk=cjk)
     )
 
 

@@ -227,6 +227,25 @@ def context_coverage(
     return None if den == 0 else len(ctx & gen) / den
 
 
+def sample_coverage(
+    sample: AnswerSample,
+    *,
+    denominator: Literal["generated", "reference"] = "generated",
+    stopwords: Collection[str] | None = None,
+    cjk: bool = False,
+) -> float | None:
+    """:func:`context_coverage` of one sample's generated answer by its context (its
+    reference answer the denominator's, when asked)."""
+    return context_coverage(
+        sample.context,
+        sample.generated_answer,
+        denominator=denominator,
+        reference=sample.reference_answer,
+        stopwords=stopwords,
+        cjk=cjk,
+    )
+
+
 # -- text metrics of the answer against its reference(s) ---------------------------------
 
 #: the text metrics ``ragmeter answers`` can add (``--text-metric``)
@@ -723,14 +742,7 @@ def evaluate_answers(
         if label is not None:
             y_true.append(label)
             y_pred.append(correct)
-        coverage = context_coverage(
-            s.context,
-            s.generated_answer,
-            denominator=denominator,
-            reference=s.reference_answer,
-            stopwords=stopwords,
-            cjk=cjk,
-        )
+        coverage = sample_coverage(s, denominator=denominator, stopwords=stopwords, cjk=cjk)
         hit = None if s.retrieved is None else containment(s.reference_answer, s.retrieved, k=k)
         scores = _text_scores(s, chosen, cjk=cjk, rouge_stem=rouge_stem)
         columns["context_coverage"].append(coverage)

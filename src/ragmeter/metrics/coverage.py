@@ -34,16 +34,12 @@ covered 6, T(Z) = 600: ((6/600)/(8/300))^0.5 = 0.6123724357.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
 from ragmeter.core.judgments import CoverageView, ranges
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.measures import FloatArray, Measure, Param, register
-from ragmeter.metrics._segments import discount, sum_within
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ragmeter.metrics._segments import BoolArray, IntArray, discount, sum_within
 
 #: α-nDCG's default depth (ndeval's DEPTH)
 ALPHA_DEPTH = 20

@@ -67,10 +67,13 @@ from ragmeter.measures import (
     Param,
     parse_measure,
 )
-from ragmeter.metrics._segments import cutoff_per_query, within
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ragmeter.metrics._segments import (
+    BoolArray,
+    IntArray,
+    cutoff_per_query,
+    first_ranks,
+    within,
+)
 
 #: what a per-query function may ask for by naming it as a parameter
 CONTEXT = ("k", "scores", "query_id", "rel_level")
@@ -169,14 +172,7 @@ class Rankings:
 
     def first_rank(self, mask: npt.ArrayLike) -> IntArray:
         """Per query, the rank of its first item in ``mask``; 0 where it has none."""
-        out = np.zeros(self.n_queries, dtype=np.int64)
-        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
-        if len(idx):
-            q = self.query[idx]
-            first = np.ones(len(idx), dtype=bool)
-            first[1:] = q[1:] != q[:-1]
-            out[q[first]] = self.rank[idx[first]]
-        return out
+        return first_ranks(self.n_queries, self.query, self.rank, np.asarray(mask, dtype=bool))
 
 
 _NOT_JOINED = (

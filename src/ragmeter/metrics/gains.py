@@ -19,9 +19,7 @@ from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure
-from ragmeter.metrics._segments import cutoff_per_query, discounted, per_query_sum, within
-
-IntArray = npt.NDArray[np.int64]
+from ragmeter.metrics._segments import IntArray, cutoff_per_query, discounted, per_query_sum, within
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits, as C isdigit
 

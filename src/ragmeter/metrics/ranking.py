@@ -17,7 +17,7 @@ import numpy as np
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned, judged_only
 from ragmeter.errors import MeasureError
-from ragmeter.measures import FloatArray, Measure, Param, register
+from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
     count_within,
     cutoff_denominator,
@@ -77,20 +77,12 @@ def honours_judged_only(fn: _Compute) -> _Compute:
     return compute
 
 
-def _check_gains(text: str) -> str | None:
-    try:
-        parse_gains(text)
-    except MeasureError as exc:
-        return str(exc)
-    return None
-
-
 GAINS = Param(
     "gains",
     str,
     "",
     "gain map 'level=gain,…' (trec_eval's ndcg.1=3,2=9); unlisted judged levels gain their grade",
-    _check_gains,
+    parses(parse_gains, MeasureError),
 )
 
 

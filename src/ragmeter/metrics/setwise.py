@@ -28,11 +28,14 @@ import numpy.typing as npt
 
 from ragmeter.core.align import Aligned
 from ragmeter.errors import InputError, MissingInputError
-from ragmeter.measures import BUDGET, FloatArray, Measure, Param, register
-from ragmeter.metrics._segments import cutoff_denominator, cutoff_per_query, safe_divide
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from ragmeter.measures import BUDGET, FloatArray, Measure, Param, parses, register
+from ragmeter.metrics._segments import (
+    BoolArray,
+    IntArray,
+    cutoff_denominator,
+    cutoff_per_query,
+    safe_divide,
+)
 
 SCALE_MIN, SCALE_MAX = 1, 5
 
@@ -64,21 +67,13 @@ def parse_grade_map(text: str) -> dict[int, int]:
     return mapping
 
 
-def _check_grade_map(value: str) -> str | None:
-    try:
-        parse_grade_map(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
 GRADE_MAP = Param(
     "grade_map",
     str,
     "",
     "map qrels grades onto the 1..5 scale, e.g. '0:1,1:3,2:4,3:5' for TREC 0..3 "
     "(default: the evaluation's --grade-map, else grades are already 1..5)",
-    _check_grade_map,
+    parses(parse_grade_map),
 )
 WEIGHT_PARAMS: tuple[Param, ...] = (
     Param("alpha", float, 1.0, "rarity exponent α (0: no rarity adjustment)", _non_negative),

@@ -19,13 +19,14 @@ Python loop runs over queries.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from ragmeter.core import sums
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.errors import MeasureError
-from ragmeter.measures import FloatArray, Measure, Param, register
+from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
+    BoolArray,
+    IntArray,
     cutoff_per_query,
     discounted,
     per_query_count,
@@ -52,9 +53,6 @@ from ragmeter.metrics.ranking import (
     rel_level,
 )
 
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-
 #: trec_eval's ``INFAP_EPSILON``.
 INFAP_EPSILON = 1e-5
 #: trec_eval's default recall levels of ``11pt_avg``.
@@ -62,14 +60,6 @@ ELEVEN_POINTS = "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0"
 
 
 # -- parameters ------------------------------------------------------------------------------
-
-
-def _check_levels(text: str) -> str | None:
-    try:
-        parse_levels(text)
-    except MeasureError as exc:
-        return str(exc)
-    return None
 
 
 def _check_p(value: float) -> str | None:
@@ -260,7 +250,13 @@ def utility(al: Aligned, m: Measure) -> FloatArray:
 @register(
     "avg_iprec",
     params=(
-        Param("levels", str, ELEVEN_POINTS, "recall levels, comma separated", _check_levels),
+        Param(
+            "levels",
+            str,
+            ELEVEN_POINTS,
+            "recall levels, comma separated",
+            parses(parse_levels, MeasureError),
+        ),
         REL_LEVEL,
     ),
     aliases=("eleven_pt_avg",),

@@ -48,7 +48,7 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -87,13 +87,7 @@ class StageError:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "query_id": self.query_id,
-            "stage": self.stage,
-            "type": self.type,
-            "message": self.message,
-            "seconds": self.seconds,
-        }
+        return asdict(self)
 
 
 @dataclass

@@ -9,15 +9,13 @@ each measure is bold.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragmeter.report.comparison import latex_escape, md_escape
+from ragmeter.report.comparison import csv_text, latex_escape, md_escape
 from ragmeter.stats.allpairs import AllPairs
 from ragmeter.stats.seeds import SeedSummary
 
@@ -92,20 +90,12 @@ def _terminal_sup(letters: str) -> str:
 
 def print_table(t: AllPairs, *, seeds: Sequence[SeedSummary] = (), file: object = None) -> None:
     """The all-pairs table as a rich table, then the seed summaries, legend and warnings."""
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
-    from ragmeter.report.tables import fit, table_console
+    from ragmeter.report.tables import fit, table_console, titled_table
 
     console = table_console(file, wide=160)
-    table = Table(
-        title="ragmeter compare: all pairs",
-        title_justify="left",
-        title_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    table = titled_table("ragmeter compare: all pairs")
     table.add_column("", style="bold")
     table.add_column("run")
     for m in t.measures:
@@ -157,21 +147,12 @@ def seeds_legend(seeds: Sequence[SeedSummary]) -> str:
 
 def print_seeds(seeds: Sequence[SeedSummary], *, console: Any = None, file: object = None) -> None:
     """The seed summaries as a rich table (one row per group, one column per measure)."""
-    from rich import box
-    from rich.table import Table
-
-    from ragmeter.report.tables import fit, table_console
+    from ragmeter.report.tables import fit, table_console, titled_table
 
     if console is None:
         console = table_console(file, wide=160)
     groups, measures, cell = _seed_grid(seeds)
-    table = Table(
-        title="across seeds",
-        title_justify="left",
-        title_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    table = titled_table("across seeds")
     table.add_column("group", style="bold")
     table.add_column("seeds", justify="right")
     for m in measures:
@@ -268,21 +249,10 @@ CSV_COLUMNS = (
 )
 
 
-def _csv_value(value: object) -> object:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
-
-
 def to_csv(t: AllPairs) -> str:
     """One row per pair of runs and measure; NA is empty."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for p in t.pairs:
-        row = [
+    rows = [
+        [
             p.measure,
             p.run,
             p.other,
@@ -302,8 +272,9 @@ def to_csv(t: AllPairs) -> str:
             p.ties,
             p.losses,
         ]
-        writer.writerow([_csv_value(v) for v in row])
-    return buf.getvalue()
+        for p in t.pairs
+    ]
+    return csv_text(CSV_COLUMNS, rows)
 
 
 def to_markdown(t: AllPairs, seeds: Sequence[SeedSummary] = ()) -> str:
@@ -414,34 +385,30 @@ def render(t: AllPairs, fmt: AllPairsFormat, seeds: Sequence[SeedSummary] = ()) 
     raise ValueError(f"no text rendering for format {fmt!r}")
 
 
+def seeds_csv(seeds: Sequence[SeedSummary]) -> str:
+    """The seed summaries as CSV, one row per group and measure; NA is empty."""
+    header = ("group", "measure", "seeds", "mean", "sd", "ci_low", "ci_high", "confidence")
+    rows = [
+        (s.group, s.measure, len(s.seeds), s.mean, s.sd, s.ci_low, s.ci_high, s.confidence)
+        for s in seeds
+    ]
+    return csv_text(header, rows)
+
+
+#: the text formats of the seed summaries alone
+_SEEDS_FORMATS: dict[str, Callable[[Sequence[SeedSummary]], str]] = {
+    "markdown": seeds_markdown,
+    "latex": seeds_latex,
+    "html": seeds_html,
+    "csv": seeds_csv,
+}
+
+
 def render_seeds(seeds: Sequence[SeedSummary], fmt: str) -> str:
     """The seed summaries alone in a text format (markdown, latex, html, csv)."""
-    if fmt == "markdown":
-        return seeds_markdown(seeds)
-    if fmt == "latex":
-        return seeds_latex(seeds)
-    if fmt == "html":
-        return seeds_html(seeds)
-    if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(
-            ("group", "measure", "seeds", "mean", "sd", "ci_low", "ci_high", "confidence")
-        )
-        for s in seeds:
-            row = [
-                s.group,
-                s.measure,
-                len(s.seeds),
-                s.mean,
-                s.sd,
-                s.ci_low,
-                s.ci_high,
-                s.confidence,
-            ]
-            writer.writerow([_csv_value(v) for v in row])
-        return buf.getvalue()
-    raise ValueError(f"no text rendering of seeds for format {fmt!r}")
+    if fmt not in _SEEDS_FORMATS:
+        raise ValueError(f"no text rendering of seeds for format {fmt!r}")
+    return _SEEDS_FORMATS[fmt](seeds)
 
 
 def seeds_left_out(fmt: str, seeds: Sequence[SeedSummary]) -> list[str]:

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -225,21 +226,13 @@ def print_table(c: Comparison, *, file: object = None) -> None:
     Means and differences show their interval on a second line, so the table fits about
     100 columns.
     """
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
-    from ragmeter.report.tables import fit, table_console
+    from ragmeter.report.tables import fit, table_console, titled_table
 
     console = table_console(file, wide=160)
-    table = Table(
-        title=f"ragmeter compare: baseline {c.baseline}",
-        title_justify="left",
-        title_style="bold",
-        caption=f"{describe(c)}.\n{legend(c)}",
-        caption_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+    table = titled_table(
+        f"ragmeter compare: baseline {c.baseline}", caption=f"{describe(c)}.\n{legend(c)}"
     )
     headers = _headers(c)
     headers[1] = "baseline"
@@ -308,7 +301,7 @@ CSV_COLUMNS = (
 )
 
 
-def _csv_value(value: float | int | str | bool | None) -> str | float | int:
+def _csv_value(value: object) -> object:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
@@ -316,11 +309,19 @@ def _csv_value(value: float | int | str | bool | None) -> str | float | int:
     return value
 
 
-def to_csv(c: Comparison) -> str:
-    """One row per run and measure (the baseline's rows have no difference); NA is empty."""
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """The CSV text of ``header`` and ``rows``: NA (None, NaN) empty, booleans ``true`` and
+    ``false``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(header)
+    writer.writerows([_csv_value(v) for v in row] for row in rows)
+    return buf.getvalue()
+
+
+def to_csv(c: Comparison) -> str:
+    """One row per run and measure (the baseline's rows have no difference); NA is empty."""
+    rows = []
     for run in c.runs:
         for measure in c.measures:
             s = c.summary(run, measure)
@@ -359,8 +360,8 @@ def to_csv(c: Comparison) -> str:
                     d.ties,
                     d.losses,
                 ]
-            writer.writerow([_csv_value(v) for v in row])
-    return buf.getvalue()
+            rows.append(row)
+    return csv_text(CSV_COLUMNS, rows)
 
 
 def md_escape(text: str) -> str:
@@ -446,14 +447,17 @@ def to_latex(c: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the text formats of a comparison (every format but the terminal table)
+_FORMATS: dict[str, Callable[[Comparison], str]] = {
+    "json": to_json,
+    "csv": to_csv,
+    "markdown": to_markdown,
+    "latex": to_latex,
+}
+
+
 def render(c: Comparison, fmt: ComparisonFormat) -> str:
     """Text of a format other than the terminal table."""
-    if fmt == "json":
-        return to_json(c)
-    if fmt == "csv":
-        return to_csv(c)
-    if fmt == "markdown":
-        return to_markdown(c)
-    if fmt == "latex":
-        return to_latex(c)
-    raise ValueError(f"no text rendering for format {fmt!r}")
+    if fmt not in _FORMATS:
+        raise ValueError(f"no text rendering for format {fmt!r}")
+    return _FORMATS[fmt](c)

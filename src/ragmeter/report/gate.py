@@ -111,21 +111,13 @@ def look_text(result: GateResult) -> str:
 
 def print_table(result: GateResult, *, file: object = None) -> None:
     """The rules as a rich table (FAIL in red), the verdict under it, then the warnings."""
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
-    from ragmeter.report.tables import fit, table_console
+    from ragmeter.report.tables import fit, table_console, titled_table
 
     console = table_console(file, wide=120)
-    table = Table(
-        title=f"ragmeter check: {result.run} against {result.baseline}",
-        title_justify="left",
-        title_style="bold",
-        caption=describe(result),
-        caption_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+    table = titled_table(
+        f"ragmeter check: {result.run} against {result.baseline}", caption=describe(result)
     )
     for i, header in enumerate(headers(result)):
         table.add_column(header, justify="left" if i in (0, 3, 4) else "right", no_wrap=i != 0)

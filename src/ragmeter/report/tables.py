@@ -59,6 +59,23 @@ def table_console(file: object = None, *, wide: int = 160) -> Console:
     return console
 
 
+def titled_table(title: str, *, caption: str | None = None) -> Table:
+    """An empty report table in ragmeter's style: a bold title (and the caption, if any) on the
+    left, a rule under the header, no padding at the edges."""
+    from rich import box
+    from rich.table import Table
+
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        caption=caption,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+
+
 def fit_blocks(
     table: Table, console: Console, options: ConsoleOptions, *, keep: Sequence[int] = (0,)
 ) -> list[Table]:

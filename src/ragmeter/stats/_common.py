@@ -16,6 +16,17 @@ class OptionalDependencyError(RagmeterError, ImportError):
     """An optional dependency needed by a feature is not installed."""
 
 
+def as_columns(values: npt.ArrayLike, nan_error: str) -> FloatArray:
+    """``values`` as a float matrix, one column per series (a 1-D input is one column); a NaN
+    in it is a ``ValueError`` saying ``nan_error``."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        v = v[:, None]
+    if np.isnan(v).any():
+        raise ValueError(nan_error)
+    return v
+
+
 def scipy_special() -> Any:
     """``scipy.special``, imported on first use (the ``stats`` extra)."""
     try:

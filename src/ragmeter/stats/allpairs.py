@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -75,13 +75,7 @@ class RunMean:
     n_defined: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "measure": self.measure,
-            "mean": _clean(self.mean),
-            "n": self.n,
-            "n_defined": self.n_defined,
-        }
+        return {**asdict(self), "mean": _clean(self.mean)}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.stats._common import FloatArray
+from ragmeter.stats._common import FloatArray, as_columns
 
 #: int64 resampled indices materialised at once
 _CHUNK_BYTES = 32 << 20
@@ -49,11 +49,7 @@ def bootstrap_means(
     indices i_b1..i_bn uniformly from 0..n−1 (``numpy.random.default_rng(seed)``) and its
     mean of column j is (1/n) Σ_t v[i_bt, j].
     """
-    v = np.asarray(values, dtype=np.float64)
-    if v.ndim == 1:
-        v = v[:, None]
-    if np.isnan(v).any():
-        raise ValueError("bootstrap values must not be NaN; drop NA queries first")
+    v = as_columns(values, "bootstrap values must not be NaN; drop NA queries first")
     if replicates < 1:
         raise ValueError(f"replicates must be ≥ 1, got {replicates}")
     n, k = v.shape

@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from ragmeter.stats._common import (
     FloatArray,
+    as_columns,
     average_ranks,
     defined_pairs,
     normal_two_sided,
@@ -169,11 +170,7 @@ def randomization_pvalues(
 
     Returns the p-values (NaN for an empty column) and each column's method.
     """
-    d = np.asarray(differences, dtype=np.float64)
-    if d.ndim == 1:
-        d = d[:, None]
-    if np.isnan(d).any():
-        raise ValueError("differences must not be NaN; put 0 where a pair does not count")
+    d = as_columns(differences, "differences must not be NaN; put 0 where a pair does not count")
     if permutations < 1:
         raise ValueError(f"permutations must be ≥ 1, got {permutations}")
     n, k = d.shape

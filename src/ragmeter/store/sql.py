@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from ragmeter.errors import MissingExtraError, StoreError
 from ragmeter.evaluation.results import Evaluation, RunResult
+from ragmeter.io._common import Closing
 from ragmeter.measures import Measure
 from ragmeter.store import schema
 from ragmeter.store.provenance import GitState, git_state
@@ -36,7 +37,7 @@ _MIGRATION_LOCK = 0x7261676D65746572  # "ragmeter"
 _BATCH = 10_000
 
 
-class Store:
+class Store(Closing):
     """A database of past evaluations. Open with :func:`ragmeter.store.open_store`.
 
     >>> import ragmeter
@@ -58,12 +59,6 @@ class Store:
     def close(self) -> None:
         """Release the connections."""
         self._engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def dialect(self) -> str:

@@ -50,7 +50,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.web import security
-from ragmeter.web.limits import BodyLimit
+from ragmeter.web.limits import BodyLimit, HttpMiddleware
 from ragmeter.web.routes import (
     calibrating,
     evaluations,
@@ -92,7 +92,7 @@ def create_app(config: WebConfig) -> FastAPI:
     return app
 
 
-class Guard:
+class Guard(HttpMiddleware):
     """Every request: the allowed Host names, the access token (taken once from the URL into
     a cookie), the session cookie, and headers against framing and sniffing.
 
@@ -101,13 +101,10 @@ class Guard:
     """
 
     def __init__(self, app: ASGIApp, config: WebConfig) -> None:
-        self.app = app
+        super().__init__(app)
         self.config = config
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
         refused = self.refusal(request)
         if refused is not None:

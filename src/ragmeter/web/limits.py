@@ -42,18 +42,32 @@ def too_large(limit: int) -> str:
     return f"request body larger than {limit:,} bytes refused"
 
 
-class BodyLimit:
-    """Refuse bodies over ``max_body`` bytes (``max_upload`` for multipart uploads)."""
+class HttpMiddleware:
+    """A plain ASGI middleware that sees the HTTP requests (:meth:`http`, the subclass's) and
+    passes everything else (lifespan, websockets) straight to ``app``."""
 
-    def __init__(self, app: ASGIApp, *, max_body: int, max_upload: int) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.max_body = max_body
-        self.max_upload = max_upload
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class BodyLimit(HttpMiddleware):
+    """Refuse bodies over ``max_body`` bytes (``max_upload`` for multipart uploads)."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int, max_upload: int) -> None:
+        super().__init__(app)
+        self.max_body = max_body
+        self.max_upload = max_upload
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers") or ())
         kind = headers.get(b"content-type", b"").decode("latin-1").lower()
         limit = self.max_upload if kind.startswith("multipart/form-data") else self.max_body

@@ -128,7 +128,7 @@ def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Q
     from ragmeter.evaluation.results import Evaluation
     from ragmeter.store import default_store_exists, open_store
     from ragmeter.store.provenance import content_sha256, file_sha256
-    from ragmeter.workflows.history import COMPARED_SETTINGS, pick
+    from ragmeter.workflows.history import changed_settings, pick
 
     if request.store is None and not default_store_exists():
         # opening the default store would create an empty one: say what is missing instead
@@ -162,12 +162,7 @@ def _with_stored_baseline(request: CheckRequest, evaluated: Evaluation, qrels: Q
         notes.append(
             f"the baseline {stored.record.label} was judged against other qrels (another sha256)"
         )
-    saved, params = request.settings.saved(), stored.record.parameters
-    changed = [
-        f"{k} {params[k]!r} → {saved[k]!r}"
-        for k in COMPARED_SETTINGS
-        if k in params and k in saved and params[k] != saved[k]
-    ]
+    changed = changed_settings(stored.record.parameters, request.settings.saved())
     if changed:
         notes.append("the baseline was evaluated with other settings: " + ", ".join(changed))
     return Evaluation((base, run), run.measures, tuple(notes))

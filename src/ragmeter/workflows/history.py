@@ -7,9 +7,9 @@ A REF is an id (``12`` or ``#12``) or a name (the latest evaluation saved with t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import StoreError
 from ragmeter.workflows.compare import CompareSettings
@@ -32,6 +32,15 @@ COMPARED_SETTINGS = (
     "tau",
     "tokenizer",
 )
+
+
+def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``key old → new`` of each of :data:`COMPARED_SETTINGS` that both saved and that differ."""
+    return [
+        f"{key} {old[key]!r} → {new[key]!r}"
+        for key in COMPARED_SETTINGS
+        if key in old and key in new and old[key] != new[key]
+    ]
 
 
 def compare_saved(
@@ -153,12 +162,7 @@ def _differences(base: StoredEvaluation, new: StoredEvaluation) -> list[str]:
             "the labels were made by others between the two evaluations (their provenance "
             "differs): see the labels lines"
         )
-    base_params, new_params = base.record.parameters, new.record.parameters
-    changed = [
-        f"{key} {base_params[key]!r} → {new_params[key]!r}"
-        for key in COMPARED_SETTINGS
-        if key in base_params and key in new_params and base_params[key] != new_params[key]
-    ]
+    changed = changed_settings(base.record.parameters, new.record.parameters)
     if changed:
         notes.append("the evaluations used other settings: " + ", ".join(changed))
     return notes
