@@ -96,8 +96,9 @@ def test_everyday_commands_import_no_heavy_library(
     assert result == {"status": 0, "imported": []}
 
 
-#: what an evaluation of two ranking measures never needs: the other measure families, the
-#: judges, the statistics of agreement, Arrow's compute kernels
+#: what an evaluation of two ranking measures on TREC files never needs: the other measure
+#: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
+#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -114,6 +115,11 @@ NOT_FOR_RANKING = (
     "ragmeter.workflows.spans",
     "ragmeter.workflows.ppi",
     "pyarrow.compute",
+    "ragmeter.core.nuggets",
+    "ragmeter.io.nuggets",
+    "ragmeter.io.traces",
+    "ragmeter.analysis.stages",
+    "hashlib",
 )
 
 
