@@ -45,7 +45,7 @@ IMPORTS = (
     ("numpy", "arrays"),
     ("pyarrow", "strings and files"),
     ("ragmeter", "the package (names load on first use)"),
-    ("ragmeter.cli", "every command registered"),
+    ("ragmeter.cli", "evaluate and trec-eval (the other commands on first use of app)"),
     ("ragmeter.evaluation", "the evaluation engine"),
     ("ragmeter.metrics", "every measure family"),
     ("ragmeter.workflows.evaluate", "what `evaluate` imports"),

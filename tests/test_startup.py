@@ -3,6 +3,7 @@ command line builds only the command it runs (timings are in benchmarks/, not he
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 import typer
 
 from ragmeter.cli import app
+from ragmeter.commands import COMMAND_MODULES, register_command
 from ragmeter.commands.process import lean_app
 
 #: libraries no everyday command on TREC files may import (an option may ask for one)
@@ -94,8 +96,9 @@ def test_everyday_commands_import_no_heavy_library(
     assert result == {"status": 0, "imported": []}
 
 
-#: what an evaluation of two ranking measures never needs: the other measure families, the
-#: judges, the statistics of agreement, Arrow's compute kernels
+#: what an evaluation of two ranking measures on TREC files never needs: the other measure
+#: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
+#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -112,6 +115,11 @@ NOT_FOR_RANKING = (
     "ragmeter.workflows.spans",
     "ragmeter.workflows.ppi",
     "pyarrow.compute",
+    "ragmeter.core.nuggets",
+    "ragmeter.io.nuggets",
+    "ragmeter.io.traces",
+    "ragmeter.analysis.stages",
+    "hashlib",
 )
 
 
@@ -128,6 +136,33 @@ def test_evaluate_as_a_table_imports_rich_and_no_other_family(
 ) -> None:
     result = _probe(_commands(trec_files)["evaluate"], ("rich", *NOT_FOR_RANKING))
     assert result == {"status": 0, "imported": ["rich"]}
+
+
+@pytest.mark.parametrize(
+    ("command", "modules"),
+    [
+        ("evaluate", []),
+        ("trec-eval", []),
+        ("compare", ["ragmeter.commands.compare"]),
+        ("check", ["ragmeter.commands.check"]),
+    ],
+)
+def test_a_command_imports_only_its_command_modules(
+    command: str, modules: list[str], trec_files: dict[str, str]
+) -> None:
+    result = _probe(_commands(trec_files)[command], COMMAND_MODULES)
+    assert result == {"status": 0, "imported": modules}
+
+
+def test_a_group_imports_the_modules_that_add_to_it() -> None:
+    result = _probe(["judge", "nuggets", "--help"], COMMAND_MODULES)
+    judge = ["judge", "judge_erag", "judge_learn", "judge_nuggets"]
+    assert result == {"status": 0, "imported": [f"ragmeter.commands.{m}" for m in judge]}
+
+
+def test_help_imports_every_command_module() -> None:
+    result = _probe(["--help"], COMMAND_MODULES)
+    assert result == {"status": 0, "imported": sorted(COMMAND_MODULES)}
 
 
 def test_version_imports_neither_numpy_nor_pyarrow() -> None:
@@ -218,3 +253,33 @@ def test_lean_app_keeps_a_group_registered_without_a_name() -> None:
     from ragmeter.cli import app
 
     assert _names(lean_app(app, ["traces", "show", "t.jsonl"])) == {"traces"}
+
+
+def _shape(command: typer.core.TyperCommand | typer.core.TyperGroup) -> object:
+    """What a command is made of: its options and arguments, its subcommands' shapes."""
+    subcommands = getattr(command, "commands", {})
+    return (
+        type(command).__name__,
+        command.help,
+        [(p.name, p.opts, getattr(p, "rich_help_panel", None)) for p in command.params],
+        {name: _shape(sub) for name, sub in subcommands.items()},
+    )
+
+
+def test_the_command_table_registers_each_command_as_the_whole_app_has_it() -> None:
+    """:data:`ragmeter.commands.COMMANDS_OF_MODULE` against what the modules register: each
+    command that a command line builds alone (its modules only, into an app without the
+    others) is the command of ``ragmeter.cli.app``, panels and help included."""
+    whole = typer.main.get_command(app)
+    assert isinstance(whole, typer.core.TyperGroup)
+    for name, command in whole.commands.items():
+        bare = copy.copy(app)  # the root's callback and settings, no command
+        bare.registered_commands, bare.registered_groups = [], []
+        if name in ("evaluate", "trec-eval"):  # ragmeter.cli's own: no module adds them
+            assert not register_command(bare, name)
+            continue
+        built = lean_app(bare, [name])
+        assert built is not bare and _names(built) == {name}
+        alone = typer.main.get_command(built)
+        assert isinstance(alone, typer.core.TyperGroup)
+        assert _shape(alone.commands[name]) == _shape(command), name

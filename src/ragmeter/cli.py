@@ -1,5 +1,8 @@
 """The ``ragmeter`` command line: thin commands that parse options, call the library and hand
-the result to ``report``."""
+the result to ``report``.
+
+``app`` has every command: its first use registers the command modules
+(:mod:`ragmeter.commands`); :func:`main` registers only the command it runs."""
 
 from __future__ import annotations
 
@@ -49,7 +52,8 @@ from ragmeter.commands.output import OutputFormat, SaveOptions
 from ragmeter.commands.process import GuardedGroup
 from ragmeter.errors import RagmeterError
 
-app = typer.Typer(
+#: ``evaluate`` and ``trec-eval``; the other commands join on first use of ``app``
+_app = typer.Typer(
     name="ragmeter",
     help="Measure the retrieval side of RAG systems.\n\nNew here? Run 'ragmeter demo', then "
     "'ragmeter evaluate RUN --qrels QRELS'. 'ragmeter COMMAND --help' shows a command's "
@@ -61,12 +65,12 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+@_app.callback()
 def _root(version: VersionFlag = False) -> None:
     """Measure the retrieval side of RAG systems."""
 
 
-@app.command()
+@_app.command()
 @option_groups
 def evaluate(
     runs: RunFiles,
@@ -163,7 +167,7 @@ def evaluate(
         saving.save_and_tell(outcome, "evaluate", qrels, runs)
 
 
-@app.command(
+@_app.command(
     "trec-eval",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     add_help_option=False,
@@ -175,7 +179,11 @@ def trec_eval(ctx: typer.Context) -> None:
     raise typer.Exit(code=trec_main(list(ctx.args)))
 
 
-register_commands(app)
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: every command, the modules of the others registered on first use."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return register_commands(_app)
 
 
 def main() -> None:
@@ -198,4 +206,4 @@ def main() -> None:
         with os_failures():
             code = trec_main(sys.argv[2:])
         sys.exit(code)
-    lean_app(app, sys.argv[1:])()
+    lean_app(_app, sys.argv[1:])()

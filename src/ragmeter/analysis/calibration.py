@@ -22,7 +22,6 @@ calibration is given or lies beside the qrels as ``<qrels>.calibration.json``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections import Counter
@@ -114,6 +113,8 @@ def _fmt(value: float | None) -> str:
 
 def canonical_sha256(content: Mapping[str, Any]) -> str:
     """SHA-256 of the content without ``sha256``: JSON, keys sorted, no spaces, UTF-8."""
+    import hashlib  # here: OpenSSL loads only where a digest is made (not at every start)
+
     body = {k: v for k, v in content.items() if k != "sha256"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -31,7 +31,6 @@ gate refuses such labels.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,6 +77,8 @@ def rows_digest(kind: RowsKind, rows: Iterable[Sequence[str | int]]) -> RowsDige
     >>> a == rows_digest("qrels", [("q1", "d1", 2), ("q1", "d2", 0)])  # a grade: not
     False
     """
+    import hashlib  # here: OpenSSL loads only where a digest is made (not at every start)
+
     lines = sorted(json.dumps(list(row), ensure_ascii=False, separators=(",", ":")) for row in rows)
     digest = hashlib.sha256(f"ragmeter-{kind}-v1\n".encode())
     for line in lines:

@@ -30,7 +30,6 @@ A label file without a sidecar has labels of unknown origin (``None`` from
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -111,6 +110,8 @@ def label_digest(labels_path: PathLike, kind: RowsKind = "qrels") -> RowsDigest:
     :func:`ragmeter.io.readers.read_qrels` for ``qrels``, line by line for ``records``).
     Remembered by the hash of the file's bytes — not by its modification time, which two
     writes within one clock tick share — so only parsing is saved, never a change missed."""
+    import hashlib  # here: OpenSSL loads only where a digest is made (not at every start)
+
     path = Path(labels_path)
     try:
         raw = path.read_bytes() if path.is_file() else None

@@ -241,15 +241,19 @@ def evaluate_files(
 def _run_inputs(runs: Sequence[Path], traces: TraceReading) -> list[Path | Run]:
     """``runs``, each trace file read as ``traces`` says (one run per stage without
     ``--stage``); other files stay paths (TREC runs are streamed in blocks)."""
-    from ragmeter.io.readers import detect_format, is_traces
-
     out: list[Path | Run] = []
     for p in runs:
-        if p.is_file() and is_traces(p, detect_format(p)):
+        if _is_trace_file(p):
             out.extend(traces.read(p))
         else:
             out.append(p)
     return out
+
+
+def _is_trace_file(path: Path) -> bool:
+    from ragmeter.io.readers import detect_format, is_traces
+
+    return path.is_file() and is_traces(path, detect_format(path))
 
 
 def _evaluate(
@@ -286,7 +290,8 @@ def _evaluate(
         )
         if isinstance(labels, Path):
             return evaluate(_run_inputs(runs, traces), labels, names, **options)
-        reading = traces.for_qrels(labels)
+        # the qrels settle the trace files' document ids: no trace file, nothing to settle
+        reading = traces.for_qrels(labels) if any(map(_is_trace_file, runs)) else traces
         inputs = _run_inputs(runs, reading)
         evaluation = evaluate(inputs, labels, names, **options)
         read = [r for r in inputs if not isinstance(r, Path)]
@@ -308,10 +313,12 @@ CONTENT_IDS_NOTE = (
 def stage_losses(runs: Sequence[Run], qrels: Qrels, options: Mapping[str, Any]) -> list[str]:
     """For each trace file read as a retriever and a reranker stage: the relevant documents
     the reranker lost (:func:`ragmeter.analysis.stages.stage_loss`), one line each."""
+    by_stage = {(r.name.rsplit(" (", 1)[0], r.stage): r for r in runs if r.stage is not None}
+    out: list[str] = []
+    if not by_stage:
+        return out
     from ragmeter.analysis.stages import stage_loss
 
-    by_stage = {(r.name.rsplit(" (", 1)[0], r.stage): r for r in runs if r.stage is not None}
-    out = []
     for (base, stage), run in by_stage.items():
         if stage == "reranker" and (base, "retriever") in by_stage:
             loss = stage_loss(

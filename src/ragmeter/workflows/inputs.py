@@ -213,6 +213,8 @@ class InputFiles:
         """The nuggets, their assignments (merged when several files) and the citation
         support, checked against the citations of the ``runs`` that are TREC RAG answer
         files (:func:`~ragmeter.io.nuggets.check_citation_support`)."""
+        if self.nuggets is None and self.citation_support is None:
+            return {}  # nothing to read: the nugget modules stay unimported
         from ragmeter.core.nuggets import NuggetAssignments
         from ragmeter.io.nuggets import (
             check_citation_support,
