@@ -1710,11 +1710,259 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- a block of a run, aligned */
+
+typedef struct {
+    int64_t pos;
+    int32_t code;
+} pos_code;
+
+static int pos_code_cmp(const void *a, const void *b) {
+    int64_t x = ((const pos_code *)a)->pos, y = ((const pos_code *)b)->pos;
+    return (x > y) - (x < y);
+}
+
+/* The position of query id (p, n) among `nkeys` NUL-padded ids of `width` bytes in ascending
+   byte order, or -1: an id longer than `width` is none of them (ids hold no NUL: parse_trec
+   declines NUL bytes, QueryIndex keeps keys only for NUL-free ids). */
+static int64_t key_position(const char *keys, Py_ssize_t width, Py_ssize_t nkeys, const char *p,
+                            size_t n, char *padded) {
+    if (n > (size_t)width || nkeys == 0) return -1;
+    memcpy(padded, p, n);
+    memset(padded + n, 0, (size_t)width - n);
+    Py_ssize_t lo = 0, hi = nkeys;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (memcmp(keys + mid * width, padded, (size_t)width) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < nkeys && memcmp(keys + lo * width, padded, (size_t)width) == 0) return lo;
+    return -1;
+}
+
+/*
+ * block_align(codes int32[n], qid_offsets int64[nq+1], qid_data, scores float64[n], run docs
+ *     (off, data, wide), keys (NUL-padded ids, ascending), width, qrels offsets int64[NQ+1],
+ *     qrels docs (off, data, wide, base), depth (-1: none))
+ * -> (qpos: bytearray int64[nq], offsets: bytearray int64[m+1], rows: bytearray int64[total],
+ *     matched: bytearray int64[total], dupes)
+ * One pass over a parsed block of a run (parse_trec's columns) doing what Run._from_encoded
+ * (order with dedupe) and align (the judged queries, the join) do, without gathering the doc
+ * ids: qpos is each query code's position among the qrels' queries (-1: not judged); the m
+ * judged queries come in ascending position; each one's rows (line indices) in the run's
+ * order (score desc, doc desc, line asc), later rows repeating a doc dropped, cut at `depth`;
+ * matched is the qrels row judging each item (-1: none; the first such row). dupes counts the
+ * dropped repeats of every query, judged or not (the reading warning's count).
+ */
+static PyObject *block_align(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *qoff_obj, *qdata_obj, *scores_obj, *r_off, *r_data, *keys_obj,
+        *loffs_obj, *l_off, *l_data;
+    int r_wide, l_wide;
+    Py_ssize_t width, l_base, depth;
+    if (!PyArg_ParseTuple(args, "OOOOOOiOnOOOinn", &codes_obj, &qoff_obj, &qdata_obj,
+                          &scores_obj, &r_off, &r_data, &r_wide, &keys_obj, &width, &loffs_obj,
+                          &l_off, &l_data, &l_wide, &l_base, &depth))
+        return NULL;
+    Py_buffer b[5];
+    int have = 0;
+    strargs rs, ls;
+    memset(&rs, 0, sizeof(rs));
+    memset(&ls, 0, sizeof(ls));
+    PyObject *result = NULL, *qpos_obj = NULL, *offs_obj = NULL;
+    vec rows = {0}, matched = {0};
+    int64_t *first = NULL, *grouped = NULL, *tmp = NULL, *table = NULL, *ltable = NULL;
+    pos_code *judged = NULL;
+    char *padded = NULL;
+    PyObject *objs[5] = {codes_obj, qoff_obj, qdata_obj, scores_obj, keys_obj};
+    for (; have < 5; have++)
+        if (PyObject_GetBuffer(objs[have], &b[have], PyBUF_SIMPLE)) goto done;
+    if (get_strarr(r_off, r_data, r_wide, 0, &rs)) goto done;
+    if (get_strarr(l_off, l_data, l_wide, l_base, &ls)) goto done;
+    const int32_t *codes = b[0].buf;
+    const int64_t *qoff = b[1].buf;
+    const char *qdata = b[2].buf;
+    const double *scores = b[3].buf;
+    const char *keys = b[4].buf;
+    const int64_t *loffs = NULL;
+    Py_buffer lb;
+    if (PyObject_GetBuffer(loffs_obj, &lb, PyBUF_SIMPLE)) goto done;
+    loffs = lb.buf;
+    const Py_ssize_t nkeys = width > 0 ? b[4].len / width : 0;
+    const Py_ssize_t n = b[0].len / 4, nq = b[1].len / 8 - 1;
+    if (b[3].len / 8 != n || nq < 0 || width <= 0 || lb.len / 8 != nkeys + 1) {
+        PyBuffer_Release(&lb);
+        PyErr_SetString(PyExc_ValueError, "block_align: length mismatch");
+        goto done;
+    }
+    char *qbuf = NULL, *obuf = NULL;
+    qpos_obj = new_bytearray(nq * 8, &qbuf);
+    if (!qpos_obj) { PyBuffer_Release(&lb); goto done; }
+    int64_t *qpos = (int64_t *)qbuf;
+    padded = malloc((size_t)width + 1);
+    first = malloc((size_t)(nq + 1) * 8);
+    grouped = malloc((size_t)(n ? n : 1) * 8);
+    judged = malloc((size_t)(nq ? nq : 1) * sizeof(pos_code));
+    if (!padded || !first || !grouped || !judged) { PyErr_NoMemory(); PyBuffer_Release(&lb); goto done; }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        qpos[q] = key_position(keys, width, nkeys, qdata + qoff[q], (size_t)(qoff[q + 1] - qoff[q]),
+                               padded);
+        if (qpos[q] >= 0) { judged[m].pos = qpos[q]; judged[m].code = (int32_t)q; m++; }
+    }
+    qsort(judged, (size_t)m, sizeof(pos_code), pos_code_cmp);
+    /* rows grouped by code, in line order (a counting sort) */
+    memset(first, 0, (size_t)(nq + 1) * 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (codes[i] < 0 || codes[i] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "block_align: code out of range");
+            PyBuffer_Release(&lb);
+            goto done;
+        }
+        first[codes[i] + 1]++;
+    }
+    size_t maxlen = 0, maxl = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if ((size_t)first[q + 1] > maxlen) maxlen = (size_t)first[q + 1];
+        first[q + 1] += first[q];
+    }
+    {
+        int64_t *at = malloc((size_t)(nq + 1) * 8);
+        if (!at) { PyErr_NoMemory(); PyBuffer_Release(&lb); goto done; }
+        memcpy(at, first, (size_t)(nq + 1) * 8);
+        for (Py_ssize_t i = 0; i < n; i++) grouped[at[codes[i]]++] = i;
+        free(at);
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int64_t p = judged[j].pos;
+        if ((size_t)(loffs[p + 1] - loffs[p]) > maxl) maxl = (size_t)(loffs[p + 1] - loffs[p]);
+    }
+    size_t tcap = 16, lcap = 16;
+    while (tcap < 2 * maxlen) tcap *= 2;
+    while (lcap < 2 * maxl) lcap *= 2;
+    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    table = malloc(tcap * sizeof(int64_t));
+    ltable = malloc(lcap * sizeof(int64_t));
+    offs_obj = new_bytearray((m + 1) * 8, &obuf);
+    if (!tmp || !table || !ltable || !offs_obj || vec_reserve(&rows, (size_t)(n ? n : 1) * 8) ||
+        vec_reserve(&matched, (size_t)(n ? n : 1) * 8)) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        PyBuffer_Release(&lb);
+        goto done;
+    }
+    int64_t *offs = (int64_t *)obuf, *out_rows = (int64_t *)rows.p, *out_match = (int64_t *)matched.p;
+    order_ctx ctx = {scores, &rs.s};
+    int64_t w = 0, dupes = 0;
+    /* the judged queries in position order */
+    for (Py_ssize_t k = 0; k < m; k++) {
+        const int32_t code = judged[k].code;
+        int64_t *v = grouped + first[code];
+        size_t len = (size_t)(first[code + 1] - first[code]);
+        int sorted = 1;
+        for (size_t i = 1; i < len; i++)
+            if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
+        if (!sorted) merge_sort(&ctx, v, tmp, len);
+        offs[k] = w;
+        /* the query's judgments, by doc */
+        int64_t la = loffs[judged[k].pos], lbnd = loffs[judged[k].pos + 1];
+        size_t lc = 16;
+        while (lc < 2 * (size_t)(lbnd - la)) lc *= 2;
+        for (size_t j = 0; j < lc; j++) ltable[j] = -1;
+        for (int64_t r = la; r < lbnd; r++) {
+            const char *p;
+            size_t ln;
+            str_at(&ls.s, r, &p, &ln);
+            size_t slot = hash_bytes(p, ln) & (lc - 1);
+            while (ltable[slot] >= 0) slot = (slot + 1) & (lc - 1);
+            ltable[slot] = r;
+        }
+        size_t cap = 16;
+        while (cap < 2 * len) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        int64_t kept = 0;
+        for (size_t i = 0; i < len; i++) {
+            int64_t row = v[i];
+            const char *p;
+            size_t ln;
+            str_at(&rs.s, row, &p, &ln);
+            uint64_t h = hash_bytes(p, ln);
+            size_t slot = h & (cap - 1);
+            int dup = 0;
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&rs.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+            if (dup) { dupes++; continue; }
+            table[slot] = row;
+            if (depth >= 0 && kept >= depth) continue; /* beyond depth: only repeats counted */
+            int64_t hit = -1;
+            size_t ls_slot = h & (lc - 1);
+            while (ltable[ls_slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&ls.s, ltable[ls_slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { hit = ltable[ls_slot]; break; }
+                ls_slot = (ls_slot + 1) & (lc - 1);
+            }
+            out_rows[w] = row;
+            out_match[w] = hit;
+            w++;
+            kept++;
+        }
+    }
+    offs[m] = w;
+    /* repeats of the queries not judged (counted, not ordered: the count is the same) */
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if (qpos[q] >= 0) continue;
+        int64_t *v = grouped + first[q];
+        size_t len = (size_t)(first[q + 1] - first[q]);
+        size_t cap = 16;
+        while (cap < 2 * len) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        for (size_t i = 0; i < len; i++) {
+            const char *p;
+            size_t ln;
+            str_at(&rs.s, v[i], &p, &ln);
+            size_t slot = hash_bytes(p, ln) & (cap - 1);
+            int dup = 0;
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&rs.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+            if (dup) dupes++;
+            else table[slot] = v[i];
+        }
+    }
+    PyBuffer_Release(&lb);
+    rows.len = matched.len = (size_t)w * 8;
+    {
+        PyObject *a = vec_to_bytearray(&rows), *c = vec_to_bytearray(&matched);
+        if (a && c)
+            result = Py_BuildValue("(OONNL)", qpos_obj, offs_obj, a, c, (long long)dupes);
+        else { Py_XDECREF(a); Py_XDECREF(c); }
+    }
+done:
+    for (int k = 0; k < have; k++) PyBuffer_Release(&b[k]);
+    release_strarr(&rs);
+    release_strarr(&ls);
+    free(first); free(grouped); free(tmp); free(table); free(ltable); free(judged); free(padded);
+    free(rows.p); free(matched.p);
+    Py_XDECREF(qpos_obj);
+    Py_XDECREF(offs_obj);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_trec", parse_trec, METH_VARARGS, "Parse a TREC run (kind 0) or qrels (kind 1)."},
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
+    {"block_align", block_align, METH_VARARGS, "A parsed run block ordered and joined to qrels."},
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
