@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -238,6 +241,29 @@ static void init_classes(void) {
     CLS['\n'] = 2;
 }
 
+
+/*
+ * The end of the field starting at s[i]: the first byte at or after i that is not a field
+ * byte (CLS 0: printable ASCII but space), or len. With SSE2 (every x86-64), 16 bytes at a
+ * time: one branch per field instead of one per byte, whose mispredictions at each field's
+ * end cost most of the parse.
+ */
+static inline size_t field_end(const char *s, size_t i, size_t len) {
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    const __m128i low = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+    while (i + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        /* signed: below 0x21 is a control byte, space, or a byte >= 0x80 (negative) */
+        __m128i stop = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_cmpeq_epi8(v, del));
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+        i += 16;
+    }
+#endif
+    while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+    return i;
+}
+
 /*
  * Query ids seen so far: their bytes in qdata (offsets int64 in qoffs), and an open-addressing
  * table of their codes keyed by the bytes. A Python dict of bytes keys cost about 120 bytes per
@@ -386,7 +412,7 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
             if (c == 2) break;
             if (c == 3) goto fallback;
             size_t a = i;
-            while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+            i = field_end(s, i, len);
             if (i < len && CLS[(unsigned char)s[i]] == 3) goto fallback;
             if (k == 0 && s[a] == '#') { /* comment line */
                 while (i < len && s[i] != '\n') {
