@@ -19,7 +19,6 @@ or no accelerator (``RAGMETER_PURE=1``): ``None``, and the caller takes the gene
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -65,7 +64,7 @@ def evaluate_block_bytes(
         return None
     qid_offsets, qid_data, qcode, doc_offsets, doc_data, scores, _tag, wide = parsed
     depth = -1 if inputs.depth is None else int(inputs.depth)
-    qpos_buf, offsets_buf, rows_buf, matched_buf, dupes = native.block_align(
+    out = native.block_align(
         qcode,
         qid_offsets,
         qid_data,
@@ -77,25 +76,32 @@ def evaluate_block_bytes(
         keys.dtype.itemsize,
         np.ascontiguousarray(qrels.offsets, dtype=np.int64),
         *qrels_docs,
+        np.ascontiguousarray(qrels.grades, dtype=np.int32),
         depth,
     )
     del parsed, qcode, doc_offsets, doc_data, scores
-    qpos = np.frombuffer(qpos_buf, dtype=np.int64)
+    qpos = np.frombuffer(out[0], dtype=np.int64)
     judged = qpos >= 0
+    names = _query_ids(qid_offsets, qid_data)
     codes = np.flatnonzero(judged)
     by_position = np.argsort(qpos[codes], kind="stable")
     positions = qpos[codes][by_position]
-    names = _query_ids(qid_offsets, qid_data)
-    aligned = _aligned(
-        inputs,
-        names[codes[by_position]],
-        positions,
-        np.frombuffer(offsets_buf, dtype=np.int64),
-        np.frombuffer(rows_buf, dtype=np.int64),
-        np.frombuffer(matched_buf, dtype=np.int64),
-        n_unjudged=int(len(qpos) - len(codes)),
+    aligned = Aligned(
+        query_ids=names[codes[by_position]],
+        offsets=np.frombuffer(out[1], dtype=np.int64),
+        grades=np.frombuffer(out[3], dtype=np.int32),
+        run_rows=np.frombuffer(out[2], dtype=np.int32),  # type: ignore[arg-type]
+        label_offsets=np.frombuffer(out[5], dtype=np.int64),
+        label_grades=np.frombuffer(out[7], dtype=np.int32),
+        in_run=np.ones(len(positions), dtype=bool),
+        n_unjudged_queries=int(len(qpos) - len(codes)),
+        rel_level=inputs.rel_level,
+        label_rows=np.frombuffer(out[6], dtype=np.int64),
+        item_label=np.frombuffer(out[4], dtype=np.int64),
+        qrels_doc_ids=qrels.doc_ids,
         options={**evaluation_options(inputs.grade_map), **side_options(measures)},
     )
+    dupes = int(out[8])
     retrieved = len(aligned.grades)
     warnings: tuple[str, ...] = ()
     if dupes:
@@ -123,58 +129,3 @@ def _query_ids(offsets: bytearray, data: bytearray) -> np.ndarray:
     out = np.empty(len(bounds) - 1, dtype=object)
     out[:] = strings.to_pylist()
     return out
-
-
-def _aligned(
-    inputs: EvalInputs,
-    query_ids: np.ndarray,
-    positions: np.ndarray,
-    offsets: np.ndarray,
-    rows: np.ndarray,
-    matched: np.ndarray,
-    *,
-    n_unjudged: int,
-    options: dict[str, Any],
-) -> Aligned:
-    """The alignment of the judged queries at ``positions``, as :func:`align` builds it on the
-    block's run and qrels subset (judgment rows the whole qrels', see the module docstring)."""
-    qrels = inputs.qrels
-    lab_start = qrels.offsets[positions]
-    lab_len = qrels.offsets[positions + 1] - lab_start
-    label_offsets = np.zeros(len(positions) + 1, dtype=np.int64)
-    np.cumsum(lab_len, out=label_offsets[1:])
-    n_labels = int(label_offsets[-1])
-    label_rows = np.repeat(lab_start - label_offsets[:-1], lab_len) + np.arange(
-        n_labels, dtype=np.int64
-    )
-    label_query = np.repeat(np.arange(len(positions), dtype=np.int64), lab_len)
-    label_grades = qrels.grades[label_rows]
-    # descending grade within each query, ties in row order (as align's stable lexsort)
-    order = np.lexsort((-label_grades.astype(np.int64), label_query))
-    hit = matched >= 0
-    grades = np.full(len(matched), NOT_JUDGED, dtype=np.int32)
-    grades[hit] = qrels.grades[matched[hit]]
-    # an item's judgment: its row's place among the query's judgments, then in grade order
-    item_query = np.repeat(np.arange(len(positions), dtype=np.int64), np.diff(offsets))
-    index_dtype: Any = np.int32 if n_labels < np.iinfo(np.int32).max else np.int64
-    sorted_at = np.empty(n_labels, dtype=index_dtype)
-    sorted_at[order] = np.arange(n_labels, dtype=index_dtype)
-    item_label = np.full(len(matched), -1, dtype=index_dtype)
-    local = matched[hit] - lab_start[item_query[hit]] + label_offsets[item_query[hit]]
-    item_label[hit] = sorted_at[local]
-    run_rows: Any = rows.astype(np.int32) if len(rows) < np.iinfo(np.int32).max else rows
-    return Aligned(
-        query_ids=query_ids,
-        offsets=offsets,
-        grades=grades,
-        run_rows=run_rows,
-        label_offsets=label_offsets,
-        label_grades=label_grades[order].astype(np.int32),
-        in_run=np.ones(len(positions), dtype=bool),
-        n_unjudged_queries=n_unjudged,
-        rel_level=inputs.rel_level,
-        label_rows=label_rows[order],
-        item_label=item_label,
-        qrels_doc_ids=qrels.doc_ids,
-        options=options,
-    )
