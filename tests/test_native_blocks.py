@@ -132,3 +132,16 @@ def test_streamed_file_equals_in_memory(tmp_path: Path) -> None:
     whole = evaluate_run_files(read_trec_run(run_path), inputs, MEASURES)
     assert np.array_equal(streamed.run.values, whole.run.values, equal_nan=True)
     assert streamed.warnings == whole.warnings
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_trec_eval_measure_served_and_equal(tmp_path: Path, seed: int) -> None:
+    """trec_eval's measures all read only the alignment: the one-pass path serves them."""
+    run_path, qrels_path = random_trec_files(seed, tmp_path, max_queries=20)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    measures = resolve_measures(["all_trec"], default_k=inputs.default_k)
+    assert len(measures) > 90
+    assert supports(inputs, measures)
+    data = run_path.read_bytes()
+    if data.strip():
+        _compare(data, inputs, ["all_trec"])
