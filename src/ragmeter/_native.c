@@ -164,6 +164,14 @@ static inline uint64_t hash_words(const char *p, size_t n) {
     return h;
 }
 
+/* Whether n bytes at a and b are equal: query ids are short, where a loop costs less than
+   a call to memcmp. */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* byte-order comparison (memcmp, shorter first on a common prefix): Arrow's / strcmp order */
 static inline int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) {
     int c = memcmp(a, b, na < nb ? na : nb);
@@ -464,18 +472,20 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
                 const uint64_t field = ~nonfield & below;
                 if (nonfield & ~blank & below) goto fallback; /* CLS 3: declined */
                 uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
-                const int count = __builtin_popcountll(st);
                 const char *line = s + i;
                 i += (size_t)e + 1;
-                if (count == 0 || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
-                if (count != nf) goto fallback;
+                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
+                /* the fields from the lowest bits (no popcount: not an instruction of every
+                   x86-64, a library call without -mpopcnt) */
                 for (; k < nf; k++) {
+                    if (!st) goto fallback; /* too few fields */
                     const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
                     st &= st - 1;
                     en &= en - 1;
                     fp[k] = line + a;
                     fn[k] = (size_t)(b - a);
                 }
+                if (st) goto fallback; /* extra fields: the Python path warns */
                 goto fields;
             }
         }
@@ -510,7 +520,7 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     fields:
 #endif
         /* query code: consecutive rows usually share it */
-        if (!(prev_q && fn[0] == prev_qn && memcmp(fp[0], prev_q, prev_qn) == 0)) {
+        if (!(prev_q && fn[0] == prev_qn && same_bytes(fp[0], prev_q, prev_qn))) {
             size_t slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
             if (qt.slots[slot] >= 0) {
                 cur_code = qt.slots[slot];
