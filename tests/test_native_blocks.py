@@ -145,3 +145,47 @@ def test_every_trec_eval_measure_served_and_equal(tmp_path: Path, seed: int) -> 
     data = run_path.read_bytes()
     if data.strip():
         _compare(data, inputs, ["all_trec"])
+
+
+def test_query_ids_found_by_their_whole_bytes(tmp_path: Path) -> None:
+    """Prefixes, ids longer than any judged one, and a block with no judged query."""
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq10 0 d2 1\nq2 0 d1 2\n")
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    data = (
+        b"q1 Q0 d2 1 1.0 t\nq100 Q0 d1 1 1.0 t\nq10 Q0 d2 1 1.0 t\nq Q0 d1 1 1.0 t\n"
+        b"q2 Q0 d1 1 1.0 t\n"
+    )
+    measures = resolve_measures(["P@1", "num_ret"], default_k=inputs.default_k)
+    fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
+    assert fast is not None
+    assert fast.query_index.tolist() == [0, 1, 2]  # q1, q10, q2 in byte order
+    assert fast.values[:, 0].tolist() == [0.0, 1.0, 1.0]
+    assert sorted(fast.unjudged) == ["q", "q100"]
+    _compare(data, inputs, ["P@1", "num_ret"])
+    none = evaluate_block_bytes(b"x Q0 d1 1 1.0 t\n", inputs, measures, source="run.txt")
+    assert none is not None
+    assert none.values.shape == (0, 2)
+    assert none.unjudged == ("x",)
+    _compare(b"x Q0 d1 1 1.0 t\n", inputs, ["P@1", "num_ret"])
+
+
+def test_qrels_ids_held_in_a_dict_take_the_general_path(tmp_path: Path) -> None:
+    """One id far longer than the others: the query index is a dict, not fixed-width keys."""
+    ids = [f"q{i}" for i in range(20)] + ["L" * 500]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 d1 1\n" for q in ids))
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    measures = resolve_measures(["P@1"], default_k=inputs.default_k)
+    assert evaluate_block_bytes(b"q1 Q0 d1 1 1.0 t\n", inputs, measures, source="r") is None
+    streamed = evaluate_run_files(
+        _write(tmp_path / "r.txt", b"q1 Q0 d1 1 1.0 t\n"), inputs, ["P@1"], workers=1
+    )
+    got = dict(
+        zip(streamed.run.query_ids.tolist(), streamed.run.values[:, 0].tolist(), strict=True)
+    )
+    assert got["q1"] == 1.0  # d1, judged 1, at rank 1
+    assert got["q2"] == 0.0  # judged, absent from the run: an empty ranking
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
