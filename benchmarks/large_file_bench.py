@@ -2,6 +2,7 @@
 the file's lines, in one run, with the peak memory of the process tree.
 
 python benchmarks/large_file_bench.py [--queries 1000000] [--data DIR] [--repeat 3]
+    [--against SRC]
 
 Data come from ``generate.py`` (``run-1m.txt``: 100 M lines, 3.75 GB; made if missing, which
 takes minutes). ``wc -l RUN`` and ``ragmeter evaluate RUN --qrels QRELS -m ndcg@10 -m map@100
@@ -11,7 +12,10 @@ of each is kept, and the ratio of the two printed (the target: at most 8). The t
 not watched (reading ``/proc/PID/smaps_rollup`` takes the process's memory-map lock, which
 stalls the workers' page faults on the mapped file); their largest single process comes from
 ``wait4``. One more run, watched from ``/proc`` every 50 ms (``stream_bench.run_once``), gives
-the peak of the tree's summed resident and proportional set sizes. CPU seconds (user + system
+the peak of the tree's summed resident and proportional set sizes. ``--against SRC`` times
+another ragmeter too (its sources in ``SRC``, put first on ``PYTHONPATH``; e.g. a commit
+checked out with ``git archive``, its C extension built in place), in the same turns: a
+before/after on the same machine at the same load. CPU seconds (user + system
 of the tree) are less sensitive than wall seconds to a machine shared with other jobs; the load
 average before and after says how shared it was.
 """
@@ -60,6 +64,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1_000_000)
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--against", type=Path, default=None, help="another ragmeter's src folder")
     args = ap.parse_args()
     run = args.data / f"run-{label(args.queries)}.txt"
     qrels = args.data / f"qrels-{label(args.queries)}.txt"
@@ -73,11 +78,18 @@ def main() -> None:
     )
     wc_seconds(run)  # warm-up: the page cache
     tree: Sample = run_once(cmd, env)  # warm-up, watched: the tree's memory
+    other_env = None
+    if args.against is not None:
+        other_env = {**env, "PYTHONPATH": str(args.against.resolve())}
+        timed(cmd, other_env)  # warm-up
     counts: list[float] = []
     runs: list[tuple[float, float, float]] = []
+    others: list[tuple[float, float, float]] = []
     for _ in range(args.repeat):
         counts.append(wc_seconds(run))
         runs.append(timed(cmd, env))
+        if other_env is not None:
+            others.append(timed(cmd, other_env))
     seconds, cpu, max_rss = min(runs)
     wc = min(counts)
     lines = args.queries * 100
@@ -92,6 +104,13 @@ def main() -> None:
         f"| `ragmeter evaluate` (5 measures, -f json) | {seconds:.2f} | {cpu:.2f} | "
         f"{max_rss:.0f} | {tree.tree_rss:.0f} | {tree.tree_pss:.0f} |"
     )
+    if others:
+        o_seconds, o_cpu, o_rss = min(others)
+        print(
+            f"| `ragmeter evaluate` of {args.against} | {o_seconds:.2f} | {o_cpu:.2f} | "
+            f"{o_rss:.0f} | | |"
+        )
+        print(f"ratio of {args.against} / wc -l: {o_seconds / wc:.1f}")
     ratio = seconds / wc
     verdict = "met" if ratio <= TARGET else "missed"
     print(f"ratio ragmeter / wc -l (best wall times): {ratio:.1f} (target ≤ {TARGET:g}: {verdict})")

@@ -16,6 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#define RAGMETER_SSE2 1
+#include <emmintrin.h>
+#else
+#define RAGMETER_SSE2 0
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -137,6 +143,35 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
     return h;
 }
 
+/* A hash of (p, n) a word at a time (block_align's tables: doc ids are mostly 8 to 16
+   bytes, where hash_bytes's multiply per byte is most of the look-up). */
+static inline uint64_t hash_words(const char *p, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    h = (h ^ w) * 0x94d049bb133111ebULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+/* Whether n bytes at a and b are equal: query ids are short, where a loop costs less than
+   a call to memcmp. */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* byte-order comparison (memcmp, shorter first on a common prefix): Arrow's / strcmp order */
 static inline int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) {
     int c = memcmp(a, b, na < nb ? na : nb);
@@ -237,6 +272,53 @@ static void init_classes(void) {
     CLS['\f'] = 1;
     CLS['\n'] = 2;
 }
+
+
+/*
+ * The end of the field starting at s[i]: the first byte at or after i that is not a field
+ * byte (CLS 0: printable ASCII but space), or len. With SSE2 (every x86-64), 16 bytes at a
+ * time: one branch per field instead of one per byte, whose mispredictions at each field's
+ * end cost most of the parse.
+ */
+static inline size_t field_end(const char *s, size_t i, size_t len) {
+#if RAGMETER_SSE2
+    const __m128i low = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+    while (i + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        /* signed: below 0x21 is a control byte, space, or a byte >= 0x80 (negative) */
+        __m128i stop = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_cmpeq_epi8(v, del));
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+        i += 16;
+    }
+#endif
+    while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+    return i;
+}
+
+
+#if RAGMETER_SSE2
+/* Bit j of each mask says what byte p[j] is (j < 64): a newline; a blank (space, \t, \v,
+   \f); not a field byte (CLS other than 0: blanks, newline, control and non-ASCII bytes). */
+static inline void line_masks(const char *p, uint64_t *nl, uint64_t *blank, uint64_t *nonfield) {
+    const __m128i low = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+    const __m128i newline = _mm_set1_epi8('\n'), space = _mm_set1_epi8(' ');
+    const __m128i tab = _mm_set1_epi8('\t'), vt = _mm_set1_epi8('\v'), ff = _mm_set1_epi8('\f');
+    uint64_t n = 0, b = 0, f = 0;
+    for (int c = 0; c < 4; c++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * c));
+        __m128i bl = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, vt), _mm_cmpeq_epi8(v, ff)));
+        __m128i nf = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_cmpeq_epi8(v, del));
+        n |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * c);
+        b |= (uint64_t)(unsigned)_mm_movemask_epi8(bl) << (16 * c);
+        f |= (uint64_t)(unsigned)_mm_movemask_epi8(nf) << (16 * c);
+    }
+    *nl = n;
+    *blank = b;
+    *nonfield = f;
+}
+#endif
 
 /*
  * Query ids seen so far: their bytes in qdata (offsets int64 in qoffs), and an open-addressing
@@ -378,6 +460,36 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         const char *fp[7];
         size_t fn[7];
         int k = 0;
+#if RAGMETER_SSE2
+        /* a line within the next 64 bytes: its fields from bit masks of the 64 bytes, without
+           a chain of byte loads from one field to the next */
+        if (i + 64 <= len) {
+            uint64_t nl, blank, nonfield;
+            line_masks(s + i, &nl, &blank, &nonfield);
+            if (nl) {
+                const int e = __builtin_ctzll(nl);
+                const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
+                const uint64_t field = ~nonfield & below;
+                if (nonfield & ~blank & below) goto fallback; /* CLS 3: declined */
+                uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+                const char *line = s + i;
+                i += (size_t)e + 1;
+                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
+                /* the fields from the lowest bits (no popcount: not an instruction of every
+                   x86-64, a library call without -mpopcnt) */
+                for (; k < nf; k++) {
+                    if (!st) goto fallback; /* too few fields */
+                    const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                    st &= st - 1;
+                    en &= en - 1;
+                    fp[k] = line + a;
+                    fn[k] = (size_t)(b - a);
+                }
+                if (st) goto fallback; /* extra fields: the Python path warns */
+                goto fields;
+            }
+        }
+#endif
         /* one line */
         for (;;) {
             while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
@@ -386,7 +498,7 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
             if (c == 2) break;
             if (c == 3) goto fallback;
             size_t a = i;
-            while (i < len && CLS[(unsigned char)s[i]] == 0) i++;
+            i = field_end(s, i, len);
             if (i < len && CLS[(unsigned char)s[i]] == 3) goto fallback;
             if (k == 0 && s[a] == '#') { /* comment line */
                 while (i < len && s[i] != '\n') {
@@ -404,8 +516,11 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         if (i < len) i++; /* newline */
         if (k <= 0) continue; /* blank or comment */
         if (k != nf) goto fallback;
+#if RAGMETER_SSE2
+    fields:
+#endif
         /* query code: consecutive rows usually share it */
-        if (!(prev_q && fn[0] == prev_qn && memcmp(fp[0], prev_q, prev_qn) == 0)) {
+        if (!(prev_q && fn[0] == prev_qn && same_bytes(fp[0], prev_q, prev_qn))) {
             size_t slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
             if (qt.slots[slot] >= 0) {
                 cur_code = qt.slots[slot];
@@ -1710,11 +1825,306 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- a block of a run, aligned */
+
+typedef struct {
+    int64_t pos;
+    int32_t code;
+} pos_code;
+
+static int pos_code_cmp(const void *a, const void *b) {
+    int64_t x = ((const pos_code *)a)->pos, y = ((const pos_code *)b)->pos;
+    return (x > y) - (x < y);
+}
+
+/* The position of query id (p, n) among `nkeys` NUL-padded ids of `width` bytes in ascending
+   byte order, or -1: an id longer than `width` is none of them (ids hold no NUL: parse_trec
+   declines NUL bytes, QueryIndex keeps keys only for NUL-free ids). */
+static int64_t key_position(const char *keys, Py_ssize_t width, Py_ssize_t nkeys, const char *p,
+                            size_t n, char *padded) {
+    if (n > (size_t)width || nkeys == 0) return -1;
+    memcpy(padded, p, n);
+    memset(padded + n, 0, (size_t)width - n);
+    Py_ssize_t lo = 0, hi = nkeys;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (memcmp(keys + mid * width, padded, (size_t)width) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < nkeys && memcmp(keys + lo * width, padded, (size_t)width) == 0) return lo;
+    return -1;
+}
+
+/* a judgment of one query: sorted by grade descending, then row (align's stable lexsort) */
+typedef struct {
+    int32_t grade;
+    int64_t row;
+} graded_row;
+
+static int graded_row_cmp(const void *a, const void *b) {
+    const graded_row *x = a, *y = b;
+    if (x->grade != y->grade) return x->grade < y->grade ? 1 : -1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * block_align(codes int32[n], qid_offsets int64[nq+1], qid_data, scores float64[n], run docs
+ *     (off, data, wide), keys (NUL-padded ids, ascending), width, qrels offsets int64[NQ+1],
+ *     qrels docs (off, data, wide, base), qrels grades int32[rows], depth (-1: none))
+ * -> (qpos int64[nq], offsets int64[m+1], rows int32[total], grades int32[total],
+ *     item_label int64[total], label_offsets int64[m+1], label_rows int64[L],
+ *     label_grades int32[L], dupes)   (arrays as bytearrays)
+ * One pass over a parsed block of a run (parse_trec's columns) doing what Run._from_encoded
+ * (order with dedupe) and align (the judged queries, the join, the judgments in grade order)
+ * do, without gathering doc ids: qpos is each query code's position among the qrels' queries
+ * (-1: not judged); the m judged queries come in ascending position; each one's rows (line
+ * indices) in the run's order (score desc, doc desc, line asc), later rows repeating a doc
+ * dropped, cut at `depth`; grades the judging qrels row's grade (the first such row; INT32_MIN:
+ * none), item_label the index of that judgment among label_rows (-1: none); label_rows the
+ * qrels rows of each judged query by grade descending, then row. dupes counts the dropped
+ * repeats of every query, judged or not (the reading warning's count). Blocks have fewer than
+ * 2**31 lines (rows are int32).
+ */
+static PyObject *block_align(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *qoff_obj, *qdata_obj, *scores_obj, *r_off, *r_data, *keys_obj,
+        *loffs_obj, *l_off, *l_data, *lgrades_obj;
+    int r_wide, l_wide;
+    Py_ssize_t width, l_base, depth;
+    if (!PyArg_ParseTuple(args, "OOOOOOiOnOOOinOn", &codes_obj, &qoff_obj, &qdata_obj,
+                          &scores_obj, &r_off, &r_data, &r_wide, &keys_obj, &width, &loffs_obj,
+                          &l_off, &l_data, &l_wide, &l_base, &lgrades_obj, &depth))
+        return NULL;
+    Py_buffer b[7];
+    int have = 0;
+    strargs rs, ls;
+    memset(&rs, 0, sizeof(rs));
+    memset(&ls, 0, sizeof(ls));
+    PyObject *result = NULL, *qpos_obj = NULL, *offs_obj = NULL, *loffs_out = NULL;
+    vec rows = {0}, grades = {0}, labels = {0}, lrows = {0}, lgr = {0};
+    int64_t *first = NULL, *grouped = NULL, *tmp = NULL, *table = NULL, *ltable = NULL,
+            *rank_of = NULL;
+    graded_row *sorted_labels = NULL;
+    pos_code *judged = NULL;
+    char *padded = NULL;
+    PyObject *objs[7] = {codes_obj, qoff_obj, qdata_obj, scores_obj, keys_obj, loffs_obj,
+                         lgrades_obj};
+    for (; have < 7; have++)
+        if (PyObject_GetBuffer(objs[have], &b[have], PyBUF_SIMPLE)) goto done;
+    if (get_strarr(r_off, r_data, r_wide, 0, &rs)) goto done;
+    if (get_strarr(l_off, l_data, l_wide, l_base, &ls)) goto done;
+    const int32_t *codes = b[0].buf;
+    const int64_t *qoff = b[1].buf;
+    const char *qdata = b[2].buf;
+    const double *scores = b[3].buf;
+    const char *keys = b[4].buf;
+    const int64_t *loffs = b[5].buf;
+    const int32_t *lgrades = b[6].buf;
+    const Py_ssize_t nkeys = width > 0 ? b[4].len / width : 0;
+    const Py_ssize_t n = b[0].len / 4, nq = b[1].len / 8 - 1;
+    if (b[3].len / 8 != n || nq < 0 || width <= 0 || b[5].len / 8 != nkeys + 1 ||
+        n >= INT32_MAX || (nkeys && b[6].len / 4 < loffs[nkeys])) {
+        PyErr_SetString(PyExc_ValueError, "block_align: length mismatch");
+        goto done;
+    }
+    char *qbuf = NULL, *obuf = NULL, *lobuf = NULL;
+    qpos_obj = new_bytearray(nq * 8, &qbuf);
+    if (!qpos_obj) goto done;
+    int64_t *qpos = (int64_t *)qbuf;
+    padded = malloc((size_t)width + 1);
+    first = malloc((size_t)(nq + 1) * 8);
+    grouped = malloc((size_t)(n ? n : 1) * 8);
+    judged = malloc((size_t)(nq ? nq : 1) * sizeof(pos_code));
+    if (!padded || !first || !grouped || !judged) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        qpos[q] = key_position(keys, width, nkeys, qdata + qoff[q],
+                               (size_t)(qoff[q + 1] - qoff[q]), padded);
+        if (qpos[q] >= 0) { judged[m].pos = qpos[q]; judged[m].code = (int32_t)q; m++; }
+    }
+    qsort(judged, (size_t)m, sizeof(pos_code), pos_code_cmp);
+    /* rows grouped by code, in line order (a counting sort) */
+    memset(first, 0, (size_t)(nq + 1) * 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (codes[i] < 0 || codes[i] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "block_align: code out of range");
+            goto done;
+        }
+        first[codes[i] + 1]++;
+    }
+    size_t maxlen = 0, maxl = 0, n_labels = 0;
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if ((size_t)first[q + 1] > maxlen) maxlen = (size_t)first[q + 1];
+        first[q + 1] += first[q];
+    }
+    {
+        int64_t *at = malloc((size_t)(nq + 1) * 8);
+        if (!at) { PyErr_NoMemory(); goto done; }
+        memcpy(at, first, (size_t)(nq + 1) * 8);
+        for (Py_ssize_t i = 0; i < n; i++) grouped[at[codes[i]]++] = i;
+        free(at);
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        size_t nl = (size_t)(loffs[judged[j].pos + 1] - loffs[judged[j].pos]);
+        if (nl > maxl) maxl = nl;
+        n_labels += nl;
+    }
+    size_t tcap = 16, lcap = 16;
+    while (tcap < 2 * maxlen) tcap *= 2;
+    while (lcap < 2 * maxl) lcap *= 2;
+    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    table = malloc(tcap * sizeof(int64_t));
+    ltable = malloc(lcap * sizeof(int64_t));
+    rank_of = malloc((maxl + 1) * sizeof(int64_t));
+    sorted_labels = malloc((maxl + 1) * sizeof(graded_row));
+    offs_obj = new_bytearray((m + 1) * 8, &obuf);
+    loffs_out = new_bytearray((m + 1) * 8, &lobuf);
+    const size_t items = (size_t)(n ? n : 1);
+    if (!tmp || !table || !ltable || !rank_of || !sorted_labels || !offs_obj || !loffs_out ||
+        vec_reserve(&rows, items * 4) || vec_reserve(&grades, items * 4) ||
+        vec_reserve(&labels, items * 8) || vec_reserve(&lrows, (n_labels + 1) * 8) ||
+        vec_reserve(&lgr, (n_labels + 1) * 4)) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *offs = (int64_t *)obuf, *label_offs = (int64_t *)lobuf;
+    int32_t *out_rows = (int32_t *)rows.p, *out_grades = (int32_t *)grades.p;
+    int64_t *out_label = (int64_t *)labels.p, *out_lrows = (int64_t *)lrows.p;
+    int32_t *out_lgr = (int32_t *)lgr.p;
+    order_ctx ctx = {scores, &rs.s};
+    int64_t w = 0, dupes = 0, L = 0;
+    /* the judged queries in position order */
+    for (Py_ssize_t k = 0; k < m; k++) {
+        const int32_t code = judged[k].code;
+        int64_t *v = grouped + first[code];
+        size_t len = (size_t)(first[code + 1] - first[code]);
+        int sorted = 1;
+        for (size_t i = 1; i < len; i++)
+            if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
+        if (!sorted) merge_sort(&ctx, v, tmp, len);
+        offs[k] = w;
+        label_offs[k] = L;
+        /* the query's judgments: in grade order, and a table of them by doc */
+        const int64_t la = loffs[judged[k].pos], lbnd = loffs[judged[k].pos + 1];
+        const size_t nl = (size_t)(lbnd - la);
+        for (size_t j = 0; j < nl; j++) {
+            sorted_labels[j].grade = lgrades[la + (int64_t)j];
+            sorted_labels[j].row = la + (int64_t)j;
+        }
+        if (nl > 1) qsort(sorted_labels, nl, sizeof(graded_row), graded_row_cmp);
+        for (size_t j = 0; j < nl; j++) {
+            out_lrows[L + (int64_t)j] = sorted_labels[j].row;
+            out_lgr[L + (int64_t)j] = sorted_labels[j].grade;
+            rank_of[sorted_labels[j].row - la] = L + (int64_t)j;
+        }
+        L += (int64_t)nl;
+        size_t lc = 16;
+        while (lc < 2 * nl) lc *= 2;
+        for (size_t j = 0; j < lc; j++) ltable[j] = -1;
+        for (int64_t r = la; r < lbnd; r++) {
+            const char *p;
+            size_t ln;
+            str_at(&ls.s, r, &p, &ln);
+            size_t slot = hash_words(p, ln) & (lc - 1);
+            while (ltable[slot] >= 0) slot = (slot + 1) & (lc - 1);
+            ltable[slot] = r;
+        }
+        size_t cap = 16;
+        while (cap < 2 * len) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        int64_t kept = 0;
+        for (size_t i = 0; i < len; i++) {
+            int64_t row = v[i];
+            const char *p;
+            size_t ln;
+            str_at(&rs.s, row, &p, &ln);
+            uint64_t h = hash_words(p, ln);
+            size_t slot = h & (cap - 1);
+            int dup = 0;
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&rs.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+            if (dup) { dupes++; continue; }
+            table[slot] = row;
+            if (depth >= 0 && kept >= depth) continue; /* beyond depth: only repeats counted */
+            int64_t hit = -1;
+            size_t ls_slot = h & (lc - 1);
+            while (ltable[ls_slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&ls.s, ltable[ls_slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { hit = ltable[ls_slot]; break; }
+                ls_slot = (ls_slot + 1) & (lc - 1);
+            }
+            out_rows[w] = (int32_t)row;
+            out_grades[w] = hit >= 0 ? lgrades[hit] : INT32_MIN;
+            out_label[w] = hit >= 0 ? rank_of[hit - la] : -1;
+            w++;
+            kept++;
+        }
+    }
+    offs[m] = w;
+    label_offs[m] = L;
+    /* repeats of the queries not judged (counted, not ordered: the count is the same) */
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        if (qpos[q] >= 0) continue;
+        int64_t *v = grouped + first[q];
+        size_t len = (size_t)(first[q + 1] - first[q]);
+        size_t cap = 16;
+        while (cap < 2 * len) cap *= 2;
+        for (size_t j = 0; j < cap; j++) table[j] = -1;
+        for (size_t i = 0; i < len; i++) {
+            const char *p;
+            size_t ln;
+            str_at(&rs.s, v[i], &p, &ln);
+            size_t slot = hash_words(p, ln) & (cap - 1);
+            int dup = 0;
+            while (table[slot] >= 0) {
+                const char *o;
+                size_t on;
+                str_at(&rs.s, table[slot], &o, &on);
+                if (on == ln && memcmp(o, p, ln) == 0) { dup = 1; break; }
+                slot = (slot + 1) & (cap - 1);
+            }
+            if (dup) dupes++;
+            else table[slot] = v[i];
+        }
+    }
+    rows.len = grades.len = (size_t)w * 4;
+    labels.len = (size_t)w * 8;
+    lrows.len = (size_t)L * 8;
+    lgr.len = (size_t)L * 4;
+    {
+        PyObject *a = vec_to_bytearray(&rows), *c = vec_to_bytearray(&grades),
+                 *d = vec_to_bytearray(&labels), *e = vec_to_bytearray(&lrows),
+                 *f = vec_to_bytearray(&lgr);
+        if (a && c && d && e && f)
+            result = Py_BuildValue("(OONNNONNL)", qpos_obj, offs_obj, a, c, d, loffs_out, e, f,
+                                   (long long)dupes);
+        else { Py_XDECREF(a); Py_XDECREF(c); Py_XDECREF(d); Py_XDECREF(e); Py_XDECREF(f); }
+    }
+done:
+    for (int k = 0; k < have; k++) PyBuffer_Release(&b[k]);
+    release_strarr(&rs);
+    release_strarr(&ls);
+    free(first); free(grouped); free(tmp); free(table); free(ltable); free(judged); free(padded);
+    free(rank_of); free(sorted_labels);
+    free(rows.p); free(grades.p); free(labels.p); free(lrows.p); free(lgr.p);
+    Py_XDECREF(qpos_obj);
+    Py_XDECREF(offs_obj);
+    Py_XDECREF(loffs_out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_trec", parse_trec, METH_VARARGS, "Parse a TREC run (kind 0) or qrels (kind 1)."},
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
+    {"block_align", block_align, METH_VARARGS, "A parsed run block ordered and joined to qrels."},
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},

@@ -147,6 +147,12 @@ class QueryIndex:
         out[match] = found[match]
         return out
 
+    @property
+    def keys(self) -> npt.NDArray[np.bytes_] | None:
+        """The ids as one NUL-padded fixed-width byte array (ascending), or ``None`` when
+        they are held in a dict."""
+        return self._keys
+
     def get(self, query_id: str, default: int = -1) -> int:
         """The position of ``query_id``, or ``default``."""
         pos = int(self.positions([query_id])[0])

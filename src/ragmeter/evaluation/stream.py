@@ -274,6 +274,7 @@ def _merge(
 
 def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
     """Read, parse and evaluate the bytes ``span`` of the job's file (in a worker)."""
+    from ragmeter.evaluation.native_blocks import evaluate_block_bytes
     from ragmeter.io._common import check_line_lengths
     from ragmeter.io.trec import parse_trec_run
 
@@ -282,6 +283,9 @@ def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
         data = os.pread(fh.fileno(), end - start, start) if end > start else b""
     try:
         check_line_lengths(data, job.path)  # the limit of every reader, range by range
+        fast = evaluate_block_bytes(data, job.inputs, job.measures, source=job.path)
+        if fast is not None:
+            return fast
         run = parse_trec_run(data, source=job.path, name=job.name)
         del data
         return evaluate_block(run, job.inputs, job.measures)

@@ -1,0 +1,131 @@
+"""A block of a TREC run file evaluated from its bytes in one pass of the C accelerator.
+
+:func:`evaluate_block_bytes` gives what parsing the block
+(:func:`~ragmeter.io.trec.parse_trec_run`) and evaluating it
+(:func:`~ragmeter.evaluation.blocks.evaluate_block`) give, bit for bit, without building the
+block's :class:`~ragmeter.core.data.Run`: ``ragmeter._native.block_align`` finds each query
+among the qrels' (the :class:`~ragmeter.evaluation.blocks.QueryIndex` keys), orders each
+judged query's lines as a run is ordered (score descending, doc id descending, line), drops a
+repeated doc (counted for the reading warning), cuts at ``depth`` and finds the judgment of
+each item, without gathering the doc ids into rank order and the qrels' into a subset. The
+:class:`~ragmeter.core.align.Aligned` built from that is the one
+:func:`~ragmeter.core.align.align` builds on the block's run and qrels subset, except that its
+judgment rows are the whole qrels' (``qrels_doc_ids`` with them: the same doc ids) and its
+``run_rows`` the block's lines; so it serves only measures that read neither the run nor
+side inputs nor a pool (``needs`` only qrels). Anything else, a file the C parser declines,
+or no accelerator (``RAGMETER_PURE=1``): ``None``, and the caller takes the general path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ragmeter import _accel
+from ragmeter.core.align import NOT_JUDGED, Aligned
+from ragmeter.evaluation.blocks import BlockValues, qrels_index
+from ragmeter.evaluation.engine import compute, evaluation_options
+from ragmeter.evaluation.inputs import EvalInputs
+from ragmeter.evaluation.side import side_options
+from ragmeter.measures import Measure
+
+_QRELS_ONLY = frozenset({"qrels"})
+
+
+def supports(inputs: EvalInputs, measures: Sequence[Measure]) -> bool:
+    """Whether the one-pass path can evaluate ``measures`` with ``inputs`` (see the module)."""
+    return (
+        _accel.native is not None
+        and inputs.missing in ("zero", "skip")
+        and all(
+            m.needs == _QRELS_ONLY and not m.spec.uses_pool and not m.spec.reads_run
+            for m in measures
+        )
+    )
+
+
+def evaluate_block_bytes(
+    data: bytes, inputs: EvalInputs, measures: Sequence[Measure], *, source: str
+) -> BlockValues | None:
+    """The values of the block of a TREC run file ``data`` (whole lines of whole queries), or
+    ``None`` where the one-pass path does not apply (then parse and evaluate the block)."""
+    native = _accel.native
+    if native is None or not supports(inputs, measures):
+        return None
+    qrels = inputs.qrels
+    keys = qrels_index(qrels).keys
+    qrels_docs = _accel.string_buffers(qrels.doc_ids)
+    if keys is None or qrels_docs is None or not len(keys):
+        return None
+    parsed = native.parse_trec(data, 0, False)
+    if parsed is None:  # declined: the general path reads it (and warns or says what is wrong)
+        return None
+    qid_offsets, qid_data, qcode, doc_offsets, doc_data, scores, _tag, wide = parsed
+    depth = -1 if inputs.depth is None else int(inputs.depth)
+    out = native.block_align(
+        qcode,
+        qid_offsets,
+        qid_data,
+        scores,
+        doc_offsets,
+        doc_data,
+        wide,
+        keys,
+        keys.dtype.itemsize,
+        np.ascontiguousarray(qrels.offsets, dtype=np.int64),
+        *qrels_docs,
+        np.ascontiguousarray(qrels.grades, dtype=np.int32),
+        depth,
+    )
+    del parsed, qcode, doc_offsets, doc_data, scores
+    qpos = np.frombuffer(out[0], dtype=np.int64)
+    judged = qpos >= 0
+    names = _query_ids(qid_offsets, qid_data)
+    codes = np.flatnonzero(judged)
+    by_position = np.argsort(qpos[codes], kind="stable")
+    positions = qpos[codes][by_position]
+    aligned = Aligned(
+        query_ids=names[codes[by_position]],
+        offsets=np.frombuffer(out[1], dtype=np.int64),
+        grades=np.frombuffer(out[3], dtype=np.int32),
+        run_rows=np.frombuffer(out[2], dtype=np.int32),  # type: ignore[arg-type]
+        label_offsets=np.frombuffer(out[5], dtype=np.int64),
+        label_grades=np.frombuffer(out[7], dtype=np.int32),
+        in_run=np.ones(len(positions), dtype=bool),
+        n_unjudged_queries=int(len(qpos) - len(codes)),
+        rel_level=inputs.rel_level,
+        label_rows=np.frombuffer(out[6], dtype=np.int64),
+        item_label=np.frombuffer(out[4], dtype=np.int64),
+        qrels_doc_ids=qrels.doc_ids,
+        options={**evaluation_options(inputs.grade_map), **side_options(measures)},
+    )
+    dupes = int(out[8])
+    retrieved = len(aligned.grades)
+    warnings: tuple[str, ...] = ()
+    if dupes:
+        warnings = (
+            f"{source}: {dupes} duplicate (query, doc) row(s) dropped; "
+            "each doc keeps its best-ranked occurrence",
+        )
+    unjudged = names[~judged]
+    return BlockValues(
+        query_index=positions,
+        values=compute(aligned, measures),
+        unjudged=tuple(sorted(unjudged.tolist(), key=str.encode)),
+        warnings=warnings,
+        retrieved=retrieved,
+        judged=retrieved - int(np.count_nonzero(aligned.grades == NOT_JUDGED)),
+    )
+
+
+def _query_ids(offsets: bytearray, data: bytearray) -> np.ndarray:
+    """The block's query ids (parse_trec's dictionary, in order of first line) as strings."""
+    bounds = np.frombuffer(offsets, dtype=np.int64)
+    strings = pa.Array.from_buffers(
+        pa.large_string(), len(bounds) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    out = np.empty(len(bounds) - 1, dtype=object)
+    out[:] = strings.to_pylist()
+    return out

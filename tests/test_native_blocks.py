@@ -1,0 +1,191 @@
+"""The one-pass C path of a run file's block (:mod:`ragmeter.evaluation.native_blocks`) gives
+what parsing the block and evaluating its run give, bit for bit.
+
+Random TREC runs and qrels (ties, repeated docs, unjudged and missing queries, negative
+grades, comments) as one block, with and without a depth cut; the general path itself is
+checked against trec_eval (tests/test_conformance_trec_eval.py, the differential test).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragmeter import _accel
+from ragmeter.evaluation import EvalInputs
+from ragmeter.evaluation.blocks import evaluate_block
+from ragmeter.evaluation.engine import resolve_measures
+from ragmeter.evaluation.native_blocks import evaluate_block_bytes, supports
+from ragmeter.evaluation.stream import evaluate_run_files
+from ragmeter.io.trec import parse_trec_run, read_trec_qrels, read_trec_run
+from random_trec import random_trec_files
+
+pytestmark = pytest.mark.skipif(_accel.native is None, reason="C accelerator not built")
+
+#: measures that read only the alignment (the one-pass path serves them)
+MEASURES = [
+    "ndcg@10",
+    "ndcg",
+    "map",
+    "map@5",
+    "recall@5",
+    "mrr@10",
+    "P@3",
+    "num_rel_ret",
+    "num_ret",
+    "bpref",
+    "rprec",
+    "err@5",
+    "infap",
+    "judged@5",
+    "success@3",
+]
+
+
+def _compare(data: bytes, inputs: EvalInputs, names: list[str]) -> None:
+    measures = resolve_measures(names, default_k=inputs.default_k)
+    fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
+    assert fast is not None
+    slow = evaluate_block(parse_trec_run(data, source="run.txt", name="r"), inputs, measures)
+    assert fast.query_index.tolist() == slow.query_index.tolist()
+    assert fast.values.shape == slow.values.shape
+    # bit for bit: the same doubles, NaN where NaN
+    assert np.array_equal(fast.values, slow.values, equal_nan=True)
+    assert (np.nan_to_num(fast.values) == np.nan_to_num(slow.values)).all()
+    assert sorted(fast.unjudged) == sorted(slow.unjudged)
+    assert fast.warnings == slow.warnings
+    assert (fast.retrieved, fast.judged) == (slow.retrieved, slow.judged)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10**6),
+    depth=st.sampled_from([None, 1, 3, 7]),
+    missing=st.sampled_from(["zero", "skip"]),
+    comments=st.booleans(),
+    rel_level=st.sampled_from([1, 2]),
+)
+def test_one_pass_equals_parse_and_evaluate(
+    tmp_path: Path, seed: int, depth: int | None, missing: str, comments: bool, rel_level: int
+) -> None:
+    run_path, qrels_path = random_trec_files(seed, tmp_path, comments=comments)
+    data = run_path.read_bytes()
+    if not data.strip():
+        return  # an empty run is an error either way
+    inputs = EvalInputs(
+        qrels=read_trec_qrels(qrels_path),
+        depth=depth,
+        missing=missing,  # type: ignore[arg-type]
+        rel_level=rel_level,
+    )
+    _compare(data, inputs, MEASURES)
+
+
+def test_repeated_docs_warned_as_the_reader_does(tmp_path: Path) -> None:
+    """Repeated (query, doc) lines of judged and unjudged queries: each doc keeps its
+    best-ranked line, and the count is the reader's."""
+    (tmp_path / "q.txt").write_text("a 0 d1 1\na 0 d2 2\nb 0 d9 1\n")
+    data = (
+        b"a Q0 d1 1 1.0 t\na Q0 d2 2 3.0 t\na Q0 d1 3 5.0 t\na Q0 d3 4 3.0 t\n"
+        b"z Q0 d1 1 1.0 t\nz Q0 d1 2 2.0 t\nb Q0 d9 1 0.5 t\n"
+    )
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    measures = resolve_measures(["map", "P@2", "ndcg"], default_k=inputs.default_k)
+    fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
+    assert fast is not None
+    assert fast.warnings == (
+        "run.txt: 2 duplicate (query, doc) row(s) dropped; each doc keeps its best-ranked "
+        "occurrence",
+    )
+    assert fast.unjudged == ("z",)
+    # a: d1 (5.0, judged 1), d3 and d2 tied at 3.0 (doc descending: d3 first), d2 judged 2
+    # AP = (1/1 + 2/3) / 2; P@2 = 1/2
+    assert fast.values[0, 0] == pytest.approx((1 + 2 / 3) / 2)
+    assert fast.values[0, 1] == 0.5
+    _compare(data, inputs, ["map", "P@2", "ndcg"])
+
+
+def test_declines_what_it_does_not_serve(tmp_path: Path) -> None:
+    """Measures reading a pool, irregular lines, no accelerator: None (the general path)."""
+    (tmp_path / "q.txt").write_text("a 0 d1 1\n")
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    pooled = resolve_measures(["proc@5"], default_k=10)
+    plain = resolve_measures(["map"], default_k=10)
+    assert not supports(inputs, pooled)
+    assert evaluate_block_bytes(b"a Q0 d1 1 1.0 t\n", inputs, pooled, source="r") is None
+    # a CRLF line: the reader warns about it, so the one-pass path leaves it to the reader
+    assert evaluate_block_bytes(b"a Q0 d1 1 1.0 t\r\n", inputs, plain, source="r") is None
+    assert evaluate_block_bytes(b"a Q0 d1 1 1.0 t\n", inputs, plain, source="r") is not None
+
+
+def test_streamed_file_equals_in_memory(tmp_path: Path) -> None:
+    """Through evaluate_run_files in small blocks (the one-pass path per block)."""
+    run_path, qrels_path = random_trec_files(11, tmp_path, max_queries=40)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    streamed = evaluate_run_files(run_path, inputs, MEASURES, workers=1, block_bytes=300)
+    whole = evaluate_run_files(read_trec_run(run_path), inputs, MEASURES)
+    assert np.array_equal(streamed.run.values, whole.run.values, equal_nan=True)
+    assert streamed.warnings == whole.warnings
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_trec_eval_measure_served_and_equal(tmp_path: Path, seed: int) -> None:
+    """trec_eval's measures all read only the alignment: the one-pass path serves them."""
+    run_path, qrels_path = random_trec_files(seed, tmp_path, max_queries=20)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    measures = resolve_measures(["all_trec"], default_k=inputs.default_k)
+    assert len(measures) > 90
+    assert supports(inputs, measures)
+    data = run_path.read_bytes()
+    if data.strip():
+        _compare(data, inputs, ["all_trec"])
+
+
+def test_query_ids_found_by_their_whole_bytes(tmp_path: Path) -> None:
+    """Prefixes, ids longer than any judged one, and a block with no judged query."""
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq10 0 d2 1\nq2 0 d1 2\n")
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    data = (
+        b"q1 Q0 d2 1 1.0 t\nq100 Q0 d1 1 1.0 t\nq10 Q0 d2 1 1.0 t\nq Q0 d1 1 1.0 t\n"
+        b"q2 Q0 d1 1 1.0 t\n"
+    )
+    measures = resolve_measures(["P@1", "num_ret"], default_k=inputs.default_k)
+    fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
+    assert fast is not None
+    assert fast.query_index.tolist() == [0, 1, 2]  # q1, q10, q2 in byte order
+    assert fast.values[:, 0].tolist() == [0.0, 1.0, 1.0]
+    assert sorted(fast.unjudged) == ["q", "q100"]
+    _compare(data, inputs, ["P@1", "num_ret"])
+    none = evaluate_block_bytes(b"x Q0 d1 1 1.0 t\n", inputs, measures, source="run.txt")
+    assert none is not None
+    assert none.values.shape == (0, 2)
+    assert none.unjudged == ("x",)
+    _compare(b"x Q0 d1 1 1.0 t\n", inputs, ["P@1", "num_ret"])
+
+
+def test_qrels_ids_held_in_a_dict_take_the_general_path(tmp_path: Path) -> None:
+    """One id far longer than the others: the query index is a dict, not fixed-width keys."""
+    ids = [f"q{i}" for i in range(20)] + ["L" * 500]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 d1 1\n" for q in ids))
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    measures = resolve_measures(["P@1"], default_k=inputs.default_k)
+    assert evaluate_block_bytes(b"q1 Q0 d1 1 1.0 t\n", inputs, measures, source="r") is None
+    streamed = evaluate_run_files(
+        _write(tmp_path / "r.txt", b"q1 Q0 d1 1 1.0 t\n"), inputs, ["P@1"], workers=1
+    )
+    got = dict(
+        zip(streamed.run.query_ids.tolist(), streamed.run.values[:, 0].tolist(), strict=True)
+    )
+    assert got["q1"] == 1.0  # d1, judged 1, at rank 1
+    assert got["q2"] == 0.0  # judged, absent from the run: an empty ranking
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
