@@ -434,3 +434,20 @@ def json_nesting_depth(data: bytes) -> int:
     codes = np.frombuffer(brackets, dtype=np.uint8)
     steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
     return int(np.cumsum(steps).max())
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's kind as messages name it (``null``, ``str``, ``list`` ...)."""
+    return "null" if value is None else type(value).__name__
+
+
+def json_id(value: Any, *, source: str, line: int | None, field: str, where: str = "") -> str:
+    """An id read from JSON: a string or an integer (a boolean is neither), as text."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(
+            f"{where}id is {json_kind(value)} ({value!r}); expected a string or an integer",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return str(value)

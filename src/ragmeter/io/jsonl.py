@@ -31,6 +31,8 @@ from ragmeter.io._common import (
     PathLike,
     atomic_write_text,
     check_text,
+    json_id,
+    json_kind,
     json_nesting_depth,
     read_bytes,
 )
@@ -73,12 +75,16 @@ def _roles(names: list[str], *, qrels: bool, source: str, line: int | None) -> _
     return _Roles(q, d, rank, text, "rank" if rank is not None else "")
 
 
+def _where(line: int | None, index: int) -> str:
+    """The prefix naming a row that has no line number (rows given in memory)."""
+    return "" if line is not None else f"row {index}: "
+
+
 def _scalar(value: Any, field: str, source: str, line: int | None, index: int) -> Any:
     if isinstance(value, Mapping | list):
-        where = "" if line is not None else f"row {index}: "
+        kind = "an object" if isinstance(value, Mapping) else "an array"
         raise InputError(
-            f"{where}value is {'an object' if isinstance(value, Mapping) else 'an array'}; "
-            "expected a string or a number",
+            f"{_where(line, index)}value is {kind}; expected a string or a number",
             source=source,
             line=line,
             field=field,
@@ -87,20 +93,12 @@ def _scalar(value: Any, field: str, source: str, line: int | None, index: int) -
 
 
 def _id_text(value: Any, field: str, source: str, line: int | None, index: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        kind = "null" if value is None else type(value).__name__
-        where = "" if line is not None else f"row {index}: "
-        raise InputError(
-            f"{where}id is {kind} ({value!r}); expected a string or an integer",
-            source=source,
-            line=line,
-            field=field,
-        )
-    return str(value)
+    return json_id(value, source=source, line=line, field=field, where=_where(line, index))
 
 
 def _number(value: Any, field: str, source: str, line: int | None, index: int) -> float:
-    where = "" if line is not None else f"row {index}: "
+    """The finite number a row's score, rank or grade holds (a number or a numeric string)."""
+    where = _where(line, index)
     if isinstance(value, str):
         try:
             value = float(value)
@@ -109,11 +107,33 @@ def _number(value: Any, field: str, source: str, line: int | None, index: int) -
                 f"{where}{value!r} is not a number", source=source, line=line, field=field
             ) from None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        kind = "null" if value is None else type(value).__name__
         raise InputError(
-            f"{where}value is {kind}; expected a number", source=source, line=line, field=field
+            f"{where}value is {json_kind(value)}; expected a number",
+            source=source,
+            line=line,
+            field=field,
         )
-    return float(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise InputError(
+            f"{where}value is {number!r}; expected a finite number",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return number
+
+
+def _text(value: Any, field: str, source: str, line: int | None) -> str | None:
+    """A row's passage text: a string or null."""
+    if value is not None and not isinstance(value, str):
+        raise InputError(
+            f"text is {type(value).__name__}; expected a string",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return value
 
 
 def _rows_table(
@@ -130,9 +150,8 @@ def _rows_table(
     first: _Roles | None = None
     for index, (rec, line) in enumerate(records, start=1):
         if not isinstance(rec, Mapping):
-            where = "" if line is not None else f"row {index}: "
             raise InputError(
-                f"{where}row is {type(rec).__name__}; expected a JSON object",
+                f"{_where(line, index)}row is {type(rec).__name__}; expected a JSON object",
                 source=source,
                 line=line,
             )
@@ -160,28 +179,8 @@ def _rows_table(
         qids.append(_id_text(_scalar(rec[q], q, source, line, index), q, source, line, index))
         docs.append(_id_text(_scalar(rec[d], d, source, line, index), d, source, line, index))
         if v is not None:
-            num = _number(_scalar(rec[v], v, source, line, index), v, source, line, index)
-            if not math.isfinite(num):
-                where = "" if line is not None else f"row {index}: "
-                raise InputError(
-                    f"{where}value is {num!r}; expected a finite number",
-                    source=source,
-                    line=line,
-                    field=v,
-                )
-            values.append(num)
-        if t is not None:
-            text = rec[t]
-            if text is not None and not isinstance(text, str):
-                raise InputError(
-                    f"text is {type(text).__name__}; expected a string",
-                    source=source,
-                    line=line,
-                    field=t,
-                )
-            texts.append(text)
-        else:
-            texts.append(None)
+            values.append(_number(_scalar(rec[v], v, source, line, index), v, source, line, index))
+        texts.append(_text(rec[t], t, source, line) if t is not None else None)
         lines.append(line if line is not None else -1)
     if not records:
         raise InputError("no rows; expected one JSON object per line", source=source)

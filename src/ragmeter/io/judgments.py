@@ -41,6 +41,8 @@ from ragmeter.io._common import (
     check_text,
     decode,
     format_suffix,
+    json_id,
+    json_kind,
     json_nesting_depth,
     read_bytes,
 )
@@ -228,16 +230,8 @@ def _key(record: Mapping[str, Any], keys: Sequence[str], source: str, line: int)
 
 def _id(record: Mapping[str, Any], keys: Sequence[str], source: str, line: int) -> str:
     key = _key(record, keys, source, line)
-    value = record[key]
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        kind = "null" if value is None else type(value).__name__
-        raise InputError(
-            f"id is {kind} ({value!r}); expected a string or an integer",
-            source=source,
-            line=line,
-            field=key,
-        )
-    if isinstance(value, str) and not value.isascii():
+    value = json_id(record[key], source=source, line=line, field=key)
+    if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -248,16 +242,16 @@ def _id(record: Mapping[str, Any], keys: Sequence[str], source: str, line: int) 
                 line=line,
                 field=key,
             ) from None
-    return str(value)
+    return value
 
 
 def _ratings(record: Mapping[str, Any], source: str, line: int) -> list[Any]:
     key = _key(record, _RATING_KEYS, source, line)
     value = record[key]
     if not isinstance(value, list):
-        kind = "null" if value is None else type(value).__name__
         raise InputError(
-            f"ratings are {kind}; expected an array of integers −1..5, one per sub-question",
+            f"ratings are {json_kind(value)}; "
+            "expected an array of integers −1..5, one per sub-question",
             source=source,
             line=line,
             field=key,
