@@ -477,15 +477,13 @@ def _query_block(
     values: list[npt.NDArray[np.float64]],
     relstrings: dict[str, list[str]],
 ) -> str:
-    parts = []
-    for c, v in zip(columns, values, strict=True):
-        if not c.spec.per_query:
-            continue
-        if c.spec.name == "relstring":
-            parts.append(f"{c.label:<22}\t{qid}\t'{relstrings[c.label][i]}'\n")
-        else:
-            parts.append(_line(c.label, qid, float(v[i]), c.spec.integer))
-    return "".join(parts)
+    return "".join(
+        f"{c.label:<22}\t{qid}\t'{relstrings[c.label][i]}'\n"
+        if c.spec.name == "relstring"
+        else _line(c.label, qid, float(v[i]), c.spec.integer)
+        for c, v in zip(columns, values, strict=True)
+        if c.spec.per_query
+    )
 
 
 def _summary(
