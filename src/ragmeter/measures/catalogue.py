@@ -13,27 +13,26 @@ against the registry the modules fill.
 
 from __future__ import annotations
 
-#: the modules of :mod:`ragmeter.metrics` that register built-in families, by their names in
-#: that package (its ``__all__`` lists them too), in import order
-MODULE_NAMES: tuple[str, ...] = (
-    "answer_text",
-    "containment",
-    "coverage",
-    "cwl",
-    "diversity",
-    "interop",
-    "nuggets",
-    "ragchecker",
-    "ranking",
-    "setwise",
-    "spans",
-    "trec",
-    "trec_measures",
-    "udcg",
+#: the modules of :mod:`ragmeter.metrics` that register built-in families, in import order
+MODULES: tuple[str, ...] = tuple(
+    f"ragmeter.metrics.{name}"
+    for name in (
+        "answer_text",
+        "containment",
+        "coverage",
+        "cwl",
+        "diversity",
+        "interop",
+        "nuggets",
+        "ragchecker",
+        "ranking",
+        "setwise",
+        "spans",
+        "trec",
+        "trec_measures",
+        "udcg",
+    )
 )
-
-#: those modules' full names
-MODULES: tuple[str, ...] = tuple(f"ragmeter.metrics.{name}" for name in MODULE_NAMES)
 
 #: the module registering trec_eval's measure names and groups
 TREC_MODULE = "ragmeter.metrics.trec"

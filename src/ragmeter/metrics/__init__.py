@@ -13,15 +13,28 @@ import importlib
 from types import ModuleType
 
 from ragmeter.measures import REGISTRY, Family, Measure, parse_measure, parse_measures
-from ragmeter.measures.catalogue import MODULE_NAMES, MODULES
+from ragmeter.measures.catalogue import MODULES
 
 __all__ = [
     "REGISTRY",
     "Family",
     "Measure",
+    "answer_text",
+    "containment",
+    "coverage",
+    "cwl",
+    "diversity",
+    "interop",
+    "nuggets",
     "parse_measure",
     "parse_measures",
-    *MODULE_NAMES,
+    "ragchecker",
+    "ranking",
+    "setwise",
+    "spans",
+    "trec",
+    "trec_measures",
+    "udcg",
 ]
 
 
