@@ -351,6 +351,47 @@ def test_qrels_of_many_interleaved_queries_identical(tmp_path: Path, both: Any) 
     assert _state(fast) == _state(pure)
 
 
+@pytest.mark.parametrize("mapped", [False, True])
+def test_qrels_docs_sharing_prefixes_identical(
+    mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Each query's judgments are ordered by doc from the docs' first 8 bytes where those
+    differ (a query of up to 64 judgments), and the docs read again from the text from bit
+    masks of a line within the next 64 bytes: docs equal in their first 8 bytes, docs that are
+    prefixes of others, queries of 1 to 200 judgments around the 64, lines shorter and longer
+    than 64 bytes, comments and blank lines order and read as the line-by-line reader does."""
+    from ragmeter.io import trec
+
+    rng = random.Random(11)
+    stems = ["", "abcdefgh", "abcdefg", "abcdefghabcdefgh", "Z" * 70, "a~b"]
+    lines = []
+    for q in range(120):
+        n = rng.choice([1, 2, 7, 63, 64, 65, 200])
+        docs = list({rng.choice(stems) + str(rng.randrange(40)) for _ in range(n)})
+        rng.shuffle(docs)
+        for d in docs:
+            lines.append(f"q{q}{_sep(rng)}0{_sep(rng)}{d}{_sep(rng)}{rng.randrange(-1, 4)}\n")
+            if rng.random() < 0.05:
+                lines.append(rng.choice(["# q1 0 d 1\n", "\n", "  \t \n"]))
+    rng.shuffle(lines)
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if mapped else 1 << 62)
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert isinstance(fast, Qrels)
+    assert _state(fast) == _state(pure)
+
+
+def test_qrels_docs_with_nul_bytes_order_as_python(both: Any) -> None:
+    """Doc ids given as values (not parsed from text) may hold NUL bytes, which equal the
+    zero bytes a short doc's 8-byte prefix is padded with: such ties go to the full
+    comparison, so ``a`` < ``a\\0`` < ``a\\0b`` < ``ab`` as Python orders them."""
+    docs = ["ab", "a\0b", "a", "a\0", "\0", "", "abcdefgh\0", "abcdefgh", "abcdefg\0\0"]
+    fast, pure = both(lambda: Qrels.from_dict({"q": {d: i for i, d in enumerate(docs)}}))
+    assert _state(fast) == _state(pure)
+    assert fast.doc_ids.to_pylist() == sorted(docs, key=lambda d: d.encode())
+
+
 def test_permute_offsets_and_scatter_docs_by_hand() -> None:
     """Sorting parsed qrels without holding their doc ids twice: the new offsets from the
     lengths alone, then the docs read again from the text into their places."""

@@ -754,6 +754,56 @@ static void merge_sort(const order_ctx *c, int64_t *v, int64_t *tmp, size_t n) {
     while (i < h) v[k++] = tmp[i++];
 }
 
+/* The first 8 bytes of row i's doc as a big-endian number, short ones padded with zero
+   bytes: where two rows' prefixes differ, they order the rows as cmp_bytes does (a zero pad
+   is below any byte but a NUL, and a NUL pads equal); where they are equal, cmp_bytes decides. */
+static inline uint64_t doc_prefix(const strarr *s, int64_t i) {
+    const char *p;
+    size_t n;
+    str_at(s, i, &p, &n);
+    uint64_t k = 0;
+    if (n >= 8) {
+        memcpy(&k, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        k = __builtin_bswap64(k);
+#endif
+        return k;
+    }
+    for (size_t j = 0; j < 8; j++) k = (k << 8) | (j < n ? (unsigned char)p[j] : 0);
+    return k;
+}
+
+typedef struct {
+    uint64_t prefix;
+    int64_t row;
+} keyed_row;
+
+/* doc ascending, row ascending (see `before` without scores), the prefixes first */
+static inline int keyed_before(const strarr *s, const keyed_row *a, const keyed_row *b) {
+    if (a->prefix != b->prefix) return a->prefix < b->prefix;
+    const char *pa, *pb;
+    size_t na, nb;
+    str_at(s, a->row, &pa, &na);
+    str_at(s, b->row, &pb, &nb);
+    int k = cmp_bytes(pa, na, pb, nb);
+    if (k) return k < 0;
+    return a->row < b->row;
+}
+
+/* Rows v[0..len) by doc ascending then row, for a query of few judgments (len <= KEYED_MAX):
+   an insertion sort over the docs' prefixes, which mostly decide without reading the docs. */
+#define KEYED_MAX 64
+static void keyed_sort(const strarr *s, int64_t *v, size_t len) {
+    keyed_row r[KEYED_MAX];
+    for (size_t i = 0; i < len; i++) {
+        keyed_row x = {doc_prefix(s, v[i]), v[i]};
+        size_t j = i;
+        while (j > 0 && keyed_before(s, &x, &r[j - 1])) { r[j] = r[j - 1]; j--; }
+        r[j] = x;
+    }
+    for (size_t i = 0; i < len; i++) v[i] = r[i].row;
+}
+
 /*
  * order(qrank: int64[n] or int32[n] buffer, n_queries, scores: float64[n] buffer | None, doc
  * offsets, doc data, wide, base, dedupe: bool, narrow: bool = False) -> (perm: read-only
@@ -840,10 +890,14 @@ static PyObject *order(PyObject *self, PyObject *args) {
            later queries are not touched) */
         int64_t *v = seg;
         for (size_t i = 0; i < len; i++) v[i] = PGET(a + (int64_t)i);
-        int sorted = 1;
-        for (size_t i = 1; i < len; i++)
-            if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
-        if (!sorted) merge_sort(&ctx, v, tmp, len);
+        if (!have_s && len <= KEYED_MAX) {
+            keyed_sort(&sa.s, v, len);
+        } else {
+            int sorted = 1;
+            for (size_t i = 1; i < len; i++)
+                if (!before(&ctx, v[i - 1], v[i])) { sorted = 0; break; }
+            if (!sorted) merge_sort(&ctx, v, tmp, len);
+        }
         offs[q] = w;
         if (len < 2) {
             if (len) { PSET(w, v[0]); w++; }
@@ -1097,6 +1151,29 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
         int k = 0;
         const char *doc = NULL;
         size_t doc_n = 0;
+#if RAGMETER_SSE2
+        /* a line within the next 64 bytes: its doc field from bit masks, as parse_trec finds
+           it, rather than a byte at a time (whose branches at each field's end cost most) */
+        if (i + 64 <= len) {
+            uint64_t nl, blank, nonfield;
+            line_masks(s + i, &nl, &blank, &nonfield);
+            if (nl) {
+                const int e = __builtin_ctzll(nl);
+                const uint64_t field = ~nonfield & ((1ULL << e) - 1);
+                uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+                const char *line = s + i;
+                i += (size_t)e + 1;
+                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
+                for (k = 0; k < doc_field && st; k++) { st &= st - 1; en &= en - 1; }
+                if (st) {
+                    const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                    doc = line + a;
+                    doc_n = (size_t)(b - a);
+                }
+                goto scatter;
+            }
+        }
+#endif
         for (;;) {
             while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
             if (i >= len || CLS[(unsigned char)s[i]] == 2) break;
@@ -1112,6 +1189,9 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
         }
         if (i < len) i++; /* newline */
         if (k <= 0) continue;
+#if RAGMETER_SSE2
+    scatter:
+#endif
         if (row >= n || !doc) {
             PyErr_SetString(PyExc_ValueError, "scatter_docs: the text has more rows than parsed");
             goto done;
