@@ -448,6 +448,13 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
 
     size_t i = 0;
+#if RAGMETER_SSE2
+    /* the masks of the 64 bytes from where they were computed, shifted past the lines taken
+       from them so that bit 0 is s[i]: lines shorter than 64 bytes take 2 or more from one
+       computation. Bits past the 64 bytes shift in as zeros: no newline there, so a line
+       taken from them ends within the bytes they were computed from. */
+    uint64_t w_nl = 0, w_blank = 0, w_nonfield = 0;
+#endif
     while (i < len) {
         if (mapped && i - released >= ((size_t)64 << 20)) {
             /* keep the current query id's bytes: prev_q may point into this stretch */
@@ -463,10 +470,10 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
 #if RAGMETER_SSE2
         /* a line within the next 64 bytes: its fields from bit masks of the 64 bytes, without
            a chain of byte loads from one field to the next */
-        if (i + 64 <= len) {
-            uint64_t nl, blank, nonfield;
-            line_masks(s + i, &nl, &blank, &nonfield);
-            if (nl) {
+        if (!w_nl && i + 64 <= len) line_masks(s + i, &w_nl, &w_blank, &w_nonfield);
+        if (w_nl) {
+            const uint64_t nl = w_nl, blank = w_blank, nonfield = w_nonfield;
+            {
                 const int e = __builtin_ctzll(nl);
                 const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
                 const uint64_t field = ~nonfield & below;
@@ -474,6 +481,8 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
                 uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
                 const char *line = s + i;
                 i += (size_t)e + 1;
+                if (e == 63) w_nl = w_blank = w_nonfield = 0; /* a shift by 64 is undefined */
+                else { w_nl >>= e + 1; w_blank >>= e + 1; w_nonfield >>= e + 1; }
                 if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
                 /* the fields from the lowest bits (no popcount: not an instruction of every
                    x86-64, a library call without -mpopcnt) */
