@@ -392,6 +392,29 @@ def test_qrels_docs_with_nul_bytes_order_as_python(both: Any) -> None:
     assert fast.doc_ids.to_pylist() == sorted(docs, key=lambda d: d.encode())
 
 
+_SCORES = [
+    "5", "5.", ".5", "0.10", "007.25", "19.9097", "0", "0.0", "123456789012345",
+    "1234567890123456", "1.23456789012345", "1.234567890123456", "12345678901234.5",
+    "0.000000000000001", "9999999999999.99", "1e3", "-1.5", "+2.25", "-0", ".", "1..2",
+    "1.2.3", "-", "0x1", "١", "0.3", "1.13", "0.0029", "0.000043",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("score", _SCORES)
+def test_scores_read_as_the_python_reader_does(score: str, tmp_path: Path, both: Any) -> None:
+    """A score of the plain form (digits with at most one point, 15 digits at most) is read in
+    one loop; it, the longer forms, signed and exponent forms read to the bit as Python
+    reads them (0.3: not 3 times 1 / 10 to the bit), and the malformed ones give the same
+    error."""
+    path = tmp_path / "run.txt"
+    lines = [f"q1 Q0 d{i} {i + 1} {score} t\n" for i in range(3)] + ["q2 Q0 x 1 0.5 t\n"] * 4
+    path.write_text("".join(lines))
+    fast, pure = both(lambda: read_trec_run(path))
+    assert _state(fast) == _state(pure)
+    if isinstance(pure, Run):
+        assert pure.scores.tolist()[:3] == [float(score)] * 3
+
+
 def test_permute_offsets_and_scatter_docs_by_hand() -> None:
     """Sorting parsed qrels without holding their doc ids twice: the new offsets from the
     lengths alone, then the docs read again from the text into their places."""

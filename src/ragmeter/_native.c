@@ -187,6 +187,24 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 
 /* Strict decimal float: [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)?. Returns 0 on success. */
 static int parse_float(const char *p, size_t n, double *out) {
+    /* the common form, d+ or d+.d* or .d+ of at most 15 digits, in one loop: the value the
+       general reading below gives it (mant exact, divided once by a power of ten) */
+    if (n <= 16) {
+        uint64_t m = 0;
+        size_t j = 0, dot = n;
+        for (; j < n; j++) {
+            const unsigned d = (unsigned)(unsigned char)p[j] - '0';
+            if (d <= 9) m = m * 10 + d;
+            else if (p[j] == '.' && dot == n) dot = j;
+            else break;
+        }
+        const size_t nd = n - (dot < n);
+        if (j == n && nd >= 1 && nd <= 15) {
+            const size_t fr = dot < n ? n - dot - 1 : 0;
+            *out = fr ? (double)m / POW10[fr] : (double)m;
+            return 0;
+        }
+    }
     size_t i = 0;
     int neg = 0;
     if (n == 0 || n > 64) return -1;
