@@ -189,3 +189,35 @@ def test_qrels_ids_held_in_a_dict_take_the_general_path(tmp_path: Path) -> None:
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def test_range_parsed_from_a_map_equals_a_copy(tmp_path: Path) -> None:
+    """A worker parses its range of the run file where the page cache holds it (a memory map
+    from the page the range starts in): the values equal those of a copy of the range; a file
+    now shorter than the range is left to the copy path (which reads what is there)."""
+    from ragmeter.evaluation import stream
+
+    rng = np.random.default_rng(4)
+    run_lines = [
+        f"q{q} Q0 d{d} {r} {rng.random():.4f} t\n"
+        for q in range(300)
+        for r, d in enumerate(rng.choice(40, 10, replace=False), 1)
+    ]
+    qrels_lines = [f"q{q} 0 d{d} {d % 3}\n" for q in range(300) for d in range(0, 40, 3)]
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    data = "".join(run_lines).encode()
+    run_path.write_bytes(data)
+    qrels_path.write_text("".join(qrels_lines))
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    measures = tuple(resolve_measures(["ndcg@10", "map", "P@3"], default_k=inputs.default_k))
+    start = data.index(b"\nq150 ") + 1  # a query's first line, past the first pages
+    end = data.index(b"\nq280 ") + 1
+    assert start % 4096 and start > 4096
+    job = stream._Job(str(run_path), "run.txt", inputs, measures)
+    mapped = stream._evaluate_mapped(job, start, end)
+    copy = evaluate_block_bytes(data[start:end], inputs, measures, source=str(run_path))
+    assert mapped is not None and copy is not None
+    assert mapped.query_index.tolist() == copy.query_index.tolist()
+    assert np.array_equal(mapped.values, copy.values, equal_nan=True)
+    run_path.write_bytes(data[: start + 10])
+    assert stream._evaluate_mapped(job, start, end) is None

@@ -47,7 +47,7 @@ def supports(inputs: EvalInputs, measures: Sequence[Measure]) -> bool:
 
 
 def evaluate_block_bytes(
-    data: bytes, inputs: EvalInputs, measures: Sequence[Measure], *, source: str
+    data: bytes | memoryview, inputs: EvalInputs, measures: Sequence[Measure], *, source: str
 ) -> BlockValues | None:
     """The values of the block of a TREC run file ``data`` (whole lines of whole queries), or
     ``None`` where the one-pass path does not apply (then parse and evaluate the block)."""

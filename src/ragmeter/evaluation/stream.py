@@ -275,15 +275,24 @@ def _merge(
 def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
     """Read, parse and evaluate the bytes ``span`` of the job's file (in a worker)."""
     from ragmeter.evaluation.native_blocks import evaluate_block_bytes
-    from ragmeter.io._common import check_line_lengths
+    from ragmeter.io._common import check_line_lengths, max_line_bytes
     from ragmeter.io.trec import parse_trec_run
 
     start, end = span
-    with open(job.path, "rb") as fh:
-        data = os.pread(fh.fileno(), end - start, start) if end > start else b""
+    # within the line limit a range's lines are within it: no copy to check them on
+    mappable = _accel.native is not None and 0 < end - start <= max_line_bytes()
     try:
+        fast = _evaluate_mapped(job, start, end) if mappable else None
+        if fast is not None:
+            return fast
+        with open(job.path, "rb") as fh:
+            data = os.pread(fh.fileno(), end - start, start) if end > start else b""
         check_line_lengths(data, job.path)  # the limit of every reader, range by range
-        fast = evaluate_block_bytes(data, job.inputs, job.measures, source=job.path)
+        fast = (
+            None
+            if mappable
+            else evaluate_block_bytes(data, job.inputs, job.measures, source=job.path)
+        )
         if fast is not None:
             return fast
         run = parse_trec_run(data, source=job.path, name=job.name)
@@ -294,6 +303,29 @@ def _evaluate_range(job: _Job, span: tuple[int, int]) -> BlockValues | _Failed:
         if line is not None and start > 0:
             line += _lines_before(job.path, start)
         return _Failed(exc.reason, exc.source, line, exc.field)
+
+
+def _evaluate_mapped(job: _Job, start: int, end: int) -> BlockValues | None:
+    """The one-pass values of the bytes ``start:end`` (a non-empty range) of the job's file,
+    parsed where the page cache holds them (a memory map: no copy of the range into the
+    worker's memory, which cost a tenth of the workers' time), or ``None`` where the one-pass
+    path declines the block or the file is now shorter (the general path then reads a copy,
+    as it did before)."""
+    import mmap
+
+    from ragmeter.evaluation.native_blocks import evaluate_block_bytes
+
+    base = start - start % mmap.ALLOCATIONGRANULARITY  # a map starts on a page boundary
+    with open(job.path, "rb") as fh:
+        try:
+            mapped = mmap.mmap(fh.fileno(), end - base, access=mmap.ACCESS_READ, offset=base)
+        except (OSError, ValueError):  # shorter than when the ranges were cut
+            return None
+    try:
+        with memoryview(mapped)[start - base :] as view:
+            return evaluate_block_bytes(view, job.inputs, job.measures, source=job.path)
+    finally:
+        mapped.close()
 
 
 def _ranges(path: Path, size: int, block_bytes: int, workers: int) -> list[tuple[int, int]]:
