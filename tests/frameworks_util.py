@@ -57,6 +57,14 @@ Rankings = dict[str, list[str]]
 
 
 @dataclass(frozen=True)
+class Traced:
+    """A framework's traced run: the OTLP JSON file and the framework's own rankings."""
+
+    path: Path
+    rankings: Rankings
+
+
+@dataclass(frozen=True)
 class Collection:
     """The example collection: passages ``{id: text}``, queries ``{id: text}``, qrels."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,6 +32,7 @@ from frameworks_util import (  # noqa: E402
     QUERY_ID_FROM,
     Collection,
     Rankings,
+    Traced,
     assert_same_values,
     example_collection,
     instrumented,
@@ -43,12 +43,6 @@ from frameworks_util import (  # noqa: E402
     write_trec,
 )
 from ragmeter.io.readers import read_run  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Traced:
-    path: Path
-    rankings: Rankings
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from frameworks_util import (  # noqa: E402
     QUERY_ID_FROM,
     Collection,
     Rankings,
+    Traced,
     assert_same_values,
     example_collection,
     instrumented,
@@ -53,12 +53,6 @@ from frameworks_util import (  # noqa: E402
 from ragmeter.cli import app  # noqa: E402
 from ragmeter.errors import InputError  # noqa: E402
 from ragmeter.io.readers import read_run  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Traced:
-    path: Path
-    rankings: Rankings
 
 
 @pytest.fixture(scope="module")
