@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,16 +83,6 @@ def is_run_path(obj: object) -> bool:
 def is_blocks(obj: object) -> bool:
     """Whether ``obj`` is an iterator of run blocks (not a run, a mapping, a list or a path)."""
     return isinstance(obj, Iterator) or hasattr(obj, "chunks")
-
-
-def streams(runs: object) -> bool:
-    """Whether :func:`ragmeter.evaluate` hands ``runs`` to :func:`evaluate_run_files`: a path,
-    an iterator of blocks, or a list or ``{name: run}`` mapping holding one."""
-    if is_run_path(runs) or is_blocks(runs):
-        return True
-    if isinstance(runs, Mapping):
-        return any(is_run_path(r) or is_blocks(r) for r in runs.values())
-    return isinstance(runs, list | tuple) and any(is_run_path(r) or is_blocks(r) for r in runs)
 
 
 def evaluate_run_files(
