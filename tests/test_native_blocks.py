@@ -221,3 +221,183 @@ def test_range_parsed_from_a_map_equals_a_copy(tmp_path: Path) -> None:
     assert np.array_equal(mapped.values, copy.values, equal_nan=True)
     run_path.write_bytes(data[: start + 10])
     assert stream._evaluate_mapped(job, start, end) is None
+
+
+def _joined(inputs: EvalInputs, depth: int = -1) -> tuple[object, ...]:
+    """block_align's and scan_block's qrels arguments."""
+    qrels = inputs.qrels
+    docs = _accel.string_buffers(qrels.doc_ids)
+    assert docs is not None
+    return (
+        np.ascontiguousarray(qrels.offsets, dtype=np.int64),
+        *docs,
+        np.ascontiguousarray(qrels.grades, dtype=np.int32),
+        depth,
+    )
+
+
+def _two_passes(data: bytes, inputs: EvalInputs, depth: int) -> list[object] | None:
+    """parse_trec + block_align: the judged queries in position order."""
+    from ragmeter.evaluation.blocks import qrels_index
+
+    native = _accel.native
+    keys = qrels_index(inputs.qrels).keys
+    parsed = native.parse_trec(data, 0, False)
+    if parsed is None:
+        return None
+    qo, qd, qcode, doc_off, doc_data, scores, _tag, wide = parsed
+    out = native.block_align(
+        qcode,
+        qo,
+        qd,
+        scores,
+        doc_off,
+        doc_data,
+        wide,
+        keys,
+        keys.dtype.itemsize,
+        *_joined(inputs, depth),
+    )
+    return [bytes(qo), bytes(qd), *out]
+
+
+def _scan(data: bytes, inputs: EvalInputs, depth: int) -> list[object] | None:
+    """scan_block, its judged queries put in position order as block_align gives them."""
+    from ragmeter.evaluation.blocks import qrels_index
+
+    index = qrels_index(inputs.qrels)
+    keys = index.keys
+    got = _accel.native.scan_block(
+        data, keys, keys.dtype.itemsize, index.slots(), *_joined(inputs, depth)
+    )
+    if got is None:
+        return None
+    qo, qd, qpos_b, offs_b, rows_b, grades_b, label_b, loffs_b, lrows_b, lgr_b, dupes = got
+    qpos = np.frombuffer(qpos_b, dtype=np.int64)
+    offs, loffs = np.frombuffer(offs_b, dtype=np.int64), np.frombuffer(loffs_b, dtype=np.int64)
+    rows, grades = np.frombuffer(rows_b, dtype=np.int32), np.frombuffer(grades_b, dtype=np.int32)
+    labels = np.frombuffer(label_b, dtype=np.int64)
+    lrows, lgr = np.frombuffer(lrows_b, dtype=np.int64), np.frombuffer(lgr_b, dtype=np.int32)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("r", "g", "l", "lr", "lg")}
+    new_offs, new_loffs, w, total = [0], [0], 0, 0
+    for k in np.argsort(qpos[qpos >= 0], kind="stable"):
+        a, b, la, lb = offs[k], offs[k + 1], loffs[k], loffs[k + 1]
+        parts["r"].append(rows[a:b])
+        parts["g"].append(grades[a:b])
+        parts["l"].append(np.where(labels[a:b] < 0, -1, labels[a:b] - la + total))
+        parts["lr"].append(lrows[la:lb])
+        parts["lg"].append(lgr[la:lb])
+        w, total = w + (b - a), total + (lb - la)
+        new_offs.append(w)
+        new_loffs.append(total)
+
+    def cat(key: str, dtype: type) -> bytes:
+        return np.concatenate(parts[key] or [np.empty(0)]).astype(dtype).tobytes()
+
+    return [
+        bytes(qo),
+        bytes(qd),
+        bytes(qpos_b),
+        np.array(new_offs, dtype=np.int64).tobytes(),
+        cat("r", np.int32),
+        cat("g", np.int32),
+        cat("l", np.int64),
+        np.array(new_loffs, dtype=np.int64).tobytes(),
+        cat("lr", np.int64),
+        cat("lg", np.int32),
+        dupes,
+    ]
+
+
+def _as_bytes(out: list[object] | None) -> list[object] | None:
+    return None if out is None else [x if isinstance(x, int) else bytes(x) for x in out]
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10**6),
+    depth=st.sampled_from([-1, 0, 1, 3, 7]),
+    comments=st.booleans(),
+    shuffled=st.booleans(),
+)
+def test_scan_equals_parse_and_align(
+    tmp_path: Path, seed: int, depth: int, comments: bool, shuffled: bool
+) -> None:
+    """scan_block gives parse_trec + block_align's arrays (its judged queries in the block's
+    order); a block whose queries' lines are not together is declined (None)."""
+    run_path, qrels_path = random_trec_files(seed, tmp_path, comments=comments, ragged_end=True)
+    lines = run_path.read_bytes().splitlines(keepends=True)
+    if shuffled:
+        np.random.default_rng(seed).shuffle(lines)
+        if lines and not lines[-1].endswith(b"\n"):
+            lines[-1] += b"\n"
+    data = b"".join(lines)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    two, one = _as_bytes(_two_passes(data, inputs, depth)), _as_bytes(_scan(data, inputs, depth))
+    first_lines: list[bytes] = []
+    for line in data.splitlines():
+        if line.strip() and not line.startswith(b"#"):
+            q = line.split()[0]
+            if not first_lines or first_lines[-1] != q:
+                first_lines.append(q)
+    together = len(first_lines) == len(set(first_lines))
+    if two is None or not together:
+        assert one is None
+    else:
+        assert one == two
+
+
+def test_scan_orders_long_queries_and_long_ids(tmp_path: Path) -> None:
+    """A query of 3,000 lines in reverse order (the merge sort), doc and query ids longer than
+    8 bytes (hashed and compared a word at a time), ids that differ only past 8 bytes, scores
+    in every form the parsers read (exponents, signs: parse_float's general reading)."""
+    rng = np.random.default_rng(7)
+    qids = ["topic-000000001", "topic-000000002", "t"]
+    run: list[str] = []
+    for q in qids:
+        n = 3000 if q == qids[0] else 40
+        for r in range(n):
+            doc = f"document-{rng.integers(0, 5000):06d}"
+            score = rng.choice(["1e-3", "-2.5", "+3", "7", f"{rng.random():.3f}", "0.5"])
+            run.append(f"{q} Q0 {doc} {r} {score} t\n")
+    run_sorted = run[:3000][::-1] + run[3000:]
+    qrels = [f"{q} 0 document-{d:06d} {d % 4}\n" for q in qids[:2] for d in range(0, 5000, 7)]
+    (tmp_path / "q.txt").write_text("".join(qrels))
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    for depth in (-1, 100):
+        data = "".join(run_sorted).encode()
+        one = _as_bytes(_scan(data, inputs, depth))
+        assert one is not None
+        assert one == _as_bytes(_two_passes(data, inputs, depth))
+    _compare("".join(run_sorted).encode(), inputs, ["map", "ndcg@10", "P@5", "num_ret"])
+
+
+def test_scan_declines_a_query_seen_before(tmp_path: Path) -> None:
+    """A judged or unjudged query whose lines come back after another query's: the scan
+    declines, and the block's values come from the two-pass path (which groups them)."""
+    (tmp_path / "q.txt").write_text("a 0 d1 1\nb 0 d2 1\n")
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    judged_back = b"a Q0 d1 1 1.0 t\nb Q0 d2 1 1.0 t\na Q0 d3 2 3.0 t\n"
+    unjudged_back = b"z Q0 d1 1 1.0 t\nb Q0 d2 1 1.0 t\nz Q0 d3 2 3.0 t\n"
+    for data in (judged_back, unjudged_back):
+        assert _scan(data, inputs, -1) is None
+        assert _two_passes(data, inputs, -1) is not None
+        _compare(data, inputs, ["map", "P@2", "num_ret"])
+    together = b"a Q0 d1 1 1.0 t\na Q0 d3 2 3.0 t\nz Q0 d1 1 1.0 t\nb Q0 d2 1 1.0 t\n"
+    assert _as_bytes(_scan(together, inputs, -1)) == _as_bytes(_two_passes(together, inputs, -1))
+
+
+def test_key_slots_find_every_key(tmp_path: Path) -> None:
+    """The hash table of the qrels' query ids finds each id at its position, by its whole
+    bytes (a prefix or an extension of an id is not it)."""
+    ids = sorted({f"q{i}" for i in range(0, 3000, 3)} | {"q", "x" * 12})
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 d1 1\n" for q in ids))
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    asked = [*ids, "q1", "q30000", "x" * 11, "x" * 13]
+    data = "".join(f"{q} Q0 d1 1 1.0 t\n" for q in asked).encode()
+    one = _scan(data, inputs, -1)
+    assert one is not None
+    qpos = np.frombuffer(one[2], dtype=np.int64).tolist()  # type: ignore[arg-type]
+    assert qpos == [*range(len(ids)), -1, -1, -1, -1]

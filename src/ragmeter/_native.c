@@ -185,26 +185,29 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The common form of a score, d+ or d+.d* or .d+ of at most 15 digits, in one loop: the value
+   parse_float's general reading gives it (mant exact, divided once by a power of ten). 0, or
+   -1 for any other form. Inline, for the parsers' loops. */
+static inline int plain_decimal(const char *p, size_t n, double *out) {
+    if (n > 16) return -1;
+    uint64_t m = 0;
+    size_t j = 0, dot = n;
+    for (; j < n; j++) {
+        const unsigned d = (unsigned)(unsigned char)p[j] - '0';
+        if (d <= 9) m = m * 10 + d;
+        else if (p[j] == '.' && dot == n) dot = j;
+        else break;
+    }
+    const size_t nd = n - (dot < n);
+    if (j != n || nd < 1 || nd > 15) return -1;
+    const size_t fr = dot < n ? n - dot - 1 : 0;
+    *out = fr ? (double)m / POW10[fr] : (double)m;
+    return 0;
+}
+
 /* Strict decimal float: [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)?. Returns 0 on success. */
 static int parse_float(const char *p, size_t n, double *out) {
-    /* the common form, d+ or d+.d* or .d+ of at most 15 digits, in one loop: the value the
-       general reading below gives it (mant exact, divided once by a power of ten) */
-    if (n <= 16) {
-        uint64_t m = 0;
-        size_t j = 0, dot = n;
-        for (; j < n; j++) {
-            const unsigned d = (unsigned)(unsigned char)p[j] - '0';
-            if (d <= 9) m = m * 10 + d;
-            else if (p[j] == '.' && dot == n) dot = j;
-            else break;
-        }
-        const size_t nd = n - (dot < n);
-        if (j == n && nd >= 1 && nd <= 15) {
-            const size_t fr = dot < n ? n - dot - 1 : 0;
-            *out = fr ? (double)m / POW10[fr] : (double)m;
-            return 0;
-        }
-    }
+    if (plain_decimal(p, n, out) == 0) return 0;
     size_t i = 0;
     int neg = 0;
     if (n == 0 || n > 64) return -1;
@@ -337,6 +340,91 @@ static inline void line_masks(const char *p, uint64_t *nl, uint64_t *blank, uint
     *nonfield = f;
 }
 #endif
+
+/*
+ * A reader of the lines of a TREC text, one line's fields at a time: the fast path of the
+ * parsers, kept in one place. With SSE2, a line within the next 64 bytes has its fields from
+ * bit masks of those bytes (line_masks), without a chain of byte loads from one field to the
+ * next; the masks are shifted past the lines taken from them, so that bit 0 is s[i] and lines
+ * shorter than 64 bytes take 2 or more from one computation (bits past the 64 bytes shift in
+ * as zeros: no newline there, so a line taken from them ends within the bytes they were
+ * computed from). Otherwise, and for the last bytes, byte by byte.
+ */
+typedef struct {
+    const char *s;
+    size_t len, i; /* the text, and where the next line begins */
+#if RAGMETER_SSE2
+    uint64_t nl, blank, nonfield;
+#endif
+} line_reader;
+
+enum { LINE_END = -1, LINE_DECLINED = -2, LINE_SKIP = 0, LINE_FIELDS = 1 };
+
+/*
+ * The next line: LINE_FIELDS with its nf fields in fp/fn, LINE_SKIP for a blank or comment
+ * line ('#' first), LINE_END past the last line, LINE_DECLINED for a line the fast path does
+ * not read as the Python reader does (a byte of class 3, or not exactly nf fields: the Python
+ * path says what is wrong, or warns).
+ */
+static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int nf) {
+    const char *s = r->s;
+    const size_t len = r->len;
+    size_t i = r->i;
+    if (i >= len) return LINE_END;
+    int k = 0;
+#if RAGMETER_SSE2
+    if (!r->nl && i + 64 <= len) line_masks(s + i, &r->nl, &r->blank, &r->nonfield);
+    if (r->nl) {
+        const int e = __builtin_ctzll(r->nl);
+        const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
+        const uint64_t field = ~r->nonfield & below;
+        if (r->nonfield & ~r->blank & below) return LINE_DECLINED; /* CLS 3 */
+        uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+        const char *line = s + i;
+        r->i = i + (size_t)e + 1;
+        if (e == 63) r->nl = r->blank = r->nonfield = 0; /* a shift by 64 is undefined */
+        else { r->nl >>= e + 1; r->blank >>= e + 1; r->nonfield >>= e + 1; }
+        if (!st || line[__builtin_ctzll(st)] == '#') return LINE_SKIP; /* blank, comment */
+        /* the fields from the lowest bits (no popcount: not an instruction of every x86-64,
+           a library call without -mpopcnt) */
+        for (; k < nf; k++) {
+            if (!st) return LINE_DECLINED; /* too few fields */
+            const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+            st &= st - 1;
+            en &= en - 1;
+            fp[k] = line + a;
+            fn[k] = (size_t)(b - a);
+        }
+        return st ? LINE_DECLINED : LINE_FIELDS; /* extra fields: the Python path warns */
+    }
+#endif
+    for (;;) {
+        while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
+        if (i >= len) break;
+        unsigned char c = CLS[(unsigned char)s[i]];
+        if (c == 2) break;
+        if (c == 3) return LINE_DECLINED;
+        size_t a = i;
+        i = field_end(s, i, len);
+        if (i < len && CLS[(unsigned char)s[i]] == 3) return LINE_DECLINED;
+        if (k == 0 && s[a] == '#') { /* comment line */
+            while (i < len && s[i] != '\n') {
+                if (CLS[(unsigned char)s[i]] == 3) return LINE_DECLINED;
+                i++;
+            }
+            k = -1;
+            break;
+        }
+        if (k >= nf) return LINE_DECLINED; /* extra fields: the Python path warns */
+        fp[k] = s + a;
+        fn[k] = i - a;
+        k++;
+    }
+    if (i < len) i++; /* newline */
+    r->i = i;
+    if (k <= 0) return LINE_SKIP;
+    return k == nf ? LINE_FIELDS : LINE_DECLINED;
+}
 
 /*
  * Query ids seen so far: their bytes in qdata (offsets int64 in qoffs), and an open-addressing
@@ -2226,12 +2314,526 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- one-pass block scan */
+
+/* a line of the query being read: its score, doc id (in the text), line index and doc hash */
+typedef struct {
+    double score;
+    const char *doc;
+    uint32_t doc_len;
+    int32_t line;
+    uint64_t hash;
+} scan_item;
+
+/* the run's order: score descending, doc id descending (byte order), line ascending */
+static inline int item_before(const scan_item *a, const scan_item *b) {
+    if (a->score != b->score) return a->score > b->score;
+    int k = cmp_bytes(a->doc, a->doc_len, b->doc, b->doc_len);
+    if (k) return k > 0;
+    return a->line < b->line;
+}
+
+static void merge_items(scan_item *v, scan_item *tmp, size_t n) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            scan_item x = v[i];
+            size_t j = i;
+            while (j > 0 && item_before(&x, &v[j - 1])) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    merge_items(v, tmp, h);
+    merge_items(v + h, tmp, n - h);
+    if (!item_before(&v[h], &v[h - 1])) return;
+    memcpy(tmp, v, h * sizeof(scan_item));
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) v[k++] = item_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h) v[k++] = tmp[i++];
+}
+
+/* A query's lines in the run's order. Runs are mostly written in that order already, save
+   tied scores: an insertion sort costs a comparison a line and a move per line out of place;
+   one that finds too many out of place merge-sorts (the order is total: the same result). */
+static void sort_items(scan_item *v, scan_item *tmp, size_t n) {
+    size_t moves = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!item_before(&v[i], &v[i - 1])) continue;
+        scan_item x = v[i];
+        size_t j = i;
+        do { v[j] = v[j - 1]; j--; moves++; } while (j > 0 && item_before(&x, &v[j - 1]));
+        v[j] = x;
+        if (moves > 4 * n + 64) { merge_items(v, tmp, n); return; }
+    }
+}
+
+/* Whether key k (NUL-padded to width) is the id (p, n). */
+static inline int key_is(const char *k, Py_ssize_t width, const char *p, size_t n) {
+    return n <= (size_t)width && memcmp(k, p, n) == 0 && (n == (size_t)width || k[n] == 0);
+}
+
+/* The length of a NUL-padded key. */
+static inline size_t key_length(const char *k, Py_ssize_t width) {
+    size_t n = (size_t)width;
+    while (n > 0 && k[n - 1] == 0) n--;
+    return n;
+}
+
+/*
+ * key_slots(keys, width) -> bytearray int32[cap]: an open-addressing table of the positions of
+ * the NUL-padded keys (QueryIndex's, ascending), hashed by their bytes, cap a power of two at
+ * least twice their number (-1: empty). Built once before the workers fork, it finds a block's
+ * query in one or two probes where a bisection of a million keys takes twenty, most of them
+ * cache misses: a run's queries are seldom in the keys' byte order (q9 then q10).
+ */
+static PyObject *key_slots(PyObject *self, PyObject *args) {
+    Py_buffer kb;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*n", &kb, &width)) return NULL;
+    PyObject *out = NULL;
+    if (width <= 0) {
+        PyErr_SetString(PyExc_ValueError, "key_slots: width must be positive");
+        goto done;
+    }
+    const Py_ssize_t nkeys = kb.len / width;
+    if (nkeys >= INT32_MAX / 2) {
+        PyErr_SetString(PyExc_ValueError, "key_slots: too many keys");
+        goto done;
+    }
+    size_t cap = 16;
+    while (cap < 2 * (size_t)nkeys) cap *= 2;
+    char *buf;
+    out = new_bytearray((Py_ssize_t)(cap * 4), &buf);
+    if (!out) goto done;
+    int32_t *slots = (int32_t *)buf;
+    memset(slots, 0xff, cap * 4);
+    const char *keys = kb.buf;
+    for (Py_ssize_t k = 0; k < nkeys; k++) {
+        const char *p = keys + k * width;
+        size_t slot = hash_words(p, key_length(p, width)) & (cap - 1);
+        while (slots[slot] >= 0) slot = (slot + 1) & (cap - 1);
+        slots[slot] = (int32_t)k;
+    }
+done:
+    PyBuffer_Release(&kb);
+    return out;
+}
+
+/* The position of query id (p, n) among the keys through their key_slots table, or -1. */
+static inline int64_t slot_position(const char *keys, Py_ssize_t width, const int32_t *slots,
+                                    size_t mask, const char *p, size_t n) {
+    if (n > (size_t)width) return -1;
+    size_t slot = hash_words(p, n) & mask;
+    while (slots[slot] >= 0) {
+        if (key_is(keys + (Py_ssize_t)slots[slot] * width, width, p, n)) return slots[slot];
+        slot = (slot + 1) & mask;
+    }
+    return -1;
+}
+
+/* Whether the n bytes at a and b (both in a text ending at `end`, a before b) are the same: a
+   word at a time where 8 bytes can be read past b (a query id is followed by its line). */
+static inline int same_id(const char *b, const char *a, size_t n, const char *end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n >= 8 && b + 8 <= end) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8; b += 8; n -= 8;
+    }
+    if (n && b + 8 <= end) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        const uint64_t keep = ~0ULL >> (64 - 8 * n); /* the n low-address bytes (little endian) */
+        return ((x ^ y) & keep) == 0;
+    }
+#else
+    (void)end;
+#endif
+    return same_bytes(a, b, n);
+}
+
+/* a judged query's output: its position, code, and where its items and labels were written */
+typedef struct {
+    int64_t pos, w, nw, l, nl;
+    int32_t code;
+} scan_query;
+
+typedef struct {
+    uint64_t hash;
+    int64_t row;
+} hashed_row;
+
+typedef struct {
+    /* inputs */
+    const char *keys;
+    Py_ssize_t width, nkeys;
+    const int32_t *slots;
+    size_t slot_mask;
+    const int64_t *loffs;
+    const strarr *ls;
+    const int32_t *lgrades;
+    Py_ssize_t depth;
+    /* scratch */
+    scan_item *tmp;
+    size_t tmp_cap;
+    int32_t *table;
+    size_t table_cap;
+    hashed_row *ltable; /* the query's judgments by doc: hash and row (-1: empty) */
+    size_t ltable_cap;
+    graded_row *sorted_labels;
+    int64_t *rank_of;
+    size_t sorted_cap, rank_cap;
+    /* outputs */
+    vec qpos, rows, grades, item_label, lrows, lgr, queries, unjudged;
+    int64_t w, L, dupes;
+} scan_state;
+
+static int grow_scratch(void **p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* Empty open-addressing table of at least 8n int32 slots (-1: empty); its mask. An eighth
+   full, a probe mostly finds its slot empty at once: a branch the processor predicts, where a
+   half-full table's probes are a coin toss of 15-cycle mispredictions. */
+static int clear_table(int32_t **t, size_t *cap, size_t n, size_t *mask) {
+    size_t c = 64;
+    while (c < 8 * n) c *= 2;
+    if (grow_scratch((void **)t, cap, c, sizeof(int32_t))) return -1;
+    memset(*t, 0xff, c * sizeof(int32_t));
+    *mask = c - 1;
+    return 0;
+}
+
+/* Whether item v[i] repeats a doc of the items already in the table (else it is added). */
+static inline int repeats(const scan_item *v, int32_t i, int32_t *table, size_t mask) {
+    size_t slot = v[i].hash & mask;
+    while (table[slot] >= 0) {
+        const scan_item *o = &v[table[slot]];
+        if (o->hash == v[i].hash && o->doc_len == v[i].doc_len &&
+            memcmp(o->doc, v[i].doc, v[i].doc_len) == 0)
+            return 1;
+        slot = (slot + 1) & mask;
+    }
+    table[slot] = i;
+    return 0;
+}
+
+/* The query `code` (id p, n) whose lines are v[0:n_items]: as block_align does for a query. */
+static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, scan_item *v,
+                       size_t n_items) {
+    const int64_t pos = slot_position(st->keys, st->width, st->slots, st->slot_mask, p, n);
+    if (vec_reserve(&st->qpos, 8)) return -1;
+    memcpy(st->qpos.p + st->qpos.len, &pos, 8);
+    st->qpos.len += 8;
+    size_t mask;
+    if (clear_table(&st->table, &st->table_cap, n_items, &mask)) return -1;
+    if (pos < 0) { /* not judged: only its repeated docs are counted */
+        if (vec_reserve(&st->unjudged, 4)) return -1;
+        memcpy(st->unjudged.p + st->unjudged.len, &code, 4);
+        st->unjudged.len += 4;
+        for (size_t i = 0; i < n_items; i++) st->dupes += repeats(v, (int32_t)i, st->table, mask);
+        return 0;
+    }
+    if (grow_scratch((void **)&st->tmp, &st->tmp_cap, n_items / 2 + 1, sizeof(scan_item)))
+        return -1;
+    sort_items(v, st->tmp, n_items);
+    /* the query's judgments: in grade order (align's stable lexsort), and a table by doc */
+    const int64_t la = st->loffs[pos], lb = st->loffs[pos + 1];
+    const size_t nl = (size_t)(lb - la);
+    if (grow_scratch((void **)&st->sorted_labels, &st->sorted_cap, nl + 1, sizeof(graded_row)) ||
+        grow_scratch((void **)&st->rank_of, &st->rank_cap, nl + 1, sizeof(int64_t)))
+        return -1;
+    for (size_t j = 0; j < nl; j++) {
+        graded_row x = {st->lgrades[la + (int64_t)j], la + (int64_t)j};
+        size_t k = j;
+        while (k > 0 && graded_row_cmp(&x, &st->sorted_labels[k - 1]) < 0) {
+            st->sorted_labels[k] = st->sorted_labels[k - 1];
+            k--;
+        }
+        st->sorted_labels[k] = x;
+    }
+    if (vec_reserve(&st->lrows, nl * 8) || vec_reserve(&st->lgr, nl * 4) ||
+        vec_reserve(&st->rows, n_items * 4) || vec_reserve(&st->grades, n_items * 4) ||
+        vec_reserve(&st->item_label, n_items * 8) || vec_reserve(&st->queries, sizeof(scan_query)))
+        return -1;
+    int64_t *out_lrows = (int64_t *)st->lrows.p + st->L;
+    int32_t *out_lgr = (int32_t *)st->lgr.p + st->L;
+    for (size_t j = 0; j < nl; j++) {
+        out_lrows[j] = st->sorted_labels[j].row;
+        out_lgr[j] = st->sorted_labels[j].grade;
+        st->rank_of[st->sorted_labels[j].row - la] = st->L + (int64_t)j;
+    }
+    size_t lmask = 63; /* an eighth full at most, as clear_table's */
+    while (lmask + 1 < 8 * nl) lmask = 2 * lmask + 1;
+    if (grow_scratch((void **)&st->ltable, &st->ltable_cap, lmask + 1, sizeof(hashed_row)))
+        return -1;
+    for (size_t j = 0; j <= lmask; j++) st->ltable[j].row = -1;
+    /* bit (hash >> 58) of each judged doc: most items' bit is not set, no table probe */
+    uint64_t judged_bits = 0;
+    for (int64_t r = la; r < lb; r++) {
+        const char *d;
+        size_t dn;
+        str_at(st->ls, r, &d, &dn);
+        const uint64_t h = hash_words(d, dn);
+        judged_bits |= 1ULL << (h >> 58);
+        size_t slot = h & lmask;
+        while (st->ltable[slot].row >= 0) slot = (slot + 1) & lmask;
+        st->ltable[slot].hash = h;
+        st->ltable[slot].row = r;
+    }
+    int32_t *out_rows = (int32_t *)st->rows.p + st->w;
+    int32_t *out_grades = (int32_t *)st->grades.p + st->w;
+    int64_t *out_label = (int64_t *)st->item_label.p + st->w;
+    int64_t kept = 0;
+    for (size_t i = 0; i < n_items; i++) {
+        if (repeats(v, (int32_t)i, st->table, mask)) { st->dupes++; continue; }
+        if (st->depth >= 0 && kept >= st->depth) continue; /* beyond depth: repeats counted */
+        int64_t hit = -1;
+        /* the first row of the doc's (linear probing finds the earliest inserted first) */
+        if (judged_bits >> (v[i].hash >> 58) & 1) {
+            for (size_t slot = v[i].hash & lmask; st->ltable[slot].row >= 0;
+                 slot = (slot + 1) & lmask) {
+                if (st->ltable[slot].hash != v[i].hash) continue;
+                const char *d;
+                size_t dn;
+                str_at(st->ls, st->ltable[slot].row, &d, &dn);
+                if (dn == v[i].doc_len && memcmp(d, v[i].doc, dn) == 0) {
+                    hit = st->ltable[slot].row;
+                    break;
+                }
+            }
+        }
+        out_rows[kept] = v[i].line;
+        out_grades[kept] = hit >= 0 ? st->lgrades[hit] : INT32_MIN;
+        out_label[kept] = hit >= 0 ? st->rank_of[hit - la] : -1;
+        kept++;
+    }
+    scan_query q = {pos, st->w, kept, st->L, (int64_t)nl, code};
+    memcpy(st->queries.p + st->queries.len, &q, sizeof(q));
+    st->queries.len += sizeof(q);
+    st->w += kept;
+    st->L += (int64_t)nl;
+    st->rows.len = st->grades.len = (size_t)st->w * 4;
+    st->item_label.len = (size_t)st->w * 8;
+    st->lrows.len = (size_t)st->L * 8;
+    st->lgr.len = (size_t)st->L * 4;
+    return 0;
+}
+
+static int int64_cmp(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether two of the m judged queries have one position (one id), which block_align would
+   have grouped: 1, 0, or -1 out of memory. */
+static int judged_repeat(const scan_query *qs, size_t m) {
+    int ascending = 1;
+    for (size_t k = 1; k < m && ascending; k++) ascending = qs[k].pos > qs[k - 1].pos;
+    if (ascending) return 0;
+    int64_t *pos = malloc(m * sizeof(int64_t));
+    if (!pos) return -1;
+    for (size_t k = 0; k < m; k++) pos[k] = qs[k].pos;
+    qsort(pos, m, sizeof(int64_t), int64_cmp);
+    int found = 0;
+    for (size_t k = 1; k < m && !found; k++) found = pos[k] == pos[k - 1];
+    free(pos);
+    return found;
+}
+
+/* Whether two of the unjudged queries have one id (then the block declines: block_align
+   groups a query's lines wherever they are). */
+static int unjudged_repeat(const vec *unjudged, const vec *qoffs, const vec *qdata) {
+    const size_t k = unjudged->len / 4;
+    if (k < 2) return 0;
+    const int32_t *codes = (const int32_t *)unjudged->p;
+    size_t cap = 16;
+    while (cap < 2 * k) cap *= 2;
+    int32_t *slots = malloc(cap * sizeof(int32_t));
+    if (!slots) return -1;
+    memset(slots, 0xff, cap * sizeof(int32_t));
+    int found = 0;
+    for (size_t j = 0; j < k && !found; j++) {
+        const char *p;
+        size_t n;
+        qid_at(qoffs, qdata, codes[j], &p, &n);
+        size_t slot = hash_bytes(p, n) & (cap - 1);
+        while (slots[slot] >= 0) {
+            const char *o;
+            size_t on;
+            qid_at(qoffs, qdata, slots[slot], &o, &on);
+            if (on == n && memcmp(o, p, n) == 0) { found = 1; break; }
+            slot = (slot + 1) & (cap - 1);
+        }
+        slots[slot] = codes[j];
+    }
+    free(slots);
+    return found;
+}
+
+/*
+ * scan_block(data, keys, width, qrels offsets int64[NQ+1], qrels docs (off, data, wide, base),
+ *     qrels grades int32[rows], depth (-1: none))
+ * -> None | (qid_offsets int64[nq+1], qid_data, then block_align's result)
+ * A block of a TREC run text parsed, ordered and joined to the qrels in one pass: what
+ * parse_trec and block_align give together, bit for bit, without a copy of the doc ids (the
+ * lines are read where they are) nor a table of the query ids. It reads each query's lines as
+ * they come and orders, dedupes, cuts and joins them when the next query begins: it declines
+ * (None) a block whose query's lines are not all together (the two-pass path groups them),
+ * and whatever parse_trec declines.
+ */
+static PyObject *scan_block(PyObject *self, PyObject *args) {
+    Py_buffer data, kb, sb, lob, lgb;
+    PyObject *keys_obj, *slots_obj, *loffs_obj, *l_off, *l_data, *lgrades_obj;
+    int l_wide;
+    Py_ssize_t width, l_base, depth;
+    if (!PyArg_ParseTuple(args, "y*OnOOOOinOn", &data, &keys_obj, &width, &slots_obj,
+                          &loffs_obj, &l_off, &l_data, &l_wide, &l_base, &lgrades_obj, &depth))
+        return NULL;
+    int have = 0, declined = 0;
+    strargs ls;
+    memset(&ls, 0, sizeof(ls));
+    scan_state st;
+    memset(&st, 0, sizeof(st));
+    vec items = {0}, qoffs = {0}, qdata = {0};
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(keys_obj, &kb, PyBUF_SIMPLE)) goto done;
+    have = 1;
+    if (PyObject_GetBuffer(loffs_obj, &lob, PyBUF_SIMPLE)) goto done;
+    have = 2;
+    if (PyObject_GetBuffer(lgrades_obj, &lgb, PyBUF_SIMPLE)) goto done;
+    have = 3;
+    if (PyObject_GetBuffer(slots_obj, &sb, PyBUF_SIMPLE)) goto done;
+    have = 4;
+    if (get_strarr(l_off, l_data, l_wide, l_base, &ls)) goto done;
+    st.keys = kb.buf;
+    st.width = width;
+    st.nkeys = width > 0 ? kb.len / width : 0;
+    st.slots = sb.buf;
+    st.slot_mask = (size_t)(sb.len / 4) - 1;
+    st.loffs = lob.buf;
+    st.ls = &ls.s;
+    st.lgrades = lgb.buf;
+    st.depth = depth;
+    if (width <= 0 || lob.len / 8 != st.nkeys + 1 || sb.len < 64 || (sb.len / 4 & (sb.len / 4 - 1)) ||
+        (st.nkeys && lgb.len / 4 < st.loffs[st.nkeys])) {
+        PyErr_SetString(PyExc_ValueError, "scan_block: length mismatch");
+        goto done;
+    }
+    if (vec_reserve(&qoffs, 8)) goto nomem;
+    { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
+    line_reader r = {.s = data.buf, .len = (size_t)data.len, .i = 0};
+    const char *end = (const char *)data.buf + data.len;
+    const char *q = NULL; /* the current query's id, and its lines in `items` */
+    size_t qn = 0, n_items = 0;
+    int32_t nq = 0, line = 0;
+    for (;;) {
+        const char *fp[6];
+        size_t fn[6];
+        const int got = next_fields(&r, fp, fn, 6);
+        if (got == LINE_SKIP) continue;
+        if (got == LINE_DECLINED) { declined = 1; goto done; }
+        if (got == LINE_END || !(q && fn[0] == qn && same_id(fp[0], q, qn, end))) {
+            if (q && scan_finish(&st, nq - 1, q, qn, (scan_item *)items.p, n_items)) goto nomem;
+            if (got == LINE_END) break;
+            if (nq >= INT32_MAX - 1) { declined = 1; goto done; }
+            q = fp[0];
+            qn = fn[0];
+            n_items = 0;
+            if (vec_reserve(&qdata, qn) || vec_reserve(&qoffs, 8)) goto nomem;
+            memcpy(qdata.p + qdata.len, q, qn);
+            qdata.len += qn;
+            { int64_t o = (int64_t)qdata.len; memcpy(qoffs.p + qoffs.len, &o, 8); qoffs.len += 8; }
+            nq++;
+        }
+        if (line == INT32_MAX || fn[2] > UINT32_MAX) { declined = 1; goto done; }
+        if (vec_reserve(&items, sizeof(scan_item))) goto nomem;
+        scan_item *it = (scan_item *)items.p + n_items;
+        if (plain_decimal(fp[4], fn[4], &it->score) && parse_float(fp[4], fn[4], &it->score)) {
+            declined = 1;
+            goto done;
+        }
+        it->doc = fp[2];
+        it->doc_len = (uint32_t)fn[2];
+        it->line = line++;
+        it->hash = hash_words(fp[2], fn[2]);
+        n_items++;
+        items.len += sizeof(scan_item);
+    }
+    if (line == 0) { declined = 1; goto done; } /* no line: parse_trec declines it too */
+    /* each judged query once (in the order of the block) */
+    scan_query *qs = (scan_query *)st.queries.p;
+    const size_t m = st.queries.len / sizeof(scan_query);
+    {
+        const int rep = judged_repeat(qs, m), rep2 = unjudged_repeat(&st.unjudged, &qoffs, &qdata);
+        if (rep < 0 || rep2 < 0) goto nomem;
+        if (rep || rep2) { declined = 1; goto done; }
+    }
+    {
+        char *obuf, *lobuf;
+        PyObject *offs_obj = new_bytearray((Py_ssize_t)(m + 1) * 8, &obuf);
+        PyObject *loffs_out = new_bytearray((Py_ssize_t)(m + 1) * 8, &lobuf);
+        if (!offs_obj || !loffs_out) { Py_XDECREF(offs_obj); Py_XDECREF(loffs_out); goto done; }
+        int64_t *offs = (int64_t *)obuf, *label_offs = (int64_t *)lobuf;
+        int64_t w = 0, L = 0;
+        for (size_t k = 0; k < m; k++) {
+            offs[k] = w;
+            label_offs[k] = L;
+            w += qs[k].nw;
+            L += qs[k].nl;
+        }
+        offs[m] = w;
+        label_offs[m] = L;
+        PyObject *a = vec_to_bytearray(&qoffs), *b = vec_to_bytearray(&qdata),
+                 *c = vec_to_bytearray(&st.qpos), *d = vec_to_bytearray(&st.rows),
+                 *e = vec_to_bytearray(&st.grades), *f = vec_to_bytearray(&st.item_label),
+                 *g = vec_to_bytearray(&st.lrows), *h = vec_to_bytearray(&st.lgr);
+        if (a && b && c && d && e && f && g && h)
+            result = Py_BuildValue("(NNNNNNNNNNL)", a, b, c, offs_obj, d, e, f, loffs_out, g, h,
+                                   (long long)st.dupes);
+        else {
+            Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c); Py_XDECREF(d); Py_XDECREF(e);
+            Py_XDECREF(f); Py_XDECREF(g); Py_XDECREF(h); Py_DECREF(offs_obj);
+            Py_DECREF(loffs_out);
+        }
+    }
+    goto done;
+nomem:
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+done:
+    if (declined && !PyErr_Occurred()) { result = Py_None; Py_INCREF(result); }
+    PyBuffer_Release(&data);
+    if (have >= 1) PyBuffer_Release(&kb);
+    if (have >= 2) PyBuffer_Release(&lob);
+    if (have >= 3) PyBuffer_Release(&lgb);
+    if (have >= 4) PyBuffer_Release(&sb);
+    release_strarr(&ls);
+    free(items.p); free(qoffs.p); free(qdata.p);
+    free(st.tmp); free(st.table); free(st.ltable); free(st.sorted_labels); free(st.rank_of);
+    free(st.qpos.p); free(st.rows.p); free(st.grades.p); free(st.item_label.p);
+    free(st.lrows.p); free(st.lgr.p); free(st.queries.p); free(st.unjudged.p);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"parse_trec", parse_trec, METH_VARARGS, "Parse a TREC run (kind 0) or qrels (kind 1)."},
     {"encode", encode, METH_VARARGS, "Dictionary-encode an Arrow string array's buffers."},
     {"order", order, METH_VARARGS, "Group rows by query rank and order them within a query."},
     {"join", join, METH_VARARGS, "Grade of every aligned run item by (query, doc)."},
     {"block_align", block_align, METH_VARARGS, "A parsed run block ordered and joined to qrels."},
+    {"key_slots", key_slots, METH_VARARGS, "Hash table of the positions of fixed-width keys."},
+    {"scan_block", scan_block, METH_VARARGS, "A run block parsed, ordered and joined in one pass."},
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},

@@ -118,6 +118,7 @@ class QueryIndex:
     def __init__(self, query_ids: npt.NDArray[np.object_]) -> None:
         self.query_ids = query_ids
         self._keys = _fixed_width(query_ids)
+        self._slots: bytearray | None = None
         self._dict: dict[str, int] | None = None
         if self._keys is None:
             self._dict = {q: i for i, q in enumerate(query_ids.tolist())}
@@ -152,6 +153,14 @@ class QueryIndex:
         """The ids as one NUL-padded fixed-width byte array (ascending), or ``None`` when
         they are held in a dict."""
         return self._keys
+
+    def slots(self) -> bytearray | None:
+        """The accelerator's hash table of :attr:`keys` (``_native.key_slots``), built on
+        first use, or ``None`` without keys or accelerator."""
+        native = _accel.native
+        if self._slots is None and self._keys is not None and native is not None:
+            self._slots = native.key_slots(self._keys, self._keys.dtype.itemsize)
+        return self._slots
 
     def get(self, query_id: str, default: int = -1) -> int:
         """The position of ``query_id``, or ``default``."""
@@ -199,11 +208,12 @@ def qrels_index(qrels: Qrels) -> QueryIndex:
 
 
 def index_before_fork(qrels: Qrels) -> None:
-    """Build the query index of ``qrels`` in this process before workers are forked, so that
-    they inherit it, and give the heap's free pages back first and after (what reading the
-    qrels and building the index freed would otherwise stay resident in every worker)."""
+    """Build the query index of ``qrels`` (with its hash table, where the accelerator is
+    loaded) in this process before workers are forked, so that they inherit it, and give the
+    heap's free pages back first and after (what reading the qrels and building the index
+    freed would otherwise stay resident in every worker)."""
     _accel.release_free_heap()
-    qrels_index(qrels)
+    qrels_index(qrels).slots()
     _accel.release_free_heap()
 
 

@@ -55,39 +55,53 @@ def evaluate_block_bytes(
     if native is None or not supports(inputs, measures):
         return None
     qrels = inputs.qrels
-    keys = qrels_index(qrels).keys
+    index = qrels_index(qrels)
+    keys, slots = index.keys, index.slots()
     qrels_docs = _accel.string_buffers(qrels.doc_ids)
-    if keys is None or qrels_docs is None or not len(keys):
+    if keys is None or slots is None or qrels_docs is None or not len(keys):
         return None
-    parsed = native.parse_trec(data, 0, False)
-    if parsed is None:  # declined: the general path reads it (and warns or says what is wrong)
-        return None
-    qid_offsets, qid_data, qcode, doc_offsets, doc_data, scores, _tag, wide = parsed
     depth = -1 if inputs.depth is None else int(inputs.depth)
-    out = native.block_align(
-        qcode,
-        qid_offsets,
-        qid_data,
-        scores,
-        doc_offsets,
-        doc_data,
-        wide,
-        keys,
-        keys.dtype.itemsize,
-        np.ascontiguousarray(qrels.offsets, dtype=np.int64),
+    offsets = np.ascontiguousarray(qrels.offsets, dtype=np.int64)
+    joined = (
+        offsets,
         *qrels_docs,
         np.ascontiguousarray(qrels.grades, dtype=np.int32),
         depth,
     )
-    del parsed, qcode, doc_offsets, doc_data, scores
+    scanned = native.scan_block(data, keys, keys.dtype.itemsize, slots, *joined)
+    if scanned is not None:  # the judged queries in the block's order
+        qid_offsets, qid_data, *out = scanned
+    else:  # the lines of a query not together, or a block the scan declines
+        parsed = native.parse_trec(data, 0, False)
+        if parsed is None:  # declined: the general path reads it (and warns or says what is wrong)
+            return None
+        qid_offsets, qid_data, qcode, doc_offsets, doc_data, scores, _tag, wide = parsed
+        out = native.block_align(
+            qcode,
+            qid_offsets,
+            qid_data,
+            scores,
+            doc_offsets,
+            doc_data,
+            wide,
+            keys,
+            keys.dtype.itemsize,
+            *joined,
+        )
+        del parsed, qcode, doc_offsets, doc_data, scores
     qpos = np.frombuffer(out[0], dtype=np.int64)
     judged = qpos >= 0
     names = _query_ids(qid_offsets, qid_data)
     codes = np.flatnonzero(judged)
+    # block_align gives the judged queries by position, the scan in the block's order (it
+    # checked that each is there once): its values are put in position order afterwards,
+    # rows of a few floats a query instead of every item of every query
     by_position = np.argsort(qpos[codes], kind="stable")
-    positions = qpos[codes][by_position]
+    if scanned is None:
+        codes = codes[by_position]
+    positions = qpos[codes]
     aligned = Aligned(
-        query_ids=names[codes[by_position]],
+        query_ids=names[codes],
         offsets=np.frombuffer(out[1], dtype=np.int64),
         grades=np.frombuffer(out[3], dtype=np.int32),
         run_rows=np.frombuffer(out[2], dtype=np.int32),  # type: ignore[arg-type]
@@ -110,9 +124,12 @@ def evaluate_block_bytes(
             "each doc keeps its best-ranked occurrence",
         )
     unjudged = names[~judged]
+    values = compute(aligned, measures)
+    if scanned is not None:
+        positions, values = positions[by_position], values[by_position]
     return BlockValues(
         query_index=positions,
-        values=compute(aligned, measures),
+        values=values,
         unjudged=tuple(sorted(unjudged.tolist(), key=str.encode)),
         warnings=warnings,
         retrieved=retrieved,
