@@ -144,8 +144,10 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
 }
 
 /* A hash of (p, n) a word at a time (block_align's tables: doc ids are mostly 8 to 16
-   bytes, where hash_bytes's multiply per byte is most of the look-up). */
-static inline uint64_t hash_words(const char *p, size_t n) {
+   bytes, where hash_bytes's multiply per byte is most of the look-up). `end`: where the bytes
+   that may be read end; the last partial word is one load where 8 bytes can be read, else
+   gathered byte by byte (the same word: the same hash). */
+static inline uint64_t hash_words_in(const char *p, size_t n, const char *end) {
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
     while (n >= 8) {
         uint64_t w;
@@ -156,13 +158,22 @@ static inline uint64_t hash_words(const char *p, size_t n) {
         n -= 8;
     }
     uint64_t w = 0;
-    for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n && p + 8 <= end) {
+        memcpy(&w, p, 8);
+        w &= ~0ULL >> (64 - 8 * n); /* the n bytes at p (little endian: the low ones) */
+    } else
+#endif
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    (void)end;
     h = (h ^ w) * 0x94d049bb133111ebULL;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 32;
     return h;
 }
+
+static inline uint64_t hash_words(const char *p, size_t n) { return hash_words_in(p, n, p); }
 
 /* Whether n bytes at a and b are equal: query ids are short, where a loop costs less than
    a call to memcmp. */
@@ -203,6 +214,47 @@ static inline int plain_decimal(const char *p, size_t n, double *out) {
     const size_t fr = dot < n ? n - dot - 1 : 0;
     *out = fr ? (double)m / POW10[fr] : (double)m;
     return 0;
+}
+
+/* plain_decimal of a score of at most 8 bytes without a loop over its bytes, where 8 bytes can
+   be read at p (before `end`): the dot found and taken out, the digits checked and converted 8
+   at a time (SWAR: the multiplications of simdjson's parse_eight_digits_unrolled). Any other
+   form goes to plain_decimal: the same value either way. */
+static inline int plain_decimal_at(const char *p, size_t n, const char *end, double *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 0 || n > 8 || p + 8 > end) return plain_decimal(p, n, out);
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    const uint64_t in_n = n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1; /* the n bytes at p */
+    w &= in_n;
+    /* the first dot: the lowest zero byte of w ^ dots (exact for the lowest; a second dot
+       fails the digit check below) */
+    const uint64_t x = w ^ (0x2e * ones);
+    const uint64_t dots = (x - ones) & ~x & highs & in_n;
+    size_t nd = n, fr = 0;
+    if (dots) {
+        const size_t k = (size_t)__builtin_ctzll(dots) / 8;
+        const uint64_t below = k ? (1ULL << (8 * k)) - 1 : 0;
+        w = (w & below) | (k + 1 < 8 ? (w >> (8 * (k + 1))) << (8 * k) : 0);
+        nd = n - 1;
+        fr = n - k - 1;
+    }
+    if (nd == 0) return plain_decimal(p, n, out);
+    const uint64_t in_d = nd == 8 ? ~0ULL : (1ULL << (8 * nd)) - 1; /* the digits' bytes */
+    const uint64_t zeros = (0x30 * ones) & in_d, nibbles = (0xf0 * ones) & in_d;
+    if ((w & nibbles) != zeros || ((w + ((0x06 * ones) & in_d)) & nibbles) != zeros)
+        return plain_decimal(p, n, out); /* not all digits */
+    uint64_t d = (w - zeros) << (8 * (8 - nd)); /* leading zeros in the low bytes */
+    d = (d * 2561) >> 8;
+    d = ((d & 0x00ff00ff00ff00ffULL) * 6553601) >> 16;
+    const uint64_t m = ((d & 0x0000ffff0000ffffULL) * 42949672960001ULL) >> 32;
+    *out = fr ? (double)m / POW10[fr] : (double)m;
+    return 0;
+#else
+    (void)end;
+    return plain_decimal(p, n, out);
+#endif
 }
 
 /* Strict decimal float: [+-]? (d+ (. d*)? | . d+) ([eE] [+-]? d+)?. Returns 0 on success. */
@@ -2731,7 +2783,12 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "scan_block: length mismatch");
         goto done;
     }
-    if (vec_reserve(&qoffs, 8)) goto nomem;
+    /* the outputs at their largest (a line has 12 bytes at least: "q Q0 d 1 1 t"): address
+       space, not memory, until written; no copy as they grow */
+    const size_t most = (size_t)data.len / 12 + 16;
+    if (vec_reserve(&qoffs, 8) || vec_reserve(&st.rows, most * 4) ||
+        vec_reserve(&st.grades, most * 4) || vec_reserve(&st.item_label, most * 8))
+        goto nomem;
     { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
     line_reader r = {.s = data.buf, .len = (size_t)data.len, .i = 0};
     const char *end = (const char *)data.buf + data.len;
@@ -2760,14 +2817,15 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         if (line == INT32_MAX || fn[2] > UINT32_MAX) { declined = 1; goto done; }
         if (vec_reserve(&items, sizeof(scan_item))) goto nomem;
         scan_item *it = (scan_item *)items.p + n_items;
-        if (plain_decimal(fp[4], fn[4], &it->score) && parse_float(fp[4], fn[4], &it->score)) {
+        if (plain_decimal_at(fp[4], fn[4], end, &it->score) &&
+            parse_float(fp[4], fn[4], &it->score)) {
             declined = 1;
             goto done;
         }
         it->doc = fp[2];
         it->doc_len = (uint32_t)fn[2];
         it->line = line++;
-        it->hash = hash_words(fp[2], fn[2]);
+        it->hash = hash_words_in(fp[2], fn[2], end);
         n_items++;
         items.len += sizeof(scan_item);
     }
