@@ -605,87 +605,22 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
     { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
 
-    size_t i = 0;
-#if RAGMETER_SSE2
-    /* the masks of the 64 bytes from where they were computed, shifted past the lines taken
-       from them so that bit 0 is s[i]: lines shorter than 64 bytes take 2 or more from one
-       computation. Bits past the 64 bytes shift in as zeros: no newline there, so a line
-       taken from them ends within the bytes they were computed from. */
-    uint64_t w_nl = 0, w_blank = 0, w_nonfield = 0;
-#endif
-    while (i < len) {
-        if (mapped && i - released >= ((size_t)64 << 20)) {
+    line_reader r = {.s = s, .len = len, .i = 0};
+    for (;;) {
+        if (mapped && r.i - released >= ((size_t)64 << 20)) {
             /* keep the current query id's bytes: prev_q may point into this stretch */
-            size_t keep = prev_q ? (size_t)(prev_q - s) : i;
+            size_t keep = prev_q ? (size_t)(prev_q - s) : r.i;
             if (keep > released) {
                 release_pages(s, released, keep);
                 released = keep;
             }
         }
-        const char *fp[7];
-        size_t fn[7];
-        int k = 0;
-#if RAGMETER_SSE2
-        /* a line within the next 64 bytes: its fields from bit masks of the 64 bytes, without
-           a chain of byte loads from one field to the next */
-        if (!w_nl && i + 64 <= len) line_masks(s + i, &w_nl, &w_blank, &w_nonfield);
-        if (w_nl) {
-            const uint64_t nl = w_nl, blank = w_blank, nonfield = w_nonfield;
-            {
-                const int e = __builtin_ctzll(nl);
-                const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
-                const uint64_t field = ~nonfield & below;
-                if (nonfield & ~blank & below) goto fallback; /* CLS 3: declined */
-                uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
-                const char *line = s + i;
-                i += (size_t)e + 1;
-                if (e == 63) w_nl = w_blank = w_nonfield = 0; /* a shift by 64 is undefined */
-                else { w_nl >>= e + 1; w_blank >>= e + 1; w_nonfield >>= e + 1; }
-                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
-                /* the fields from the lowest bits (no popcount: not an instruction of every
-                   x86-64, a library call without -mpopcnt) */
-                for (; k < nf; k++) {
-                    if (!st) goto fallback; /* too few fields */
-                    const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
-                    st &= st - 1;
-                    en &= en - 1;
-                    fp[k] = line + a;
-                    fn[k] = (size_t)(b - a);
-                }
-                if (st) goto fallback; /* extra fields: the Python path warns */
-                goto fields;
-            }
-        }
-#endif
-        /* one line */
-        for (;;) {
-            while (i < len && CLS[(unsigned char)s[i]] == 1) i++;
-            if (i >= len) break;
-            unsigned char c = CLS[(unsigned char)s[i]];
-            if (c == 2) break;
-            if (c == 3) goto fallback;
-            size_t a = i;
-            i = field_end(s, i, len);
-            if (i < len && CLS[(unsigned char)s[i]] == 3) goto fallback;
-            if (k == 0 && s[a] == '#') { /* comment line */
-                while (i < len && s[i] != '\n') {
-                    if (CLS[(unsigned char)s[i]] == 3) goto fallback;
-                    i++;
-                }
-                k = -1;
-                break;
-            }
-            if (k >= nf) goto fallback; /* extra fields: Python path warns */
-            fp[k] = s + a;
-            fn[k] = i - a;
-            k++;
-        }
-        if (i < len) i++; /* newline */
-        if (k <= 0) continue; /* blank or comment */
-        if (k != nf) goto fallback;
-#if RAGMETER_SSE2
-    fields:
-#endif
+        const char *fp[6];
+        size_t fn[6];
+        const int got = next_fields(&r, fp, fn, nf);
+        if (got == LINE_END) break;
+        if (got == LINE_SKIP) continue; /* blank or comment */
+        if (got == LINE_DECLINED) goto fallback;
         /* query code: consecutive rows usually share it */
         if (!(prev_q && fn[0] == prev_qn && same_bytes(fp[0], prev_q, prev_qn))) {
             size_t slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
@@ -721,7 +656,9 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         else { int32_t o = (int32_t)docs.len; memcpy(offs.p + offs.len, &o, 4); offs.len += 4; }
         if (kind == 0) {
             double v;
-            if (parse_float(fp[val_field], fn[val_field], &v)) goto fallback;
+            if (plain_decimal_at(fp[val_field], fn[val_field], s + len, &v) &&
+                parse_float(fp[val_field], fn[val_field], &v))
+                goto fallback;
             memcpy(vals.p + vals.len, &v, 8);
             last_tag = fp[5];
             last_tag_n = fn[5];
