@@ -395,22 +395,56 @@ static inline void line_masks(const char *p, uint64_t *nl, uint64_t *blank, uint
 
 /*
  * A reader of the lines of a TREC text, one line's fields at a time: the fast path of the
- * parsers, kept in one place. With SSE2, a line within the next 64 bytes has its fields from
- * bit masks of those bytes (line_masks), without a chain of byte loads from one field to the
- * next; the masks are shifted past the lines taken from them, so that bit 0 is s[i] and lines
- * shorter than 64 bytes take 2 or more from one computation (bits past the 64 bytes shift in
- * as zeros: no newline there, so a line taken from them ends within the bytes they were
- * computed from). Otherwise, and for the last bytes, byte by byte.
+ * parsers, kept in one place. With SSE2, a line within the 64 bytes from where it begins has
+ * its fields from bit masks of those bytes (line_masks), without a chain of byte loads from one
+ * field to the next. The masks are computed once per 64 bytes of the text, for the chunks
+ * [base, base + 64) and [base + 64, base + 128) that the 64 bytes from a line's start span,
+ * and shifted together to that start (a run line of about 40 bytes used to take the masks of
+ * the 64 bytes from its own start: most bytes classified twice). Otherwise, and for the last
+ * bytes, byte by byte.
  */
 typedef struct {
     const char *s;
     size_t len, i; /* the text, and where the next line begins */
 #if RAGMETER_SSE2
-    uint64_t nl, blank, nonfield;
+    size_t base; /* the masks' chunks begin here (a multiple of 64), when `have` */
+    int have;
+    uint64_t nl[2], blank[2], nonfield[2];
 #endif
 } line_reader;
 
 enum { LINE_END = -1, LINE_DECLINED = -2, LINE_SKIP = 0, LINE_FIELDS = 1 };
+
+#if RAGMETER_SSE2
+/* The masks of the 64 bytes from i (bit 0: s[i]): 1, or 0 where fewer than 64 bytes are left. */
+static inline int window_masks(line_reader *r, size_t i, uint64_t *nl, uint64_t *blank,
+                               uint64_t *nonfield) {
+    const size_t base = i & ~(size_t)63;
+    if (base + 128 > r->len) { /* the last chunks: the 64 bytes at i, if there are 64 */
+        if (i + 64 > r->len) return 0;
+        line_masks(r->s + i, nl, blank, nonfield);
+        return 1;
+    }
+    if (!r->have || base != r->base) {
+        if (r->have && base == r->base + 64) { /* the next chunk: the high one becomes low */
+            r->nl[0] = r->nl[1];
+            r->blank[0] = r->blank[1];
+            r->nonfield[0] = r->nonfield[1];
+        } else {
+            line_masks(r->s + base, &r->nl[0], &r->blank[0], &r->nonfield[0]);
+        }
+        line_masks(r->s + base + 64, &r->nl[1], &r->blank[1], &r->nonfield[1]);
+        r->base = base;
+        r->have = 1;
+    }
+    const unsigned o = (unsigned)(i - base);
+    /* (hi << 1) << (63 - o): hi << (64 - o), and 0 for o == 0 (a shift by 64 is undefined) */
+    *nl = (r->nl[0] >> o) | ((r->nl[1] << 1) << (63 - o));
+    *blank = (r->blank[0] >> o) | ((r->blank[1] << 1) << (63 - o));
+    *nonfield = (r->nonfield[0] >> o) | ((r->nonfield[1] << 1) << (63 - o));
+    return 1;
+}
+#endif
 
 /*
  * The next line: LINE_FIELDS with its nf fields in fp/fn, LINE_SKIP for a blank or comment
@@ -425,17 +459,15 @@ static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int n
     if (i >= len) return LINE_END;
     int k = 0;
 #if RAGMETER_SSE2
-    if (!r->nl && i + 64 <= len) line_masks(s + i, &r->nl, &r->blank, &r->nonfield);
-    if (r->nl) {
-        const int e = __builtin_ctzll(r->nl);
+    uint64_t nl, blank, nonfield;
+    if (window_masks(r, i, &nl, &blank, &nonfield) && nl) {
+        const int e = __builtin_ctzll(nl);
         const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
-        const uint64_t field = ~r->nonfield & below;
-        if (r->nonfield & ~r->blank & below) return LINE_DECLINED; /* CLS 3 */
+        const uint64_t field = ~nonfield & below;
+        if (nonfield & ~blank & below) return LINE_DECLINED; /* CLS 3 */
         uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
         const char *line = s + i;
         r->i = i + (size_t)e + 1;
-        if (e == 63) r->nl = r->blank = r->nonfield = 0; /* a shift by 64 is undefined */
-        else { r->nl >>= e + 1; r->blank >>= e + 1; r->nonfield >>= e + 1; }
         if (!st || line[__builtin_ctzll(st)] == '#') return LINE_SKIP; /* blank, comment */
         /* the fields from the lowest bits (no popcount: not an instruction of every x86-64,
            a library call without -mpopcnt) */
