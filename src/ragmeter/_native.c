@@ -447,12 +447,14 @@ static inline int window_masks(line_reader *r, size_t i, uint64_t *nl, uint64_t 
 #endif
 
 /*
- * The next line: LINE_FIELDS with its nf fields in fp/fn, LINE_SKIP for a blank or comment
+ * The next line: LINE_FIELDS with its nf fields in fp/fn (those of the bits of `want`: the
+ * others are counted, not located), LINE_SKIP for a blank or comment
  * line ('#' first), LINE_END past the last line, LINE_DECLINED for a line the fast path does
  * not read as the Python reader does (a byte of class 3, or not exactly nf fields: the Python
  * path says what is wrong, or warns).
  */
-static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int nf) {
+static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int nf,
+                              unsigned want) {
     const char *s = r->s;
     const size_t len = r->len;
     size_t i = r->i;
@@ -473,11 +475,13 @@ static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int n
            a library call without -mpopcnt) */
         for (; k < nf; k++) {
             if (!st) return LINE_DECLINED; /* too few fields */
-            const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+            if (want >> k & 1) {
+                const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                fp[k] = line + a;
+                fn[k] = (size_t)(b - a);
+            }
             st &= st - 1;
             en &= en - 1;
-            fp[k] = line + a;
-            fn[k] = (size_t)(b - a);
         }
         return st ? LINE_DECLINED : LINE_FIELDS; /* extra fields: the Python path warns */
     }
@@ -649,7 +653,8 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         }
         const char *fp[6];
         size_t fn[6];
-        const int got = next_fields(&r, fp, fn, nf);
+        /* the run's tag (its last line's, for the run's name) and the qrels' grade are read */
+        const int got = next_fields(&r, fp, fn, nf, kind == 0 ? 0x35u : 0x0du);
         if (got == LINE_END) break;
         if (got == LINE_SKIP) continue; /* blank or comment */
         if (got == LINE_DECLINED) goto fallback;
@@ -2767,7 +2772,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
     for (;;) {
         const char *fp[6];
         size_t fn[6];
-        const int got = next_fields(&r, fp, fn, 6);
+        const int got = next_fields(&r, fp, fn, 6, 0x15u); /* query, doc, score */
         if (got == LINE_SKIP) continue;
         if (got == LINE_DECLINED) { declined = 1; goto done; }
         if (got == LINE_END || !(q && fn[0] == qn && same_id(fp[0], q, qn, end))) {
