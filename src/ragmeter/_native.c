@@ -2604,7 +2604,7 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
     while (lmask + 1 < 8 * nl) lmask = 2 * lmask + 1;
     if (grow_scratch((void **)&st->ltable, &st->ltable_cap, lmask + 1, sizeof(hashed_row)))
         return -1;
-    for (size_t j = 0; j <= lmask; j++) st->ltable[j].row = -1;
+    memset(st->ltable, 0xff, (lmask + 1) * sizeof(hashed_row)); /* rows -1: empty */
     /* bit (hash >> 58) of each judged doc: most items' bit is not set, no table probe */
     uint64_t judged_bits = 0;
     for (int64_t r = la; r < lb; r++) {
@@ -2758,7 +2758,9 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         goto done;
     }
     /* the outputs at their largest (a line has 12 bytes at least: "q Q0 d 1 1 t"): address
-       space, not memory, until written; no copy as they grow */
+       space, not memory, until written; no copy as they grow. Below 2 GiB, line indices fit
+       int32 and doc lengths uint32 (blocks are tens of MB: a larger one is declined). */
+    if ((size_t)data.len >= ((size_t)1 << 31)) { declined = 1; goto done; }
     const size_t most = (size_t)data.len / 12 + 16;
     if (vec_reserve(&qoffs, 8) || vec_reserve(&st.rows, most * 4) ||
         vec_reserve(&st.grades, most * 4) || vec_reserve(&st.item_label, most * 8))
@@ -2788,7 +2790,6 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
             { int64_t o = (int64_t)qdata.len; memcpy(qoffs.p + qoffs.len, &o, 8); qoffs.len += 8; }
             nq++;
         }
-        if (line == INT32_MAX || fn[2] > UINT32_MAX) { declined = 1; goto done; }
         if (vec_reserve(&items, sizeof(scan_item))) goto nomem;
         scan_item *it = (scan_item *)items.p + n_items;
         if (plain_decimal_at(fp[4], fn[4], end, &it->score) &&
