@@ -371,24 +371,26 @@ static inline size_t field_end(const char *s, size_t i, size_t len) {
 
 
 #if RAGMETER_SSE2
-/* Bit j of each mask says what byte p[j] is (j < 64): a newline; a blank (space, \t, \v,
-   \f); not a field byte (CLS other than 0: blanks, newline, control and non-ASCII bytes). */
-static inline void line_masks(const char *p, uint64_t *nl, uint64_t *blank, uint64_t *nonfield) {
+/* Bit j of each mask says what byte p[j] is (j < 64): a newline; a byte of class 3 (control
+   and non-ASCII bytes but blanks and newline: the parsers decline a text holding one); not a
+   field byte (CLS other than 0: blanks, newline, class 3). */
+static inline void line_masks(const char *p, uint64_t *nl, uint64_t *bad, uint64_t *nonfield) {
     const __m128i low = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
     const __m128i newline = _mm_set1_epi8('\n'), space = _mm_set1_epi8(' ');
-    const __m128i tab = _mm_set1_epi8('\t'), vt = _mm_set1_epi8('\v'), ff = _mm_set1_epi8('\f');
+    /* \t \n \v \f (9 to 12) moved to -128 to -125: below -124 as signed bytes */
+    const __m128i to_low = _mm_set1_epi8((char)(0x80 - '\t')), ws_end = _mm_set1_epi8(-124);
     uint64_t n = 0, b = 0, f = 0;
     for (int c = 0; c < 4; c++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * c));
-        __m128i bl = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, vt), _mm_cmpeq_epi8(v, ff)));
+        __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(v, space),
+                                  _mm_cmplt_epi8(_mm_add_epi8(v, to_low), ws_end));
         __m128i nf = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_cmpeq_epi8(v, del));
         n |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * c);
-        b |= (uint64_t)(unsigned)_mm_movemask_epi8(bl) << (16 * c);
+        b |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_andnot_si128(ws, nf)) << (16 * c);
         f |= (uint64_t)(unsigned)_mm_movemask_epi8(nf) << (16 * c);
     }
     *nl = n;
-    *blank = b;
+    *bad = b;
     *nonfield = f;
 }
 #endif
@@ -409,38 +411,40 @@ typedef struct {
 #if RAGMETER_SSE2
     size_t base; /* the masks' chunks begin here (a multiple of 64), when `have` */
     int have;
-    uint64_t nl[2], blank[2], nonfield[2];
+    uint64_t nl[2], nonfield[2];
 #endif
 } line_reader;
 
 enum { LINE_END = -1, LINE_DECLINED = -2, LINE_SKIP = 0, LINE_FIELDS = 1 };
 
 #if RAGMETER_SSE2
-/* The masks of the 64 bytes from i (bit 0: s[i]): 1, or 0 where fewer than 64 bytes are left. */
-static inline int window_masks(line_reader *r, size_t i, uint64_t *nl, uint64_t *blank,
-                               uint64_t *nonfield) {
+/* The masks of the 64 bytes from i (bit 0: s[i]): 1; 0 where fewer than 64 bytes are left;
+   -1 where a byte of class 3 is in them or in the chunk after (the text is declined either
+   way, now or at its line). */
+static inline int window_masks(line_reader *r, size_t i, uint64_t *nl, uint64_t *nonfield) {
     const size_t base = i & ~(size_t)63;
+    uint64_t bad = 0;
     if (base + 128 > r->len) { /* the last chunks: the 64 bytes at i, if there are 64 */
         if (i + 64 > r->len) return 0;
-        line_masks(r->s + i, nl, blank, nonfield);
-        return 1;
+        line_masks(r->s + i, nl, &bad, nonfield);
+        return bad ? -1 : 1;
     }
     if (!r->have || base != r->base) {
         if (r->have && base == r->base + 64) { /* the next chunk: the high one becomes low */
             r->nl[0] = r->nl[1];
-            r->blank[0] = r->blank[1];
             r->nonfield[0] = r->nonfield[1];
         } else {
-            line_masks(r->s + base, &r->nl[0], &r->blank[0], &r->nonfield[0]);
+            line_masks(r->s + base, &r->nl[0], &bad, &r->nonfield[0]);
         }
-        line_masks(r->s + base + 64, &r->nl[1], &r->blank[1], &r->nonfield[1]);
+        uint64_t bad_high;
+        line_masks(r->s + base + 64, &r->nl[1], &bad_high, &r->nonfield[1]);
+        if (bad | bad_high) return -1;
         r->base = base;
         r->have = 1;
     }
     const unsigned o = (unsigned)(i - base);
     /* (hi << 1) << (63 - o): hi << (64 - o), and 0 for o == 0 (a shift by 64 is undefined) */
     *nl = (r->nl[0] >> o) | ((r->nl[1] << 1) << (63 - o));
-    *blank = (r->blank[0] >> o) | ((r->blank[1] << 1) << (63 - o));
     *nonfield = (r->nonfield[0] >> o) | ((r->nonfield[1] << 1) << (63 - o));
     return 1;
 }
@@ -461,12 +465,13 @@ static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int n
     if (i >= len) return LINE_END;
     int k = 0;
 #if RAGMETER_SSE2
-    uint64_t nl, blank, nonfield;
-    if (window_masks(r, i, &nl, &blank, &nonfield) && nl) {
+    uint64_t nl, nonfield;
+    const int window = window_masks(r, i, &nl, &nonfield);
+    if (window < 0) return LINE_DECLINED; /* a byte of class 3 */
+    if (window && nl) {
         const int e = __builtin_ctzll(nl);
         const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
         const uint64_t field = ~nonfield & below;
-        if (nonfield & ~blank & below) return LINE_DECLINED; /* CLS 3 */
         uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
         const char *line = s + i;
         r->i = i + (size_t)e + 1;
@@ -1296,8 +1301,8 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
         /* a line within the next 64 bytes: its doc field from bit masks, as parse_trec finds
            it, rather than a byte at a time (whose branches at each field's end cost most) */
         if (i + 64 <= len) {
-            uint64_t nl, blank, nonfield;
-            line_masks(s + i, &nl, &blank, &nonfield);
+            uint64_t nl, bad, nonfield;
+            line_masks(s + i, &nl, &bad, &nonfield);
             if (nl) {
                 const int e = __builtin_ctzll(nl);
                 const uint64_t field = ~nonfield & ((1ULL << e) - 1);
