@@ -19,16 +19,18 @@ from ragmeter.core.align import NOT_JUDGED, Aligned, judged_only
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
+    Hits,
     count_within,
     cutoff_denominator,
     cutoff_per_query,
     discounted,
-    first_rank,
+    hit_sums,
+    hit_window,
+    hits,
     per_query_count,
     per_query_sum,
     running_count,
     safe_divide,
-    sum_within,
 )
 from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
@@ -92,24 +94,31 @@ def rel_level(al: Aligned, m: Measure) -> int:
     return al.rel_level if value is None else int(value)
 
 
+def _item_hits(al: Aligned, floor: int) -> Hits:
+    """The retrieved items with grade ≥ ``floor`` (≥ 0: never an unjudged or negative one)."""
+    return al._cached(("item_hits", floor), lambda: hits(al.grades, al.offsets, floor))
+
+
+def _relevant_hits(al: Aligned, m: Measure) -> tuple[Hits, int]:
+    floor = max(rel_level(al, m), 0)  # as Aligned.relevant
+    return _item_hits(al, floor), floor
+
+
+def _relevant_window(al: Aligned, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
+    """The relevant items and, per query, the range ``[lo, hi)`` of them within the cutoff
+    (one range per cutoff: P@10, nDCG@10 and RR@10 share it)."""
+    h, floor = _relevant_hits(al, m)
+    base = None if m.k is None else int(m.k)
+    lo, hi = al._cached(
+        ("relevant_window", floor, base),
+        lambda: hit_window(h, al.offsets, al.lengths, cutoff_per_query(al, m)),
+    )
+    return h, lo, hi
+
+
 def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
-    k = cutoff_per_query(al, m)
-    level = rel_level(al, m)
-    return count_within(al, ("relevant", level), al.relevant(level), k), k
-
-
-def _first_relevant(al: Aligned, level: int) -> np.ndarray:
-    return al._cached(("first_relevant", level), lambda: first_rank(al, al.relevant(level)))
-
-
-def _precision_at_relevant(al: Aligned, level: int) -> FloatArray:
-    """P@i at each relevant item i, 0 elsewhere (the terms of AP)."""
-
-    def compute() -> FloatArray:
-        rel = al.relevant(level)
-        return np.where(rel, running_count(al, rel) / al.ranks, 0.0)
-
-    return al._cached(("precision_at_relevant", level), compute)
+    _, lo, hi = _relevant_window(al, m)
+    return (hi - lo).astype(np.float64), cutoff_per_query(al, m)
 
 
 @register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
@@ -169,10 +178,10 @@ def mrr(al: Aligned, m: Measure) -> FloatArray:
 
     The mean over queries is MRR. Example: first relevant at rank 2 → 0.5.
     """
-    k = cutoff_per_query(al, m)
-    first = _first_relevant(al, rel_level(al, m))
-    if k is not None:
-        first = np.where(first <= k, first, 0)
+    h, lo, hi = _relevant_window(al, m)
+    found = hi > lo
+    first = np.zeros(al.n_queries, dtype=np.int64)
+    first[found] = h.ranks[lo[found]]
     return safe_divide(np.ones(al.n_queries), first)
 
 
@@ -185,9 +194,10 @@ def average_precision(al: Aligned, m: Measure) -> FloatArray:
     doc5} → AP = (1/2 + 2/3 + 3/5) / 3 = 0.5888889.
     """
     level = rel_level(al, m)
-    terms = _precision_at_relevant(al, level)
-    total = sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
-    return safe_divide(total, al.num_relevant(level))
+    h, lo, hi = _relevant_window(al, m)
+    # P@i at each relevant item i; the other items' terms are 0 and add nothing to the sum
+    terms = al._cached(("precision_at_hits", max(level, 0)), lambda: h.counts / h.ranks)
+    return safe_divide(hit_sums(terms, lo, hi), al.num_relevant(level))
 
 
 @register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
@@ -203,9 +213,10 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
 @honours_judged_only
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
-    level = rel_level(al, m)
-    r = al.num_relevant(level)
-    return safe_divide(count_within(al, ("relevant", level), al.relevant(level), r), r)
+    h, _ = _relevant_hits(al, m)
+    r = al.num_relevant(rel_level(al, m))
+    lo, hi = hit_window(h, al.offsets, al.lengths, r)
+    return safe_divide((hi - lo).astype(np.float64), r)
 
 
 def _linear_gain(grades: np.ndarray) -> FloatArray:
@@ -227,11 +238,6 @@ GRADED_REL_LEVEL = Param(
 )
 
 
-def _gains(grades: np.ndarray, gain_fn: GainFn, level: int | None) -> FloatArray:
-    gains = gain_fn(grades)
-    return gains if level is None else np.where(grades >= level, gains, 0.0)
-
-
 def _one_gain_rule(m: Measure) -> None:
     if m.param("rel_level") is not None:
         raise MeasureError(f"{m}: give either a gain map or rel_level, not both")
@@ -248,19 +254,24 @@ def _ideal_dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
 
 
 def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatArray:
-    """DCG of the retrieved items, or (``ideal``) of the judgments in grade order; the
-    discounted gains are computed once per evaluation (cached on ``al``)."""
+    """DCG of the retrieved items, or (``ideal``) of the judgments in grade order.
+
+    Only the items with a gain add to the sum (a gain is 0 below grade 1 and below
+    ``rel_level``): their discounted gains are computed once per evaluation (cached on ``al``).
+    """
     level = m.param("rel_level")
+    floor = max(1 if level is None else int(level), 1)
     if ideal:
-        grades, ranks = al.label_grades, al.label_ranks
-        offsets, lengths = al.label_offsets, al.label_lengths
+        grades, offsets, lengths = al.label_grades, al.label_offsets, al.label_lengths
+        h = al._cached(("label_hits", floor), lambda: hits(grades, offsets, floor))
     else:
-        grades, ranks, offsets, lengths = al.grades, al.ranks, al.offsets, al.lengths
+        grades, offsets, lengths = al.grades, al.offsets, al.lengths
+        h = _item_hits(al, floor)
     terms = al._cached(
-        ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, level),
-        lambda: discounted(_gains(grades, gain_fn, level), ranks),
+        ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, floor),
+        lambda: discounted(gain_fn(grades[h.index]), h.ranks),
     )
-    return sum_within(terms, offsets, lengths, cutoff_per_query(al, m))
+    return hit_sums(terms, *hit_window(h, offsets, lengths, cutoff_per_query(al, m)))
 
 
 @register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
