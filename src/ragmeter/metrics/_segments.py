@@ -166,6 +166,8 @@ class Hits:
     ranks: IntArray
     #: 1-based position of each hit among its segment's hits (its running count)
     counts: IntArray
+    #: whether each segment's hits are its first elements (``ranks == counts``)
+    leading: bool = False
 
 
 def hits(values: npt.NDArray[np.integer[Any]], offsets: IntArray, floor: int) -> Hits:
@@ -180,15 +182,31 @@ def hits(values: npt.NDArray[np.integer[Any]], offsets: IntArray, floor: int) ->
     return Hits(index, bounds, ranks, counts)
 
 
+def leading_hits(offsets: IntArray, counts: IntArray) -> Hits:
+    """The first ``counts[s]`` elements of each CSR segment ``s`` as :class:`Hits` (the
+    judgments of a query with grade ≥ a floor, its grades sorted descending)."""
+    bounds = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    first = np.repeat(bounds[:-1], counts)
+    ranks = np.arange(1, int(bounds[-1]) + 1, dtype=np.int64)
+    ranks -= first
+    index = ranks - 1
+    index += np.repeat(offsets[:-1].astype(np.int64), counts)
+    return Hits(index, bounds, ranks, ranks, leading=True)
+
+
 def hit_window(
     h: Hits, offsets: IntArray, lengths: IntArray, k: IntArray | None
 ) -> tuple[IntArray, IntArray]:
     """Per segment, the range ``[lo, hi)`` of ``h`` within the first ``k`` elements (all
     if ``k`` is None): ``hi - lo`` hits are ranked at or above the cutoff."""
-    if k is None:
-        return h.bounds[:-1], h.bounds[1:]
+    lo, hi = h.bounds[:-1], h.bounds[1:]
+    if k is None or bool((k >= lengths).all()):
+        return lo, hi
+    if h.leading:  # the first min(k, hits) of them
+        return lo, lo + np.minimum(k, hi - lo)
     _, ends = _segment_ends(offsets, lengths, k)
-    return h.bounds[:-1], np.searchsorted(h.index, ends)
+    return lo, np.searchsorted(h.index, ends)
 
 
 def hit_sums(terms: FloatArray, lo: IntArray, hi: IntArray) -> FloatArray:

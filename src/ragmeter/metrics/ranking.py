@@ -27,6 +27,7 @@ from ragmeter.metrics._segments import (
     hit_sums,
     hit_window,
     hits,
+    leading_hits,
     per_query_count,
     per_query_sum,
     running_count,
@@ -263,7 +264,8 @@ def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatAr
     floor = max(1 if level is None else int(level), 1)
     if ideal:
         grades, offsets, lengths = al.label_grades, al.label_offsets, al.label_lengths
-        h = al._cached(("label_hits", floor), lambda: hits(grades, offsets, floor))
+        # judgments are sorted by grade: those with a gain are the first R(floor) of each query
+        h = al._cached(("label_hits", floor), lambda: leading_hits(offsets, al.num_relevant(floor)))
     else:
         grades, offsets, lengths = al.grades, al.offsets, al.lengths
         h = _item_hits(al, floor)
