@@ -100,21 +100,25 @@ def _item_hits(al: Aligned, floor: int) -> Hits:
     return al._cached(("item_hits", floor), lambda: hits(al.grades, al.offsets, floor))
 
 
-def _relevant_hits(al: Aligned, m: Measure) -> tuple[Hits, int]:
-    floor = max(rel_level(al, m), 0)  # as Aligned.relevant
-    return _item_hits(al, floor), floor
-
-
-def _relevant_window(al: Aligned, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
-    """The relevant items and, per query, the range ``[lo, hi)`` of them within the cutoff
-    (one range per cutoff: P@10, nDCG@10 and RR@10 share it)."""
-    h, floor = _relevant_hits(al, m)
+def _item_window(al: Aligned, floor: int, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
+    """The items with grade ≥ ``floor`` and, per query, the range ``[lo, hi)`` of them within
+    the measure's cutoff (one range per cutoff: P@10, nDCG@10 and RR@10 share it)."""
+    h = _item_hits(al, floor)
     base = None if m.k is None else int(m.k)
     lo, hi = al._cached(
-        ("relevant_window", floor, base),
+        ("item_window", floor, base),
         lambda: hit_window(h, al.offsets, al.lengths, cutoff_per_query(al, m)),
     )
     return h, lo, hi
+
+
+def _relevant_hits(al: Aligned, m: Measure) -> Hits:
+    return _item_hits(al, max(rel_level(al, m), 0))  # the floor of Aligned.relevant
+
+
+def _relevant_window(al: Aligned, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
+    """The relevant items and their range within the cutoff (see :func:`_item_window`)."""
+    return _item_window(al, max(rel_level(al, m), 0), m)
 
 
 def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
@@ -214,7 +218,7 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
 @honours_judged_only
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
-    h, _ = _relevant_hits(al, m)
+    h = _relevant_hits(al, m)
     r = al.num_relevant(rel_level(al, m))
     lo, hi = hit_window(h, al.offsets, al.lengths, r)
     return safe_divide((hi - lo).astype(np.float64), r)
@@ -263,17 +267,20 @@ def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatAr
     level = m.param("rel_level")
     floor = max(1 if level is None else int(level), 1)
     if ideal:
-        grades, offsets, lengths = al.label_grades, al.label_offsets, al.label_lengths
+        grades = al.label_grades
         # judgments are sorted by grade: those with a gain are the first R(floor) of each query
-        h = al._cached(("label_hits", floor), lambda: leading_hits(offsets, al.num_relevant(floor)))
+        h = al._cached(
+            ("label_hits", floor), lambda: leading_hits(al.label_offsets, al.num_relevant(floor))
+        )
+        lo, hi = hit_window(h, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
     else:
-        grades, offsets, lengths = al.grades, al.offsets, al.lengths
-        h = _item_hits(al, floor)
+        grades = al.grades
+        h, lo, hi = _item_window(al, floor, m)
     terms = al._cached(
         ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, floor),
         lambda: discounted(gain_fn(grades[h.index]), h.ranks),
     )
-    return hit_sums(terms, *hit_window(h, offsets, lengths, cutoff_per_query(al, m)))
+    return hit_sums(terms, lo, hi)
 
 
 @register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
