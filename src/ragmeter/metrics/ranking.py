@@ -28,9 +28,6 @@ from ragmeter.metrics._segments import (
     hit_window,
     hits,
     leading_hits,
-    per_query_count,
-    per_query_sum,
-    running_count,
     safe_divide,
 )
 from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
@@ -121,6 +118,11 @@ def _relevant_window(al: Aligned, m: Measure) -> tuple[Hits, np.ndarray, np.ndar
     return _item_window(al, max(rel_level(al, m), 0), m)
 
 
+def _precision_at_hits(al: Aligned, h: Hits, level: int) -> FloatArray:
+    """P@i at each relevant item i (the terms of AP): its running count / its rank."""
+    return al._cached(("precision_at_hits", max(level, 0)), lambda: h.counts / h.ranks)
+
+
 def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
     _, lo, hi = _relevant_window(al, m)
     return (hi - lo).astype(np.float64), cutoff_per_query(al, m)
@@ -200,8 +202,8 @@ def average_precision(al: Aligned, m: Measure) -> FloatArray:
     """
     level = rel_level(al, m)
     h, lo, hi = _relevant_window(al, m)
-    # P@i at each relevant item i; the other items' terms are 0 and add nothing to the sum
-    terms = al._cached(("precision_at_hits", max(level, 0)), lambda: h.counts / h.ranks)
+    # the other items' terms are 0 and add nothing to the sum
+    terms = _precision_at_hits(al, h, level)
     return safe_divide(hit_sums(terms, lo, hi), al.num_relevant(level))
 
 
@@ -351,7 +353,7 @@ def num_rel(al: Aligned, m: Measure) -> FloatArray:
 @register("num_rel_ret", params=(REL_LEVEL,), aggregate="sum")
 def num_rel_ret(al: Aligned, m: Measure) -> FloatArray:
     """Number of relevant items retrieved."""
-    return per_query_count(al, al.relevant(rel_level(al, m)))
+    return np.diff(_relevant_hits(al, m).bounds).astype(np.float64)
 
 
 @register("bpref", params=(REL_LEVEL,))
@@ -363,20 +365,17 @@ def bpref(al: Aligned, m: Measure) -> FloatArray:
     ignored (Buckley & Voorhees 2004, as trec_eval 10.0). R = 0 → 0.
     """
     level = rel_level(al, m)
-    rel = al.relevant(level)
-    nonrel = (al.grades >= 0) & (al.grades < level)
+    rel, judged = _relevant_hits(al, m), _item_hits(al, 0)
     r = al.num_relevant(level)
-    n_nonrel = np.bincount(
-        al.query_of_label,
-        weights=(al.label_grades >= 0) & (al.label_grades < level),
-        minlength=al.n_queries,
-    )
-    nonrel_above = running_count(al, nonrel)  # rel items are not counted in nonrel
-    q = al.query_of_item
-    cap = np.minimum(n_nonrel, r)[q]
+    n_nonrel = al.num_relevant(0) - r  # judgments with a grade in [0, rel_level)
+    # the relevant items are judged ones: the judged items at or above a relevant one that
+    # are not relevant are the judged non-relevant ones above it
+    nonrel_above = judged.counts[np.searchsorted(judged.index, rel.index)] - rel.counts
+    q = np.repeat(np.arange(al.n_queries), np.diff(rel.bounds))
+    cap = np.minimum(n_nonrel, r).astype(np.float64)[q]
     penalty = np.divide(np.minimum(nonrel_above, r[q]), cap, out=np.zeros(len(q)), where=cap > 0)
-    terms = np.where(rel, 1.0 - penalty, 0.0)
-    return safe_divide(per_query_sum(al, terms), r)
+    # the other items' terms are 0 and add nothing to the sum
+    return safe_divide(hit_sums(1.0 - penalty, rel.bounds[:-1], rel.bounds[1:]), r)
 
 
 @register(
@@ -426,15 +425,18 @@ def interpolated_precision(al: Aligned, m: Measure, c: np.ndarray) -> FloatArray
     """Per query, max_{j ≥ i_c} P@j, where i_c is the rank of the c-th relevant item (rank 1
     when c = 0), and 0 when fewer than c relevant items were retrieved."""
     level = rel_level(al, m)
-    rel = al.relevant(level)
-    idx = np.flatnonzero(rel)
-    count = running_count(al, rel)[idx]
-    q = al.query_of_item[idx]
+    h = _relevant_hits(al, m)
+    lo, hi = h.bounds[:-1], h.bounds[1:]
     # Precision peaks only at relevant ranks, so the max over ranks ≥ the c-th relevant item
-    # is the max over relevant items whose running count is ≥ c (c = 0: all of them).
-    keep = count >= c[q]
+    # is the max over the relevant items from the c-th on (c = 0: all of them).
+    start = lo + np.maximum(c - 1, 0)
+    some = start < hi
     out = np.zeros(al.n_queries, dtype=np.float64)
-    np.maximum.at(out, q[keep], count[keep] / al.ranks[idx][keep])
+    if some.any():
+        # maxima of the ranges [start, hi): the odd entries of a reduceat over both bounds
+        values = np.append(_precision_at_hits(al, h, level), 0.0)
+        bounds = np.column_stack([start[some], hi[some]]).reshape(-1)
+        out[some] = np.maximum.reduceat(values, bounds)[::2]
     return out
 
 
