@@ -15,12 +15,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ragmeter.core import sums
-from ragmeter.core.align import NOT_JUDGED, Aligned, judged_only
+from ragmeter.core.align import Aligned, judged_only
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
     Hits,
-    count_within,
     cutoff_denominator,
     cutoff_per_query,
     discounted,
@@ -333,9 +332,10 @@ def judged(al: Aligned, m: Measure) -> FloatArray:
 
     Makes label holes visible: unjudged items silently count as non-relevant elsewhere.
     """
-    k = cutoff_per_query(al, m)
-    has_label = (al.grades != NOT_JUDGED) & (al.grades >= 0)
-    return safe_divide(count_within(al, "judged", has_label, k), cutoff_denominator(al, k))
+    _, lo, hi = _item_window(al, 0, m)  # grade ≥ 0: judged (NOT_JUDGED is below 0)
+    return safe_divide(
+        (hi - lo).astype(np.float64), cutoff_denominator(al, cutoff_per_query(al, m))
+    )
 
 
 @register("num_ret", aggregate="sum")
