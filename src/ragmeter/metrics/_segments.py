@@ -2,7 +2,9 @@
 
 All helpers work on the flat arrays of an :class:`~ragmeter.core.align.Aligned` view: per-item
 masks are reduced per query with ``np.bincount`` (no Python loop over queries), and cutoffs
-are applied by comparing ranks with a per-query cutoff array.
+are applied by comparing ranks with a per-query cutoff array. Measures that read only the
+relevant items (P, recall, RR, AP, nDCG, bpref…) take them as :class:`Hits`, found in one pass,
+and then cost O(relevant items + queries) per cutoff.
 
 Every floating-point sum adds in rank order, one term after the other, as trec_eval does (see
 :mod:`ragmeter.core.sums`): ``np.bincount`` with weights accumulates in item order, and
