@@ -140,14 +140,15 @@ class Aligned:
     def num_relevant(self, rel_level: int) -> IntArray:
         """R per query: judgments with grade ≥ ``rel_level`` (a negative grade never is)."""
         floor = max(rel_level, 0)
-        return self._cached(
-            ("num_relevant", floor),
-            lambda: np.bincount(
-                self.query_of_label,
-                weights=self.label_grades >= floor,
-                minlength=self.n_queries,
-            ).astype(np.int64),
-        )
+
+        def count() -> IntArray:
+            # a prefix count read at the segment bounds: no per-judgment query index
+            prefix = np.zeros(len(self.label_grades) + 1, dtype=np.int64)
+            np.cumsum(self.label_grades >= floor, out=prefix[1:])
+            out: IntArray = prefix[self.label_offsets[1:]] - prefix[self.label_offsets[:-1]]
+            return out
+
+        return self._cached(("num_relevant", floor), count)
 
     def _cached(self, key: object, compute: Callable[[], _T]) -> _T:
         if key not in self._cache:

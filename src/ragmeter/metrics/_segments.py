@@ -2,7 +2,9 @@
 
 All helpers work on the flat arrays of an :class:`~ragmeter.core.align.Aligned` view: per-item
 masks are reduced per query with ``np.bincount`` (no Python loop over queries), and cutoffs
-are applied by comparing ranks with a per-query cutoff array.
+are applied by comparing ranks with a per-query cutoff array. Measures that read only the
+relevant items (P, recall, RR, AP, nDCG, bpref…) take them as :class:`Hits`, found in one pass,
+and then cost O(relevant items + queries) per cutoff.
 
 Every floating-point sum adds in rank order, one term after the other, as trec_eval does (see
 :mod:`ragmeter.core.sums`): ``np.bincount`` with weights accumulates in item order, and
@@ -11,6 +13,7 @@ Every floating-point sum adds in rank order, one term after the other, as trec_e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -145,6 +148,78 @@ def count_within(al: Aligned, key: object, mask: BoolArray, k: IntArray | None) 
     starts, ends = _segment_ends(al.offsets, al.lengths, k)
     counts: FloatArray = (prefix[ends] - prefix[starts]).astype(np.float64)
     return counts
+
+
+@dataclass(frozen=True)
+class Hits:
+    """The elements of CSR segments with a value ≥ a floor, compressed (e.g. the relevant
+    items of each query).
+
+    Relevant items are a few in a hundred: a measure that reads only them (a count, the first
+    one, a sum of terms that are 0 elsewhere) costs one pass over the values to find them and
+    then O(hits + segments), without a per-item array of ranks, counts or zero terms.
+    """
+
+    #: flat position of each hit, ascending
+    index: IntArray
+    #: CSR offsets of each segment's hits in ``index`` (segments + 1 entries)
+    bounds: IntArray
+    #: 1-based rank of each hit within its segment
+    ranks: IntArray
+    #: 1-based position of each hit among its segment's hits (its running count)
+    counts: IntArray
+    #: whether each segment's hits are its first elements (``ranks == counts``)
+    leading: bool = False
+
+
+def hits(values: npt.NDArray[np.integer[Any]], offsets: IntArray, floor: int) -> Hits:
+    """The elements ``values[i] >= floor`` of the CSR segments ``offsets``."""
+    index = np.flatnonzero(values >= floor)
+    bounds = np.searchsorted(index, offsets)
+    per_segment = np.diff(bounds)
+    first = np.repeat(offsets[:-1].astype(np.int64), per_segment)
+    ranks = index - first + 1
+    counts = np.arange(1, len(index) + 1, dtype=np.int64)
+    counts -= np.repeat(bounds[:-1], per_segment)
+    return Hits(index, bounds, ranks, counts)
+
+
+def leading_hits(offsets: IntArray, counts: IntArray) -> Hits:
+    """The first ``counts[s]`` elements of each CSR segment ``s`` as :class:`Hits` (the
+    judgments of a query with grade ≥ a floor, its grades sorted descending)."""
+    bounds = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    first = np.repeat(bounds[:-1], counts)
+    ranks = np.arange(1, int(bounds[-1]) + 1, dtype=np.int64)
+    ranks -= first
+    index = ranks - 1
+    index += np.repeat(offsets[:-1].astype(np.int64), counts)
+    return Hits(index, bounds, ranks, ranks, leading=True)
+
+
+def hit_window(
+    h: Hits, offsets: IntArray, lengths: IntArray, k: IntArray | None
+) -> tuple[IntArray, IntArray]:
+    """Per segment, the range ``[lo, hi)`` of ``h`` within the first ``k`` elements (all
+    if ``k`` is None): ``hi - lo`` hits are ranked at or above the cutoff."""
+    lo, hi = h.bounds[:-1], h.bounds[1:]
+    if k is None or bool((k >= lengths).all()):
+        return lo, hi
+    if h.leading:  # the first min(k, hits) of them
+        return lo, lo + np.minimum(k, hi - lo)
+    _, ends = _segment_ends(offsets, lengths, k)
+    return lo, np.searchsorted(h.index, ends)
+
+
+def hit_sums(terms: FloatArray, lo: IntArray, hi: IntArray) -> FloatArray:
+    """Per segment, ``terms[lo] + … + terms[hi - 1]`` added in rank order.
+
+    The same bits as :func:`sum_within` over the uncompressed terms when the terms of the
+    elements that are not hits are 0.0: adding 0.0 to a sum leaves it unchanged.
+    """
+    if len(terms) == 0:
+        return np.zeros(len(lo), dtype=np.float64)
+    return segment_sums(terms, lo, hi)
 
 
 def sum_within(

@@ -15,20 +15,19 @@ from collections.abc import Callable
 import numpy as np
 
 from ragmeter.core import sums
-from ragmeter.core.align import NOT_JUDGED, Aligned, judged_only
+from ragmeter.core.align import Aligned, judged_only
 from ragmeter.errors import MeasureError
 from ragmeter.measures import FloatArray, Measure, Param, parses, register
 from ragmeter.metrics._segments import (
-    count_within,
+    Hits,
     cutoff_denominator,
     cutoff_per_query,
     discounted,
-    first_rank,
-    per_query_count,
-    per_query_sum,
-    running_count,
+    hit_sums,
+    hit_window,
+    hits,
+    leading_hits,
     safe_divide,
-    sum_within,
 )
 from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
@@ -92,24 +91,40 @@ def rel_level(al: Aligned, m: Measure) -> int:
     return al.rel_level if value is None else int(value)
 
 
+def _item_hits(al: Aligned, floor: int) -> Hits:
+    """The retrieved items with grade ≥ ``floor`` (≥ 0: never an unjudged or negative one)."""
+    return al._cached(("item_hits", floor), lambda: hits(al.grades, al.offsets, floor))
+
+
+def _item_window(al: Aligned, floor: int, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
+    """The items with grade ≥ ``floor`` and, per query, the range ``[lo, hi)`` of them within
+    the measure's cutoff (one range per cutoff: P@10, nDCG@10 and RR@10 share it)."""
+    h = _item_hits(al, floor)
+    base = None if m.k is None else int(m.k)
+    lo, hi = al._cached(
+        ("item_window", floor, base),
+        lambda: hit_window(h, al.offsets, al.lengths, cutoff_per_query(al, m)),
+    )
+    return h, lo, hi
+
+
+def _relevant_hits(al: Aligned, m: Measure) -> Hits:
+    return _item_hits(al, max(rel_level(al, m), 0))  # the floor of Aligned.relevant
+
+
+def _relevant_window(al: Aligned, m: Measure) -> tuple[Hits, np.ndarray, np.ndarray]:
+    """The relevant items and their range within the cutoff (see :func:`_item_window`)."""
+    return _item_window(al, max(rel_level(al, m), 0), m)
+
+
+def _precision_at_hits(al: Aligned, h: Hits, level: int) -> FloatArray:
+    """P@i at each relevant item i (the terms of AP): its running count / its rank."""
+    return al._cached(("precision_at_hits", max(level, 0)), lambda: h.counts / h.ranks)
+
+
 def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray | None]:
-    k = cutoff_per_query(al, m)
-    level = rel_level(al, m)
-    return count_within(al, ("relevant", level), al.relevant(level), k), k
-
-
-def _first_relevant(al: Aligned, level: int) -> np.ndarray:
-    return al._cached(("first_relevant", level), lambda: first_rank(al, al.relevant(level)))
-
-
-def _precision_at_relevant(al: Aligned, level: int) -> FloatArray:
-    """P@i at each relevant item i, 0 elsewhere (the terms of AP)."""
-
-    def compute() -> FloatArray:
-        rel = al.relevant(level)
-        return np.where(rel, running_count(al, rel) / al.ranks, 0.0)
-
-    return al._cached(("precision_at_relevant", level), compute)
+    _, lo, hi = _relevant_window(al, m)
+    return (hi - lo).astype(np.float64), cutoff_per_query(al, m)
 
 
 @register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
@@ -169,10 +184,10 @@ def mrr(al: Aligned, m: Measure) -> FloatArray:
 
     The mean over queries is MRR. Example: first relevant at rank 2 → 0.5.
     """
-    k = cutoff_per_query(al, m)
-    first = _first_relevant(al, rel_level(al, m))
-    if k is not None:
-        first = np.where(first <= k, first, 0)
+    h, lo, hi = _relevant_window(al, m)
+    found = hi > lo
+    first = np.zeros(al.n_queries, dtype=np.int64)
+    first[found] = h.ranks[lo[found]]
     return safe_divide(np.ones(al.n_queries), first)
 
 
@@ -185,9 +200,10 @@ def average_precision(al: Aligned, m: Measure) -> FloatArray:
     doc5} → AP = (1/2 + 2/3 + 3/5) / 3 = 0.5888889.
     """
     level = rel_level(al, m)
-    terms = _precision_at_relevant(al, level)
-    total = sum_within(terms, al.offsets, al.lengths, cutoff_per_query(al, m))
-    return safe_divide(total, al.num_relevant(level))
+    h, lo, hi = _relevant_window(al, m)
+    # the other items' terms are 0 and add nothing to the sum
+    terms = _precision_at_hits(al, h, level)
+    return safe_divide(hit_sums(terms, lo, hi), al.num_relevant(level))
 
 
 @register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
@@ -203,9 +219,10 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
 @honours_judged_only
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
-    level = rel_level(al, m)
-    r = al.num_relevant(level)
-    return safe_divide(count_within(al, ("relevant", level), al.relevant(level), r), r)
+    h = _relevant_hits(al, m)
+    r = al.num_relevant(rel_level(al, m))
+    lo, hi = hit_window(h, al.offsets, al.lengths, r)
+    return safe_divide((hi - lo).astype(np.float64), r)
 
 
 def _linear_gain(grades: np.ndarray) -> FloatArray:
@@ -227,11 +244,6 @@ GRADED_REL_LEVEL = Param(
 )
 
 
-def _gains(grades: np.ndarray, gain_fn: GainFn, level: int | None) -> FloatArray:
-    gains = gain_fn(grades)
-    return gains if level is None else np.where(grades >= level, gains, 0.0)
-
-
 def _one_gain_rule(m: Measure) -> None:
     if m.param("rel_level") is not None:
         raise MeasureError(f"{m}: give either a gain map or rel_level, not both")
@@ -248,19 +260,28 @@ def _ideal_dcg(al: Aligned, m: Measure, gain_fn: GainFn) -> FloatArray:
 
 
 def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatArray:
-    """DCG of the retrieved items, or (``ideal``) of the judgments in grade order; the
-    discounted gains are computed once per evaluation (cached on ``al``)."""
+    """DCG of the retrieved items, or (``ideal``) of the judgments in grade order.
+
+    Only the items with a gain add to the sum (a gain is 0 below grade 1 and below
+    ``rel_level``): their discounted gains are computed once per evaluation (cached on ``al``).
+    """
     level = m.param("rel_level")
+    floor = max(1 if level is None else int(level), 1)
     if ideal:
-        grades, ranks = al.label_grades, al.label_ranks
-        offsets, lengths = al.label_offsets, al.label_lengths
+        grades = al.label_grades
+        # judgments are sorted by grade: those with a gain are the first R(floor) of each query
+        h = al._cached(
+            ("label_hits", floor), lambda: leading_hits(al.label_offsets, al.num_relevant(floor))
+        )
+        lo, hi = hit_window(h, al.label_offsets, al.label_lengths, cutoff_per_query(al, m))
     else:
-        grades, ranks, offsets, lengths = al.grades, al.ranks, al.offsets, al.lengths
+        grades = al.grades
+        h, lo, hi = _item_window(al, floor, m)
     terms = al._cached(
-        ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, level),
-        lambda: discounted(_gains(grades, gain_fn, level), ranks),
+        ("ideal_dcg_terms" if ideal else "dcg_terms", gain_fn.__name__, floor),
+        lambda: discounted(gain_fn(grades[h.index]), h.ranks),
     )
-    return sum_within(terms, offsets, lengths, cutoff_per_query(al, m))
+    return hit_sums(terms, lo, hi)
 
 
 @register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
@@ -311,9 +332,10 @@ def judged(al: Aligned, m: Measure) -> FloatArray:
 
     Makes label holes visible: unjudged items silently count as non-relevant elsewhere.
     """
-    k = cutoff_per_query(al, m)
-    has_label = (al.grades != NOT_JUDGED) & (al.grades >= 0)
-    return safe_divide(count_within(al, "judged", has_label, k), cutoff_denominator(al, k))
+    _, lo, hi = _item_window(al, 0, m)  # grade ≥ 0: judged (NOT_JUDGED is below 0)
+    return safe_divide(
+        (hi - lo).astype(np.float64), cutoff_denominator(al, cutoff_per_query(al, m))
+    )
 
 
 @register("num_ret", aggregate="sum")
@@ -331,7 +353,7 @@ def num_rel(al: Aligned, m: Measure) -> FloatArray:
 @register("num_rel_ret", params=(REL_LEVEL,), aggregate="sum")
 def num_rel_ret(al: Aligned, m: Measure) -> FloatArray:
     """Number of relevant items retrieved."""
-    return per_query_count(al, al.relevant(rel_level(al, m)))
+    return np.diff(_relevant_hits(al, m).bounds).astype(np.float64)
 
 
 @register("bpref", params=(REL_LEVEL,))
@@ -343,20 +365,17 @@ def bpref(al: Aligned, m: Measure) -> FloatArray:
     ignored (Buckley & Voorhees 2004, as trec_eval 10.0). R = 0 → 0.
     """
     level = rel_level(al, m)
-    rel = al.relevant(level)
-    nonrel = (al.grades >= 0) & (al.grades < level)
+    rel, judged = _relevant_hits(al, m), _item_hits(al, 0)
     r = al.num_relevant(level)
-    n_nonrel = np.bincount(
-        al.query_of_label,
-        weights=(al.label_grades >= 0) & (al.label_grades < level),
-        minlength=al.n_queries,
-    )
-    nonrel_above = running_count(al, nonrel)  # rel items are not counted in nonrel
-    q = al.query_of_item
-    cap = np.minimum(n_nonrel, r)[q]
+    n_nonrel = al.num_relevant(0) - r  # judgments with a grade in [0, rel_level)
+    # the relevant items are judged ones: the judged items at or above a relevant one that
+    # are not relevant are the judged non-relevant ones above it
+    nonrel_above = judged.counts[np.searchsorted(judged.index, rel.index)] - rel.counts
+    q = np.repeat(np.arange(al.n_queries), np.diff(rel.bounds))
+    cap = np.minimum(n_nonrel, r).astype(np.float64)[q]
     penalty = np.divide(np.minimum(nonrel_above, r[q]), cap, out=np.zeros(len(q)), where=cap > 0)
-    terms = np.where(rel, 1.0 - penalty, 0.0)
-    return safe_divide(per_query_sum(al, terms), r)
+    # the other items' terms are 0 and add nothing to the sum
+    return safe_divide(hit_sums(1.0 - penalty, rel.bounds[:-1], rel.bounds[1:]), r)
 
 
 @register(
@@ -406,15 +425,18 @@ def interpolated_precision(al: Aligned, m: Measure, c: np.ndarray) -> FloatArray
     """Per query, max_{j ≥ i_c} P@j, where i_c is the rank of the c-th relevant item (rank 1
     when c = 0), and 0 when fewer than c relevant items were retrieved."""
     level = rel_level(al, m)
-    rel = al.relevant(level)
-    idx = np.flatnonzero(rel)
-    count = running_count(al, rel)[idx]
-    q = al.query_of_item[idx]
+    h = _relevant_hits(al, m)
+    lo, hi = h.bounds[:-1], h.bounds[1:]
     # Precision peaks only at relevant ranks, so the max over ranks ≥ the c-th relevant item
-    # is the max over relevant items whose running count is ≥ c (c = 0: all of them).
-    keep = count >= c[q]
+    # is the max over the relevant items from the c-th on (c = 0: all of them).
+    start = lo + np.maximum(c - 1, 0)
+    some = start < hi
     out = np.zeros(al.n_queries, dtype=np.float64)
-    np.maximum.at(out, q[keep], count[keep] / al.ranks[idx][keep])
+    if some.any():
+        # maxima of the ranges [start, hi): the odd entries of a reduceat over both bounds
+        values = np.append(_precision_at_hits(al, h, level), 0.0)
+        bounds = np.column_stack([start[some], hi[some]]).reshape(-1)
+        out[some] = np.maximum.reduceat(values, bounds)[::2]
     return out
 
 
