@@ -411,19 +411,20 @@ def test_scan_reads_lines_of_any_length(seed: int) -> None:
     runs of blanks and tabs between fields), across the chunks the masks are computed for and
     at the text's end: the scan gives the two passes' arrays."""
     rng = np.random.default_rng(seed)
-    lines, qrels = [], []
+    lines: list[str] = []
+    qrels: dict[tuple[int, str], str] = {}
     for q in range(int(rng.integers(1, 30))):
         for r in range(int(rng.integers(1, 12))):
             doc = "d" * int(rng.integers(0, 150)) + str(rng.integers(0, 9))
             sep = " " * int(rng.integers(1, 3)) if rng.random() < 0.9 else "\t"
             lines.append(sep.join([f"q{q}", "Q0", doc, str(r), f"{rng.random() * 10:.3f}", "t"]))
             if rng.random() < 0.3:
-                qrels.append(f"q{q} 0 {doc} {rng.integers(0, 3)}\n")
-    qrels.append("q0 0 dX 1\n")
+                qrels.setdefault((q, doc), f"q{q} 0 {doc} {rng.integers(0, 3)}\n")
+    qrels[(0, "dX")] = "q0 0 dX 1\n"
     data = ("\n".join(lines) + ("\n" if rng.random() < 0.7 else "")).encode()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "q.txt"
-        path.write_text("".join(qrels))
+        path.write_text("".join(qrels.values()))
         inputs = EvalInputs(qrels=read_trec_qrels(path))
         one, two = _as_bytes(_scan(data, inputs, -1)), _as_bytes(_two_passes(data, inputs, -1))
     assert one is not None
