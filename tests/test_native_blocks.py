@@ -8,6 +8,7 @@ checked against trec_eval (tests/test_conformance_trec_eval.py, the differential
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -401,3 +402,30 @@ def test_key_slots_find_every_key(tmp_path: Path) -> None:
     assert one is not None
     qpos = np.frombuffer(one[2], dtype=np.int64).tolist()  # type: ignore[arg-type]
     assert qpos == [*range(len(ids)), -1, -1, -1, -1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_scan_reads_lines_of_any_length(seed: int) -> None:
+    """Lines shorter and longer than the 64 bytes of a mask window (doc ids of 1 to 150 bytes,
+    runs of blanks and tabs between fields), across the chunks the masks are computed for and
+    at the text's end: the scan gives the two passes' arrays."""
+    rng = np.random.default_rng(seed)
+    lines: list[str] = []
+    qrels: dict[tuple[int, str], str] = {}
+    for q in range(int(rng.integers(1, 30))):
+        for r in range(int(rng.integers(1, 12))):
+            doc = "d" * int(rng.integers(0, 150)) + str(rng.integers(0, 9))
+            sep = " " * int(rng.integers(1, 3)) if rng.random() < 0.9 else "\t"
+            lines.append(sep.join([f"q{q}", "Q0", doc, str(r), f"{rng.random() * 10:.3f}", "t"]))
+            if rng.random() < 0.3:
+                qrels.setdefault((q, doc), f"q{q} 0 {doc} {rng.integers(0, 3)}\n")
+    qrels[(0, "dX")] = "q0 0 dX 1\n"
+    data = ("\n".join(lines) + ("\n" if rng.random() < 0.7 else "")).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "q.txt"
+        path.write_text("".join(qrels.values()))
+        inputs = EvalInputs(qrels=read_trec_qrels(path))
+        one, two = _as_bytes(_scan(data, inputs, -1)), _as_bytes(_two_passes(data, inputs, -1))
+    assert one is not None
+    assert one == two
