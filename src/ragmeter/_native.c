@@ -2758,7 +2758,10 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
     st.ls = &ls.s;
     st.lgrades = lgb.buf;
     st.depth = depth;
-    if (width <= 0 || lob.len / 8 != st.nkeys + 1 || sb.len < 64 || (sb.len / 4 & (sb.len / 4 - 1)) ||
+    /* key_slots': a power of two, at least twice the keys (a probe ends at an empty slot) */
+    const Py_ssize_t n_slots = sb.len / 4;
+    if (width <= 0 || lob.len / 8 != st.nkeys + 1 || n_slots < 16 || n_slots < 2 * st.nkeys ||
+        (n_slots & (n_slots - 1)) ||
         (st.nkeys && lgb.len / 4 < st.loffs[st.nkeys])) {
         PyErr_SetString(PyExc_ValueError, "scan_block: length mismatch");
         goto done;
