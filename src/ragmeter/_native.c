@@ -2560,10 +2560,11 @@ static inline int repeats(const scan_item *v, int32_t i, int32_t *table, size_t 
     return 0;
 }
 
-/* The query `code` (id p, n) whose lines are v[0:n_items]: as block_align does for a query. */
+/* The query `code` (id p, n) whose lines are v[0:n_items], at position `pos` among the qrels'
+   (-2: not looked up yet): as block_align does for a query. */
 static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, scan_item *v,
-                       size_t n_items) {
-    const int64_t pos = slot_position(st->keys, st->width, st->slots, st->slot_mask, p, n);
+                       size_t n_items, int64_t pos) {
+    if (pos == -2) pos = slot_position(st->keys, st->width, st->slots, st->slot_mask, p, n);
     if (vec_reserve(&st->qpos, 8)) return -1;
     memcpy(st->qpos.p + st->qpos.len, &pos, 8);
     st->qpos.len += 8;
@@ -2757,7 +2758,10 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
     st.ls = &ls.s;
     st.lgrades = lgb.buf;
     st.depth = depth;
-    if (width <= 0 || lob.len / 8 != st.nkeys + 1 || sb.len < 64 || (sb.len / 4 & (sb.len / 4 - 1)) ||
+    /* key_slots': a power of two, at least twice the keys (a probe ends at an empty slot) */
+    const Py_ssize_t n_slots = sb.len / 4;
+    if (width <= 0 || lob.len / 8 != st.nkeys + 1 || n_slots < 16 || n_slots < 2 * st.nkeys ||
+        (n_slots & (n_slots - 1)) ||
         (st.nkeys && lgb.len / 4 < st.loffs[st.nkeys])) {
         PyErr_SetString(PyExc_ValueError, "scan_block: length mismatch");
         goto done;
@@ -2775,6 +2779,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
     const char *end = (const char *)data.buf + data.len;
     const char *q = NULL; /* the current query's id, and its lines in `items` */
     size_t qn = 0, n_items = 0;
+    int64_t pos = -2; /* the current query's position, once looked up */
     int32_t nq = 0, line = 0;
     for (;;) {
         const char *fp[6];
@@ -2783,12 +2788,16 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         if (got == LINE_SKIP) continue;
         if (got == LINE_DECLINED) { declined = 1; goto done; }
         if (got == LINE_END || !(q && fn[0] == qn && same_id(fp[0], q, qn, end))) {
-            if (q && scan_finish(&st, nq - 1, q, qn, (scan_item *)items.p, n_items)) goto nomem;
+            if (q && scan_finish(&st, nq - 1, q, qn, (scan_item *)items.p, n_items, pos))
+                goto nomem;
             if (got == LINE_END) break;
             if (nq >= INT32_MAX - 1) { declined = 1; goto done; }
             q = fp[0];
             qn = fn[0];
             n_items = 0;
+            pos = -2;
+            if (qn <= (size_t)st.width)
+                __builtin_prefetch(&st.slots[hash_words(q, qn) & st.slot_mask]);
             if (vec_reserve(&qdata, qn) || vec_reserve(&qoffs, 8)) goto nomem;
             memcpy(qdata.p + qdata.len, q, qn);
             qdata.len += qn;
@@ -2808,6 +2817,28 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         it->hash = hash_words_in(fp[2], fn[2], end);
         n_items++;
         items.len += sizeof(scan_item);
+        /* The query's look-ups are cache misses (a slot, its key, its judgments' offsets,
+           grades and doc ids: megabytes of qrels): prefetched a few lines apart while the
+           query's lines are read, each once the one before has arrived. */
+        if (n_items == 8) {
+            const size_t slot = hash_words(q, qn) & st.slot_mask;
+            if (st.slots[slot] >= 0)
+                __builtin_prefetch(st.keys + (Py_ssize_t)st.slots[slot] * st.width);
+        } else if (n_items == 16) {
+            pos = slot_position(st.keys, st.width, st.slots, st.slot_mask, q, qn);
+            if (pos >= 0) __builtin_prefetch(&st.loffs[pos]);
+        } else if (n_items == 24 && pos >= 0) {
+            const int64_t at = ls.s.base + st.loffs[pos];
+            __builtin_prefetch(&st.lgrades[st.loffs[pos]]);
+            if (ls.s.wide) __builtin_prefetch((const int64_t *)ls.s.offsets + at);
+            else __builtin_prefetch((const int32_t *)ls.s.offsets + at);
+        } else if (n_items == 32 && pos >= 0) {
+            const char *d;
+            size_t dn;
+            str_at(&ls.s, st.loffs[pos], &d, &dn);
+            __builtin_prefetch(d);
+            __builtin_prefetch(d + 64);
+        }
     }
     if (line == 0) { declined = 1; goto done; } /* no line: parse_trec declines it too */
     /* each judged query once (in the order of the block) */

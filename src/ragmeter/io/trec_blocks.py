@@ -50,6 +50,15 @@ def query_starts(fh: BinaryIO, targets: Iterable[int]) -> list[int]:
 
 
 _BOM = b"\xef\xbb\xbf"
+#: the bytes ``bytes.split()`` splits at (after a query id: its end)
+_BLANKS = frozenset(b" \t\n\r\x0b\x0c")
+
+
+def _same_query(buf: bytearray, pos: int, end: int, query: bytes) -> bool:
+    """Whether the line ``buf[pos:end]`` begins with ``query`` and a blank: its first field
+    is ``query`` (a line of another kind is left to :func:`first_field`)."""
+    after = pos + len(query)
+    return after < end and buf[after] in _BLANKS and buf.startswith(query, pos)
 
 
 def next_query_start(fh: BinaryIO, target: int) -> int | None:
@@ -82,6 +91,9 @@ def next_query_start(fh: BinaryIO, target: int) -> int | None:
                 if data or pos >= len(buf) or skip:
                     break
                 nl = len(buf)  # the last line, without a newline
+            if first is not None and _same_query(buf, pos, nl, first):
+                pos = nl + 1  # the first query's line (most of them): not copied nor split
+                continue
             line, start, pos = bytes(buf[pos:nl]), base + pos, nl + 1
             if skip:
                 skip = False
