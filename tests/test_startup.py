@@ -283,3 +283,26 @@ def test_the_command_table_registers_each_command_as_the_whole_app_has_it() -> N
         alone = typer.main.get_command(built)
         assert isinstance(alone, typer.core.TyperGroup)
         assert _shape(alone.commands[name]) == _shape(command), name
+
+
+def test_the_command_line_ends_without_sweeping_what_lives_to_the_end(
+    trec_files: dict[str, str],
+) -> None:
+    """``main`` has the objects alive at exit frozen (the last exit handler) so that the
+    interpreter's final collections skip them: an exit handler registered before ``main``
+    runs after it and finds them frozen; the output is whole and the status unchanged."""
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'FROZEN {gc.get_freeze_count()}\\n'))\n"
+        "sys.argv = ['ragmeter', *sys.argv[1:]]\n"
+        "from ragmeter.cli import main\n"
+        "main()\n"
+    )
+    args = [*_commands(trec_files)["evaluate"], "-f", "json"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"][0]["name"] == "run-a.txt"
+    frozen = [line for line in done.stderr.splitlines() if line.startswith("FROZEN ")]
+    assert frozen and int(frozen[0].split()[1]) > 10_000

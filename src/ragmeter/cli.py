@@ -192,10 +192,12 @@ def main() -> None:
         lean_app,
         os_failures,
         plain_warnings,
+        quick_exit,
         tune_allocator,
         uniform_broken_pipe,
     )
 
+    quick_exit()
     tune_allocator()
     plain_warnings()
     uniform_broken_pipe()
