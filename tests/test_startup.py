@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import typer
 
 from ragmeter.cli import app
 from ragmeter.commands import COMMAND_MODULES, register_command
-from ragmeter.commands.process import lean_app
+from ragmeter.commands.process import BLAS_THREAD_VARIABLES, lean_app
 
 #: libraries no everyday command on TREC files may import (an option may ask for one)
 HEAVY = ("pandas", "polars", "scipy", "matplotlib", "sqlalchemy", "aiohttp", "fastapi", "ray")
@@ -306,3 +307,56 @@ def test_the_command_line_ends_without_sweeping_what_lives_to_the_end(
     assert json.loads(done.stdout)["runs"][0]["name"] == "run-a.txt"
     frozen = [line for line in done.stderr.splitlines() if line.startswith("FROZEN ")]
     assert frozen and int(frozen[0].split()[1]) > 10_000
+
+
+#: runs the CLI's main() with the given arguments, then reports the threads of numpy's BLAS
+#: and the value of OPENBLAS_NUM_THREADS, on stderr
+BLAS_PROBE = """
+import json, os, sys
+sys.argv = ["ragmeter", *sys.argv[1:]]
+from ragmeter.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+from threadpoolctl import threadpool_info
+threads = [p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]
+found = {"threads": threads, "variable": os.environ.get("OPENBLAS_NUM_THREADS")}
+sys.stderr.write("BLAS " + json.dumps(found) + "\\n")
+"""
+
+
+def _blas(args: list[str], variable: str | None = None) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
+    if variable is not None:
+        env["OPENBLAS_NUM_THREADS"] = variable
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("BLAS ")]
+    assert lines, done.stderr
+    found: dict[str, object] = json.loads(lines[-1][len("BLAS ") :])
+    return found
+
+
+def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) -> None:
+    """``evaluate`` and ``trec-eval`` multiply no matrices: OpenBLAS starts one thread (not
+    one per CPU), and the variable that said so is gone once numpy has loaded; a variable the
+    user set stands; ``compare`` (its paired tests multiply matrices) keeps every thread."""
+    pytest.importorskip("threadpoolctl")
+    evaluate = [*_commands(trec_files)["evaluate"], "-f", "json"]
+    trec_eval = _commands(trec_files)["trec-eval"]
+    for args in (evaluate, trec_eval):
+        found = _blas(args)
+        if found["threads"] == []:
+            pytest.skip("numpy's BLAS is not OpenBLAS")
+        assert found == {"threads": [1], "variable": None}
+    assert _blas(evaluate, variable="2") == {"threads": [2], "variable": "2"}
+    if (os.cpu_count() or 1) > 1:
+        (threads,) = _blas(_commands(trec_files)["compare"])["threads"]  # type: ignore[misc]
+        assert threads > 1

@@ -190,6 +190,7 @@ def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
     from ragmeter.commands.process import (
         lean_app,
+        one_blas_thread,
         os_failures,
         plain_warnings,
         quick_exit,
@@ -198,6 +199,7 @@ def main() -> None:
     )
 
     quick_exit()
+    one_blas_thread(sys.argv[1:])
     tune_allocator()
     plain_warnings()
     uniform_broken_pipe()
