@@ -99,7 +99,8 @@ def test_everyday_commands_import_no_heavy_library(
 
 #: what an evaluation of two ranking measures on TREC files never needs: the other measure
 #: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
-#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar)
+#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar), the
+#: engines of partitioned and distributed runs (the default engine: this process)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -121,6 +122,8 @@ NOT_FOR_RANKING = (
     "ragmeter.io.traces",
     "ragmeter.analysis.stages",
     "hashlib",
+    "ragmeter.evaluation.partitioned",
+    "ragmeter.evaluation.distributed",
 )
 
 
