@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -350,7 +351,8 @@ def _blas(args: list[str], variable: str | None = None) -> dict[str, object]:
 def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) -> None:
     """``evaluate`` and ``trec-eval`` multiply no matrices: OpenBLAS starts one thread (not
     one per CPU), and the variable that said so is gone once numpy has loaded; a variable the
-    user set stands; ``compare`` (its paired tests multiply matrices) keeps every thread."""
+    user set stands; ``compare`` (its paired tests multiply matrices) keeps every thread, and
+    ``evaluate --help`` imports no numpy."""
     pytest.importorskip("threadpoolctl")
     evaluate = [*_commands(trec_files)["evaluate"], "-f", "json"]
     trec_eval = _commands(trec_files)["trec-eval"]
@@ -360,6 +362,60 @@ def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) ->
             pytest.skip("numpy's BLAS is not OpenBLAS")
         assert found == {"threads": [1], "variable": None}
     assert _blas(evaluate, variable="2") == {"threads": [2], "variable": "2"}
+    assert _blas([*evaluate, "--help"])["threads"] == []  # its help loads no numpy
     if (os.cpu_count() or 1) > 1:
         (threads,) = _blas(_commands(trec_files)["compare"])["threads"]  # type: ignore[misc]
         assert threads > 1
+
+
+#: runs the CLI's main() with the given arguments, then reports whether the cyclic collector
+#: is on and how many objects in reference cycles it finds, on stderr
+CYCLES_PROBE = """
+import gc, json, sys
+sys.argv = ["ragmeter", *sys.argv[1:]]
+from ragmeter.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+found = {"enabled": gc.isenabled(), "cycles": gc.collect()}
+sys.stderr.write("CYCLES " + json.dumps(found) + "\\n")
+"""
+
+
+def _cycles(args: list[str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", CYCLES_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("CYCLES ")]
+    assert lines, done.stderr
+    found: dict[str, object] = json.loads(lines[-1][len("CYCLES ") :])
+    return found
+
+
+def test_scoring_commands_run_without_the_cycle_collector(
+    tmp_path: Path, trec_files: dict[str, str]
+) -> None:
+    """``evaluate`` and ``trec-eval`` turn the cyclic collector off: what they create in
+    reference cycles comes from the modules they import, so it does not grow with the
+    input (10 queries against 1,000, per-query values printed); other commands keep it."""
+    found = {}
+    for n in (10, 1000):
+        qrels, run = tmp_path / f"qrels-{n}.txt", tmp_path / f"run-{n}.txt"
+        qrels.write_text("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(n) for d in range(5)))
+        run.write_text(
+            "".join(f"q{q} Q0 d{d} {d + 1} {20 - d} r\n" for q in range(n) for d in range(20))
+        )
+        evaluate = ["evaluate", str(run), "--qrels", str(qrels), "-m", "ndcg@10", "-m", "map"]
+        found[n] = _cycles([*evaluate, "--per-query", "-f", "json"])
+        assert found[n]["enabled"] is False
+        assert _cycles(["trec-eval", "-q", str(qrels), str(run)])["enabled"] is False
+    small, large = (found[n]["cycles"] for n in (10, 1000))
+    assert isinstance(small, int) and isinstance(large, int)
+    assert large - small < 100, found
+    assert _cycles(_commands(trec_files)["compare"])["enabled"] is True
+    assert _cycles(["evaluate", "--help"])["enabled"] is True

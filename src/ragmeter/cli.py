@@ -190,6 +190,7 @@ def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
     from ragmeter.commands.process import (
         lean_app,
+        no_cycle_collector,
         one_blas_thread,
         os_failures,
         plain_warnings,
@@ -199,6 +200,7 @@ def main() -> None:
     )
 
     quick_exit()
+    no_cycle_collector(sys.argv[1:])
     one_blas_thread(sys.argv[1:])
     tune_allocator()
     plain_warnings()
