@@ -8,18 +8,23 @@ import atexit
 import copy
 import errno
 import gc
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader, MetaPathFinder
+    from importlib.machinery import ModuleSpec
+else:
+    # the import protocols are duck-typed: importlib.abc would import importlib.resources,
+    # tempfile and random (≈ 0.005 s) at every start
+    Loader = MetaPathFinder = object
 
 #: exit status after the reader of stdout went away (128 + SIGPIPE, what a shell reports for
 #: a program that SIGPIPE ended, as ``yes | head -1`` under ``set -o pipefail``)
@@ -246,7 +251,7 @@ def _raise_on_broken_pipe(module: ModuleType) -> None:
     module.Console.on_broken_pipe = on_broken_pipe
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
+class _AfterImport(MetaPathFinder):
     """Runs ``then(module)`` once module ``name`` has been imported (by anyone), then leaves
     the import system as it was."""
 
@@ -259,10 +264,12 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         fullname: str,
         path: Sequence[str] | None,
         target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname != self.name:
             return None
         sys.meta_path.remove(self)  # the other finders find it; this one is done
+        import importlib.util
+
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
@@ -270,14 +277,14 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-class _ThenLoader(importlib.abc.Loader):
+class _ThenLoader(Loader):
     """``loader``, then ``then(module)`` once the module has run."""
 
-    def __init__(self, loader: importlib.abc.Loader, then: Callable[[ModuleType], None]):
+    def __init__(self, loader: Loader, then: Callable[[ModuleType], None]):
         self.loader = loader
         self.then = then
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
