@@ -100,8 +100,9 @@ def test_everyday_commands_import_no_heavy_library(
 
 #: what an evaluation of two ranking measures on TREC files never needs: the other measure
 #: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
-#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar), the
-#: engines of partitioned and distributed runs (the default engine: this process)
+#: trace and stage modules (no such input), OpenSSL's digests and the JSON document reader
+#: (no provenance sidecar), the engines of partitioned and distributed runs (the default
+#: engine: this process)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -123,6 +124,7 @@ NOT_FOR_RANKING = (
     "ragmeter.io.traces",
     "ragmeter.analysis.stages",
     "hashlib",
+    "ragmeter.io._documents",
     "ragmeter.evaluation.partitioned",
     "ragmeter.evaluation.distributed",
 )
