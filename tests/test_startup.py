@@ -410,7 +410,8 @@ def test_scoring_commands_run_without_the_cycle_collector(
 ) -> None:
     """``evaluate`` and ``trec-eval`` turn the cyclic collector off: what they create in
     reference cycles comes from the modules they import, so it does not grow with the
-    input (10 queries against 1,000, per-query values printed); other commands keep it."""
+    input (10 queries against 1,000, per-query values printed); other commands, help and an
+    evaluation given an ``--engine`` keep it."""
     found = {}
     for n in (10, 1000):
         qrels, run = tmp_path / f"qrels-{n}.txt", tmp_path / f"run-{n}.txt"
@@ -427,3 +428,5 @@ def test_scoring_commands_run_without_the_cycle_collector(
     assert large - small < 100, found
     assert _cycles(_commands(trec_files)["compare"])["enabled"] is True
     assert _cycles(["evaluate", "--help"])["enabled"] is True
+    local = [*_commands(trec_files)["evaluate"], "--engine", "local"]
+    assert _cycles(local)["enabled"] is True  # an engine may be Ray: its driver's objects

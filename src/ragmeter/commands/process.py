@@ -107,16 +107,18 @@ def one_blas_thread(args: Sequence[str]) -> None:
 
 def no_cycle_collector(args: Sequence[str]) -> None:
     """Turn the cyclic garbage collector off when ``args`` run a command of
-    :data:`SCORING_COMMANDS`.
+    :data:`SCORING_COMMANDS` in this process (not with ``--engine``: a Ray driver makes
+    objects of its own).
 
     Almost all the objects such a command creates are those of the modules it imports
     (numpy, pyarrow, the evaluation, the measures: ≈ 35,000), and they live to the end; the
-    collector walked them over and over as they were made (≈ 0.02–0.03 s of a 0.4 s
-    ``evaluate``) and found nothing to free. Their work makes no reference cycles (≈ 600
-    objects in cycles, all from the imports, whether a run has 1,000 or 20,000 queries:
-    ``tests/test_startup.py`` checks that it does not grow), and objects without a cycle are
-    freed as before, when their last reference goes."""
-    if _scores(args):
+    collector walked them over and over as they were made (0.02–0.07 s of a 0.4 s
+    ``evaluate``, the more the busier the machine) and found nothing to free. Their work
+    makes no reference cycles (≈ 600 objects in cycles, all from the imports, whether a run
+    has 1,000 or 20,000 queries: ``tests/test_startup.py`` checks that it does not grow), and
+    objects without a cycle are freed as before, when their last reference goes."""
+    engine = any(a == "--engine" or a.startswith("--engine=") for a in args)
+    if _scores(args) and not engine:
         gc.disable()
 
 
