@@ -200,9 +200,9 @@ def main() -> None:
     )
 
     quick_exit()
-    no_cycle_collector(sys.argv[1:])
-    one_blas_thread(sys.argv[1:])
     tune_allocator()
+    no_cycle_collector(sys.argv[1:])
+    one_blas_thread(sys.argv[1:])  # imports numpy: after the allocator is tuned
     plain_warnings()
     uniform_broken_pipe()
     # trec_eval's getopt syntax (-M100, -mndcg.1=3) is parsed by its own parser.
