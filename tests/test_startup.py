@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer
 
 from ragmeter.cli import app
 from ragmeter.commands import COMMAND_MODULES, register_command
-from ragmeter.commands.process import lean_app
+from ragmeter.commands.process import BLAS_THREAD_VARIABLES, lean_app
 
 #: libraries no everyday command on TREC files may import (an option may ask for one)
 HEAVY = ("pandas", "polars", "scipy", "matplotlib", "sqlalchemy", "aiohttp", "fastapi", "ray")
@@ -98,7 +100,9 @@ def test_everyday_commands_import_no_heavy_library(
 
 #: what an evaluation of two ranking measures on TREC files never needs: the other measure
 #: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
-#: trace and stage modules (no such input), OpenSSL's digests (no provenance sidecar)
+#: trace and stage modules (no such input), OpenSSL's digests and the JSON document reader
+#: (no provenance sidecar), the engines of partitioned and distributed runs (the default
+#: engine: this process)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -120,6 +124,9 @@ NOT_FOR_RANKING = (
     "ragmeter.io.traces",
     "ragmeter.analysis.stages",
     "hashlib",
+    "ragmeter.io._documents",
+    "ragmeter.evaluation.partitioned",
+    "ragmeter.evaluation.distributed",
 )
 
 
@@ -127,7 +134,8 @@ def test_evaluate_as_json_imports_only_what_its_measures_need(
     trec_files: dict[str, str],
 ) -> None:
     args = [*_commands(trec_files)["evaluate"], "-f", "json"]
-    result = _probe(args, ("rich", "ragmeter.metrics.ranking", *NOT_FOR_RANKING))
+    watched = ("rich", "ragmeter.metrics.ranking", *NOT_FOR_RANKING, *NOT_FOR_SETUP)
+    result = _probe(args, watched)
     assert result == {"status": 0, "imported": ["ragmeter.metrics.ranking"]}
 
 
@@ -165,8 +173,13 @@ def test_help_imports_every_command_module() -> None:
     assert result == {"status": 0, "imported": sorted(COMMAND_MODULES)}
 
 
+#: what the process set-up does not need: the import protocols are duck-typed, and
+#: importlib.abc imports importlib.resources, tempfile and random
+NOT_FOR_SETUP = ("importlib.abc", "importlib.resources", "tempfile")
+
+
 def test_version_imports_neither_numpy_nor_pyarrow() -> None:
-    result = _probe(["--version"], ("numpy", "pyarrow", *HEAVY))
+    result = _probe(["--version"], ("numpy", "pyarrow", *HEAVY, *NOT_FOR_SETUP))
     assert result == {"status": 0, "imported": []}
 
 
@@ -283,3 +296,137 @@ def test_the_command_table_registers_each_command_as_the_whole_app_has_it() -> N
         alone = typer.main.get_command(built)
         assert isinstance(alone, typer.core.TyperGroup)
         assert _shape(alone.commands[name]) == _shape(command), name
+
+
+def test_the_command_line_ends_without_sweeping_what_lives_to_the_end(
+    trec_files: dict[str, str],
+) -> None:
+    """``main`` has the objects alive at exit frozen (the last exit handler) so that the
+    interpreter's final collections skip them: an exit handler registered before ``main``
+    runs after it and finds them frozen; the output is whole and the status unchanged."""
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'FROZEN {gc.get_freeze_count()}\\n'))\n"
+        "sys.argv = ['ragmeter', *sys.argv[1:]]\n"
+        "from ragmeter.cli import main\n"
+        "main()\n"
+    )
+    args = [*_commands(trec_files)["evaluate"], "-f", "json"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["runs"][0]["name"] == "run-a.txt"
+    frozen = [line for line in done.stderr.splitlines() if line.startswith("FROZEN ")]
+    assert frozen and int(frozen[0].split()[1]) > 10_000
+
+
+#: runs the CLI's main() with the given arguments, then reports the threads of numpy's BLAS
+#: and the value of OPENBLAS_NUM_THREADS, on stderr
+BLAS_PROBE = """
+import json, os, sys
+sys.argv = ["ragmeter", *sys.argv[1:]]
+from ragmeter.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+from threadpoolctl import threadpool_info
+threads = [p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]
+found = {"threads": threads, "variable": os.environ.get("OPENBLAS_NUM_THREADS")}
+sys.stderr.write("BLAS " + json.dumps(found) + "\\n")
+"""
+
+
+def _blas(args: list[str], variable: str | None = None) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
+    if variable is not None:
+        env["OPENBLAS_NUM_THREADS"] = variable
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("BLAS ")]
+    assert lines, done.stderr
+    found: dict[str, object] = json.loads(lines[-1][len("BLAS ") :])
+    return found
+
+
+def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) -> None:
+    """``evaluate`` and ``trec-eval`` multiply no matrices: OpenBLAS starts one thread (not
+    one per CPU), and the variable that said so is gone once numpy has loaded; a variable the
+    user set stands; ``compare`` (its paired tests multiply matrices) keeps every thread, and
+    ``evaluate --help`` imports no numpy."""
+    pytest.importorskip("threadpoolctl")
+    evaluate = [*_commands(trec_files)["evaluate"], "-f", "json"]
+    trec_eval = _commands(trec_files)["trec-eval"]
+    for args in (evaluate, trec_eval):
+        found = _blas(args)
+        if found["threads"] == []:
+            pytest.skip("numpy's BLAS is not OpenBLAS")
+        assert found == {"threads": [1], "variable": None}
+    assert _blas(evaluate, variable="2") == {"threads": [2], "variable": "2"}
+    assert _blas([*evaluate, "--help"])["threads"] == []  # its help loads no numpy
+    if (os.cpu_count() or 1) > 1:
+        (threads,) = _blas(_commands(trec_files)["compare"])["threads"]  # type: ignore[misc]
+        assert threads > 1
+
+
+#: runs the CLI's main() with the given arguments, then reports whether the cyclic collector
+#: is on and how many objects in reference cycles it finds, on stderr
+CYCLES_PROBE = """
+import gc, json, sys
+sys.argv = ["ragmeter", *sys.argv[1:]]
+from ragmeter.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+found = {"enabled": gc.isenabled(), "cycles": gc.collect()}
+sys.stderr.write("CYCLES " + json.dumps(found) + "\\n")
+"""
+
+
+def _cycles(args: list[str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", CYCLES_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("CYCLES ")]
+    assert lines, done.stderr
+    found: dict[str, object] = json.loads(lines[-1][len("CYCLES ") :])
+    return found
+
+
+def test_scoring_commands_run_without_the_cycle_collector(
+    tmp_path: Path, trec_files: dict[str, str]
+) -> None:
+    """``evaluate`` and ``trec-eval`` turn the cyclic collector off: what they create in
+    reference cycles comes from the modules they import, so it does not grow with the
+    input (10 queries against 1,000, per-query values printed); other commands, help and an
+    evaluation given an ``--engine`` keep it."""
+    found = {}
+    for n in (10, 1000):
+        qrels, run = tmp_path / f"qrels-{n}.txt", tmp_path / f"run-{n}.txt"
+        qrels.write_text("".join(f"q{q} 0 d{d} {d % 3}\n" for q in range(n) for d in range(5)))
+        run.write_text(
+            "".join(f"q{q} Q0 d{d} {d + 1} {20 - d} r\n" for q in range(n) for d in range(20))
+        )
+        evaluate = ["evaluate", str(run), "--qrels", str(qrels), "-m", "ndcg@10", "-m", "map"]
+        found[n] = _cycles([*evaluate, "--per-query", "-f", "json"])
+        assert found[n]["enabled"] is False
+        assert _cycles(["trec-eval", "-q", str(qrels), str(run)])["enabled"] is False
+    small, large = (found[n]["cycles"] for n in (10, 1000))
+    assert isinstance(small, int) and isinstance(large, int)
+    assert large - small < 100, found
+    assert _cycles(_commands(trec_files)["compare"])["enabled"] is True
+    assert _cycles(["evaluate", "--help"])["enabled"] is True
+    local = [*_commands(trec_files)["evaluate"], "--engine", "local"]
+    assert _cycles(local)["enabled"] is True  # an engine may be Ray: its driver's objects

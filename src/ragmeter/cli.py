@@ -190,13 +190,19 @@ def main() -> None:
     """Entry point of the ``ragmeter`` script and ``python -m ragmeter``."""
     from ragmeter.commands.process import (
         lean_app,
+        no_cycle_collector,
+        one_blas_thread,
         os_failures,
         plain_warnings,
+        quick_exit,
         tune_allocator,
         uniform_broken_pipe,
     )
 
+    quick_exit()
     tune_allocator()
+    no_cycle_collector(sys.argv[1:])
+    one_blas_thread(sys.argv[1:])  # imports numpy: after the allocator is tuned
     plain_warnings()
     uniform_broken_pipe()
     # trec_eval's getopt syntax (-M100, -mndcg.1=3) is parsed by its own parser.

@@ -364,14 +364,16 @@ def evaluation_settings(
 ) -> EvaluationSettings:
     """The evaluation settings that ``evaluate``, ``compare``, ``check`` and ``report`` take
     from the same command-line options."""
-    from ragmeter.evaluation.partitioned import Engine
     from ragmeter.workflows.evaluate import EvaluationSettings
 
     engine = engine or EngineOptions()
-    try:
-        Engine.parse(engine.engine, workers=engine.workers)  # refused before any file is read
-    except RagmeterError as exc:
-        fail(exc)
+    if engine != EngineOptions():  # the default (this process) needs no check, nor its module
+        from ragmeter.evaluation.partitioned import Engine
+
+        try:
+            Engine.parse(engine.engine, workers=engine.workers)  # refused before any file is read
+        except RagmeterError as exc:
+            fail(exc)
     values = {**asdict(options), "missing": options.missing.value}
     return EvaluationSettings(**values, **asdict(engine))
 

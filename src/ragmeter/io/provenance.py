@@ -47,7 +47,6 @@ from ragmeter.core.provenance import (
 )
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, atomic_write_text, is_special_file
-from ragmeter.io._documents import loads_finite
 
 SUFFIX = ".provenance.jsonl"
 FORMAT_KEY = "ragmeter_label_provenance"
@@ -305,6 +304,9 @@ def _digest(value: Any, key: str, path: Path, n: int) -> RowsDigest:
 
 
 def _json(line: str, path: Path, n: int) -> dict[str, Any]:
+    # imported here: qrels without a provenance sidecar (most) never read one
+    from ragmeter.io._documents import loads_finite
+
     value = loads_finite(line, str(path), n)
     if not isinstance(value, dict):
         raise InputError("expected a JSON object", source=str(path), line=n)
