@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import PassageTexts, fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -135,7 +135,6 @@ Queries = Annotated[
 Corpus = Annotated[
     Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
 ]
-OptionalCorpus = Annotated[Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")]
 Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Output file (written atomically); not with --dry-run."),
@@ -729,7 +728,7 @@ def answerability(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): rate the top --depth passages."),
     ] = None,
-    corpus: OptionalCorpus = None,
+    corpus: PassageTexts = None,
     answers: Annotated[
         Path | None,
         typer.Option(

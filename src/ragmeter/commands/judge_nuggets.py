@@ -18,7 +18,6 @@ from ragmeter.commands.judge import (
     Corpus,
     Depth,
     MaxTokens,
-    OptionalCorpus,
     Out,
     Queries,
     Settings,
@@ -27,7 +26,7 @@ from ragmeter.commands.judge import (
     _read_texts,
     judge_command,
 )
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import PassageTexts, fail
 
 NuggetsIn = Annotated[
     Path,
@@ -144,7 +143,7 @@ def assign(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): assign to the passages of the top --depth."),
     ] = None,
-    corpus: OptionalCorpus = None,
+    corpus: PassageTexts = None,
     queries: OptionalQueries = None,
     depth: Depth = 20,
     max_tokens: MaxTokens = None,

@@ -169,6 +169,10 @@ SaveName = Annotated[
 
 PerQuery = Annotated[bool, typer.Option("--per-query", help="Include per-query values.")]
 Tau = Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")]
+QueryTexts = Annotated[Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")]
+PassageTexts = Annotated[
+    Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")
+]
 Questions = Annotated[
     Path | None, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
 ]

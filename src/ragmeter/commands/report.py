@@ -29,6 +29,7 @@ from ragmeter.commands.options import (
     MissingPolicy,
     NuggetsFile,
     PairedTests,
+    PassageTexts,
     Pool,
     PoolDepth,
     RelLevel,
@@ -102,10 +103,7 @@ def report_command(
             help="Sub-question texts JSONL {query_id, questions}.",
         ),
     ] = None,
-    corpus: Annotated[
-        Path | None,
-        typer.Option("--corpus", help="Passage texts JSONL {id, text} (for density)."),
-    ] = None,
+    corpus: PassageTexts = None,
     context_k: Annotated[
         str,
         typer.Option(
