@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
-from ragmeter.commands.options import GradeMap, Pool, PoolDepth, fail
+from ragmeter.commands.options import GradeMap, Pool, PoolDepth, Worst, fail
 from ragmeter.errors import RagmeterError
 
 
@@ -43,9 +43,7 @@ def register(app: typer.Typer) -> None:
             float,
             typer.Option("--pct-threshold", help="%PROC below this: selection-limited."),
         ] = 0.8,
-        worst: Annotated[
-            int, typer.Option("--worst", help="List the N worst queries.", min=0)
-        ] = 10,
+        worst: Worst = 10,
         fmt: Annotated[DiagnoseFormat, typer.Option("--format", "-f")] = DiagnoseFormat.table,
         calibration: CalibrationFile = None,
     ) -> None:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragmeter.commands.options import (
+    Alpha,
+    Confidence,
     Measures,
     Output,
     PairedTests,
@@ -228,8 +230,8 @@ def compare_command(
     measure: Measures = None,
     store: StoreUrl = None,
     tests: PairedTests,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
+    alpha: Alpha = 0.05,
+    confidence: Confidence = 0.95,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
 ) -> None:

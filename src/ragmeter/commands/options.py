@@ -86,6 +86,7 @@ Bootstrap = Annotated[
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws.")]
 Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
+Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
 Baseline = Annotated[
     str | None,
     typer.Option(
@@ -167,6 +168,9 @@ SaveName = Annotated[
 ]
 
 
+Worst = Annotated[
+    int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
+]
 PerQuery = Annotated[bool, typer.Option("--per-query", help="Include per-query values.")]
 Tau = Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")]
 QueryTexts = Annotated[Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")]

@@ -35,6 +35,7 @@ from ragmeter.commands.options import (
     RelLevel,
     SpansFile,
     Tau,
+    Worst,
     compare_settings,
     evaluation_settings,
     fail,
@@ -52,9 +53,6 @@ from ragmeter.commands.ppi import (
 )
 from ragmeter.errors import RagmeterError
 
-Worst = Annotated[
-    int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
-]
 Title = Annotated[str, typer.Option("--title", help="Title of the page.")]
 CompareQrels = Annotated[
     Path | None,
