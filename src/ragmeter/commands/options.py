@@ -32,6 +32,13 @@ class MissingPolicy(StrEnum):
     skip = "skip"
 
 
+class FormatChoice(StrEnum):
+    """What a command prints (``--format``): a table, or the same figures as JSON."""
+
+    table = "table"
+    json = "json"
+
+
 class TestChoice(StrEnum):
     """The paired significance test."""
 
@@ -59,6 +66,7 @@ class CompareCorrectionChoice(StrEnum):
     tukey = "tukey"
 
 
+TableOrJson = Annotated[FormatChoice, typer.Option("--format", "-f")]
 PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
 Correction = Annotated[
     CorrectionChoice,
