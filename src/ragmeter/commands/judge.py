@@ -161,7 +161,7 @@ JudgeEngine = Annotated[
     ),
 ]
 SummaryJson = Annotated[
-    Path | None, typer.Option("--summary-json", help="Also write the run summary here (JSON).")
+    Path | None, typer.Option("--summary-json", help="Also write the summary here (JSON).")
 ]
 Temperature = Annotated[
     float | None,
