@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import PassageTexts, fail
+from ragmeter.commands.options import PassageTexts, Seed, fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -467,7 +467,6 @@ Overlap = Annotated[
         "and print Cohen's kappa and Krippendorff's alpha on them.",
     ),
 ]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the --overlap draw.")]
 HoleGradeMap = Annotated[
     str | None,
     typer.Option(
@@ -844,7 +843,7 @@ def probe(
     pairs: Annotated[
         int, typer.Option("--pairs", help="Pairs to probe, drawn from the top --depth.")
     ] = 50,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw of the pairs.")] = 0,
+    seed: Seed = 0,
     prompt: PromptId = "relevance",
     samples: Annotated[
         int,
