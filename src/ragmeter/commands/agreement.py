@@ -22,13 +22,12 @@ The work is :mod:`ragmeter.workflows.agreement`; this module parses and prints.
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import Output, Seed, fail
+from ragmeter.commands.options import FormatChoice, Output, Seed, TableOrJson, fail
 from ragmeter.commands.output import emit_text
 from ragmeter.errors import RagmeterError
 from ragmeter.report.render import format_cell as fmt
@@ -36,11 +35,6 @@ from ragmeter.report.render import format_cell as fmt
 if TYPE_CHECKING:
     from ragmeter.analysis.leaderboard import LeaderboardAgreement
     from ragmeter.workflows.agreement import AgreementOutcome
-
-
-class AgreementFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def _print_table(report: dict[str, Any], file: Any) -> None:
@@ -141,8 +135,8 @@ def _interval(bounds: list[float | None]) -> str:
     return f"[{fmt(bounds[0])}, {fmt(bounds[1])}]"
 
 
-def _render(outcome: AgreementOutcome, fmt_: AgreementFormat) -> str:
-    if fmt_ is AgreementFormat.json:
+def _render(outcome: AgreementOutcome, fmt_: FormatChoice) -> str:
+    if fmt_ is FormatChoice.json:
         return json.dumps(outcome.to_dict(), indent=2) + "\n"
     import io
 
@@ -249,7 +243,7 @@ def register(app: typer.Typer) -> None:
         seed: Seed = 0,
         save_calibration: SaveCalibration = None,
         judge_id: JudgeId = None,
-        fmt: Annotated[AgreementFormat, typer.Option("--format", "-f")] = AgreementFormat.table,
+        fmt: TableOrJson = FormatChoice.table,
         output: Output = None,
     ) -> None:
         """Agreement of two qrels files (e.g. LLM vs human): pairs and leaderboards.
@@ -285,7 +279,7 @@ def register(app: typer.Typer) -> None:
             outcome = run_agreement(request, version=__version__)
         except (RagmeterError, ValueError) as exc:
             fail(exc)
-        if fmt is AgreementFormat.table and output is None:  # the terminal's own width
+        if fmt is FormatChoice.table and output is None:  # the terminal's own width
             _print_outcome(outcome, None)
         else:
             emit_text(_render(outcome, fmt), output)

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import FormatChoice, TableOrJson, fail
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.report.render import format_cell as fmt
 
@@ -24,11 +24,6 @@ __all__ = ["register"]
 #: the names of :data:`ragmeter.metrics.answers.TEXT_METRICS` for the help (importing the
 #: measure families at every start costs numpy; a test keeps the two equal)
 TEXT_METRIC_NAMES = ("token_f1", "exact_match", "rouge_l", "bleu")
-
-
-class AnswersFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 class Denominator(StrEnum):
@@ -130,7 +125,7 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--per-sample", help="Table: also one row per sample (JSON always has)."),
         ] = False,
-        fmt: Annotated[AnswersFormat, typer.Option("--format", "-f")] = AnswersFormat.table,
+        fmt: TableOrJson = FormatChoice.table,
     ) -> None:
         """Answer accuracy, precision, recall and F1 against human labels (keyword overlap >
         threshold), context coverage, containment, token F1 / exact match / ROUGE-L / BLEU
@@ -152,7 +147,7 @@ def register(app: typer.Typer) -> None:
             )
         except (RagmeterError, ValueError) as exc:
             fail(exc)
-        if fmt is AnswersFormat.json:
+        if fmt is FormatChoice.json:
             sys.stdout.write(json.dumps(report, indent=2, allow_nan=False) + "\n")
             return
         _print(report, per_sample=per_sample)

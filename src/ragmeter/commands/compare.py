@@ -28,6 +28,7 @@ from ragmeter.commands.options import (
     ChunkFiles,
     CitationSupportFile,
     ComparePairedTests,
+    Confidence,
     EngineOptions,
     EvaluationOptions,
     Measures,
@@ -94,9 +95,6 @@ def parse_groups(specs: list[str] | None) -> dict[str, list[str]] | None:
             raise RagmeterError(f"--group {name.strip()!r} is given twice")
         groups[name.strip()] = runs
     return groups
-
-
-Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
 
 
 CompareQrels = Annotated[

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import FormatChoice, TableOrJson, fail
 from ragmeter.errors import InputError, RagmeterError
 
 crux_app = typer.Typer(
@@ -151,13 +150,6 @@ def _load_results(paths: list[Path]) -> dict[str, dict[str, float]]:
     return systems
 
 
-class CorrelateFormat(StrEnum):
-    """What ``ragmeter correlate`` prints (``-f``, as every other command)."""
-
-    table = "table"
-    json = "json"
-
-
 def correlate(
     results: Annotated[
         list[Path], typer.Argument(help="Results JSON of `ragmeter evaluate -f json` (runs).")
@@ -165,7 +157,7 @@ def correlate(
     target: Annotated[
         str, typer.Option("--target", "-t", help="The metric the others are compared with.")
     ] = "answer_coverage",
-    out_format: Annotated[CorrelateFormat, typer.Option("--format", "-f")] = CorrelateFormat.table,
+    out_format: TableOrJson = FormatChoice.table,
     as_json: Annotated[
         bool, typer.Option("--json", hidden=True, help="The same as -f json (older spelling).")
     ] = False,
@@ -188,7 +180,7 @@ def correlate(
     except RagmeterError as exc:
         fail(exc)
         return
-    if as_json or out_format is CorrelateFormat.json:
+    if as_json or out_format is FormatChoice.json:
         doc = {
             "target": target,
             "systems": sorted(systems),

@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ragmeter.commands.labels import CalibrationFile, label_description, lines_of, tell
-from ragmeter.commands.options import GradeMap, Pool, PoolDepth, fail
+from ragmeter.commands.options import (
+    FormatChoice,
+    GradeMap,
+    Pool,
+    PoolDepth,
+    TableOrJson,
+    Worst,
+    fail,
+)
 from ragmeter.errors import RagmeterError
-
-
-class DiagnoseFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def _fmt(value: float | None) -> str:
@@ -43,10 +45,8 @@ def register(app: typer.Typer) -> None:
             float,
             typer.Option("--pct-threshold", help="%PROC below this: selection-limited."),
         ] = 0.8,
-        worst: Annotated[
-            int, typer.Option("--worst", help="List the N worst queries.", min=0)
-        ] = 10,
-        fmt: Annotated[DiagnoseFormat, typer.Option("--format", "-f")] = DiagnoseFormat.table,
+        worst: Worst = 10,
+        fmt: TableOrJson = FormatChoice.table,
         calibration: CalibrationFile = None,
     ) -> None:
         """Classify queries as retrieval-limited (low PROC), selection-limited (high PROC,
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             )
         except (RagmeterError, ValueError) as exc:
             fail(exc)
-        if fmt is DiagnoseFormat.json:
+        if fmt is FormatChoice.json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
         else:
             _print(result)

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ragmeter.commands.options import (
+    Alpha,
+    Confidence,
+    FormatChoice,
     Measures,
     Output,
     PairedTests,
     PerQuery,
     StoreUrl,
+    TableOrJson,
     compare_settings,
     fail,
     option_groups,
@@ -38,11 +41,6 @@ if TYPE_CHECKING:
 
 #: means shown per run in the listing
 LISTED_MEANS = 3
-
-
-class ListFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 history_app = typer.Typer(
@@ -67,7 +65,7 @@ def history_command(
     name: Annotated[
         str | None, typer.Option("--name", help="Only the evaluations saved with this name.")
     ] = None,
-    fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
+    fmt: TableOrJson = FormatChoice.table,
 ) -> None:
     """List the saved evaluations, newest first (id, name, time, git commit, runs, means)."""
     ctx.obj = {"store": store}
@@ -75,7 +73,7 @@ def history_command(
         return
     missing = _missing_store(store)
     if missing is not None:  # listing never creates a store
-        if fmt is ListFormat.json:
+        if fmt is FormatChoice.json:
             sys.stdout.write(json.dumps({"store": missing, "evaluations": []}, indent=2) + "\n")
         else:
             typer.echo(
@@ -87,7 +85,7 @@ def history_command(
             records = st.list_evaluations(limit=limit, name=name)
         except RagmeterError as exc:
             fail(exc)
-        if fmt is ListFormat.json:
+        if fmt is FormatChoice.json:
             payload = {"store": st.url, "evaluations": [r.to_dict() for r in records]}
             sys.stdout.write(json.dumps(payload, indent=2) + "\n")
             return
@@ -159,7 +157,7 @@ def show_command(
     reference: EvaluationRef,
     store: StoreUrl = None,
     per_query: PerQuery = False,
-    fmt: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
+    fmt: TableOrJson = FormatChoice.table,
 ) -> None:
     """Show one saved evaluation: its provenance, parameters and means."""
     from ragmeter.report import render
@@ -169,7 +167,7 @@ def show_command(
             stored = st.load_evaluation(st.resolve(reference))
         except RagmeterError as exc:
             fail(exc)
-    if fmt is ListFormat.json:
+    if fmt is FormatChoice.json:
         payload = stored.to_dict(per_query=per_query)
         payload["metrics"] = stored.evaluation.to_dict()["runs"]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
@@ -228,8 +226,8 @@ def compare_command(
     measure: Measures = None,
     store: StoreUrl = None,
     tests: PairedTests,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.0, max=1.0)] = 0.95,
+    alpha: Alpha = 0.05,
+    confidence: Confidence = 0.95,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f")] = CompareFormat.table,
     output: Output = None,
 ) -> None:

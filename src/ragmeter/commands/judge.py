@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import PassageTexts, Seed, fail
 from ragmeter.errors import RagmeterError
 
 if TYPE_CHECKING:
@@ -135,7 +135,6 @@ Queries = Annotated[
 Corpus = Annotated[
     Path, typer.Option("--corpus", help="Passages JSONL {id, text}, or irds:DATASET_ID.")
 ]
-OptionalCorpus = Annotated[Path | None, typer.Option("--corpus", help="Passages JSONL {id, text}.")]
 Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Output file (written atomically); not with --dry-run."),
@@ -162,7 +161,7 @@ JudgeEngine = Annotated[
     ),
 ]
 SummaryJson = Annotated[
-    Path | None, typer.Option("--summary-json", help="Also write the run summary here (JSON).")
+    Path | None, typer.Option("--summary-json", help="Also write the summary here (JSON).")
 ]
 Temperature = Annotated[
     float | None,
@@ -468,7 +467,6 @@ Overlap = Annotated[
         "and print Cohen's kappa and Krippendorff's alpha on them.",
     ),
 ]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the --overlap draw.")]
 HoleGradeMap = Annotated[
     str | None,
     typer.Option(
@@ -729,7 +727,7 @@ def answerability(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): rate the top --depth passages."),
     ] = None,
-    corpus: OptionalCorpus = None,
+    corpus: PassageTexts = None,
     answers: Annotated[
         Path | None,
         typer.Option(
@@ -845,7 +843,7 @@ def probe(
     pairs: Annotated[
         int, typer.Option("--pairs", help="Pairs to probe, drawn from the top --depth.")
     ] = 50,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw of the pairs.")] = 0,
+    seed: Seed = 0,
     prompt: PromptId = "relevance",
     samples: Annotated[
         int,

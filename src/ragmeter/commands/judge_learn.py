@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.commands.judge import Corpus, Queries, _read_texts, _write_json
+from ragmeter.commands.judge import Corpus, Queries, SummaryJson, _read_texts, _write_json
 from ragmeter.commands.options import fail
 from ragmeter.errors import RagmeterError
 from ragmeter.judges.learned_defaults import (
@@ -72,10 +72,7 @@ def learn(
             "--save-calibration for 'check --calibration').",
         ),
     ] = None,
-    summary_json: Annotated[
-        Path | None,
-        typer.Option("--summary-json", help="Also write the model summary and validation here."),
-    ] = None,
+    summary_json: SummaryJson = None,
 ) -> None:
     """Fit a relevance judge on human labels → model directory.
 
@@ -84,7 +81,8 @@ def learn(
     clipped to the labels' scale), pooled, plus a per-topic adapter for each topic with
     --min-labels labels. Prints κ (quadratic and unweighted), Krippendorff's ordinal α and
     exact agreement of held-out grades (--folds-fold cross-validation within topics) with
-    95% intervals over topics. Use the model with 'ragmeter judge relevance --learned DIR'.
+    95% intervals over topics (with the model summary, as JSON with --summary-json). Use the
+    model with 'ragmeter judge relevance --learned DIR'.
     Needs the 'learn' extra (scikit-learn) and the 'models' extra."""
     from ragmeter.io.readers import read_qrels
     from ragmeter.judges.learned import save_model

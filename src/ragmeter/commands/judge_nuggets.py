@@ -18,7 +18,6 @@ from ragmeter.commands.judge import (
     Corpus,
     Depth,
     MaxTokens,
-    OptionalCorpus,
     Out,
     Queries,
     Settings,
@@ -27,7 +26,7 @@ from ragmeter.commands.judge import (
     _read_texts,
     judge_command,
 )
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import PassageTexts, QueryTexts, fail
 
 NuggetsIn = Annotated[
     Path,
@@ -40,10 +39,6 @@ RagAnswersFile = Annotated[
         help="TREC RAG answers JSONL (Ragnarök: topic_id, answer sentences with citations, "
         "references).",
     ),
-]
-OptionalQueries = Annotated[
-    Path | None,
-    typer.Option("--queries", help="Queries JSONL {id, text} (default: each answer's topic)."),
 ]
 
 
@@ -144,18 +139,19 @@ def assign(
         list[Path] | None,
         typer.Option("--run", help="Run file(s): assign to the passages of the top --depth."),
     ] = None,
-    corpus: OptionalCorpus = None,
-    queries: OptionalQueries = None,
+    corpus: PassageTexts = None,
+    queries: QueryTexts = None,
     depth: Depth = 20,
     max_tokens: MaxTokens = None,
 ) -> None:
     """Nugget assignments (support / partial_support / not_support) → assignments JSONL.
 
-    With --answers: every nugget of a query against each answer to it (one line per answer,
-    with its run_id); with --run, --corpus and --queries: against each passage in the top
-    --depth (one line per passage, with its docid; nugget coverage of the context). The
-    output is the --assignments of 'ragmeter evaluate'; an unreadable reply leaves its
-    nugget out of the line and makes the exit status 1."""
+    With --answers: every nugget of a query (its text from --queries, else the answer's
+    topic) against each answer to it (one line per answer, with its run_id); with --run,
+    --corpus and --queries: against each passage in the top --depth (one line per passage,
+    with its docid; nugget coverage of the context). The output is the --assignments of
+    'ragmeter evaluate'; an unreadable reply leaves its nugget out of the line and makes the
+    exit status 1."""
     from ragmeter.io.nuggets import read_nuggets, read_rag_answers
     from ragmeter.judges.nuggets import assignment_job, write_rows
 
@@ -186,15 +182,16 @@ def citations(
     ],
     corpus: Corpus,
     out: Out,
-    queries: OptionalQueries = None,
+    queries: QueryTexts = None,
     max_tokens: MaxTokens = None,
 ) -> None:
     """Citation support of each answer sentence → citation support JSONL.
 
     Every (sentence, cited segment) of a TREC RAG answer file is labelled support /
-    partial_support / not_support; the output is the --citation-support of 'ragmeter
-    evaluate' (citation_precision, citation_recall). An unreadable reply leaves its citation
-    out and makes the exit status 1."""
+    partial_support / not_support (the query's text from --queries, else the answer's
+    topic); the output is the --citation-support of 'ragmeter evaluate'
+    (citation_precision, citation_recall). An unreadable reply leaves its citation out and
+    makes the exit status 1."""
     from ragmeter.io.nuggets import read_rag_answers
     from ragmeter.judges.nuggets import citation_support_job, write_rows
 

@@ -29,6 +29,7 @@ from ragmeter.commands.options import (
     DocIdFrom,
     HtmlOutput,
     Output,
+    QueryIdFrom,
     Seed,
     fail,
     option_groups,
@@ -131,10 +132,7 @@ def run_command(
     prompt: Annotated[
         str, typer.Option("--prompt", help="Relevance prompt: umbrela (0..3) or relevance (1..5).")
     ] = "umbrela",
-    query_id_from: Annotated[
-        str | None,
-        typer.Option("--query-id-from", help="hash (default), text or a span attribute."),
-    ] = None,
+    query_id_from: QueryIdFrom = None,
     doc_id_from: DocIdFrom = None,
     stage: MonitorStage = None,
     labels: Annotated[

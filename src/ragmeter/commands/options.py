@@ -32,6 +32,13 @@ class MissingPolicy(StrEnum):
     skip = "skip"
 
 
+class FormatChoice(StrEnum):
+    """What a command prints (``--format``): a table, or the same figures as JSON."""
+
+    table = "table"
+    json = "json"
+
+
 class TestChoice(StrEnum):
     """The paired significance test."""
 
@@ -59,6 +66,7 @@ class CompareCorrectionChoice(StrEnum):
     tukey = "tukey"
 
 
+TableOrJson = Annotated[FormatChoice, typer.Option("--format", "-f")]
 PairedTest = Annotated[TestChoice, typer.Option("--test", help="Paired test.")]
 Correction = Annotated[
     CorrectionChoice,
@@ -86,6 +94,7 @@ Bootstrap = Annotated[
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random draws.")]
 Alpha = Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")]
+Confidence = Annotated[float, typer.Option("--confidence", min=0.0, max=1.0, help="CI level.")]
 Baseline = Annotated[
     str | None,
     typer.Option(
@@ -167,8 +176,15 @@ SaveName = Annotated[
 ]
 
 
+Worst = Annotated[
+    int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
+]
 PerQuery = Annotated[bool, typer.Option("--per-query", help="Include per-query values.")]
 Tau = Annotated[int, typer.Option("--tau", help="Answerable ⇔ rating ≥ tau (coverage measures).")]
+QueryTexts = Annotated[Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")]
+PassageTexts = Annotated[
+    Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")
+]
 Questions = Annotated[
     Path | None, typer.Option("--questions", help="Sub-questions JSONL {query_id, questions}.")
 ]

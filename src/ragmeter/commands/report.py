@@ -29,11 +29,13 @@ from ragmeter.commands.options import (
     MissingPolicy,
     NuggetsFile,
     PairedTests,
+    PassageTexts,
     Pool,
     PoolDepth,
     RelLevel,
     SpansFile,
     Tau,
+    Worst,
     compare_settings,
     evaluation_settings,
     fail,
@@ -51,9 +53,6 @@ from ragmeter.commands.ppi import (
 )
 from ragmeter.errors import RagmeterError
 
-Worst = Annotated[
-    int, typer.Option("--worst", min=0, help="Worst queries listed per run (0: none).")
-]
 Title = Annotated[str, typer.Option("--title", help="Title of the page.")]
 CompareQrels = Annotated[
     Path | None,
@@ -102,10 +101,7 @@ def report_command(
             help="Sub-question texts JSONL {query_id, questions}.",
         ),
     ] = None,
-    corpus: Annotated[
-        Path | None,
-        typer.Option("--corpus", help="Passage texts JSONL {id, text} (for density)."),
-    ] = None,
+    corpus: PassageTexts = None,
     context_k: Annotated[
         str,
         typer.Option(

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.commands.options import Seed, fail
+from ragmeter.commands.options import PassageTexts, QueryTexts, Seed, fail
 from ragmeter.errors import RagmeterError
 
 
@@ -95,22 +95,17 @@ def sample(
             "--per-topic", min=1, help="With --learned: pairs to ask per topic (default 5)."
         ),
     ] = None,
-    queries: Annotated[
-        Path | None,
-        typer.Option("--queries", help="With --learned: queries JSONL {id, text}."),
-    ] = None,
-    corpus: Annotated[
-        Path | None,
-        typer.Option("--corpus", help="With --learned: passages JSONL {id, text}."),
-    ] = None,
+    queries: QueryTexts = None,
+    corpus: PassageTexts = None,
 ) -> None:
     """Draw queries to label → a labelling queue.
 
     Writes one JSON line per drawn query: its passages (the run's top --depth) and its
     inclusion probability, for 'ragmeter serve --queue' and for weighting the labels.
     With --strategy active --learned MODEL: per topic, the --per-topic unlabelled pairs
-    (of the runs' top --depth) whose grade the learned judge is least sure of (its score
-    nearest a cut point: uncertainty sampling), for training the judge, not for estimates."""
+    (of the runs' top --depth, texts from --queries and --corpus) whose grade the learned
+    judge is least sure of (its score nearest a cut point: uncertainty sampling), for
+    training the judge, not for estimates."""
     if learned is not None or per_topic is not None or queries or corpus:
         _refuse_query_options(ctx)
         _learned(runs, qrels, out, strategy, learned, per_topic, queries, corpus, n, depth, seed)

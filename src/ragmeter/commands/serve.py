@@ -35,7 +35,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.commands.options import fail
+from ragmeter.commands.options import PassageTexts, QueryTexts, fail
 from ragmeter.errors import MissingInputError, RagmeterError
 
 ReadTimeout = Annotated[
@@ -105,13 +105,9 @@ RagAnswersOpt = Annotated[
 ]
 
 
-QueriesOpt = Annotated[Path | None, typer.Option("--queries", help="Query texts JSONL {id, text}.")]
-CorpusOpt = Annotated[Path | None, typer.Option("--corpus", help="Passage texts JSONL {id, text}.")]
-
-
 def serve(
-    queries: QueriesOpt = None,
-    corpus: CorpusOpt = None,
+    queries: QueryTexts = None,
+    corpus: PassageTexts = None,
     run: Annotated[
         list[Path] | None,
         typer.Option("--run", help="Run whose top --depth per query is labelled (repeatable)."),

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any, Self
@@ -434,6 +434,23 @@ def json_nesting_depth(data: bytes) -> int:
     codes = np.frombuffer(brackets, dtype=np.uint8)
     steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
     return int(np.cumsum(steps).max())
+
+
+def describe(value: Any) -> str:
+    """A short description of a value's type for error messages (``"a string"``…)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return f"a {type(value).__name__}"
 
 
 def json_kind(value: Any) -> str:

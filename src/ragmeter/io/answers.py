@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io._common import check_text, decode, read_bytes
+from ragmeter.io._common import check_text, decode, describe, read_bytes
 from ragmeter.io._documents import too_deep
 from ragmeter.io.ragas import adapt_records, dataset_kind
 
@@ -52,22 +52,6 @@ class AnswerSample:
     label: int | None = None
     retrieved: tuple[str, ...] | None = None
     timings: dict[str, float | None] | None = None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 class _Where:
@@ -171,7 +155,7 @@ def answer_samples_from_records(doc: Any, *, source: str = "<records>") -> list[
     if isinstance(doc, dict) and "samples" in doc:
         doc = doc["samples"]
     if not isinstance(doc, list):
-        raise InputError(f"expected a JSON list of samples, got {_kind(doc)}", source=source)
+        raise InputError(f"expected a JSON list of samples, got {describe(doc)}", source=source)
     if not doc:
         raise InputError("no samples; expected at least one", source=source)
     samples = [_sample(rec, i, source) for i, rec in enumerate(doc)]
@@ -185,12 +169,14 @@ def answer_samples_from_records(doc: Any, *, source: str = "<records>") -> list[
 
 def _sample(rec: Any, index: int, source: str) -> AnswerSample:
     if not isinstance(rec, dict):
-        raise InputError(f"sample [{index}]: expected an object, got {_kind(rec)}", source=source)
+        raise InputError(
+            f"sample [{index}]: expected an object, got {describe(rec)}", source=source
+        )
     raw_id = rec.get("id")
     where = _Where(source, index, None)
     if raw_id is not None:
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-            raise where.error("id", f"expected a string or an integer, got {_kind(raw_id)}")
+            raise where.error("id", f"expected a string or an integer, got {describe(raw_id)}")
         where = _Where(source, index, str(raw_id))
     texts: dict[str, str] = {}
     for name in _REQUIRED_TEXT:
@@ -198,7 +184,7 @@ def _sample(rec: Any, index: int, source: str) -> AnswerSample:
             raise where.error(name, "missing; expected a string")
         value = rec[name]
         if not isinstance(value, str):
-            raise where.error(name, f"expected a string, got {_kind(value)}")
+            raise where.error(name, f"expected a string, got {describe(value)}")
         texts[name] = value
     if "context" not in rec:
         raise where.error("context", "missing; expected an array of strings")
@@ -225,7 +211,7 @@ def _strings(
 ) -> tuple[str, ...]:
     expected = "an array of strings" + (' or of {"text": ...} objects' if allow_objects else "")
     if not isinstance(value, list):
-        raise where.error(field, f"expected {expected}, got {_kind(value)}")
+        raise where.error(field, f"expected {expected}, got {describe(value)}")
     out: list[str] = []
     for j, item in enumerate(value):
         if allow_objects and isinstance(item, dict) and isinstance(item.get("text"), str):
@@ -233,7 +219,7 @@ def _strings(
         elif isinstance(item, str):
             out.append(item)
         else:
-            raise where.error(f"{field}[{j}]", f"expected {expected}, got {_kind(item)}")
+            raise where.error(f"{field}[{j}]", f"expected {expected}, got {describe(item)}")
     return tuple(out)
 
 
@@ -251,7 +237,7 @@ def _timings(value: Any, where: _Where) -> dict[str, float | None] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise where.error("timings", f"expected an object of seconds, got {_kind(value)}")
+        raise where.error("timings", f"expected an object of seconds, got {describe(value)}")
     out: dict[str, float | None] = {}
     for key, v in value.items():
         if key not in _TIMING_KEYS:
@@ -262,7 +248,7 @@ def _timings(value: Any, where: _Where) -> dict[str, float | None] | None:
             out[key] = None
             continue
         if isinstance(v, bool) or not isinstance(v, int | float):
-            raise where.error(f"timings.{key}", f"expected seconds (a number), got {_kind(v)}")
+            raise where.error(f"timings.{key}", f"expected seconds (a number), got {describe(v)}")
         if not math.isfinite(v) or v < 0:
             raise where.error(f"timings.{key}", f"expected non-negative seconds, got {v}")
         out[key] = float(v)

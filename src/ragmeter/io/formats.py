@@ -302,7 +302,8 @@ def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsRe
 
 def document_kind(doc: Document) -> Literal["samples", "rows", "nested"]:
     """What a JSON/JSONL/YAML document holds: samples, row objects, or a ``{qid: ...}`` map."""
-    from ragmeter.io.samples import describe, is_sample
+    from ragmeter.io._common import describe
+    from ragmeter.io.samples import is_sample
 
     if doc.records is None:
         if isinstance(doc.value, Mapping):

@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
-from ragmeter.io._common import format_suffix
+from ragmeter.io._common import describe, format_suffix
 from ragmeter.io._documents import TOO_DEEP, Document, load_json, load_jsonl, load_yaml
 from ragmeter.io.ragas import adapt_records, dataset_kind
 
@@ -349,23 +349,6 @@ class _Context:
         return InputError(
             f"{label}: {reason}", source=self.source, line=self.line, field=field_name
         )
-
-
-def describe(value: Any) -> str:
-    """A short description of a value's type for error messages (``"a string"``…)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return f"a {type(value).__name__}"
 
 
 def _key(keys: Mapping[str, Any], candidates: tuple[str, ...]) -> Any:
