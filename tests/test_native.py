@@ -307,6 +307,64 @@ def test_query_table_growth_and_repeats(kind: int) -> None:
     assert np.frombuffer(qcode, dtype=np.int32).tolist() == codes
 
 
+def _ordered_qids(order: str) -> list[str]:
+    """Query ids, one per stretch of lines, in the order ``order`` names."""
+    ids = [str(i) for i in range(1500)]  # past the table's first 1024 slots
+    by_bytes = sorted(ids)
+    return {
+        "numeric": ids,
+        "bytes": by_bytes,
+        "prefixed numeric": [f"q{i}" for i in ids],
+        # a repeat at the end of each order: the table is built from the ids so far
+        "numeric, then a repeat": [*ids, "7"],
+        "bytes, then a repeat": [*by_bytes, "1000"],
+        # numeric order breaks first, then byte order: a new id, then repeats
+        "numeric, then bytes, then neither": ["9", "10", "11", "2", "3", "20", "1", "10", "3"],
+        "bytes, then numeric, then neither": ["1", "10", "2", "11", "3", "1", "12", "2"],
+        "descending": ids[::-1],
+        "shuffled": random.Random(4).sample(ids, len(ids)) + ids[:10],
+        "one query": ["q"],
+    }[order]
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "numeric",
+        "bytes",
+        "prefixed numeric",
+        "numeric, then a repeat",
+        "bytes, then a repeat",
+        "numeric, then bytes, then neither",
+        "bytes, then numeric, then neither",
+        "descending",
+        "shuffled",
+        "one query",
+    ],
+)
+def test_query_codes_whatever_the_order_of_queries(kind: int, order: str) -> None:
+    """While each new query id comes after the one before it in byte order or in numeric
+    order, the parser takes it as new without its table; once both orders break, the table
+    of the ids so far takes over. The codes are those of a dict in every case."""
+    native = _accel.native
+    assert native is not None
+    qids = _ordered_qids(order)
+    lines = []
+    for j, q in enumerate(qids):
+        for r in range(1 + j % 3):
+            lines.append(f"{q} Q0 d{r} {r + 1} 0.5 t\n" if kind == 0 else f"{q} 0 d{j}-{r} {r}\n")
+    text = "".join(lines)
+    qid_offsets, qid_data, qcode, *_ = native.parse_trec(text.encode(), kind)
+    offsets = np.frombuffer(qid_offsets, dtype=np.int64)
+    data = bytes(qid_data)
+    dictionary = [data[a:b].decode() for a, b in itertools.pairwise(offsets.tolist())]
+    expected: dict[str, int] = {}
+    codes = [expected.setdefault(line.split()[0], len(expected)) for line in text.splitlines()]
+    assert dictionary == list(expected)
+    assert np.frombuffer(qcode, dtype=np.int32).tolist() == codes
+
+
 @pytest.mark.parametrize("kind", [0, 1])
 @pytest.mark.parametrize("wide_at", [0, 1, 17, 5000])
 def test_doc_offsets_widen_in_place(kind: int, wide_at: int) -> None:
