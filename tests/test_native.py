@@ -548,3 +548,142 @@ def test_long_fields_and_odd_bytes_at_every_offset(
         fast, pure = both(lambda: read_trec_run(path))  # noqa: B023
         assert _state(fast) == _state(pure), width
         assert _accel.native.parse_trec(text.encode(), 0, False) is not None
+
+
+def _grouped_qrels_lines(order: str, rng: random.Random) -> list[str]:
+    """Qrels lines of 300 queries (1 to 70 judgments each: around keyed_sort's 64), listed
+    as ``order`` says."""
+    ids = [f"q{i}" for i in range(300)]
+    queries = {
+        "numeric": ids,
+        "bytes": sorted(ids),
+        "shuffled": rng.sample(ids, len(ids)),
+    }[order.split(",")[0]]
+    lines = []
+    for q in queries:
+        docs = [f"d{d}" for d in rng.sample(range(500), rng.choice([1, 2, 9, 64, 65, 70]))]
+        if "docs sorted" not in order:
+            rng.shuffle(docs)
+        else:
+            docs.sort()
+        lines += [f"{q} 0 {d} {rng.randrange(-1, 4)}\n" for d in docs]
+    if "query again" in order:  # a query's judgments in two stretches: not grouped
+        lines.append(f"{queries[0]} 0 dlast 1\n")
+    if "repeat" in order:  # a judgment repeated on the next line: the Python path warns
+        lines.insert(len(lines) // 2, lines[len(lines) // 2])
+    if "conflict" in order:  # a repeated judgment with another grade: the Python path raises
+        q, _, d, g = lines[7].split()
+        lines.append(f"{q} 0 {d} {int(g) + 1}\n")
+    return lines
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "numeric",
+        "bytes",
+        "bytes, docs sorted",  # every row in place
+        "numeric, docs sorted",
+        "shuffled",
+        "numeric, query again",
+        "numeric, repeat",
+        "bytes, docs sorted, repeat",
+        "numeric, conflict",
+    ],
+)
+def test_qrels_listed_query_by_query_identical(
+    order: str, mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Qrels whose queries are each on one stretch of lines are ordered where they are
+    (``grouped_order``, ``place_rows``): the same Qrels, warnings and errors as the Python
+    path, in whatever order the queries and docs come; a query on two stretches, and
+    repeated judgments, take the other paths."""
+    from ragmeter.io import trec
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(_grouped_qrels_lines(order, random.Random(len(order)))))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if mapped else 1 << 62)
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert _state(fast) == _state(pure)
+    if "conflict" in order:
+        assert fast[0] == "error"
+    else:
+        assert fast.grades.flags.writeable and pure.grades.flags.writeable
+
+
+def test_grouped_order_by_hand() -> None:
+    """Row i goes to row dest[i]: queries by rank, docs in byte order within a query; None
+    when a query's rows are not together, dest None when no row moves, and a repeated
+    (query, doc) stops it."""
+    native = _accel.native
+    assert native is not None
+
+    def grouped(codes: list[int], ranks: list[int], docs: list[str]) -> Any:
+        buffers = _accel.string_buffers(pa.array(docs))
+        assert buffers is not None
+        c, r = np.array(codes, dtype=np.int32), np.array(ranks, dtype=np.int64)
+        return native.grouped_order(c, r, *buffers)
+
+    # query 0 ("10") ranks after query 1 ("9"): its rows go after
+    dest, offsets, dupes = grouped([0, 0, 0, 1, 1], [1, 0], ["c", "a", "b", "z", "y"])
+    assert np.frombuffer(dest, np.int32).tolist() == [4, 2, 3, 1, 0]
+    assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5] and dupes == 0
+    assert grouped([0, 0, 1], [0, 1], ["a", "b", "a"])[0] is None  # in place
+    assert grouped([0, 1, 0], [0, 1], ["a", "b", "c"]) is None  # query 0 twice
+    assert grouped([1, 0], [0, 1], ["a", "b"]) is None  # not in order of first appearance
+    assert grouped([0, 0, 1], [0, 1], ["a", "a", "b"]) == (None, None, 1)
+    with pytest.raises(ValueError, match="permutation"):
+        grouped([0, 1], [0, 0], ["a", "b"])
+
+
+def test_place_rows_and_strings_at_by_hand() -> None:
+    native = _accel.native
+    assert native is not None
+    docs = pa.array(["a", "bb", "ccc"])
+    _, offsets, _ = docs.buffers()
+    dest = np.array([1, 2, 0], dtype=np.int32)  # row i goes to dest[i]
+    grades = np.array([10, 20, 30], dtype=np.int32)
+    new_offsets, new_grades, wide = native.place_rows(offsets, False, 0, 3, dest, grades)
+    assert wide is False
+    assert np.frombuffer(new_offsets, np.int32).tolist() == [0, 3, 4, 6]  # ccc, a, bb
+    assert np.frombuffer(new_grades, np.int32).tolist() == [30, 10, 20]
+    with pytest.raises(IndexError):
+        native.place_rows(offsets, False, 0, 3, np.array([0, 1, 3], np.int32), grades)
+    ids = pa.array(["x", "é", "", "zz"])
+    buffers = _accel.string_buffers(ids)
+    assert buffers is not None
+    positions = np.array([3, 1, 2, 0, 1], dtype=np.int64)
+    assert native.strings_at(*buffers, 4, positions) == ["zz", "é", "", "x", "é"]
+    with pytest.raises(IndexError):
+        native.strings_at(*buffers, 4, np.array([4], dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["q1", "q10", "q2"],
+        ["q1", "q10", "q2", "é"],  # not ASCII: the Python lines
+        ["a\0b", "c"],  # a NUL
+        ["b", "a"],  # out of byte order
+        ["a", "a"],  # not strictly ascending
+        ["a", "ab", "b"],
+        ["a", "b" * 40],  # 2 × 40 ≤ 4 × 41 + 8 × 2
+        [*[f"q{i}" for i in range(10)], "z" * 200],  # 2200 > 968
+        [],
+    ],
+)
+def test_query_index_keys_as_the_python_lines_make_them(
+    ids: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.evaluation.blocks import _fixed_width
+
+    values = np.empty(len(ids), dtype=object)
+    values[:] = ids
+    fast = _fixed_width(values)
+    monkeypatch.setattr(_accel, "native", None)
+    pure = _fixed_width(values)
+    assert (fast is None) == (pure is None)
+    if fast is not None and pure is not None:
+        assert fast.dtype == pure.dtype and fast.tobytes() == pure.tobytes()
+        assert fast.flags.writeable == pure.flags.writeable

@@ -1266,6 +1266,316 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- qrels listed query by query */
+
+/*
+ * grouped_order(codes: int32[n] or int64[n], ranks: int64[nq], doc offsets, doc data, wide,
+ *     base) -> None | (dest: read-only buffer int32[n] (int64 past 2**31 - 1 rows) or None,
+ *     offsets: bytearray int64[nq+1], dupes: int)
+ * `order` without a scores column, for rows whose queries are each on one stretch of rows
+ * (codes in order of first appearance, each code's rows together: code[i+1] is code[i] or
+ * code[i] + 1), the way most qrels files list them: row i goes to row dest[i] of the result
+ * (queries by rank, docs in byte order within a query, rows of equal docs in row order), and
+ * offsets are the result's query segments. None when the rows are not so grouped (the caller
+ * takes `order`). Each query is ordered where its rows are, in row order, rather than the
+ * rows gathered by rank first: the reads follow the rows, and only the writes of dest jump
+ * from query to query. It stops at the first (query, doc) that repeats (dupes 1, dest None:
+ * the caller's other path reports repeats). dest is None when every row stays in place.
+ */
+static PyObject *grouped_order(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *ranks_obj, *off, *data;
+    int wide;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "OOOOin", &codes_obj, &ranks_obj, &off, &data, &wide, &base))
+        return NULL;
+    Py_buffer cb, rb;
+    int have_c = 0, have_r = 0;
+    strargs sa;
+    memset(&sa, 0, sizeof(sa));
+    PyObject *offs_obj = NULL, *result = NULL;
+    int64_t *seg = NULL, *v = NULL, *tmp = NULL;
+    vec dest = {0};
+    if (PyObject_GetBuffer(codes_obj, &cb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_c = 1;
+    if (PyObject_GetBuffer(ranks_obj, &rb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_r = 1;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    if (rb.itemsize != 8 || (cb.itemsize != 4 && cb.itemsize != 8)) {
+        PyErr_SetString(PyExc_ValueError, "grouped_order: int32/int64 codes, int64 ranks");
+        goto done;
+    }
+    const int c32 = cb.itemsize == 4;
+    const Py_ssize_t n = cb.len / cb.itemsize, nq = rb.len / 8;
+    const int64_t *ranks = rb.buf;
+#define CODE(i) (c32 ? (int64_t)((const int32_t *)cb.buf)[i] : ((const int64_t *)cb.buf)[i])
+    /* the first row of each code's stretch; declined unless the codes go 0, 1, 2, ... by
+       stretches and every code has one */
+    seg = malloc(((size_t)nq + 1) * sizeof(int64_t));
+    if (!seg) { PyErr_NoMemory(); goto done; }
+    if (n == 0 || nq == 0 || CODE(0) != 0) goto declined;
+    seg[0] = 0;
+    {
+        int64_t prev = 0;
+        for (Py_ssize_t i = 1; i < n; i++) {
+            const int64_t c = CODE(i);
+            if (c == prev) continue;
+            if (c != prev + 1 || c >= nq) goto declined;
+            seg[c] = i;
+            prev = c;
+        }
+        if (prev != nq - 1) goto declined;
+    }
+    seg[nq] = n;
+#undef CODE
+    /* the result's query segments: the queries' lengths by rank, summed */
+    char *obuf = NULL;
+    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
+    if (!offs_obj) goto done;
+    int64_t *offs = (int64_t *)obuf;
+    memset(offs, 0, ((size_t)nq + 1) * 8);
+    size_t maxlen = 0;
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t r = ranks[c], len = seg[c + 1] - seg[c];
+        /* every stretch has a row: a rank already given a length is given twice */
+        if (r < 0 || r >= nq || offs[r + 1]) {
+            PyErr_SetString(PyExc_ValueError, "grouped_order: ranks are not a permutation");
+            goto done;
+        }
+        offs[r + 1] = len;
+        if ((size_t)len > maxlen) maxlen = (size_t)len;
+    }
+    for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
+    const int d32 = n <= INT32_MAX;
+    if (vec_reserve(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
+    v = malloc(maxlen * sizeof(int64_t));
+    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    if (!v || !tmp) { PyErr_NoMemory(); goto done; }
+    order_ctx ctx = {NULL, &sa.s};
+    int identity = 1;
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t a = seg[c], out = offs[ranks[c]];
+        const size_t len = (size_t)(seg[c + 1] - a);
+        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
+        if (len <= KEYED_MAX) {
+            keyed_sort(&sa.s, v, len);
+        } else {
+            int sorted = 1;
+            for (size_t k = 1; k < len; k++)
+                if (!before(&ctx, v[k - 1], v[k])) { sorted = 0; break; }
+            if (!sorted) merge_sort(&ctx, v, tmp, len);
+        }
+        /* sorted by doc: a repeated doc is next to its first row */
+        const char *pp, *cp;
+        size_t pn, cn;
+        str_at(&sa.s, v[0], &pp, &pn);
+        for (size_t k = 1; k < len; k++) {
+            str_at(&sa.s, v[k], &cp, &cn);
+            if (cn == pn && memcmp(cp, pp, cn) == 0) {
+                Py_CLEAR(offs_obj);
+                result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
+                goto done;
+            }
+            pp = cp;
+            pn = cn;
+        }
+        if (out != a) identity = 0;
+        for (size_t k = 0; k < len; k++) {
+            const int64_t to = out + (int64_t)k;
+            if (v[k] != a + (int64_t)k) identity = 0;
+            if (d32) ((int32_t *)dest.p)[v[k]] = (int32_t)to;
+            else ((int64_t *)dest.p)[v[k]] = to;
+        }
+    }
+    if (identity) {
+        result = Py_BuildValue("(OOi)", Py_None, offs_obj, 0);
+    } else {
+        dest.len = (size_t)n * (d32 ? 4 : 8);
+        PyObject *d = vec_to_bytearray(&dest);
+        if (d) result = Py_BuildValue("(NOi)", d, offs_obj, 0);
+    }
+    goto done;
+declined:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (have_c) PyBuffer_Release(&cb);
+    if (have_r) PyBuffer_Release(&rb);
+    release_strarr(&sa);
+    free(seg);
+    free(v);
+    free(tmp);
+    free(dest.p);
+    Py_XDECREF(offs_obj);
+    return result;
+}
+
+/*
+ * place_rows(offsets, wide, base, n, dest: int32[n] or int64[n], values: int32[n]) ->
+ * (new_offsets: int32[n+1] or int64[n+1], new_values: int32[n], wide_out: bool)
+ * `permute_offsets` and the values' gather from dest (row i goes to row dest[i]; a
+ * permutation of 0..n-1) rather than from the permutation: the offsets of the string array
+ * whose row dest[i] is row i of the given one (lengths only: the bytes are not read), and the
+ * values moved alike. Read in row order, as grouped_order and scatter_docs go.
+ */
+static PyObject *place_rows(PyObject *self, PyObject *args) {
+    PyObject *off, *dest_obj, *val_obj;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OinnOO", &off, &wide, &base, &n, &dest_obj, &val_obj))
+        return NULL;
+    Py_buffer ob, db, vb;
+    int have_o = 0, have_d = 0, have_v = 0;
+    PyObject *result = NULL, *val_out = NULL;
+    vec out_off = {0};
+    if (PyObject_GetBuffer(off, &ob, PyBUF_SIMPLE)) goto done;
+    have_o = 1;
+    if (PyObject_GetBuffer(dest_obj, &db, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_d = 1;
+    if (PyObject_GetBuffer(val_obj, &vb, PyBUF_SIMPLE)) goto done;
+    have_v = 1;
+    const int d32 = db.itemsize == 4;
+    if (db.len / (d32 ? 4 : 8) != n || vb.len / 4 != n || ob.len / (wide ? 8 : 4) < base + n + 1) {
+        PyErr_SetString(PyExc_ValueError, "place_rows: length mismatch");
+        goto done;
+    }
+#define OLD(i) (wide ? ((const int64_t *)ob.buf)[base + (i)] : (int64_t)((const int32_t *)ob.buf)[base + (i)])
+#define DEST(i) (d32 ? (int64_t)((const int32_t *)db.buf)[i] : ((const int64_t *)db.buf)[i])
+    /* a permutation keeps the total of the lengths */
+    const int wide_out = wide || OLD(n) - OLD(0) > (int64_t)INT32_MAX;
+    if (vec_reserve(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* a bytearray: writable, as the array numpy's gather makes */
+    char *vbuf = NULL;
+    val_out = new_bytearray(n * 4, &vbuf);
+    if (!val_out) goto done;
+    const int32_t *val = vb.buf;
+    int32_t *nval = (int32_t *)vbuf;
+    /* each row's length at its new place + 1, then summed in place into offsets */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t to = DEST(i), len = OLD(i + 1) - OLD(i);
+        if (to < 0 || to >= n) {
+            PyErr_SetString(PyExc_IndexError, "place_rows: position out of range");
+            goto done;
+        }
+        if (wide_out) ((int64_t *)out_off.p)[to + 1] = len;
+        else ((int32_t *)out_off.p)[to + 1] = (int32_t)len;
+        nval[to] = val[i];
+    }
+#undef OLD
+#undef DEST
+    if (wide_out) {
+        int64_t *o = (int64_t *)out_off.p;
+        o[0] = 0;
+        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
+    } else {
+        int32_t *o = (int32_t *)out_off.p;
+        o[0] = 0;
+        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
+    }
+    out_off.len = (size_t)(n + 1) * (wide_out ? 8 : 4);
+    PyObject *a = vec_to_bytearray(&out_off);
+    if (a) result = Py_BuildValue("(NOO)", a, val_out, wide_out ? Py_True : Py_False);
+done:
+    if (have_o) PyBuffer_Release(&ob);
+    if (have_d) PyBuffer_Release(&db);
+    if (have_v) PyBuffer_Release(&vb);
+    free(out_off.p);
+    Py_XDECREF(val_out);
+    return result;
+}
+
+/*
+ * strings_at(offsets, data, wide, base, rows, positions: int64[m]) -> list[str]
+ * Rows positions[k] of a string array (UTF-8) as Python strings: Arrow's take + to_pylist
+ * without the intermediate array, at a fraction of to_pylist's cost per string.
+ */
+static PyObject *strings_at(PyObject *self, PyObject *args) {
+    PyObject *off, *data, *pos_obj;
+    int wide;
+    Py_ssize_t base, rows;
+    if (!PyArg_ParseTuple(args, "OOinnO", &off, &data, &wide, &base, &rows, &pos_obj))
+        return NULL;
+    strargs sa;
+    Py_buffer pb;
+    int have_p = 0;
+    PyObject *list = NULL;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    if (PyObject_GetBuffer(pos_obj, &pb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_p = 1;
+    if (pb.itemsize != 8) {
+        PyErr_SetString(PyExc_ValueError, "strings_at: int64 positions");
+        goto done;
+    }
+    const Py_ssize_t m = pb.len / 8;
+    const int64_t *pos = pb.buf;
+    list = PyList_New(m);
+    if (!list) goto done;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        const char *p;
+        size_t len;
+        if (pos[k] < 0 || pos[k] >= rows) {
+            PyErr_SetString(PyExc_IndexError, "strings_at: position out of range");
+            Py_CLEAR(list);
+            goto done;
+        }
+        str_at(&sa.s, pos[k], &p, &len);
+        PyObject *s = PyUnicode_DecodeUTF8(p, (Py_ssize_t)len, "strict");
+        if (!s) { Py_CLEAR(list); goto done; }
+        PyList_SET_ITEM(list, k, s);
+    }
+done:
+    release_strarr(&sa);
+    if (have_p) PyBuffer_Release(&pb);
+    return list;
+}
+
+/*
+ * fixed_width(ids: list) -> None | False | (keys: bytearray, width)
+ * The query index's keys (evaluation.blocks._fixed_width): ASCII ids NUL-padded to the
+ * longest one's width, one after the other. False where that function gives None for ASCII
+ * ids (an id holds a NUL, the ids are not strictly ascending in byte order, or the width is
+ * more than 4 times their bytes plus 8 per id); None where an item is not an ASCII str (the
+ * Python function decides). Reads the strings' bytes in place, without numpy's per-item
+ * conversions (0.13 s at a million ids).
+ */
+static PyObject *fixed_width(PyObject *self, PyObject *args) {
+    PyObject *ids;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &ids)) return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(ids);
+    size_t total = 0, width = 1;
+    const char *prev = NULL;
+    size_t prev_n = 0;
+    int ascending = 1, nul = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = PyList_GET_ITEM(ids, k);
+        if (!PyUnicode_Check(s)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(s)) return NULL; /* a legacy string made canonical (3.11) */
+#endif
+        if (!PyUnicode_IS_ASCII(s)) Py_RETURN_NONE;
+        const char *p = (const char *)PyUnicode_DATA(s);
+        const size_t len = (size_t)PyUnicode_GET_LENGTH(s);
+        total += len;
+        if (len > width) width = len;
+        if (!nul && memchr(p, 0, len)) nul = 1;
+        if (prev && ascending && cmp_bytes(prev, prev_n, p, len) >= 0) ascending = 0;
+        prev = p;
+        prev_n = len;
+    }
+    if (nul || !ascending || width * (size_t)n > 4 * total + 8 * (size_t)n) Py_RETURN_FALSE;
+    char *out = NULL;
+    PyObject *keys = new_bytearray((Py_ssize_t)(width * (size_t)n), &out);
+    if (!keys) return NULL;
+    memset(out, 0, width * (size_t)n);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = PyList_GET_ITEM(ids, k);
+        memcpy(out + (size_t)k * width, PyUnicode_DATA(s), (size_t)PyUnicode_GET_LENGTH(s));
+    }
+    return Py_BuildValue("(Nn)", keys, (Py_ssize_t)width);
+}
+
 /* ---------------------------------------------------------------- join */
 
 /*
@@ -2255,6 +2565,10 @@ static PyMethodDef methods[] = {
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
+    {"grouped_order", grouped_order, METH_VARARGS, "order of rows listed query by query."},
+    {"place_rows", place_rows, METH_VARARGS, "Offsets and values of rows moved to dest."},
+    {"strings_at", strings_at, METH_VARARGS, "Rows of a string array as Python strings."},
+    {"fixed_width", fixed_width, METH_VARARGS, "ASCII ids NUL-padded to one width."},
     {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
     {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},
     {"answerable", answerable, METH_VARARGS, "Answerable questions of every query."},
