@@ -840,6 +840,8 @@ static inline int keyed_before(const strarr *s, const keyed_row *a, const keyed_
 /* Rows v[0..len) by doc ascending then row, for a query of few judgments (len <= KEYED_MAX):
    an insertion sort over the docs' prefixes, which mostly decide without reading the docs. */
 #define KEYED_MAX 64
+/* grouped_order places a query of up to this many rows by counting (len**2 comparisons) */
+#define RANKED_MAX 16
 static void keyed_sort(const strarr *s, int64_t *v, size_t len) {
     keyed_row r[KEYED_MAX];
     for (size_t i = 0; i < len; i++) {
@@ -1154,6 +1156,26 @@ done:
     return result;
 }
 
+/* memcpy(dst, src, n) for ids, mostly 4 to 16 bytes: two word moves that overlap rather than
+   a call (an id's bytes only: [dst, dst + n) is all that is written) */
+static inline void copy_short(char *dst, const char *src, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
 /*
  * scatter_docs(data, mapped, inverse, new_offsets, wide_out) -> doc bytes
  * The doc ids of a TREC text that parse_trec accepted, read again and written in a new row
@@ -1189,6 +1211,11 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
     const int doc_field = 2; /* in runs and qrels alike */
     size_t i = 0, released = 0;
     Py_ssize_t row = 0;
+#if RAGMETER_SSE2
+    /* as in parse_trec: the masks of 64 bytes, shifted past the lines taken from them, so
+       that lines shorter than 64 bytes take 2 or more from one computation */
+    uint64_t w_nl = 0, w_nonfield = 0;
+#endif
     while (i < len) {
         if (mapped && i - released >= ((size_t)64 << 20)) {
             release_pages(s, released, i);
@@ -1201,24 +1228,26 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
 #if RAGMETER_SSE2
         /* a line within the next 64 bytes: its doc field from bit masks, as parse_trec finds
            it, rather than a byte at a time (whose branches at each field's end cost most) */
-        if (i + 64 <= len) {
-            uint64_t nl, blank, nonfield;
-            line_masks(s + i, &nl, &blank, &nonfield);
-            if (nl) {
-                const int e = __builtin_ctzll(nl);
-                const uint64_t field = ~nonfield & ((1ULL << e) - 1);
-                uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
-                const char *line = s + i;
-                i += (size_t)e + 1;
-                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
-                for (k = 0; k < doc_field && st; k++) { st &= st - 1; en &= en - 1; }
-                if (st) {
-                    const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
-                    doc = line + a;
-                    doc_n = (size_t)(b - a);
-                }
-                goto scatter;
+        if (!w_nl && i + 64 <= len) {
+            uint64_t blank;
+            line_masks(s + i, &w_nl, &blank, &w_nonfield);
+        }
+        if (w_nl) {
+            const int e = __builtin_ctzll(w_nl);
+            const uint64_t field = ~w_nonfield & ((1ULL << e) - 1);
+            uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+            const char *line = s + i;
+            i += (size_t)e + 1;
+            if (e == 63) w_nl = w_nonfield = 0; /* a shift by 64 is undefined */
+            else { w_nl >>= e + 1; w_nonfield >>= e + 1; }
+            if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
+            for (k = 0; k < doc_field && st; k++) { st &= st - 1; en &= en - 1; }
+            if (st) {
+                const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                doc = line + a;
+                doc_n = (size_t)(b - a);
             }
+            goto scatter;
         }
 #endif
         for (;;) {
@@ -1243,12 +1272,22 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "scatter_docs: the text has more rows than parsed");
             goto done;
         }
-        int64_t to = i32 ? (int64_t)((const int32_t *)ib.buf)[row] : ((const int64_t *)ib.buf)[row];
+#define DEST(r) (i32 ? (int64_t)((const int32_t *)ib.buf)[r] : ((const int64_t *)ib.buf)[r])
+        /* the new offsets of a row a few lines ahead: a new query's rows go elsewhere, and
+           their offsets' cache line would otherwise be waited for */
+        if (row + 16 < n) {
+            const int64_t ahead = DEST(row + 16);
+            if (ahead >= 0 && ahead < n)
+                __builtin_prefetch(wide_out ? (const void *)((const int64_t *)ob.buf + ahead)
+                                            : (const void *)((const int32_t *)ob.buf + ahead));
+        }
+        int64_t to = DEST(row);
+#undef DEST
         if (to < 0 || to >= n || NEWOFF(to + 1) - NEWOFF(to) != (int64_t)doc_n) {
             PyErr_SetString(PyExc_ValueError, "scatter_docs: the text is not the one parsed");
             goto done;
         }
-        memcpy(out.p + NEWOFF(to), doc, doc_n);
+        copy_short(out.p + NEWOFF(to), doc, doc_n);
         row++;
     }
 #undef NEWOFF
@@ -1352,29 +1391,75 @@ static PyObject *grouped_order(PyObject *self, PyObject *args) {
     if (!v || !tmp) { PyErr_NoMemory(); goto done; }
     order_ctx ctx = {NULL, &sa.s};
     int identity = 1;
+    const char *pp, *cp;
+    size_t pn, cn;
     for (Py_ssize_t c = 0; c < nq; c++) {
         const int64_t a = seg[c], out = offs[ranks[c]];
         const size_t len = (size_t)(seg[c + 1] - a);
-        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
+        if (len <= RANKED_MAX) {
+            /* each row's place from how many prefixes are below its own, without a branch
+               per comparison (an insertion sort's compares go either way at random: their
+               mispredictions were most of its time); only where no two prefixes are equal,
+               which makes them decide every comparison (and no doc repeat) */
+            uint64_t p[RANKED_MAX];
+            for (size_t k = 0; k < len; k++) p[k] = doc_prefix(&sa.s, a + (int64_t)k);
+            size_t equal = 0;
+            int64_t place[RANKED_MAX];
+            for (size_t k = 0; k < len; k++) {
+                size_t below = 0;
+                for (size_t j = 0; j < len; j++) {
+                    below += p[j] < p[k];
+                    equal += p[j] == p[k];
+                }
+                place[k] = (int64_t)below;
+            }
+            if (equal == len) { /* each prefix equals only itself */
+                for (size_t k = 0; k < len; k++) {
+                    if (place[k] != (int64_t)k) identity = 0;
+                    if (d32) ((int32_t *)dest.p)[a + (int64_t)k] = (int32_t)(out + place[k]);
+                    else ((int64_t *)dest.p)[a + (int64_t)k] = out + place[k];
+                }
+                if (out != a) identity = 0;
+                continue;
+            }
+        }
         if (len <= KEYED_MAX) {
-            keyed_sort(&sa.s, v, len);
-        } else {
+            /* keyed_sort's insertion sort, its prefixes kept: two docs whose prefixes differ
+               differ (the repeat check below reads no doc bytes for them) */
+            keyed_row r[KEYED_MAX];
+            for (size_t k = 0; k < len; k++) {
+                const keyed_row x = {doc_prefix(&sa.s, a + (int64_t)k), a + (int64_t)k};
+                size_t j = k;
+                while (j > 0 && keyed_before(&sa.s, &x, &r[j - 1])) { r[j] = r[j - 1]; j--; }
+                r[j] = x;
+            }
+            for (size_t k = 1; k < len; k++) {
+                if (r[k].prefix != r[k - 1].prefix) continue;
+                str_at(&sa.s, r[k - 1].row, &pp, &pn);
+                str_at(&sa.s, r[k].row, &cp, &cn);
+                if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
+            }
+            if (out != a) identity = 0;
+            for (size_t k = 0; k < len; k++) {
+                const int64_t to = out + (int64_t)k;
+                if (r[k].row != a + (int64_t)k) identity = 0;
+                if (d32) ((int32_t *)dest.p)[r[k].row] = (int32_t)to;
+                else ((int64_t *)dest.p)[r[k].row] = to;
+            }
+            continue;
+        }
+        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
+        {
             int sorted = 1;
             for (size_t k = 1; k < len; k++)
                 if (!before(&ctx, v[k - 1], v[k])) { sorted = 0; break; }
             if (!sorted) merge_sort(&ctx, v, tmp, len);
         }
         /* sorted by doc: a repeated doc is next to its first row */
-        const char *pp, *cp;
-        size_t pn, cn;
         str_at(&sa.s, v[0], &pp, &pn);
         for (size_t k = 1; k < len; k++) {
             str_at(&sa.s, v[k], &cp, &cn);
-            if (cn == pn && memcmp(cp, pp, cn) == 0) {
-                Py_CLEAR(offs_obj);
-                result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
-                goto done;
-            }
+            if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
             pp = cp;
             pn = cn;
         }
@@ -1393,6 +1478,9 @@ static PyObject *grouped_order(PyObject *self, PyObject *args) {
         PyObject *d = vec_to_bytearray(&dest);
         if (d) result = Py_BuildValue("(NOi)", d, offs_obj, 0);
     }
+    goto done;
+repeated:
+    result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
     goto done;
 declined:
     result = Py_None;
