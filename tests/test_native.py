@@ -650,13 +650,15 @@ def test_place_rows_and_strings_at_by_hand() -> None:
     assert np.frombuffer(new_grades, np.int32).tolist() == [30, 10, 20]
     with pytest.raises(IndexError):
         native.place_rows(offsets, False, 0, 3, np.array([0, 1, 3], np.int32), grades)
-    ids = pa.array(["x", "é", "", "zz"])
+    ids = pa.array(["x", "é", "", "zz", "ü€x"])
     buffers = _accel.string_buffers(ids)
     assert buffers is not None
-    positions = np.array([3, 1, 2, 0, 1], dtype=np.int64)
-    assert native.strings_at(*buffers, 4, positions) == ["zz", "é", "", "x", "é"]
-    with pytest.raises(IndexError):
-        native.strings_at(*buffers, 4, np.array([4], dtype=np.int64))
+    places = np.array([3, 1, 2, 0, 4], dtype=np.int64)  # row k goes to places[k]
+    assert native.strings_placed(*buffers, places) == ["zz", "é", "", "x", "ü€x"]
+    assert native.strings_placed(*buffers, np.array([1, 0], dtype=np.int64)) == ["é", "x"]
+    for bad in ([0, 0, 1, 2, 3], [0, 1, 2, 3, 5]):
+        with pytest.raises(ValueError, match="permutation"):
+            native.strings_placed(*buffers, np.array(bad, dtype=np.int64))
 
 
 @pytest.mark.parametrize(

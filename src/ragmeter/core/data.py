@@ -558,9 +558,6 @@ class Qrels:
         del keys, buffers
         if dupes:
             return None
-        query_order = np.empty(len(ranks), dtype=np.int64)
-        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
-        del ranks
         perm: npt.NDArray[np.signedinteger[Any]] = np.frombuffer(
             perm_buf, dtype=np.int32 if len(docs) < 2**31 else np.int64
         )
@@ -590,7 +587,7 @@ class Qrels:
                 [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
             )
         return cls(
-            query_ids=_ids_in_order(dictionary, query_order),
+            query_ids=_ids_by_rank(dictionary, ranks),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
             doc_ids=docs,
             grades=grades,
@@ -621,10 +618,8 @@ class Qrels:
             return None
         dictionary, docs, grade_arr = columns
         columns.clear()
-        query_order = np.empty(len(ranks), dtype=np.int64)
-        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
-        query_ids = _ids_in_order(dictionary, query_order)
-        del dictionary, query_order
+        query_ids = _ids_by_rank(dictionary, ranks)
+        del dictionary
         if dest_buf is None:  # every row in place
             grades: npt.NDArray[np.int32] = grade_arr.copy()
         else:
@@ -698,14 +693,17 @@ class Qrels:
         return out
 
 
-def _ids_in_order(dictionary: pa.Array, positions: IntArray) -> npt.NDArray[np.object_]:
-    """The strings of ``dictionary`` at ``positions``, as an object array (the C path reads
-    them from the Arrow buffers, without ``to_pylist``'s cost per string)."""
+def _ids_by_rank(dictionary: pa.Array, ranks: IntArray) -> npt.NDArray[np.object_]:
+    """The strings of ``dictionary`` as an object array, entry i at ``ranks[i]`` (a
+    permutation); the C path reads them from the Arrow buffers, without ``to_pylist``'s cost
+    per string."""
     native = _accel.native
     buffers = _accel.string_buffers(dictionary) if native is not None else None
     if native is None or buffers is None:
-        return np.array(dictionary.to_pylist(), dtype=object)[positions]
-    return np.array(native.strings_at(*buffers, len(dictionary), positions), dtype=object)
+        query_order = np.empty(len(ranks), dtype=np.int64)
+        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
+        return np.array(dictionary.to_pylist(), dtype=object)[query_order]
+    return np.array(native.strings_placed(*buffers, ranks), dtype=object)
 
 
 def _numeric_column(values: list[Any], source: str, field_name: str) -> npt.NDArray[Any]:
