@@ -548,9 +548,9 @@ class Qrels:
         grouped = native.grouped_order(codes, ranks, *buffers) if text is not None else None
         if grouped is not None and text is not None:
             del codes, buffers
-            rest = [dictionary, docs, grade_arr]
-            del dictionary, docs, grade_arr
-            return cls._native_grouped(grouped, ranks, rest, name=name, text=text)
+            rest = [grouped, dictionary, docs, grade_arr]
+            del grouped, dictionary, docs, grade_arr
+            return cls._native_grouped(rest, ranks, name=name, text=text)
         # int32 keys and permutation: codes are int32, so there are fewer than 2**31 queries
         keys = ranks.astype(np.int32)[codes]
         del codes
@@ -598,28 +598,24 @@ class Qrels:
     @classmethod
     def _native_grouped(
         cls,
-        grouped: tuple[Any, Any, int],
-        ranks: IntArray,
         columns: list[Any],
+        ranks: IntArray,
         *,
         name: str,
         text: bytes | mmap.mmap,
     ) -> Qrels | None:
         """The rest of :meth:`_native_from_encoded` after ``native.grouped_order`` ordered
-        rows listed query by query (``columns`` = ``[dictionary, docs, grades]``, let go as
-        they are used): each row's doc id read again from ``text`` into its new place, and
-        its grade moved there, from ``dest`` (row i goes to row ``dest[i]``), in row order.
+        rows listed query by query: ``columns`` = ``[its result, dictionary, docs, grades]``
+        (the list emptied, each let go once used); each row's doc id read again from
+        ``text`` into its new place, and its grade moved there, from ``dest`` (row i goes to
+        row ``dest[i]``), in row order.
         """
         native = _accel.native
         assert native is not None
-        dest_buf, offsets_buf, dupes = grouped
-        del grouped
+        (dest_buf, offsets_buf, dupes), dictionary, docs, grade_arr = columns
+        columns.clear()
         if dupes:
             return None
-        dictionary, docs, grade_arr = columns
-        columns.clear()
-        query_ids = _ids_by_rank(dictionary, ranks)
-        del dictionary
         if dest_buf is None:  # every row in place
             grades: npt.NDArray[np.int32] = grade_arr.copy()
         else:
@@ -642,7 +638,8 @@ class Qrels:
                 [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
             )
         return cls(
-            query_ids=query_ids,
+            # made last: their strings would add to the peak of the steps above
+            query_ids=_ids_by_rank(dictionary, ranks),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
             doc_ids=docs,
             grades=grades,
