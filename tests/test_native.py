@@ -689,3 +689,49 @@ def test_query_index_keys_as_the_python_lines_make_them(
     if fast is not None and pure is not None:
         assert fast.dtype == pure.dtype and fast.tobytes() == pure.tobytes()
         assert fast.flags.writeable == pure.flags.writeable
+
+
+@pytest.mark.parametrize("layout", ["ranks ascending", "ranks ascending, one query", "jumbled"])
+@pytest.mark.parametrize("scores", [False, True])
+def test_order_of_rows_already_grouped_by_rank(layout: str, scores: bool) -> None:
+    """``order`` skips its counting sort's scatter when the ranks never decrease (the rows
+    are grouped already); the permutation is the one of a sort by (rank, doc, row), or
+    (rank, -score, doc descending, row) with scores, either way."""
+    native = _accel.native
+    assert native is not None
+    rng = random.Random(len(layout))
+    n, nq = 400, 1 if "one query" in layout else 30
+    keys = sorted(rng.randrange(nq) for _ in range(n))
+    if layout == "jumbled":
+        rng.shuffle(keys)
+    docs = [f"d{rng.randrange(60)}" for _ in range(n)]
+    score = [float(rng.randrange(5)) for _ in range(n)]
+    buffers = _accel.string_buffers(pa.array(docs))
+    assert buffers is not None
+    score_arr = np.array(score) if scores else None
+    perm, offsets, _ = native.order(np.array(keys, np.int64), nq, score_arr, *buffers, False)
+    if scores:
+        expected = sorted(range(n), key=lambda i: (keys[i], -score[i], _Desc(docs[i]), i))
+    else:
+        expected = sorted(range(n), key=lambda i: (keys[i], docs[i].encode(), i))
+    assert np.frombuffer(perm, np.int64).tolist() == expected
+    assert (
+        np.frombuffer(offsets, np.int64).tolist()
+        == np.searchsorted(sorted(keys), np.arange(nq + 1)).tolist()
+    )
+
+
+class _Desc:
+    """A doc id that sorts in descending byte order."""
+
+    def __init__(self, doc: str) -> None:
+        self.key = doc.encode()
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.key > other.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)

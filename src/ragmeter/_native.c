@@ -931,13 +931,17 @@ static PyObject *order(PyObject *self, PyObject *args) {
     } while (0)
     /* counting sort by query rank */
     memset(offs, 0, (nq + 1) * 8);
+    int grouped = 1; /* ranks never decrease: the stable counting sort leaves every row */
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t r = QRANK(i);
         if (r < 0 || r >= nq) { PyErr_SetString(PyExc_ValueError, "rank out of range"); goto done; }
+        if (i && r < QRANK(i - 1)) grouped = 0;
         offs[r + 1]++;
     }
     for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
-    {
+    if (grouped) {
+        for (Py_ssize_t i = 0; i < n; i++) PSET(i, i);
+    } else {
         int64_t *pos = malloc((nq + 1) * 8);
         if (!pos) { PyErr_NoMemory(); goto done; }
         memcpy(pos, offs, (nq + 1) * 8);
