@@ -735,3 +735,59 @@ class _Desc:
 
     def __hash__(self) -> int:
         return hash(self.key)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grouped_qrels_of_docs_sharing_prefixes_identical(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Queries listed one by one, of 1 to 200 judgments (around the 16 placed by counting and
+    the 64 of the insertion sort), whose docs share their first 8 bytes or are prefixes of
+    others: the prefixes no longer decide, the full comparison does, as in the Python path."""
+    from ragmeter.io import trec
+
+    rng = random.Random(seed)
+    stems = ["", "abcdefgh", "abcdefg", "abcdefghabcdefgh", "Z" * 70, "a~b"]
+    lines = []
+    for q in rng.sample(range(400), 150):
+        n = rng.choice([1, 2, 15, 16, 17, 63, 64, 65, 200])
+        docs = list({rng.choice(stems) + str(rng.randrange(40)) for _ in range(n)})
+        rng.shuffle(docs)
+        lines += [f"{q} 0 {d} {rng.randrange(-1, 4)}\n" for d in docs]
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if seed % 2 else 1 << 62)
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert isinstance(fast, Qrels)
+    assert _state(fast) == _state(pure)
+
+
+def test_grouped_order_and_place_rows_of_large_strings() -> None:
+    """int64 offsets (a large string array) in, int64 offsets out; the same places."""
+    native = _accel.native
+    assert native is not None
+    docs = ["b", "a", "cc", "zz", "y"]
+    codes, ranks = np.array([0, 0, 0, 1, 1], np.int32), np.array([1, 0], np.int64)
+    results = []
+    for kind in (pa.string(), pa.large_string()):
+        arr = pa.array(docs, type=kind)
+        buffers = _accel.string_buffers(arr)
+        assert buffers is not None
+        dest, offsets, _ = native.grouped_order(codes, ranks, *buffers)
+        assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5]
+        grades = np.arange(5, dtype=np.int32)
+        new_offsets, new_grades, wide = native.place_rows(
+            buffers[0], buffers[2], buffers[3], 5, np.frombuffer(dest, np.int32), grades
+        )
+        width = np.int64 if wide else np.int32
+        results.append(
+            (
+                np.frombuffer(dest, np.int32).tolist(),
+                np.frombuffer(new_offsets, width).tolist(),
+                np.frombuffer(new_grades, np.int32).tolist(),
+                wide,
+            )
+        )
+    # query 1 ("zz", "y") first: y, zz; then query 0: a, b, cc
+    assert results[0] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], False)
+    assert results[1] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], True)
