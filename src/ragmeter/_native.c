@@ -174,7 +174,7 @@ static inline int same_bytes(const char *a, const char *b, size_t n) {
 
 /* same_bytes for two ids in a buffer that ends at `end`: ids of up to 8 bytes with 8 bytes
    readable from both starts compare as one word, the bytes past n masked off, without the
-   byte loop's exit branch (a tenth of parsing a qrels file of short query ids) */
+   byte loop's exit branch (the parser's hottest line on a qrels file of short query ids) */
 static inline int same_bytes_in(const char *a, const char *b, size_t n, const char *end) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (n <= 8 && end - a >= 8 && end - b >= 8) {
