@@ -307,6 +307,64 @@ def test_query_table_growth_and_repeats(kind: int) -> None:
     assert np.frombuffer(qcode, dtype=np.int32).tolist() == codes
 
 
+def _ordered_qids(order: str) -> list[str]:
+    """Query ids, one per stretch of lines, in the order ``order`` names."""
+    ids = [str(i) for i in range(1500)]  # past the table's first 1024 slots
+    by_bytes = sorted(ids)
+    return {
+        "numeric": ids,
+        "bytes": by_bytes,
+        "prefixed numeric": [f"q{i}" for i in ids],
+        # a repeat at the end of each order: the table is built from the ids so far
+        "numeric, then a repeat": [*ids, "7"],
+        "bytes, then a repeat": [*by_bytes, "1000"],
+        # numeric order breaks first, then byte order: a new id, then repeats
+        "numeric, then bytes, then neither": ["9", "10", "11", "2", "3", "20", "1", "10", "3"],
+        "bytes, then numeric, then neither": ["1", "10", "2", "11", "3", "1", "12", "2"],
+        "descending": ids[::-1],
+        "shuffled": random.Random(4).sample(ids, len(ids)) + ids[:10],
+        "one query": ["q"],
+    }[order]
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "numeric",
+        "bytes",
+        "prefixed numeric",
+        "numeric, then a repeat",
+        "bytes, then a repeat",
+        "numeric, then bytes, then neither",
+        "bytes, then numeric, then neither",
+        "descending",
+        "shuffled",
+        "one query",
+    ],
+)
+def test_query_codes_whatever_the_order_of_queries(kind: int, order: str) -> None:
+    """While each new query id comes after the one before it in byte order or in numeric
+    order, the parser takes it as new without its table; once both orders break, the table
+    of the ids so far takes over. The codes are those of a dict in every case."""
+    native = _accel.native
+    assert native is not None
+    qids = _ordered_qids(order)
+    lines = []
+    for j, q in enumerate(qids):
+        for r in range(1 + j % 3):
+            lines.append(f"{q} Q0 d{r} {r + 1} 0.5 t\n" if kind == 0 else f"{q} 0 d{j}-{r} {r}\n")
+    text = "".join(lines)
+    qid_offsets, qid_data, qcode, *_ = native.parse_trec(text.encode(), kind)
+    offsets = np.frombuffer(qid_offsets, dtype=np.int64)
+    data = bytes(qid_data)
+    dictionary = [data[a:b].decode() for a, b in itertools.pairwise(offsets.tolist())]
+    expected: dict[str, int] = {}
+    codes = [expected.setdefault(line.split()[0], len(expected)) for line in text.splitlines()]
+    assert dictionary == list(expected)
+    assert np.frombuffer(qcode, dtype=np.int32).tolist() == codes
+
+
 @pytest.mark.parametrize("kind", [0, 1])
 @pytest.mark.parametrize("wide_at", [0, 1, 17, 5000])
 def test_doc_offsets_widen_in_place(kind: int, wide_at: int) -> None:
@@ -490,3 +548,246 @@ def test_long_fields_and_odd_bytes_at_every_offset(
         fast, pure = both(lambda: read_trec_run(path))  # noqa: B023
         assert _state(fast) == _state(pure), width
         assert _accel.native.parse_trec(text.encode(), 0, False) is not None
+
+
+def _grouped_qrels_lines(order: str, rng: random.Random) -> list[str]:
+    """Qrels lines of 300 queries (1 to 70 judgments each: around keyed_sort's 64), listed
+    as ``order`` says."""
+    ids = [f"q{i}" for i in range(300)]
+    queries = {
+        "numeric": ids,
+        "bytes": sorted(ids),
+        "shuffled": rng.sample(ids, len(ids)),
+    }[order.split(",")[0]]
+    lines = []
+    for q in queries:
+        docs = [f"d{d}" for d in rng.sample(range(500), rng.choice([1, 2, 9, 64, 65, 70]))]
+        if "docs sorted" not in order:
+            rng.shuffle(docs)
+        else:
+            docs.sort()
+        lines += [f"{q} 0 {d} {rng.randrange(-1, 4)}\n" for d in docs]
+    if "query again" in order:  # a query's judgments in two stretches: not grouped
+        lines.append(f"{queries[0]} 0 dlast 1\n")
+    if "repeat" in order:  # a judgment repeated on the next line: the Python path warns
+        lines.insert(len(lines) // 2, lines[len(lines) // 2])
+    if "conflict" in order:  # a repeated judgment with another grade: the Python path raises
+        q, _, d, g = lines[7].split()
+        lines.append(f"{q} 0 {d} {int(g) + 1}\n")
+    return lines
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "numeric",
+        "bytes",
+        "bytes, docs sorted",  # every row in place
+        "numeric, docs sorted",
+        "shuffled",
+        "numeric, query again",
+        "numeric, repeat",
+        "bytes, docs sorted, repeat",
+        "numeric, conflict",
+    ],
+)
+def test_qrels_listed_query_by_query_identical(
+    order: str, mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Qrels whose queries are each on one stretch of lines are ordered where they are
+    (``grouped_order``, ``place_rows``): the same Qrels, warnings and errors as the Python
+    path, in whatever order the queries and docs come; a query on two stretches, and
+    repeated judgments, take the other paths."""
+    from ragmeter.io import trec
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(_grouped_qrels_lines(order, random.Random(len(order)))))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if mapped else 1 << 62)
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert _state(fast) == _state(pure)
+    if "conflict" in order:
+        assert fast[0] == "error"
+    else:
+        assert fast.grades.flags.writeable and pure.grades.flags.writeable
+
+
+def test_grouped_order_by_hand() -> None:
+    """Row i goes to row dest[i]: queries by rank, docs in byte order within a query; None
+    when a query's rows are not together, dest None when no row moves, and a repeated
+    (query, doc) stops it."""
+    native = _accel.native
+    assert native is not None
+
+    def grouped(codes: list[int], ranks: list[int], docs: list[str]) -> Any:
+        buffers = _accel.string_buffers(pa.array(docs))
+        assert buffers is not None
+        c, r = np.array(codes, dtype=np.int32), np.array(ranks, dtype=np.int64)
+        return native.grouped_order(c, r, *buffers)
+
+    # query 0 ("10") ranks after query 1 ("9"): its rows go after
+    dest, offsets, dupes = grouped([0, 0, 0, 1, 1], [1, 0], ["c", "a", "b", "z", "y"])
+    assert np.frombuffer(dest, np.int32).tolist() == [4, 2, 3, 1, 0]
+    assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5] and dupes == 0
+    assert grouped([0, 0, 1], [0, 1], ["a", "b", "a"])[0] is None  # in place
+    assert grouped([0, 1, 0], [0, 1], ["a", "b", "c"]) is None  # query 0 twice
+    assert grouped([1, 0], [0, 1], ["a", "b"]) is None  # not in order of first appearance
+    assert grouped([0, 0, 1], [0, 1], ["a", "a", "b"]) == (None, None, 1)
+    with pytest.raises(ValueError, match="permutation"):
+        grouped([0, 1], [0, 0], ["a", "b"])
+
+
+def test_place_rows_and_strings_at_by_hand() -> None:
+    native = _accel.native
+    assert native is not None
+    docs = pa.array(["a", "bb", "ccc"])
+    _, offsets, _ = docs.buffers()
+    dest = np.array([1, 2, 0], dtype=np.int32)  # row i goes to dest[i]
+    grades = np.array([10, 20, 30], dtype=np.int32)
+    new_offsets, new_grades, wide = native.place_rows(offsets, False, 0, 3, dest, grades)
+    assert wide is False
+    assert np.frombuffer(new_offsets, np.int32).tolist() == [0, 3, 4, 6]  # ccc, a, bb
+    assert np.frombuffer(new_grades, np.int32).tolist() == [30, 10, 20]
+    with pytest.raises(IndexError):
+        native.place_rows(offsets, False, 0, 3, np.array([0, 1, 3], np.int32), grades)
+    ids = pa.array(["x", "é", "", "zz", "ü€x"])
+    buffers = _accel.string_buffers(ids)
+    assert buffers is not None
+    places = np.array([3, 1, 2, 0, 4], dtype=np.int64)  # row k goes to places[k]
+    assert native.strings_placed(*buffers, places) == ["zz", "é", "", "x", "ü€x"]
+    assert native.strings_placed(*buffers, np.array([1, 0], dtype=np.int64)) == ["é", "x"]
+    for bad in ([0, 0, 1, 2, 3], [0, 1, 2, 3, 5]):
+        with pytest.raises(ValueError, match="permutation"):
+            native.strings_placed(*buffers, np.array(bad, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["q1", "q10", "q2"],
+        ["q1", "q10", "q2", "é"],  # not ASCII: the Python lines
+        ["a\0b", "c"],  # a NUL
+        ["b", "a"],  # out of byte order
+        ["a", "a"],  # not strictly ascending
+        ["a", "ab", "b"],
+        ["a", "b" * 40],  # 2 × 40 ≤ 4 × 41 + 8 × 2
+        [*[f"q{i}" for i in range(10)], "z" * 200],  # 2200 > 968
+        [],
+    ],
+)
+def test_query_index_keys_as_the_python_lines_make_them(
+    ids: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.evaluation.blocks import _fixed_width
+
+    values = np.empty(len(ids), dtype=object)
+    values[:] = ids
+    fast = _fixed_width(values)
+    monkeypatch.setattr(_accel, "native", None)
+    pure = _fixed_width(values)
+    assert (fast is None) == (pure is None)
+    if fast is not None and pure is not None:
+        assert fast.dtype == pure.dtype and fast.tobytes() == pure.tobytes()
+        assert fast.flags.writeable == pure.flags.writeable
+
+
+@pytest.mark.parametrize("layout", ["ranks ascending", "ranks ascending, one query", "jumbled"])
+@pytest.mark.parametrize("scores", [False, True])
+def test_order_of_rows_already_grouped_by_rank(layout: str, scores: bool) -> None:
+    """``order`` skips its counting sort's scatter when the ranks never decrease (the rows
+    are grouped already); the permutation is the one of a sort by (rank, doc, row), or
+    (rank, -score, doc descending, row) with scores, either way."""
+    native = _accel.native
+    assert native is not None
+    rng = random.Random(len(layout))
+    n, nq = 400, 1 if "one query" in layout else 30
+    keys = sorted(rng.randrange(nq) for _ in range(n))
+    if layout == "jumbled":
+        rng.shuffle(keys)
+    docs = [f"d{rng.randrange(60)}" for _ in range(n)]
+    score = [float(rng.randrange(5)) for _ in range(n)]
+    buffers = _accel.string_buffers(pa.array(docs))
+    assert buffers is not None
+    score_arr = np.array(score) if scores else None
+    perm, offsets, _ = native.order(np.array(keys, np.int64), nq, score_arr, *buffers, False)
+    if scores:
+        expected = sorted(range(n), key=lambda i: (keys[i], -score[i], _Desc(docs[i]), i))
+    else:
+        expected = sorted(range(n), key=lambda i: (keys[i], docs[i].encode(), i))
+    assert np.frombuffer(perm, np.int64).tolist() == expected
+    assert (
+        np.frombuffer(offsets, np.int64).tolist()
+        == np.searchsorted(sorted(keys), np.arange(nq + 1)).tolist()
+    )
+
+
+class _Desc:
+    """A doc id that sorts in descending byte order."""
+
+    def __init__(self, doc: str) -> None:
+        self.key = doc.encode()
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.key > other.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grouped_qrels_of_docs_sharing_prefixes_identical(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Queries listed one by one, of 1 to 200 judgments (around the 16 placed by counting and
+    the 64 of the insertion sort), whose docs share their first 8 bytes or are prefixes of
+    others: the prefixes no longer decide, the full comparison does, as in the Python path."""
+    from ragmeter.io import trec
+
+    rng = random.Random(seed)
+    stems = ["", "abcdefgh", "abcdefg", "abcdefghabcdefgh", "Z" * 70, "a~b"]
+    lines = []
+    for q in rng.sample(range(400), 150):
+        n = rng.choice([1, 2, 15, 16, 17, 63, 64, 65, 200])
+        docs = list({rng.choice(stems) + str(rng.randrange(40)) for _ in range(n)})
+        rng.shuffle(docs)
+        lines += [f"{q} 0 {d} {rng.randrange(-1, 4)}\n" for d in docs]
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if seed % 2 else 1 << 62)
+    fast, pure = both(lambda: read_trec_qrels(path))
+    assert isinstance(fast, Qrels)
+    assert _state(fast) == _state(pure)
+
+
+def test_grouped_order_and_place_rows_of_large_strings() -> None:
+    """int64 offsets (a large string array) in, int64 offsets out; the same places."""
+    native = _accel.native
+    assert native is not None
+    docs = ["b", "a", "cc", "zz", "y"]
+    codes, ranks = np.array([0, 0, 0, 1, 1], np.int32), np.array([1, 0], np.int64)
+    results = []
+    for kind in (pa.string(), pa.large_string()):
+        arr = pa.array(docs, type=kind)
+        buffers = _accel.string_buffers(arr)
+        assert buffers is not None
+        dest, offsets, _ = native.grouped_order(codes, ranks, *buffers)
+        assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5]
+        grades = np.arange(5, dtype=np.int32)
+        new_offsets, new_grades, wide = native.place_rows(
+            buffers[0], buffers[2], buffers[3], 5, np.frombuffer(dest, np.int32), grades
+        )
+        width = np.int64 if wide else np.int32
+        results.append(
+            (
+                np.frombuffer(dest, np.int32).tolist(),
+                np.frombuffer(new_offsets, width).tolist(),
+                np.frombuffer(new_grades, np.int32).tolist(),
+                wide,
+            )
+        )
+    # query 1 ("zz", "y") first: y, zz; then query 0: a, b, cc
+    assert results[0] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], False)
+    assert results[1] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], True)

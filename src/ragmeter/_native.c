@@ -183,6 +183,27 @@ static inline int same_bytes(const char *a, const char *b, size_t n) {
     return 1;
 }
 
+/* same_bytes for two ids in a buffer that ends at `end`: a word at a time where 8 bytes are
+   readable from both, the last word's bytes past n masked off, without the byte loop's exit
+   branch (the parsers' hottest line on a file of short query ids) */
+static inline int same_bytes_in(const char *a, const char *b, size_t n, const char *end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n && end - a >= 8 && end - b >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (n < 8) return ((x ^ y) & (~(uint64_t)0 >> (64 - 8 * n))) == 0; /* the low n */
+        if (x != y) return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+#else
+    (void)end;
+#endif
+    return same_bytes(a, b, n);
+}
+
 /* byte-order comparison (memcmp, shorter first on a common prefix): Arrow's / strcmp order */
 static inline int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) {
     int c = memcmp(a, b, na < nb ? na : nb);
@@ -632,6 +653,14 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     const char *prev_q = NULL;
     size_t prev_qn = 0;
     int32_t cur_code = -1;
+    /* Whether every new query id so far came after the one before it in byte order, and in
+       (length, bytes) order (unpadded numbers' numeric order): while either holds, a query id
+       that differs from the previous line's is after every id seen (the previous line's is the
+       last new one), so it is new without a look-up in the table, which is built (qt.slots)
+       only once both fail. Most files list their queries in one of these orders: one probe
+       per query into a table of megabytes, and its rehashing as it grows, cost a third of
+       the parse at a million queries. */
+    int byte_up = 1, num_up = 1;
     size_t n = 0;
     int ok = 0;
     const char *last_tag = NULL;
@@ -642,7 +671,7 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     if (vec_reserve(&qcode, guess * 4) || vec_reserve(&offs, (guess + 1) * 4) ||
         vec_reserve(&vals, guess * vsize) || vec_reserve(&docs, len / 4 + 16))
         goto nomem;
-    if (vec_reserve(&qoffs, 8) || qtable_resize(&qt, 1024, &qoffs, &qdata, 0)) goto nomem;
+    if (vec_reserve(&qoffs, 8)) goto nomem;
     { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
     { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
 
@@ -664,9 +693,21 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
         if (got == LINE_SKIP) continue; /* blank or comment */
         if (got == LINE_DECLINED) goto fallback;
         /* query code: consecutive rows usually share it */
-        if (!(prev_q && fn[0] == prev_qn && same_bytes(fp[0], prev_q, prev_qn))) {
-            size_t slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
-            if (qt.slots[slot] >= 0) {
+        if (!(prev_q && fn[0] == prev_qn && same_bytes_in(fp[0], prev_q, prev_qn, s + len))) {
+            size_t slot = 0;
+            if (prev_q && !qt.slots) {
+                const int c = cmp_bytes(fp[0], fn[0], prev_q, prev_qn);
+                byte_up = byte_up && c > 0;
+                num_up = num_up && (fn[0] > prev_qn || (fn[0] == prev_qn && c > 0));
+                if (!byte_up && !num_up) {
+                    /* the table of the ids so far: at least twice as many slots as ids */
+                    size_t cap = 1024;
+                    while (cap < 2 * ((size_t)nq + 1)) cap *= 2;
+                    if (qtable_resize(&qt, cap, &qoffs, &qdata, nq)) goto nomem;
+                }
+            }
+            if (qt.slots) slot = qtable_find(&qt, &qoffs, &qdata, fp[0], fn[0]);
+            if (qt.slots && qt.slots[slot] >= 0) {
                 cur_code = qt.slots[slot];
             } else {
                 if (nq >= INT32_MAX - 1) goto fallback;
@@ -674,9 +715,9 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
                 memcpy(qdata.p + qdata.len, fp[0], fn[0]);
                 qdata.len += fn[0];
                 { int64_t o = (int64_t)qdata.len; memcpy(qoffs.p + qoffs.len, &o, 8); qoffs.len += 8; }
-                qt.slots[slot] = nq;
+                if (qt.slots) qt.slots[slot] = nq;
                 cur_code = nq++;
-                if ((size_t)nq * 2 > qt.cap &&
+                if (qt.slots && (size_t)nq * 2 > qt.cap &&
                     qtable_resize(&qt, qt.cap * 2, &qoffs, &qdata, nq))
                     goto nomem;
             }
@@ -688,11 +729,16 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
             wide = 1;
         }
         if (vec_reserve(&qcode, 4) || vec_reserve(&offs, 8) || vec_reserve(&vals, vsize) ||
-            vec_reserve(&docs, fn[doc_field]))
+            vec_reserve(&docs, fn[doc_field] + 16))
             goto nomem;
         memcpy(qcode.p + qcode.len, &cur_code, 4);
         qcode.len += 4;
-        memcpy(docs.p + docs.len, fp[doc_field], fn[doc_field]);
+        if (fn[doc_field] <= 16 && (size_t)(s + len - fp[doc_field]) >= 16)
+            /* 16 bytes in one move rather than a call: the bytes past the doc are in the
+               reserve, and the next doc (or the shrink to the length) overwrites them */
+            memcpy(docs.p + docs.len, fp[doc_field], 16);
+        else
+            memcpy(docs.p + docs.len, fp[doc_field], fn[doc_field]);
         docs.len += fn[doc_field];
         if (wide) { int64_t o = (int64_t)docs.len; memcpy(offs.p + offs.len, &o, 8); offs.len += 8; }
         else { int32_t o = (int32_t)docs.len; memcpy(offs.p + offs.len, &o, 4); offs.len += 4; }
@@ -939,6 +985,8 @@ static inline int keyed_before(const strarr *s, const keyed_row *a, const keyed_
 /* Rows v[0..len) by doc ascending then row, for a query of few judgments (len <= KEYED_MAX):
    an insertion sort over the docs' prefixes, which mostly decide without reading the docs. */
 #define KEYED_MAX 64
+/* grouped_order places a query of up to this many rows by counting (len**2 comparisons) */
+#define RANKED_MAX 16
 static void keyed_sort(const strarr *s, int64_t *v, size_t len) {
     keyed_row r[KEYED_MAX];
     for (size_t i = 0; i < len; i++) {
@@ -1005,13 +1053,17 @@ static PyObject *order(PyObject *self, PyObject *args) {
     } while (0)
     /* counting sort by query rank */
     memset(offs, 0, (nq + 1) * 8);
+    int grouped = 1; /* ranks never decrease: the stable counting sort leaves every row */
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t r = QRANK(i);
         if (r < 0 || r >= nq) { PyErr_SetString(PyExc_ValueError, "rank out of range"); goto done; }
+        if (i && r < QRANK(i - 1)) grouped = 0;
         offs[r + 1]++;
     }
     for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
-    {
+    if (grouped) {
+        for (Py_ssize_t i = 0; i < n; i++) PSET(i, i);
+    } else {
         int64_t *pos = malloc((nq + 1) * 8);
         if (!pos) { PyErr_NoMemory(); goto done; }
         memcpy(pos, offs, (nq + 1) * 8);
@@ -1253,6 +1305,26 @@ done:
     return result;
 }
 
+/* memcpy(dst, src, n) for ids, mostly 4 to 16 bytes: two word moves that overlap rather than
+   a call (an id's bytes only: [dst, dst + n) is all that is written) */
+static inline void copy_short(char *dst, const char *src, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
 /*
  * scatter_docs(data, mapped, inverse, new_offsets, wide_out) -> doc bytes
  * The doc ids of a TREC text that parse_trec accepted, read again and written in a new row
@@ -1288,6 +1360,11 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
     const int doc_field = 2; /* in runs and qrels alike */
     size_t i = 0, released = 0;
     Py_ssize_t row = 0;
+#if RAGMETER_SSE2
+    /* as in parse_trec: the masks of 64 bytes, shifted past the lines taken from them, so
+       that lines shorter than 64 bytes take 2 or more from one computation */
+    uint64_t w_nl = 0, w_nonfield = 0;
+#endif
     while (i < len) {
         if (mapped && i - released >= ((size_t)64 << 20)) {
             release_pages(s, released, i);
@@ -1300,24 +1377,26 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
 #if RAGMETER_SSE2
         /* a line within the next 64 bytes: its doc field from bit masks, as parse_trec finds
            it, rather than a byte at a time (whose branches at each field's end cost most) */
-        if (i + 64 <= len) {
-            uint64_t nl, bad, nonfield;
-            line_masks(s + i, &nl, &bad, &nonfield);
-            if (nl) {
-                const int e = __builtin_ctzll(nl);
-                const uint64_t field = ~nonfield & ((1ULL << e) - 1);
-                uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
-                const char *line = s + i;
-                i += (size_t)e + 1;
-                if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
-                for (k = 0; k < doc_field && st; k++) { st &= st - 1; en &= en - 1; }
-                if (st) {
-                    const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
-                    doc = line + a;
-                    doc_n = (size_t)(b - a);
-                }
-                goto scatter;
+        if (!w_nl && i + 64 <= len) {
+            uint64_t bad; /* none: parse_trec accepted the text */
+            line_masks(s + i, &w_nl, &bad, &w_nonfield);
+        }
+        if (w_nl) {
+            const int e = __builtin_ctzll(w_nl);
+            const uint64_t field = ~w_nonfield & ((1ULL << e) - 1);
+            uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+            const char *line = s + i;
+            i += (size_t)e + 1;
+            if (e == 63) w_nl = w_nonfield = 0; /* a shift by 64 is undefined */
+            else { w_nl >>= e + 1; w_nonfield >>= e + 1; }
+            if (!st || line[__builtin_ctzll(st)] == '#') continue; /* blank, comment */
+            for (k = 0; k < doc_field && st; k++) { st &= st - 1; en &= en - 1; }
+            if (st) {
+                const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                doc = line + a;
+                doc_n = (size_t)(b - a);
             }
+            goto scatter;
         }
 #endif
         for (;;) {
@@ -1342,12 +1421,22 @@ static PyObject *scatter_docs(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "scatter_docs: the text has more rows than parsed");
             goto done;
         }
-        int64_t to = i32 ? (int64_t)((const int32_t *)ib.buf)[row] : ((const int64_t *)ib.buf)[row];
+#define DEST(r) (i32 ? (int64_t)((const int32_t *)ib.buf)[r] : ((const int64_t *)ib.buf)[r])
+        /* the new offsets of a row a few lines ahead: a new query's rows go elsewhere, and
+           their offsets' cache line would otherwise be waited for */
+        if (row + 16 < n) {
+            const int64_t ahead = DEST(row + 16);
+            if (ahead >= 0 && ahead < n)
+                __builtin_prefetch(wide_out ? (const void *)((const int64_t *)ob.buf + ahead)
+                                            : (const void *)((const int32_t *)ob.buf + ahead));
+        }
+        int64_t to = DEST(row);
+#undef DEST
         if (to < 0 || to >= n || NEWOFF(to + 1) - NEWOFF(to) != (int64_t)doc_n) {
             PyErr_SetString(PyExc_ValueError, "scatter_docs: the text is not the one parsed");
             goto done;
         }
-        memcpy(out.p + NEWOFF(to), doc, doc_n);
+        copy_short(out.p + NEWOFF(to), doc, doc_n);
         row++;
     }
 #undef NEWOFF
@@ -1363,6 +1452,376 @@ done:
     if (have_o) PyBuffer_Release(&ob);
     free(out.p);
     return result;
+}
+
+/* ---------------------------------------------------------------- qrels listed query by query */
+
+/*
+ * grouped_order(codes: int32[n] or int64[n], ranks: int64[nq], doc offsets, doc data, wide,
+ *     base) -> None | (dest: read-only buffer int32[n] (int64 past 2**31 - 1 rows) or None,
+ *     offsets: bytearray int64[nq+1], dupes: int)
+ * `order` without a scores column, for rows whose queries are each on one stretch of rows
+ * (codes in order of first appearance, each code's rows together: code[i+1] is code[i] or
+ * code[i] + 1), the way most qrels files list them: row i goes to row dest[i] of the result
+ * (queries by rank, docs in byte order within a query, rows of equal docs in row order), and
+ * offsets are the result's query segments. None when the rows are not so grouped (the caller
+ * takes `order`). Each query is ordered where its rows are, in row order, rather than the
+ * rows gathered by rank first: the reads follow the rows, and only the writes of dest jump
+ * from query to query. It stops at the first (query, doc) that repeats (dupes 1, dest None:
+ * the caller's other path reports repeats). dest is None when every row stays in place.
+ */
+static PyObject *grouped_order(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *ranks_obj, *off, *data;
+    int wide;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "OOOOin", &codes_obj, &ranks_obj, &off, &data, &wide, &base))
+        return NULL;
+    Py_buffer cb, rb;
+    int have_c = 0, have_r = 0;
+    strargs sa;
+    memset(&sa, 0, sizeof(sa));
+    PyObject *offs_obj = NULL, *result = NULL;
+    int64_t *seg = NULL, *v = NULL, *tmp = NULL;
+    vec dest = {0};
+    if (PyObject_GetBuffer(codes_obj, &cb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_c = 1;
+    if (PyObject_GetBuffer(ranks_obj, &rb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_r = 1;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    if (rb.itemsize != 8 || (cb.itemsize != 4 && cb.itemsize != 8)) {
+        PyErr_SetString(PyExc_ValueError, "grouped_order: int32/int64 codes, int64 ranks");
+        goto done;
+    }
+    const int c32 = cb.itemsize == 4;
+    const Py_ssize_t n = cb.len / cb.itemsize, nq = rb.len / 8;
+    const int64_t *ranks = rb.buf;
+#define CODE(i) (c32 ? (int64_t)((const int32_t *)cb.buf)[i] : ((const int64_t *)cb.buf)[i])
+    /* the first row of each code's stretch; declined unless the codes go 0, 1, 2, ... by
+       stretches and every code has one */
+    seg = malloc(((size_t)nq + 1) * sizeof(int64_t));
+    if (!seg) { PyErr_NoMemory(); goto done; }
+    if (n == 0 || nq == 0 || CODE(0) != 0) goto declined;
+    seg[0] = 0;
+    {
+        int64_t prev = 0;
+        for (Py_ssize_t i = 1; i < n; i++) {
+            const int64_t c = CODE(i);
+            if (c == prev) continue;
+            if (c != prev + 1 || c >= nq) goto declined;
+            seg[c] = i;
+            prev = c;
+        }
+        if (prev != nq - 1) goto declined;
+    }
+    seg[nq] = n;
+#undef CODE
+    /* the result's query segments: the queries' lengths by rank, summed */
+    char *obuf = NULL;
+    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
+    if (!offs_obj) goto done;
+    int64_t *offs = (int64_t *)obuf;
+    memset(offs, 0, ((size_t)nq + 1) * 8);
+    size_t maxlen = 0;
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t r = ranks[c], len = seg[c + 1] - seg[c];
+        /* every stretch has a row: a rank already given a length is given twice */
+        if (r < 0 || r >= nq || offs[r + 1]) {
+            PyErr_SetString(PyExc_ValueError, "grouped_order: ranks are not a permutation");
+            goto done;
+        }
+        offs[r + 1] = len;
+        if ((size_t)len > maxlen) maxlen = (size_t)len;
+    }
+    for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
+    const int d32 = n <= INT32_MAX;
+    if (vec_reserve(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
+    v = malloc(maxlen * sizeof(int64_t));
+    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
+    if (!v || !tmp) { PyErr_NoMemory(); goto done; }
+    order_ctx ctx = {NULL, &sa.s};
+    int identity = 1;
+    const char *pp, *cp;
+    size_t pn, cn;
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t a = seg[c], out = offs[ranks[c]];
+        const size_t len = (size_t)(seg[c + 1] - a);
+        if (len <= RANKED_MAX) {
+            /* each row's place from how many prefixes are below its own, without a branch
+               per comparison (an insertion sort's compares go either way at random: their
+               mispredictions were most of its time); only where no two prefixes are equal,
+               which makes them decide every comparison (and no doc repeat) */
+            uint64_t p[RANKED_MAX];
+            for (size_t k = 0; k < len; k++) p[k] = doc_prefix(&sa.s, a + (int64_t)k);
+            size_t equal = 0;
+            int64_t place[RANKED_MAX];
+            for (size_t k = 0; k < len; k++) {
+                size_t below = 0;
+                for (size_t j = 0; j < len; j++) {
+                    below += p[j] < p[k];
+                    equal += p[j] == p[k];
+                }
+                place[k] = (int64_t)below;
+            }
+            if (equal == len) { /* each prefix equals only itself */
+                for (size_t k = 0; k < len; k++) {
+                    if (place[k] != (int64_t)k) identity = 0;
+                    if (d32) ((int32_t *)dest.p)[a + (int64_t)k] = (int32_t)(out + place[k]);
+                    else ((int64_t *)dest.p)[a + (int64_t)k] = out + place[k];
+                }
+                if (out != a) identity = 0;
+                continue;
+            }
+        }
+        if (len <= KEYED_MAX) {
+            /* keyed_sort's insertion sort, its prefixes kept: two docs whose prefixes differ
+               differ (the repeat check below reads no doc bytes for them) */
+            keyed_row r[KEYED_MAX];
+            for (size_t k = 0; k < len; k++) {
+                const keyed_row x = {doc_prefix(&sa.s, a + (int64_t)k), a + (int64_t)k};
+                size_t j = k;
+                while (j > 0 && keyed_before(&sa.s, &x, &r[j - 1])) { r[j] = r[j - 1]; j--; }
+                r[j] = x;
+            }
+            for (size_t k = 1; k < len; k++) {
+                if (r[k].prefix != r[k - 1].prefix) continue;
+                str_at(&sa.s, r[k - 1].row, &pp, &pn);
+                str_at(&sa.s, r[k].row, &cp, &cn);
+                if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
+            }
+            if (out != a) identity = 0;
+            for (size_t k = 0; k < len; k++) {
+                const int64_t to = out + (int64_t)k;
+                if (r[k].row != a + (int64_t)k) identity = 0;
+                if (d32) ((int32_t *)dest.p)[r[k].row] = (int32_t)to;
+                else ((int64_t *)dest.p)[r[k].row] = to;
+            }
+            continue;
+        }
+        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
+        {
+            int sorted = 1;
+            for (size_t k = 1; k < len; k++)
+                if (!before(&ctx, v[k - 1], v[k])) { sorted = 0; break; }
+            if (!sorted) merge_sort(&ctx, v, tmp, len);
+        }
+        /* sorted by doc: a repeated doc is next to its first row */
+        str_at(&sa.s, v[0], &pp, &pn);
+        for (size_t k = 1; k < len; k++) {
+            str_at(&sa.s, v[k], &cp, &cn);
+            if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
+            pp = cp;
+            pn = cn;
+        }
+        if (out != a) identity = 0;
+        for (size_t k = 0; k < len; k++) {
+            const int64_t to = out + (int64_t)k;
+            if (v[k] != a + (int64_t)k) identity = 0;
+            if (d32) ((int32_t *)dest.p)[v[k]] = (int32_t)to;
+            else ((int64_t *)dest.p)[v[k]] = to;
+        }
+    }
+    if (identity) {
+        result = Py_BuildValue("(OOi)", Py_None, offs_obj, 0);
+    } else {
+        dest.len = (size_t)n * (d32 ? 4 : 8);
+        PyObject *d = vec_to_bytearray(&dest);
+        if (d) result = Py_BuildValue("(NOi)", d, offs_obj, 0);
+    }
+    goto done;
+repeated:
+    result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
+    goto done;
+declined:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (have_c) PyBuffer_Release(&cb);
+    if (have_r) PyBuffer_Release(&rb);
+    release_strarr(&sa);
+    free(seg);
+    free(v);
+    free(tmp);
+    free(dest.p);
+    Py_XDECREF(offs_obj);
+    return result;
+}
+
+/*
+ * place_rows(offsets, wide, base, n, dest: int32[n] or int64[n], values: int32[n]) ->
+ * (new_offsets: int32[n+1] or int64[n+1], new_values: int32[n], wide_out: bool)
+ * `permute_offsets` and the values' gather from dest (row i goes to row dest[i]; a
+ * permutation of 0..n-1) rather than from the permutation: the offsets of the string array
+ * whose row dest[i] is row i of the given one (lengths only: the bytes are not read), and the
+ * values moved alike. Read in row order, as grouped_order and scatter_docs go.
+ */
+static PyObject *place_rows(PyObject *self, PyObject *args) {
+    PyObject *off, *dest_obj, *val_obj;
+    int wide;
+    Py_ssize_t base, n;
+    if (!PyArg_ParseTuple(args, "OinnOO", &off, &wide, &base, &n, &dest_obj, &val_obj))
+        return NULL;
+    Py_buffer ob, db, vb;
+    int have_o = 0, have_d = 0, have_v = 0;
+    PyObject *result = NULL, *val_out = NULL;
+    vec out_off = {0};
+    if (PyObject_GetBuffer(off, &ob, PyBUF_SIMPLE)) goto done;
+    have_o = 1;
+    if (PyObject_GetBuffer(dest_obj, &db, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_d = 1;
+    if (PyObject_GetBuffer(val_obj, &vb, PyBUF_SIMPLE)) goto done;
+    have_v = 1;
+    const int d32 = db.itemsize == 4;
+    if (db.len / (d32 ? 4 : 8) != n || vb.len / 4 != n || ob.len / (wide ? 8 : 4) < base + n + 1) {
+        PyErr_SetString(PyExc_ValueError, "place_rows: length mismatch");
+        goto done;
+    }
+#define OLD(i) (wide ? ((const int64_t *)ob.buf)[base + (i)] : (int64_t)((const int32_t *)ob.buf)[base + (i)])
+#define DEST(i) (d32 ? (int64_t)((const int32_t *)db.buf)[i] : ((const int64_t *)db.buf)[i])
+    /* a permutation keeps the total of the lengths */
+    const int wide_out = wide || OLD(n) - OLD(0) > (int64_t)INT32_MAX;
+    if (vec_reserve(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* a bytearray: writable, as the array numpy's gather makes */
+    char *vbuf = NULL;
+    val_out = new_bytearray(n * 4, &vbuf);
+    if (!val_out) goto done;
+    const int32_t *val = vb.buf;
+    int32_t *nval = (int32_t *)vbuf;
+    /* each row's length at its new place + 1, then summed in place into offsets */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t to = DEST(i), len = OLD(i + 1) - OLD(i);
+        if (to < 0 || to >= n) {
+            PyErr_SetString(PyExc_IndexError, "place_rows: position out of range");
+            goto done;
+        }
+        if (wide_out) ((int64_t *)out_off.p)[to + 1] = len;
+        else ((int32_t *)out_off.p)[to + 1] = (int32_t)len;
+        nval[to] = val[i];
+    }
+#undef OLD
+#undef DEST
+    if (wide_out) {
+        int64_t *o = (int64_t *)out_off.p;
+        o[0] = 0;
+        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
+    } else {
+        int32_t *o = (int32_t *)out_off.p;
+        o[0] = 0;
+        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
+    }
+    out_off.len = (size_t)(n + 1) * (wide_out ? 8 : 4);
+    PyObject *a = vec_to_bytearray(&out_off);
+    if (a) result = Py_BuildValue("(NOO)", a, val_out, wide_out ? Py_True : Py_False);
+done:
+    if (have_o) PyBuffer_Release(&ob);
+    if (have_d) PyBuffer_Release(&db);
+    if (have_v) PyBuffer_Release(&vb);
+    free(out_off.p);
+    Py_XDECREF(val_out);
+    return result;
+}
+
+/*
+ * strings_placed(offsets, data, wide, base, places: int64[n]) -> list[str]
+ * The first n rows of a string array (UTF-8) as Python strings, row k at places[k] of the
+ * list (a permutation of 0..n-1): Arrow's to_pylist and a gather by the inverse permutation,
+ * at a fraction of to_pylist's cost per string. The rows are read in order (a gather's reads
+ * in a jumbled order cost 4 times as much as the strings) and only the list's pointers are
+ * written out of order.
+ */
+static PyObject *strings_placed(PyObject *self, PyObject *args) {
+    PyObject *off, *data, *places_obj;
+    int wide;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "OOinO", &off, &data, &wide, &base, &places_obj)) return NULL;
+    strargs sa;
+    Py_buffer pb;
+    int have_p = 0;
+    PyObject *list = NULL;
+    if (get_strarr(off, data, wide, base, &sa)) goto done;
+    if (PyObject_GetBuffer(places_obj, &pb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_p = 1;
+    if (pb.itemsize != 8) {
+        PyErr_SetString(PyExc_ValueError, "strings_placed: int64 places");
+        goto done;
+    }
+    const Py_ssize_t n = pb.len / 8;
+    const int64_t *places = pb.buf;
+    list = PyList_New(n); /* its items NULL until set */
+    if (!list) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const int64_t to = places[k];
+        if (to < 0 || to >= n || PyList_GET_ITEM(list, to)) {
+            PyErr_SetString(PyExc_ValueError, "strings_placed: places are not a permutation");
+            Py_CLEAR(list);
+            goto done;
+        }
+        const char *p;
+        size_t len;
+        str_at(&sa.s, k, &p, &len);
+        int ascii = 1;
+        for (size_t j = 0; j < len; j++) ascii &= (unsigned char)p[j] < 0x80;
+        PyObject *s;
+        if (ascii) { /* the string an ASCII decoding makes, without the decoder's checks */
+            s = PyUnicode_New((Py_ssize_t)len, 127);
+            if (s && len) memcpy(PyUnicode_1BYTE_DATA(s), p, len);
+        } else {
+            s = PyUnicode_DecodeUTF8(p, (Py_ssize_t)len, "strict");
+        }
+        if (!s) { Py_CLEAR(list); goto done; }
+        PyList_SET_ITEM(list, to, s);
+    }
+done:
+    release_strarr(&sa);
+    if (have_p) PyBuffer_Release(&pb);
+    return list;
+}
+
+/*
+ * fixed_width(ids: list) -> None | False | (keys: bytearray, width)
+ * The query index's keys (evaluation.blocks._fixed_width): ASCII ids NUL-padded to the
+ * longest one's width, one after the other. False where that function gives None for ASCII
+ * ids (an id holds a NUL, the ids are not strictly ascending in byte order, or the width is
+ * more than 4 times their bytes plus 8 per id); None where an item is not an ASCII str (the
+ * Python function decides). Reads the strings' bytes in place, without numpy's per-item
+ * conversions (0.13 s at a million ids).
+ */
+static PyObject *fixed_width(PyObject *self, PyObject *args) {
+    PyObject *ids;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &ids)) return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(ids);
+    size_t total = 0, width = 1;
+    const char *prev = NULL;
+    size_t prev_n = 0;
+    int ascending = 1, nul = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = PyList_GET_ITEM(ids, k);
+        if (!PyUnicode_Check(s)) Py_RETURN_NONE;
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(s)) return NULL; /* a legacy string made canonical (3.11) */
+#endif
+        if (!PyUnicode_IS_ASCII(s)) Py_RETURN_NONE;
+        const char *p = (const char *)PyUnicode_DATA(s);
+        const size_t len = (size_t)PyUnicode_GET_LENGTH(s);
+        total += len;
+        if (len > width) width = len;
+        if (!nul && memchr(p, 0, len)) nul = 1;
+        if (prev && ascending && cmp_bytes(prev, prev_n, p, len) >= 0) ascending = 0;
+        prev = p;
+        prev_n = len;
+    }
+    if (nul || !ascending || width * (size_t)n > 4 * total + 8 * (size_t)n) Py_RETURN_FALSE;
+    char *out = NULL;
+    PyObject *keys = new_bytearray((Py_ssize_t)(width * (size_t)n), &out);
+    if (!keys) return NULL;
+    memset(out, 0, width * (size_t)n);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = PyList_GET_ITEM(ids, k);
+        memcpy(out + (size_t)k * width, PyUnicode_DATA(s), (size_t)PyUnicode_GET_LENGTH(s));
+    }
+    return Py_BuildValue("(Nn)", keys, (Py_ssize_t)width);
 }
 
 /* ---------------------------------------------------------------- join */
@@ -2463,30 +2922,6 @@ static inline int64_t slot_position(const char *keys, Py_ssize_t width, const in
     return -1;
 }
 
-/* Whether the n bytes at a and b (both in a text ending at `end`, a before b) are the same: a
-   word at a time where 8 bytes can be read past b (a query id is followed by its line). */
-static inline int same_id(const char *b, const char *a, size_t n, const char *end) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (n >= 8 && b + 8 <= end) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) return 0;
-        a += 8; b += 8; n -= 8;
-    }
-    if (n && b + 8 <= end) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        const uint64_t keep = ~0ULL >> (64 - 8 * n); /* the n low-address bytes (little endian) */
-        return ((x ^ y) & keep) == 0;
-    }
-#else
-    (void)end;
-#endif
-    return same_bytes(a, b, n);
-}
-
 /* a judged query's output: its position, code, and where its items and labels were written */
 typedef struct {
     int64_t pos, w, nw, l, nl;
@@ -2787,7 +3222,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         const int got = next_fields(&r, fp, fn, 6, 0x15u); /* query, doc, score */
         if (got == LINE_SKIP) continue;
         if (got == LINE_DECLINED) { declined = 1; goto done; }
-        if (got == LINE_END || !(q && fn[0] == qn && same_id(fp[0], q, qn, end))) {
+        if (got == LINE_END || !(q && fn[0] == qn && same_bytes_in(fp[0], q, qn, end))) {
             if (q && scan_finish(&st, nq - 1, q, qn, (scan_item *)items.p, n_items, pos))
                 goto nomem;
             if (got == LINE_END) break;
@@ -2906,6 +3341,10 @@ static PyMethodDef methods[] = {
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
+    {"grouped_order", grouped_order, METH_VARARGS, "order of rows listed query by query."},
+    {"place_rows", place_rows, METH_VARARGS, "Offsets and values of rows moved to dest."},
+    {"strings_placed", strings_placed, METH_VARARGS, "A string array's rows, placed in a list."},
+    {"fixed_width", fixed_width, METH_VARARGS, "ASCII ids NUL-padded to one width."},
     {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
     {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},
     {"answerable", answerable, METH_VARARGS, "Answerable questions of every query."},

@@ -544,6 +544,13 @@ class Qrels:
             return None
         columns.clear()
         ranks = _string_ranks(dictionary)
+        # A file listing each query's judgments together: each ordered where it is.
+        grouped = native.grouped_order(codes, ranks, *buffers) if text is not None else None
+        if grouped is not None and text is not None:
+            del codes, buffers
+            rest = [grouped, dictionary, docs, grade_arr]
+            del grouped, dictionary, docs, grade_arr
+            return cls._native_grouped(rest, ranks, name=name, text=text)
         # int32 keys and permutation: codes are int32, so there are fewer than 2**31 queries
         keys = ranks.astype(np.int32)[codes]
         del codes
@@ -551,9 +558,6 @@ class Qrels:
         del keys, buffers
         if dupes:
             return None
-        query_order = np.empty(len(ranks), dtype=np.int64)
-        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
-        del ranks
         perm: npt.NDArray[np.signedinteger[Any]] = np.frombuffer(
             perm_buf, dtype=np.int32 if len(docs) < 2**31 else np.int64
         )
@@ -582,9 +586,60 @@ class Qrels:
                 n,
                 [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
             )
-        query_ids = np.array(dictionary.to_pylist(), dtype=object)[query_order]
         return cls(
-            query_ids=query_ids,
+            query_ids=_ids_by_rank(dictionary, ranks),
+            offsets=np.frombuffer(offsets_buf, dtype=np.int64),
+            doc_ids=docs,
+            grades=grades,
+            name=name,
+            warnings=(),
+        )
+
+    @classmethod
+    def _native_grouped(
+        cls,
+        columns: list[Any],
+        ranks: IntArray,
+        *,
+        name: str,
+        text: bytes | mmap.mmap,
+    ) -> Qrels | None:
+        """The rest of :meth:`_native_from_encoded` after ``native.grouped_order`` ordered
+        rows listed query by query: ``columns`` = ``[its result, dictionary, docs, grades]``
+        (the list emptied, each let go once used); each row's doc id read again from
+        ``text`` into its new place, and its grade moved there, from ``dest`` (row i goes to
+        row ``dest[i]``), in row order.
+        """
+        native = _accel.native
+        assert native is not None
+        (dest_buf, offsets_buf, dupes), dictionary, docs, grade_arr = columns
+        columns.clear()
+        if dupes:
+            return None
+        if dest_buf is None:  # every row in place
+            grades: npt.NDArray[np.int32] = grade_arr.copy()
+        else:
+            n, wide = len(docs), pa.types.is_large_string(docs.type)
+            dest = np.frombuffer(dest_buf, dtype=np.int32 if n < 2**31 else np.int64)
+            old_offsets, base = docs.buffers()[1], docs.offset
+            del docs, dest_buf  # the doc bytes go: read again from the text below
+            offsets_out, grades_buf, wide_out = native.place_rows(
+                old_offsets, wide, base, n, dest, grade_arr
+            )
+            del old_offsets, grade_arr
+            grades = np.frombuffer(grades_buf, dtype=np.int32)
+            data_out = native.scatter_docs(
+                text, isinstance(text, mmap.mmap), dest, offsets_out, wide_out
+            )
+            del dest
+            docs = pa.Array.from_buffers(
+                pa.large_string() if wide_out else pa.string(),
+                n,
+                [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
+            )
+        return cls(
+            # made last: their strings would add to the peak of the steps above
+            query_ids=_ids_by_rank(dictionary, ranks),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
             doc_ids=docs,
             grades=grades,
@@ -633,6 +688,19 @@ class Qrels:
             a, b = int(self.offsets[i]), int(self.offsets[i + 1])
             out[str(q)] = dict(zip(docs[a:b], self.grades[a:b].tolist(), strict=True))
         return out
+
+
+def _ids_by_rank(dictionary: pa.Array, ranks: IntArray) -> npt.NDArray[np.object_]:
+    """The strings of ``dictionary`` as an object array, entry i at ``ranks[i]`` (a
+    permutation); the C path reads them from the Arrow buffers, without ``to_pylist``'s cost
+    per string."""
+    native = _accel.native
+    buffers = _accel.string_buffers(dictionary) if native is not None else None
+    if native is None or buffers is None:
+        query_order = np.empty(len(ranks), dtype=np.int64)
+        query_order[ranks] = np.arange(len(ranks), dtype=np.int64)
+        return np.array(dictionary.to_pylist(), dtype=object)[query_order]
+    return np.array(native.strings_placed(*buffers, ranks), dtype=object)
 
 
 def _numeric_column(values: list[Any], source: str, field_name: str) -> npt.NDArray[Any]:
