@@ -381,6 +381,28 @@ def test_a_small_file_stays_in_process_by_default(
     assert forks == ["fork", "fork"][: 1 + (default_workers() > 1)]
 
 
+def test_a_large_file_indexes_its_qrels_while_cutting_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From PARALLEL_BYTES the query index is built in a thread while the cuts are found:
+    the values are those of one process, and an error of the index build is raised."""
+    import ragmeter.evaluation.stream as stream
+
+    run_path, qrels_path = _files(4, tmp_path)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path), grade_map=GRADES)
+    serial = evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50, workers=1)
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
+    threaded = evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
+    assert np.array_equal(threaded.run.values, serial.run.values, equal_nan=True)
+
+    def fails(_qrels: object) -> None:
+        raise MemoryError("index")
+
+    monkeypatch.setattr(stream, "index_before_fork", fails)
+    with pytest.raises(MemoryError, match="index"):
+        evaluate_run_files(run_path, inputs, MEASURES, block_bytes=50)
+
+
 def _trec_eval(argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
     import io
     import sys

@@ -2899,12 +2899,16 @@ static PyObject *key_slots(PyObject *self, PyObject *args) {
     int32_t *slots = (int32_t *)buf;
     memset(slots, 0xff, cap * 4);
     const char *keys = kb.buf;
+    /* no Python object is touched: another thread may run meanwhile (stream.py finds the
+       run file's cuts while this is built) */
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t k = 0; k < nkeys; k++) {
         const char *p = keys + k * width;
         size_t slot = hash_words(p, key_length(p, width)) & (cap - 1);
         while (slots[slot] >= 0) slot = (slot + 1) & (cap - 1);
         slots[slot] = (int32_t)k;
     }
+    Py_END_ALLOW_THREADS
 done:
     PyBuffer_Release(&kb);
     return out;

@@ -316,7 +316,9 @@ class BlockMerger:
         self.measures = tuple(measures)
         n = inputs.qrels.n_queries
         self._seen = np.zeros(n, dtype=bool)
-        self._values = np.full((n, len(self.measures)), np.nan, dtype=np.float64, order="F")
+        # not filled: a row is read only once a block wrote it, or result() scored it as an
+        # empty ranking, or dropped it (a 10 M-query fill took 0.04 s before the workers began)
+        self._values = np.empty((n, len(self.measures)), dtype=np.float64, order="F")
         self._unjudged: set[str] = set()
         self._warnings: list[str] = []
         self._outside = 0
