@@ -20,7 +20,7 @@ from ragmeter import _accel
 from ragmeter.evaluation import EvalInputs
 from ragmeter.evaluation.blocks import evaluate_block
 from ragmeter.evaluation.engine import resolve_measures
-from ragmeter.evaluation.native_blocks import evaluate_block_bytes, supports
+from ragmeter.evaluation.native_blocks import evaluate_block_bytes, join_arguments, supports
 from ragmeter.evaluation.stream import evaluate_run_files
 from ragmeter.io.trec import parse_trec_run, read_trec_qrels, read_trec_run
 from random_trec import random_trec_files
@@ -225,16 +225,11 @@ def test_range_parsed_from_a_map_equals_a_copy(tmp_path: Path) -> None:
 
 
 def _joined(inputs: EvalInputs, depth: int = -1) -> tuple[object, ...]:
-    """block_align's and scan_block's qrels arguments."""
-    qrels = inputs.qrels
-    docs = _accel.string_buffers(qrels.doc_ids)
-    assert docs is not None
-    return (
-        np.ascontiguousarray(qrels.offsets, dtype=np.int64),
-        *docs,
-        np.ascontiguousarray(qrels.grades, dtype=np.int32),
-        depth,
-    )
+    """block_align's and scan_block's qrels arguments, at ``depth`` (-1: none; 0 allowed
+    here, which EvalInputs refuses)."""
+    joined = join_arguments(inputs)
+    assert joined is not None
+    return (*joined[:-1], depth)
 
 
 def _two_passes(data: bytes, inputs: EvalInputs, depth: int) -> list[object] | None:

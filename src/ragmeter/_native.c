@@ -2926,10 +2926,10 @@ static inline int64_t slot_position(const char *keys, Py_ssize_t width, const in
     return -1;
 }
 
-/* a judged query's output: its position, code, and where its items and labels were written */
+/* a judged query of the block: its position among the qrels', and how many items and labels it
+   wrote (the outputs hold them in the block's order) */
 typedef struct {
-    int64_t pos, w, nw, l, nl;
-    int32_t code;
+    int64_t pos, nw, nl;
 } scan_query;
 
 typedef struct {
@@ -3090,7 +3090,7 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
         out_label[kept] = hit >= 0 ? st->rank_of[hit - la] : -1;
         kept++;
     }
-    scan_query q = {pos, st->w, kept, st->L, (int64_t)nl, code};
+    scan_query q = {pos, kept, (int64_t)nl};
     memcpy(st->queries.p + st->queries.len, &q, sizeof(q));
     st->queries.len += sizeof(q);
     st->w += kept;

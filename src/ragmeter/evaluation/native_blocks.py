@@ -57,17 +57,9 @@ def evaluate_block_bytes(
     qrels = inputs.qrels
     index = qrels_index(qrels)
     keys, slots = index.keys, index.slots()
-    qrels_docs = _accel.string_buffers(qrels.doc_ids)
-    if keys is None or slots is None or qrels_docs is None or not len(keys):
+    joined = join_arguments(inputs)
+    if keys is None or slots is None or joined is None or not len(keys):
         return None
-    depth = -1 if inputs.depth is None else int(inputs.depth)
-    offsets = np.ascontiguousarray(qrels.offsets, dtype=np.int64)
-    joined = (
-        offsets,
-        *qrels_docs,
-        np.ascontiguousarray(qrels.grades, dtype=np.int32),
-        depth,
-    )
     scanned = native.scan_block(data, keys, keys.dtype.itemsize, slots, *joined)
     if scanned is not None:  # the judged queries in the block's order
         qid_offsets, qid_data, *out = scanned
@@ -134,6 +126,22 @@ def evaluate_block_bytes(
         warnings=warnings,
         retrieved=retrieved,
         judged=retrieved - int(np.count_nonzero(aligned.grades == NOT_JUDGED)),
+    )
+
+
+def join_arguments(inputs: EvalInputs) -> tuple[object, ...] | None:
+    """What ``scan_block`` and ``block_align`` take of the qrels after the keys: offsets per
+    query, the doc ids' buffers, the grades and the depth (-1: none); ``None`` where the doc
+    ids are not plain Arrow strings."""
+    qrels = inputs.qrels
+    docs = _accel.string_buffers(qrels.doc_ids)
+    if docs is None:
+        return None
+    return (
+        np.ascontiguousarray(qrels.offsets, dtype=np.int64),
+        *docs,
+        np.ascontiguousarray(qrels.grades, dtype=np.int32),
+        -1 if inputs.depth is None else int(inputs.depth),
     )
 
 
