@@ -577,15 +577,8 @@ class Qrels:
             )
             inverse = np.frombuffer(inverse_buf, dtype=perm.dtype)  # the C side reads its width
             del old_offsets, perm, perm_buf, inverse_buf
-            data_out = native.scatter_docs(
-                text, isinstance(text, mmap.mmap), inverse, offsets_out, wide_out
-            )
+            docs = _docs_from_text(text, inverse, offsets_out, wide_out)
             del inverse
-            docs = pa.Array.from_buffers(
-                pa.large_string() if wide_out else pa.string(),
-                n,
-                [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
-            )
         return cls(
             query_ids=_ids_by_rank(dictionary, ranks),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
@@ -628,15 +621,8 @@ class Qrels:
             )
             del old_offsets, grade_arr
             grades = np.frombuffer(grades_buf, dtype=np.int32)
-            data_out = native.scatter_docs(
-                text, isinstance(text, mmap.mmap), dest, offsets_out, wide_out
-            )
+            docs = _docs_from_text(text, dest, offsets_out, wide_out)
             del dest
-            docs = pa.Array.from_buffers(
-                pa.large_string() if wide_out else pa.string(),
-                n,
-                [None, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
-            )
         return cls(
             # made last: their strings would add to the peak of the steps above
             query_ids=_ids_by_rank(dictionary, ranks),
@@ -688,6 +674,21 @@ class Qrels:
             a, b = int(self.offsets[i]), int(self.offsets[i + 1])
             out[str(q)] = dict(zip(docs[a:b], self.grades[a:b].tolist(), strict=True))
         return out
+
+
+def _docs_from_text(
+    text: bytes | mmap.mmap, rows: npt.NDArray[Any], offsets: Any, wide: bool
+) -> pa.Array:
+    """The doc ids of the qrels text ``text`` read again into their new rows (line i's doc id
+    to row ``rows[i]``; ``offsets`` the new rows' offsets, int64 when ``wide``)."""
+    native = _accel.native
+    assert native is not None
+    data = native.scatter_docs(text, isinstance(text, mmap.mmap), rows, offsets, wide)
+    return pa.Array.from_buffers(
+        pa.large_string() if wide else pa.string(),
+        len(rows),
+        [None, pa.py_buffer(offsets), pa.py_buffer(data)],
+    )
 
 
 def _ids_by_rank(dictionary: pa.Array, ranks: IntArray) -> npt.NDArray[np.object_]:
