@@ -22,6 +22,13 @@
 #else
 #define RAGMETER_SSE2 0
 #endif
+/* for the few helpers of the per-line loops that the compiler would otherwise call (a call a
+   line is a tenth of a line's work) */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT static inline __attribute__((always_inline))
+#else
+#define HOT static inline
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -34,8 +41,15 @@ typedef struct {
     size_t len, cap;
 } vec;
 
-static int vec_reserve(vec *v, size_t extra) {
-    if (v->len + extra <= v->cap) return 0;
+static int vec_grow(vec *v, size_t extra);
+
+/* Room for `extra` more bytes: the test inline (parsers call it for every line), the growth
+   out of line. */
+HOT int vec_reserve(vec *v, size_t extra) {
+    return v->len + extra <= v->cap ? 0 : vec_grow(v, extra);
+}
+
+static int vec_grow(vec *v, size_t extra) {
     size_t cap = v->cap ? v->cap : 4096;
     while (cap < v->len + extra) cap *= 2;
     char *p = realloc(v->p, cap);
@@ -147,7 +161,7 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
    bytes, where hash_bytes's multiply per byte is most of the look-up). `end`: where the bytes
    that may be read end; the last partial word is one load where 8 bytes can be read, else
    gathered byte by byte (the same word: the same hash). */
-static inline uint64_t hash_words_in(const char *p, size_t n, const char *end) {
+HOT uint64_t hash_words_in(const char *p, size_t n, const char *end) {
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
     while (n >= 8) {
         uint64_t w;
@@ -2950,9 +2964,10 @@ typedef struct {
     /* scratch */
     scan_item *tmp;
     size_t tmp_cap;
-    int32_t *table;
+    int32_t *table; /* the query's items by doc: stamp + item (below stamp: empty) */
     size_t table_cap;
-    hashed_row *ltable; /* the query's judgments by doc: hash and row (-1: empty) */
+    int32_t stamp;
+    hashed_row *ltable; /* the query's judgments by doc: hash and row (not its row: empty) */
     size_t ltable_cap;
     graded_row *sorted_labels;
     int64_t *rank_of;
@@ -2973,29 +2988,44 @@ static int grow_scratch(void **p, size_t *cap, size_t need, size_t size) {
     return 0;
 }
 
-/* Empty open-addressing table of at least 8n int32 slots (-1: empty); its mask. An eighth
-   full, a probe mostly finds its slot empty at once: a branch the processor predicts, where a
-   half-full table's probes are a coin toss of 15-cycle mispredictions. */
-static int clear_table(int32_t **t, size_t *cap, size_t n, size_t *mask) {
+/* Scratch tables that are emptied without a write: a slot holds a value of the query that
+   wrote it, and a slot whose value is not one of the current query's counts as empty (a
+   memset of each query's tables was a tenth of a line's instructions). Grown tables start
+   all -1 (empty for every query). */
+static int grow_table(void **p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    const size_t old = *cap;
+    if (grow_scratch(p, cap, need, size)) return -1;
+    memset((char *)*p + old * size, 0xff, (*cap - old) * size);
+    return 0;
+}
+
+/* The item table for n items, at least 8n slots, an eighth full at most (a probe mostly finds
+   its slot empty at once: a branch the processor predicts, where a half-full table's probes
+   are a coin toss of 15-cycle mispredictions); its mask and the query's stamp. Slot values
+   are stamp + item, and the next query's stamp is past them: every slot is empty for it. */
+static int next_item_table(scan_state *st, size_t n, size_t *mask, int32_t *stamp) {
     size_t c = 64;
     while (c < 8 * n) c *= 2;
-    if (grow_scratch((void **)t, cap, c, sizeof(int32_t))) return -1;
-    memset(*t, 0xff, c * sizeof(int32_t));
+    if (grow_table((void **)&st->table, &st->table_cap, c, sizeof(int32_t))) return -1;
     *mask = c - 1;
+    *stamp = st->stamp;
+    st->stamp += (int32_t)n; /* the items of a block < 2**31 (its lines: < 2 GiB / 12) */
     return 0;
 }
 
 /* Whether item v[i] repeats a doc of the items already in the table (else it is added). */
-static inline int repeats(const scan_item *v, int32_t i, int32_t *table, size_t mask) {
+static inline int repeats(const scan_item *v, int32_t i, int32_t *table, size_t mask,
+                          int32_t stamp) {
     size_t slot = v[i].hash & mask;
-    while (table[slot] >= 0) {
-        const scan_item *o = &v[table[slot]];
+    while (table[slot] >= stamp) {
+        const scan_item *o = &v[table[slot] - stamp];
         if (o->hash == v[i].hash && o->doc_len == v[i].doc_len &&
             memcmp(o->doc, v[i].doc, v[i].doc_len) == 0)
             return 1;
         slot = (slot + 1) & mask;
     }
-    table[slot] = i;
+    table[slot] = stamp + i;
     return 0;
 }
 
@@ -3008,12 +3038,14 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
     memcpy(st->qpos.p + st->qpos.len, &pos, 8);
     st->qpos.len += 8;
     size_t mask;
-    if (clear_table(&st->table, &st->table_cap, n_items, &mask)) return -1;
+    int32_t stamp;
+    if (next_item_table(st, n_items, &mask, &stamp)) return -1;
     if (pos < 0) { /* not judged: only its repeated docs are counted */
         if (vec_reserve(&st->unjudged, 4)) return -1;
         memcpy(st->unjudged.p + st->unjudged.len, &code, 4);
         st->unjudged.len += 4;
-        for (size_t i = 0; i < n_items; i++) st->dupes += repeats(v, (int32_t)i, st->table, mask);
+        for (size_t i = 0; i < n_items; i++)
+            st->dupes += repeats(v, (int32_t)i, st->table, mask, stamp);
         return 0;
     }
     if (grow_scratch((void **)&st->tmp, &st->tmp_cap, n_items / 2 + 1, sizeof(scan_item)))
@@ -3045,11 +3077,13 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
         out_lgr[j] = st->sorted_labels[j].grade;
         st->rank_of[st->sorted_labels[j].row - la] = st->L + (int64_t)j;
     }
-    size_t lmask = 63; /* an eighth full at most, as clear_table's */
+    size_t lmask = 63; /* an eighth full at most, as the item table */
     while (lmask + 1 < 8 * nl) lmask = 2 * lmask + 1;
-    if (grow_scratch((void **)&st->ltable, &st->ltable_cap, lmask + 1, sizeof(hashed_row)))
+    if (grow_table((void **)&st->ltable, &st->ltable_cap, lmask + 1, sizeof(hashed_row)))
         return -1;
-    memset(st->ltable, 0xff, (lmask + 1) * sizeof(hashed_row)); /* rows -1: empty */
+    /* a slot is the query's when it holds one of its rows la..lb-1 (the rows of the queries
+       of a block do not overlap): any other is empty */
+#define LROW_IS_OURS(slot) ((uint64_t)(st->ltable[slot].row - la) < (uint64_t)nl)
     /* bit (hash >> 58) of each judged doc: most items' bit is not set, no table probe */
     uint64_t judged_bits = 0;
     for (int64_t r = la; r < lb; r++) {
@@ -3059,7 +3093,7 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
         const uint64_t h = hash_words(d, dn);
         judged_bits |= 1ULL << (h >> 58);
         size_t slot = h & lmask;
-        while (st->ltable[slot].row >= 0) slot = (slot + 1) & lmask;
+        while (LROW_IS_OURS(slot)) slot = (slot + 1) & lmask;
         st->ltable[slot].hash = h;
         st->ltable[slot].row = r;
     }
@@ -3068,13 +3102,12 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
     int64_t *out_label = (int64_t *)st->item_label.p + st->w;
     int64_t kept = 0;
     for (size_t i = 0; i < n_items; i++) {
-        if (repeats(v, (int32_t)i, st->table, mask)) { st->dupes++; continue; }
+        if (repeats(v, (int32_t)i, st->table, mask, stamp)) { st->dupes++; continue; }
         if (st->depth >= 0 && kept >= st->depth) continue; /* beyond depth: repeats counted */
         int64_t hit = -1;
         /* the first row of the doc's (linear probing finds the earliest inserted first) */
         if (judged_bits >> (v[i].hash >> 58) & 1) {
-            for (size_t slot = v[i].hash & lmask; st->ltable[slot].row >= 0;
-                 slot = (slot + 1) & lmask) {
+            for (size_t slot = v[i].hash & lmask; LROW_IS_OURS(slot); slot = (slot + 1) & lmask) {
                 if (st->ltable[slot].hash != v[i].hash) continue;
                 const char *d;
                 size_t dn;
@@ -3090,6 +3123,7 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
         out_label[kept] = hit >= 0 ? st->rank_of[hit - la] : -1;
         kept++;
     }
+#undef LROW_IS_OURS
     scan_query q = {pos, kept, (int64_t)nl};
     memcpy(st->queries.p + st->queries.len, &q, sizeof(q));
     st->queries.len += sizeof(q);
