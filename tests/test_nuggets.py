@@ -18,13 +18,17 @@ from hypothesis import strategies as st
 from ragmeter import Run, evaluate
 from ragmeter.core.nuggets import (
     SUPPORT_LABELS,
+    AnswerSentence,
     CitationSupport,
     NuggetAssignments,
     Nuggets,
+    RagAnswer,
+    RagAnswers,
     SentenceSupport,
 )
 from ragmeter.errors import InputError, MissingInputError
 from ragmeter.io.nuggets import (
+    check_citation_support,
     read_assignments,
     read_citation_support,
     read_nuggets,
@@ -479,6 +483,34 @@ def test_read_citation_support(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="expected one of") as info:
         read_citation_support(bad)
     assert (info.value.line, info.value.field) == (1, "citations[0].support")
+
+
+def test_citation_support_must_judge_exactly_the_cited_docs() -> None:
+    """A judged doc the sentence does not cite, and a cited doc left unjudged, are errors
+    naming the support line, the doc, and where the answer is."""
+    answers = RagAnswers(
+        (RagAnswer("r", "q1", (AnswerSentence("s0", ("d1", "d2")),), line=4),), "a.jsonl"
+    )
+
+    def support(*docs: str) -> CitationSupport:
+        judged = SentenceSupport(docs, tuple(S for _ in docs), line=7)
+        return CitationSupport({("r", "q1"): (judged,)}, "c.jsonl")
+
+    check_citation_support(support("d2", "d1"), answers)  # any order
+    with pytest.raises(InputError) as info:
+        check_citation_support(support("d1", "d3", "d2"), answers)
+    assert info.value.reason == (
+        "doc 'd3' is not cited by sentence 0 of the answer to query 'q1' (run 'r', a.jsonl, "
+        "line 4: it cites 'd1', 'd2'); judge the sentence's citations only"
+    )
+    assert (info.value.source, info.value.line, info.value.field) == ("c.jsonl", 7, "citations")
+    with pytest.raises(InputError) as info:
+        check_citation_support(support("d2"), answers)
+    assert info.value.reason == (
+        "doc 'd1' is cited by sentence 0 of the answer to query 'q1' (run 'r', a.jsonl, "
+        "line 4) but not judged on this line; judge every citation"
+    )
+    assert (info.value.source, info.value.line, info.value.field) == ("c.jsonl", 7, "citations")
 
 
 # -- the example collection and the command line ------------------------------------------------

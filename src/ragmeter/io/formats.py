@@ -243,59 +243,61 @@ _D = TypeVar("_D", "Run", "Qrels")
 
 
 def _from_document(
-    doc: Document,
-    name: str,
-    from_samples: Callable[[Document], _D],
+    path: PathLike,
+    kind: Literal["json", "yaml"],
+    name: str | None,
+    from_samples: Callable[[Document, str], _D],
     from_records: Callable[..., _D],
     from_dict: Callable[..., _D],
 ) -> _D:
-    """A run or qrels from a document of samples, of row objects or a ``{qid: ...}`` map."""
+    """A run or qrels from the JSON or YAML document at ``path``: samples, row objects or a
+    ``{qid: ...}`` map; ``name`` as a reader is given it (``None``: the file name)."""
+    from ragmeter.io.samples import load_document
+
+    doc_name = _default_name(path, name)
+    doc = load_document(path, kind)
     found = document_kind(doc)
     if found == "samples":
-        return from_samples(doc)
+        return from_samples(doc, doc_name)
     if found == "rows":
         assert doc.records is not None
-        return from_records(doc.records, source=doc.source, name=name)
-    return from_dict(doc.value, name=name, source=doc.source)
+        return from_records(doc.records, source=doc.source, name=doc_name)
+    return from_dict(doc.value, name=doc_name, source=doc.source)
+
+
+def _samples_run(doc: Document, name: str) -> Run:
+    """The run of a document of samples (their expected outputs may be missing)."""
+    from ragmeter.io.samples import samples_from_document
+
+    return samples_from_document(doc, name=name, need_qrels=False).run
+
+
+def _samples_qrels(doc: Document, name: str) -> Qrels:
+    """The qrels of a document of samples (their retrieved lists may be missing)."""
+    from ragmeter.io.samples import samples_from_document
+
+    return samples_from_document(doc, name=name, need_run=False).qrels
 
 
 def _document_readers(kind: Literal["json", "yaml"]) -> tuple[RunReader, QrelsReader]:
     """Readers of a JSON or YAML document: samples, row objects or a ``{qid: ...}`` map."""
 
     def run(path: PathLike, name: str | None) -> Run:
-        from ragmeter.io.samples import load_document, samples_from_document
-
-        run_name = _default_name(path, name)
         traces = _traces_run(path, name) if kind == "json" else None
         if traces is not None:  # the Collector's file exporter writes JSON lines to .json
             return traces
         from ragmeter.io.dicts import run_from_dict
         from ragmeter.io.jsonl import run_from_records
 
-        return _from_document(
-            load_document(path, kind),
-            run_name,
-            lambda doc: samples_from_document(doc, name=run_name, need_qrels=False).run,
-            run_from_records,
-            run_from_dict,
-        )
+        return _from_document(path, kind, name, _samples_run, run_from_records, run_from_dict)
 
     def qrels(path: PathLike, name: str | None) -> Qrels:
-        from ragmeter.io.samples import load_document, samples_from_document
-
-        qrels_name = _default_name(path, name)
         if kind == "json":
             _refuse_traces(path)
         from ragmeter.io.dicts import qrels_from_dict
         from ragmeter.io.jsonl import qrels_from_records
 
-        return _from_document(
-            load_document(path, kind),
-            qrels_name,
-            lambda doc: samples_from_document(doc, name=qrels_name, need_run=False).qrels,
-            qrels_from_records,
-            qrels_from_dict,
-        )
+        return _from_document(path, kind, name, _samples_qrels, qrels_from_records, qrels_from_dict)
 
     return run, qrels
 

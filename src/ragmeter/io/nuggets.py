@@ -458,20 +458,22 @@ def _check_sentence(
         )
     cited = Counter(answer.sentences[index].citations)
     given = Counter(judged.citations)
-    extra = list((given - cited).elements())
-    if extra:
-        raise error(
-            f"doc '{extra[0]}' is not cited by sentence {index} of the answer to query '{q}' "
-            f"({where}: it cites {_ids(cited)}); judge the sentence's citations only",
-            "citations",
-        )
-    missing = list((cited - given).elements())
-    if missing:
-        raise error(
-            f"doc '{missing[0]}' is cited by sentence {index} of the answer to query '{q}' "
-            f"({where}) but not judged on this line; judge every citation",
-            "citations",
-        )
+    cites = f"sentence {index} of the answer to query '{q}'"
+    # a doc judged but not cited, then one cited but not judged
+    for surplus, wrong in (
+        (
+            given - cited,
+            f"is not cited by {cites} ({where}: it cites {_ids(cited)}); "
+            "judge the sentence's citations only",
+        ),
+        (
+            cited - given,
+            f"is cited by {cites} ({where}) but not judged on this line; judge every citation",
+        ),
+    ):
+        doc = next(surplus.elements(), None)
+        if doc is not None:
+            raise error(f"doc '{doc}' {wrong}", "citations")
 
 
 def _ids(docs: Counter[str]) -> str:

@@ -255,6 +255,33 @@ class _Collected:
         )
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A list a sample gives: the keys it may stand under (normalised), what it is (for the
+    message on two of them), and the field and message of the error when it is missing
+    where it is needed."""
+
+    keys: tuple[str, ...]
+    role: str
+    field_name: str
+    missing: str
+
+
+_RETRIEVED = _Part(
+    ACTUAL_KEYS,
+    "retrieved list",
+    "actual_output",
+    "no retrieved list; expected 'actual_output' (or 'retrieved') holding "
+    '{"retrieved": [...]} or an array of ids',
+)
+_EXPECTED = _Part(
+    EXPECTED_KEYS,
+    "expected output",
+    "expected_output",
+    "missing; expected 'expected_output': a list of relevant ids or an {id: gain} map",
+)
+
+
 def samples_from_records(
     records: list[tuple[Any, int | None]],
     *,
@@ -275,6 +302,8 @@ def samples_from_records(
         adapted = adapt_records(records, source=source)
         records, notes = list(adapted.records), adapted.warnings(source)
     out = _Collected()
+    # each list a sample gives, who collects it, and whether a sample may leave it out
+    parts = ((_RETRIEVED, out.retrieved, need_run), (_EXPECTED, out.expected, need_qrels))
     for index, (record, line) in enumerate(records, start=1):
         ctx = _Context(source, line, index)
         if not isinstance(record, Mapping):
@@ -291,23 +320,12 @@ def samples_from_records(
         out.seen[sid] = line
         out.ids.append(sid)
         row_line = line if line is not None else index
-        akey = _one_key(keys, ACTUAL_KEYS, ctx, "retrieved list")
-        if akey is not None:
-            out.retrieved(sid, record[akey], str(akey), ctx, row_line)
-        elif need_run:
-            raise ctx.error(
-                "actual_output",
-                "no retrieved list; expected 'actual_output' (or 'retrieved') holding "
-                '{"retrieved": [...]} or an array of ids',
-            )
-        ekey = _one_key(keys, EXPECTED_KEYS, ctx, "expected output")
-        if ekey is not None:
-            out.expected(sid, record[ekey], str(ekey), ctx, row_line)
-        elif need_qrels:
-            raise ctx.error(
-                "expected_output",
-                "missing; expected 'expected_output': a list of relevant ids or an {id: gain} map",
-            )
+        for part, take, needed in parts:
+            key = _one_key(keys, part.keys, ctx, part.role)
+            if key is not None:
+                take(sid, record[key], str(key), ctx, row_line)
+            elif needed:
+                raise ctx.error(part.field_name, part.missing)
         out.extras(sid, record, keys, ctx)
     samples = out.build(source=source, name=name, need_qrels=need_qrels)
     return replace(samples, warnings=(*notes, *samples.warnings)) if notes else samples

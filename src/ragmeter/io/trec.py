@@ -340,7 +340,6 @@ def read_trec_run(path: str | os.PathLike[str], *, name: str | None = None) -> R
 def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
     """A TREC run from the file's content ``data`` (``source`` names it in messages)."""
     _check_bom(data, source)
-    run_name = name
     native = _native_columns(data, 0)
     if native is not None:
         del data  # the parsed columns replace the file's bytes
@@ -350,7 +349,7 @@ def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
             dictionary,
             docs,
             np.frombuffer(values, dtype=np.float64),
-            name=run_name,
+            name=name,
             order="score",
             source=source,
         )
@@ -363,14 +362,12 @@ def parse_trec_run(data: bytes | mmap.mmap, *, source: str, name: str) -> Run:
     else:
         tag_col = table.column("tag")
         run = Run.from_columns(
-            table.column("qid"), table.column("docid"), scores, name=run_name, source=source
+            table.column("qid"), table.column("docid"), scores, name=name, source=source
         )
         return replace(run, tag=tag_col[len(tag_col) - 1].as_py())
     columns, lines, warnings = _slow_columns(data, source, RUN_FIELDS, allow_extra=True)
     scores = _parse_numbers(columns[4], lines, source, "score", integer=False)
-    run = Run.from_columns(
-        columns[0], columns[2], scores, name=run_name, source=source, lines=lines
-    )
+    run = Run.from_columns(columns[0], columns[2], scores, name=name, source=source, lines=lines)
     return replace(run, tag=columns[5][-1], warnings=(*warnings, *run.warnings))
 
 
@@ -382,7 +379,6 @@ def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) ->
 def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrels:
     """TREC qrels from the file's content ``data`` (``source`` names it in messages)."""
     _check_bom(data, source)
-    qrels_name = name
     native = _native_columns(data, 1)
     # parsed by C but not returned below: only repeated judgments make the C path decline
     parsed_natively = native is not None
@@ -394,7 +390,7 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         if isinstance(data, mmap.mmap):  # parsed: its pages leave the resident set (re-read
             data.madvise(mmap.MADV_DONTNEED)  # from the file if the slow path needs them)
             _accel.release_free_heap()  # and so do the parser's growing buffers' old blocks
-        qrels = Qrels._native_from_encoded(parsed, name=qrels_name, text=data)
+        qrels = Qrels._native_from_encoded(parsed, name=name, text=data)
         if qrels is not None:
             return qrels
         del parsed
@@ -408,12 +404,12 @@ def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrel
         pass
     else:
         return Qrels.from_columns(
-            table.column("qid"), table.column("docid"), grades, name=qrels_name, source=source
+            table.column("qid"), table.column("docid"), grades, name=name, source=source
         )
     columns, lines, warnings = _slow_columns(data, source, QRELS_FIELDS, allow_extra=False)
     grades = _parse_numbers(columns[3], lines, source, "grade", integer=True)
     qrels = Qrels.from_columns(
-        columns[0], columns[2], grades, name=qrels_name, source=source, lines=lines
+        columns[0], columns[2], grades, name=name, source=source, lines=lines
     )
     return replace(qrels, warnings=(*warnings, *qrels.warnings))
 

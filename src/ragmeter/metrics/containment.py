@@ -27,6 +27,7 @@ d2 "the EIFFEL-tower", d3 "Eiffel  tower, Paris" → h = (0, 0, 1) (d2 normalise
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -107,10 +108,12 @@ def _per_query(al: Aligned, m: Measure, *, share: bool) -> FloatArray:
     return out
 
 
-@register(
+#: both measures read the gold answers in the top K passages, K required
+_gold_answer_measure = partial(register, cutoff="required", needs=("gold_answers",))
+
+
+@_gold_answer_measure(
     "answer_recall",
-    cutoff="required",
-    needs=("gold_answers",),
     summary="1 when one of the top K passages contains a gold answer (DPR, FlashRAG)",
 )
 def answer_recall(al: Aligned, m: Measure) -> FloatArray:
@@ -122,10 +125,8 @@ def answer_recall(al: Aligned, m: Measure) -> FloatArray:
     return _per_query(al, m, share=False)
 
 
-@register(
+@_gold_answer_measure(
     "answer_precision",
-    cutoff="required",
-    needs=("gold_answers",),
     summary="Share of the top K passages that contain a gold answer",
 )
 def answer_precision(al: Aligned, m: Measure) -> FloatArray:

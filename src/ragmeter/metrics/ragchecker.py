@@ -35,6 +35,8 @@ claim_recall@3 = 2/3, context_precision@3 = 2/3, context_utilization@3 = 1/2.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import numpy.typing as npt
 
@@ -81,13 +83,14 @@ def _per_query(al: Aligned, m: Measure, score: str) -> FloatArray:
     return out
 
 
-@register(
+#: each RAGChecker measure reads the nugget assignments of its context, cut at an optional K
+_ragchecker_measure = partial(register, cutoff="optional", needs=("nuggets",), context=True)
+
+
+@_ragchecker_measure(
     "claim_recall",
     summary="Share of gold nuggets a top-K chunk fully supports (RAGChecker; = "
     "nugget_coverage@K(strict=1))",
-    cutoff="optional",
-    needs=("nuggets",),
-    context=True,
 )
 def claim_recall(al: Aligned, m: Measure) -> FloatArray:
     """claim_recall@K = |{n ∈ N : ∃ d ∈ top K, a(d,n) = support}| / |N| — RAGChecker's claim
@@ -98,12 +101,9 @@ def claim_recall(al: Aligned, m: Measure) -> FloatArray:
     return _per_query(al, m, "claim_recall")
 
 
-@register(
+@_ragchecker_measure(
     "context_precision",
     summary="Share of the top-K chunks that fully support a gold nugget (RAGChecker)",
-    cutoff="optional",
-    needs=("nuggets",),
-    context=True,
 )
 def context_precision(al: Aligned, m: Measure) -> FloatArray:
     """context_precision@K = |{d ∈ top K : ∃ n, a(d,n) = support}| / |top K| (RAGChecker);
@@ -114,13 +114,10 @@ def context_precision(al: Aligned, m: Measure) -> FloatArray:
     return _per_query(al, m, "context_precision")
 
 
-@register(
+@_ragchecker_measure(
     "context_utilization",
     summary="Of the nuggets the top-K context supports, the share the answer supports too "
     "(RAGChecker)",
-    cutoff="optional",
-    needs=("nuggets",),
-    context=True,
 )
 def context_utilization(al: Aligned, m: Measure) -> FloatArray:
     """context_utilization@K = |{n : ∃ d ∈ top K, a(d,n) = S ∧ a(A,n) = S}| / |{n : ∃ d ∈

@@ -469,12 +469,11 @@ def ra_nwg(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(observed, _ideal_gain(al, m, k, pool_only=False), empty=np.nan)
 
 
-@set_measure(
-    "proc",
-    params=BUDGET_PARAMS,
-    uses_pool=True,
-    summary="Pool-restricted oracle of RA-nWG@K",
-)
+#: PROC and %PROC, read at a K or a token budget, compare with what the retriever's pool holds
+_pool_measure = partial(set_measure, params=BUDGET_PARAMS, uses_pool=True)
+
+
+@_pool_measure("proc", summary="Pool-restricted oracle of RA-nWG@K")
 def proc(al: Aligned, m: Measure) -> FloatArray:
     """PROC@K = G_pool(K) / G_ideal(K): the best any choice of K pool passages could score.
 
@@ -498,12 +497,7 @@ def proc(al: Aligned, m: Measure) -> FloatArray:
     )
 
 
-@set_measure(
-    "pct_proc",
-    params=BUDGET_PARAMS,
-    uses_pool=True,
-    summary="RA-nWG@K as a share of PROC@K",
-)
+@_pool_measure("pct_proc", summary="RA-nWG@K as a share of PROC@K")
 def pct_proc(al: Aligned, m: Measure) -> FloatArray:
     """%PROC@K = RA-nWG@K / PROC@K: the share of what the pool allowed that the selection got.
 
