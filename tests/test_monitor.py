@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from judge_server import FakeServer, prompt_of
 from ragmeter.analysis.monitor import (
     choose,
+    parse_monitor_rule,
     parse_sample,
     parse_window,
     sample_key,
@@ -630,3 +631,19 @@ def test_export_for_labelling_opens_in_serve(server: FakeServer, tmp_path: Path)
         labels=tmp_path / "labels.db",
     )
     assert config is not None
+
+
+def test_a_latency_rule_reads_its_own_measure_and_text() -> None:
+    from ragmeter.analysis.gate import Rule
+
+    text = "  latency_ms.p95(stage=retriever) rise >= 50% significant "
+    # by the grammar: a rise, inclusive (>=), 50 percent of the baseline, with a test
+    assert parse_monitor_rule(text) == Rule(
+        text="latency_ms.p95(stage=retriever) rise >= 50% significant",
+        measure="latency_ms.p95(stage=retriever)",
+        direction="rise",
+        inclusive=True,
+        amount=50.0,
+        relative=True,
+        significant=True,
+    )

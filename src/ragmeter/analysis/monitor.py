@@ -38,7 +38,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -209,7 +209,7 @@ def _statistic(measure: str, values: np.ndarray) -> float:
 def parse_monitor_rule(text: str) -> Any:
     """A ``--fail-if`` rule of ``ragmeter check``'s grammar, whose measure may also be a
     stage's latency quantile in ms: ``latency_ms.p95(stage=retriever) rise > 50``."""
-    from ragmeter.analysis.gate import _RULE, GRAMMAR, Rule, RuleError, parse_rule
+    from ragmeter.analysis.gate import _RULE, GRAMMAR, RuleError, parse_rule
 
     m = _RULE.match(text)
     if m is None or latency_quantile(m["measure"]) is None:
@@ -220,15 +220,8 @@ def parse_monitor_rule(text: str) -> Any:
         raise RuleError(
             f"--fail-if {text!r}: a quantile between p1 and p99; a rule reads {GRAMMAR}"
         )
-    return Rule(
-        text=text.strip(),  # the rule as written, not its stand-in
-        measure=m["measure"],
-        direction=stand_in.direction,
-        inclusive=stand_in.inclusive,
-        amount=stand_in.amount,
-        relative=stand_in.relative,
-        significant=stand_in.significant,
-    )
+    # the stand-in's reading, with the rule as written and our measure
+    return replace(stand_in, text=text.strip(), measure=m["measure"])
 
 
 def latency_figures(

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from ragmeter.analysis.monitor import WindowFigure
 from ragmeter.core.provenance import LabelSource
 from ragmeter.errors import StoreError
 from ragmeter.store import schema
@@ -68,16 +69,11 @@ class SampleRow:
 
 
 @dataclass(frozen=True)
-class WindowRow:
-    """A stored window figure (NaN for NULL)."""
+class WindowRow(WindowFigure):
+    """A stored window figure (NaN for NULL): the figure, the length of its window and the
+    judge whose labels it measures (``None`` for a latency figure)."""
 
     window_s: int
-    window_start: int
-    measure: str
-    n: int
-    mean: float
-    low: float
-    high: float
     judge: LabelSource | None
 
 
@@ -317,6 +313,10 @@ def load_spans(store: Store, stream: str) -> list[SpanRow]:
     return [SpanRow(a, b, c, d, _nan(e)) for a, b, c, d, e in rows]
 
 
+#: the fields a stored window row takes from its figure
+_FIGURE_FIELDS = tuple(f.name for f in fields(WindowFigure))
+
+
 def save_windows(
     store: Store,
     stream: str,
@@ -329,13 +329,8 @@ def save_windows(
     rows = [
         _to_columns(
             WindowRow(
+                **{name: getattr(f, name) for name in _FIGURE_FIELDS},
                 window_s=window_s,
-                window_start=f.window_start,
-                measure=f.measure,
-                n=f.n,
-                mean=f.mean,
-                low=f.low,
-                high=f.high,
                 judge=None if f.measure.startswith("latency_ms.") else judge,
             ),
             stream,

@@ -26,17 +26,18 @@ Only the standard library is used (``sqlite3``); the module does not import the 
 
 from __future__ import annotations
 
+import inspect
 import queue
 import secrets
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 LabelKind = Literal["grade", "rating", "nugget"]
 #: how the current labels of several annotators become one label per item
@@ -85,6 +86,10 @@ _LIVE = "kind = ? AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = events
 
 #: (query id, doc id, sub-question or nugget number, or 0 for a grade)
 ItemKey = tuple[str, str, int]
+#: what a take-back returns: the span or label event taken back
+_Taken = TypeVar("_Taken")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,21 @@ def _migrate(cur: sqlite3.Cursor) -> None:
             if "CREATE" in statement and "INDEX" in statement:
                 cur.execute(statement)
     cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def _blocking(submit: Callable[_P, Future[_R]], name: str, doc: str) -> Callable[_P, _R]:
+    """``LabelDB.<name>`` (docstring ``doc``), the blocking form of the ``submit_*`` method
+    ``submit``: the same parameters; it queues the same job and returns the job's result
+    once committed (or raises its error)."""
+
+    def wait(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return submit(*args, **kwargs).result()
+
+    wait.__name__, wait.__qualname__, wait.__doc__ = name, f"LabelDB.{name}", doc
+    # help() and inspect show submit's parameters (returning the result, not a future)
+    params = inspect.signature(submit).replace(return_annotation=inspect.Signature.empty)
+    setattr(wait, "__signature__", params)  # noqa: B010 (mypy knows no such attribute)
+    return wait
 
 
 class LabelDB:
@@ -324,31 +344,17 @@ class LabelDB:
         at = _now()
 
         def work(cur: sqlite3.Cursor) -> LabelEvent:
-            cur.execute(
-                "INSERT INTO events (at, annotator, kind, query_id, doc_id, question, value) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (at, annotator, kind, query_id, doc_id, question, value),
-            )
-            event_id = int(cur.lastrowid or 0)
-            return LabelEvent(
-                event_id, at, annotator, kind, query_id, doc_id, question, value, None
-            )
+            values = (at, annotator, kind, query_id, doc_id, question, value)
+            event_id = _insert(cur, "events", _EVENT_COLUMNS, values)
+            return LabelEvent(event_id, *values, None)
 
         return self._submit(_Job(work))
 
-    def record(
-        self,
-        annotator: str,
-        kind: LabelKind,
-        query_id: str,
-        doc_id: str,
-        value: int,
-        *,
-        question: int | None = None,
-    ) -> LabelEvent:
-        """Append (and commit) one label; the caller has validated ids and ``value``."""
-        future = self.submit_record(annotator, kind, query_id, doc_id, value, question=question)
-        return future.result()
+    record = _blocking(
+        submit_record,
+        "record",
+        "Append (and commit) one label; the caller has validated ids and ``value``.",
+    )
 
     def submit_span(
         self, annotator: str, query_id: str, doc_id: str, start: int, end: int, grade: int
@@ -359,14 +365,24 @@ class LabelDB:
         at = _now()
 
         def work(cur: sqlite3.Cursor) -> SpanRow:
-            cur.execute(
-                "INSERT INTO spans (at, annotator, query_id, doc_id, start, stop, grade) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (at, annotator, query_id, doc_id, start, end, grade),
-            )
-            return SpanRow(
-                int(cur.lastrowid or 0), at, annotator, query_id, doc_id, start, end, grade
-            )
+            values = (at, annotator, query_id, doc_id, start, end, grade)
+            return SpanRow(_insert(cur, "spans", _SPAN_COLUMNS, values), *values)
+
+        return self._submit(_Job(work))
+
+    def _submit_take_back(
+        self,
+        find: str,
+        args: tuple[object, ...],
+        take_back: Callable[[sqlite3.Cursor, sqlite3.Row], _Taken],
+    ) -> Future[_Taken | None]:
+        """Queue taking back a live row of the append-only log: the row ``find`` selects
+        (with ``args``); ``take_back`` appends the row that takes it back and returns what
+        was taken back. Resolves to that, or ``None`` when ``find`` selects nothing."""
+
+        def work(cur: sqlite3.Cursor) -> _Taken | None:
+            row = cur.execute(find, args).fetchone()
+            return None if row is None else take_back(cur, row)
 
         return self._submit(_Job(work))
 
@@ -374,21 +390,13 @@ class LabelDB:
         """Queue taking back the annotator's span ``span_id``; resolves to it, or ``None``
         when the annotator has no such live span."""
 
-        def work(cur: sqlite3.Cursor) -> SpanRow | None:
-            row = cur.execute(
-                f"SELECT * FROM spans WHERE id = ? AND annotator = ? AND {_LIVE_SPAN}",
-                (span_id, annotator),
-            ).fetchone()
-            if row is None:
-                return None
-            cur.execute(
-                "INSERT INTO spans (at, annotator, query_id, doc_id, start, stop, grade, "
-                "removes) VALUES (?, ?, ?, ?, 0, 0, 0, ?)",
-                (_now(), annotator, row["query_id"], row["doc_id"], span_id),
-            )
+        def remove(cur: sqlite3.Cursor, row: sqlite3.Row) -> SpanRow:
+            removal = (_now(), annotator, row["query_id"], row["doc_id"], 0, 0, 0, span_id)
+            _insert(cur, "spans", (*_SPAN_COLUMNS, "removes"), removal)
             return _span(row)
 
-        return self._submit(_Job(work))
+        find = f"SELECT * FROM spans WHERE id = ? AND annotator = ? AND {_LIVE_SPAN}"
+        return self._submit_take_back(find, (span_id, annotator), remove)
 
     def spans(
         self,
@@ -412,25 +420,20 @@ class LabelDB:
     def submit_undo(self, annotator: str, kind: LabelKind) -> Future[LabelEvent | None]:
         """Queue an :meth:`undo`; the future resolves once it is committed."""
 
-        def work(cur: sqlite3.Cursor) -> LabelEvent | None:
-            row = cur.execute(
-                f"SELECT * FROM events WHERE annotator = ? AND {_LIVE} ORDER BY id DESC LIMIT 1",
-                (annotator, kind),
-            ).fetchone()
-            if row is None:
-                return None
-            cur.execute(
-                "INSERT INTO events (at, annotator, kind, undoes) VALUES (?, ?, 'undo', ?)",
-                (_now(), annotator, row["id"]),
-            )
+        def undo(cur: sqlite3.Cursor, row: sqlite3.Row) -> LabelEvent:
+            values = (_now(), annotator, "undo", row["id"])
+            _insert(cur, "events", ("at", "annotator", "kind", "undoes"), values)
             return _event(row, undone=True)
 
-        return self._submit(_Job(work))
+        find = f"SELECT * FROM events WHERE annotator = ? AND {_LIVE} ORDER BY id DESC LIMIT 1"
+        return self._submit_take_back(find, (annotator, kind), undo)
 
-    def undo(self, annotator: str, kind: LabelKind) -> LabelEvent | None:
-        """Take back the annotator's latest ``kind`` label not yet undone; ``None`` when
-        there is nothing to undo. Returns the event taken back."""
-        return self.submit_undo(annotator, kind).result()
+    undo = _blocking(
+        submit_undo,
+        "undo",
+        "Take back the annotator's latest ``kind`` label not yet undone; ``None`` when there "
+        "is nothing to undo. Returns the event taken back.",
+    )
 
     # -- reading ------------------------------------------------------------------------
     def current(
@@ -574,6 +577,21 @@ def _span(row: sqlite3.Row) -> SpanRow:
         int(row["stop"]),
         int(row["grade"]),
     )
+
+
+#: the columns of a label event and of a span, in the order of their dataclasses' fields
+_EVENT_COLUMNS = ("at", "annotator", "kind", "query_id", "doc_id", "question", "value")
+_SPAN_COLUMNS = ("at", "annotator", "query_id", "doc_id", "start", "stop", "grade")
+
+
+def _insert(
+    cur: sqlite3.Cursor, table: str, columns: Sequence[str], values: Sequence[object]
+) -> int:
+    """Append one row to ``table`` (``values`` of ``columns``, names of ours, never a
+    caller's); the new row's id."""
+    marks = ", ".join("?" * len(values))
+    cur.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values)
+    return int(cur.lastrowid or 0)
 
 
 def _now() -> str:

@@ -4,7 +4,9 @@ assigning nuggets 0–2 (not / partial / full support), undo, and the label even
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -12,6 +14,7 @@ from markupsafe import Markup, escape
 from starlette.responses import Response
 
 from ragmeter.web import security
+from ragmeter.web.collection import Collection
 from ragmeter.web.labels import ItemKey, LabelKind, SpanRow, value_range
 from ragmeter.web.passages import passage_html, selection_matches, spans_html
 from ragmeter.web.state import (
@@ -162,6 +165,32 @@ def _span_reply(
     return {"ptext": str(passage_html(text, spans)), "spans": str(spans_html(text, spans, token))}
 
 
+def _query_page(
+    web: WebState,
+    request: Request,
+    template: str,
+    query_id: str,
+    kind: LabelKind,
+    annotator: str | None,
+    neighbours: tuple[str | None, str | None],
+    **context: Any,
+) -> HTMLResponse:
+    """The labelling page ``template`` of ``query_id``: the query's id and text, the
+    annotator's progress on its labels of ``kind``, links to the queries before and after
+    it (``neighbours``), and the page's own ``context``."""
+    before, after = neighbours
+    return web.page(
+        request,
+        template,
+        query_id=query_id,
+        query_text=web.coll.query_texts.get(query_id),
+        progress=web.progress(kind, annotator, query_id),
+        before=before,
+        after=after,
+        **context,
+    )
+
+
 # The label pages read only memory (the collection, the annotator's cached labels) and
 # fill in passage rows rendered once: on the event loop they cost a quarter less CPU than
 # with the hop to a worker thread and back, which under load is the throughput.
@@ -171,7 +200,6 @@ async def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
     web.need_query(query_id)
     annotator = web.annotator_of(request)
     mine = web.mine("grade", annotator)
-    before, after = coll.neighbours(query_id)
     raw_token = security.csrf_token(web.secret, request.state.session_id)
     token = str(escape(raw_token))
     spans = _spans_by_doc(web, annotator, query_id)
@@ -188,16 +216,16 @@ async def label_page(web: Web, request: Request, query_id: str) -> HTMLResponse:
         rows.append(
             row.format(value=value, token=token, buttons=buttons, ptext=marked, spans=listed)
         )
-    return web.page(
+    return _query_page(
+        web,
         request,
         "label.html",
-        query_id=query_id,
-        query_text=coll.query_texts.get(query_id),
+        query_id,
+        "grade",
+        annotator,
+        coll.neighbours(query_id),
         subquestions=coll.subquestions.get(query_id, []),
         rows=Markup("".join(rows)),
-        progress=web.progress("grade", annotator, query_id),
-        before=before,
-        after=after,
     )
 
 
@@ -208,22 +236,21 @@ async def subquestion_page(web: Web, request: Request, query_id: str) -> HTMLRes
     questions = coll.subquestions.get(query_id, [])
     annotator = web.annotator_of(request)
     mine = web.mine("rating", annotator)
-    before, after = coll.neighbours(query_id)
     passages = []
     for i, d in enumerate(coll.pools[query_id], start=1):
         ratings = [mine.get((query_id, d, n)) for n in range(1, len(questions) + 1)]
         buttons = [web.buttons("rating", r) for r in ratings]
         passages.append(PassageRow(i, d, coll.doc_texts.get(d), ratings, buttons))
-    return web.page(
+    return _query_page(
+        web,
         request,
         "subquestions.html",
-        query_id=query_id,
-        query_text=coll.query_texts.get(query_id),
+        query_id,
+        "rating",
+        annotator,
+        coll.neighbours(query_id),
         questions=questions,
         passages=passages,
-        progress=web.progress("rating", annotator, query_id),
-        before=before,
-        after=after,
     )
 
 
@@ -264,33 +291,25 @@ async def nugget_page(web: Web, request: Request, query_id: str) -> HTMLResponse
                 NuggetRow(n, nugget, importance, value, web.buttons("nugget", value), given)
             )
         targets.append({"id": target, "text": text, "rows": rows})
-    return web.page(
-        request,
-        "nuggets.html",
-        query_id=query_id,
-        query_text=coll.query_texts.get(query_id),
-        targets=targets,
-        progress=web.progress("nugget", annotator, query_id),
-        before=order[i - 1] if i > 0 else None,
-        after=order[i + 1] if i + 1 < len(order) else None,
+    neighbours = (order[i - 1] if i > 0 else None, order[i + 1] if i + 1 < len(order) else None)
+    return _query_page(
+        web, request, "nuggets.html", query_id, "nugget", annotator, neighbours, targets=targets
     )
 
 
 #: a label to save: (kind, query id, doc id, value)
 LabelItem = tuple[LabelKind, str, str, int]
+#: reads a posted label: the label, and its sub-question or nugget number (``None``: a grade)
+_LabelReader = Callable[[Collection, Mapping[str, Any]], tuple[LabelItem, int | None]]
 
 
-async def _saved(
-    web: Web,
-    request: Request,
-    annotator: str,
-    item: LabelItem,
-    page: str,
-    *,
-    question: int | None = None,
-) -> Response:
-    """Save the annotator's label ``(kind, query id, doc id, value)`` and answer with it, the
+async def _save_label(web: Web, request: Request, read: _LabelReader, page: str) -> Response:
+    """Save the annotator's label that the posted form or JSON holds (``read`` checks it
+    against the collection, and names its sub-question or nugget) and answer with it, the
     annotator's progress on the query, and (a form post) the item on ``page``."""
+    annotator = web.need_annotator(request)
+    data = await payload(request)
+    item, question = read(web.coll, data)
     kind, query_id, doc_id, value = item
     # committed by the label database's writer (with the labels of other requests) while
     # this coroutine waits: the event loop goes on serving
@@ -305,23 +324,39 @@ async def _saved(
     return reply(request, answer, f"{page}/{query_id}#{anchor(doc_id)}")
 
 
+def _nugget_label(coll: Collection, data: Mapping[str, Any]) -> tuple[LabelItem, int | None]:
+    """A posted nugget label (0-2) of a target of the query's nuggets, and its nugget."""
+    query_id, target, number = nugget_item(coll, data)
+    value = int_field(data, "rating", value_range("nugget"))
+    return ("nugget", query_id, target, value), number
+
+
+def _grade_label(coll: Collection, data: Mapping[str, Any]) -> tuple[LabelItem, int | None]:
+    """A posted grade (1-5) of a passage in the query's pool."""
+    query_id, doc_id = pool_item(coll, data)
+    grade = int_field(data, "grade", value_range("grade"))
+    return ("grade", query_id, doc_id, grade), None
+
+
+def _rating_label(coll: Collection, data: Mapping[str, Any]) -> tuple[LabelItem, int | None]:
+    """A posted rating (0-5) of a passage in the query's pool, and its sub-question."""
+    query_id, doc_id = pool_item(coll, data)
+    n_q = coll.n_questions(query_id)
+    if n_q == 0:
+        raise BadInput(f"query {query_id!r} has no sub-questions")
+    question = int_field(data, "question", (1, n_q))
+    rating = int_field(data, "rating", value_range("rating"))
+    return ("rating", query_id, doc_id, rating), question
+
+
 @router.post("/api/nugget", dependencies=csrf)
 async def save_nugget(web: Web, request: Request) -> Response:
-    annotator = web.need_annotator(request)
-    data = await payload(request)
-    query_id, target, number = nugget_item(web.coll, data)
-    value = int_field(data, "rating", value_range("nugget"))
-    item: LabelItem = ("nugget", query_id, target, value)
-    return await _saved(web, request, annotator, item, "/nuggets", question=number)
+    return await _save_label(web, request, _nugget_label, "/nuggets")
 
 
 @router.post("/api/label", dependencies=csrf)
 async def save_grade(web: Web, request: Request) -> Response:
-    annotator = web.need_annotator(request)
-    data = await payload(request)
-    query_id, doc_id = pool_item(web.coll, data)
-    grade = int_field(data, "grade", value_range("grade"))
-    return await _saved(web, request, annotator, ("grade", query_id, doc_id, grade), "/label")
+    return await _save_label(web, request, _grade_label, "/label")
 
 
 @router.post("/api/span", dependencies=csrf)
@@ -382,16 +417,7 @@ async def remove_span(web: Web, request: Request) -> Response:
 
 @router.post("/api/rating", dependencies=csrf)
 async def save_rating(web: Web, request: Request) -> Response:
-    annotator = web.need_annotator(request)
-    data = await payload(request)
-    query_id, doc_id = pool_item(web.coll, data)
-    n_q = web.coll.n_questions(query_id)
-    if n_q == 0:
-        raise BadInput(f"query {query_id!r} has no sub-questions")
-    question = int_field(data, "question", (1, n_q))
-    rating = int_field(data, "rating", value_range("rating"))
-    item: LabelItem = ("rating", query_id, doc_id, rating)
-    return await _saved(web, request, annotator, item, "/subquestions", question=question)
+    return await _save_label(web, request, _rating_label, "/subquestions")
 
 
 @router.post("/api/undo", dependencies=csrf)
