@@ -26,7 +26,6 @@ Only the standard library is used (``sqlite3``); the module does not import the 
 
 from __future__ import annotations
 
-import inspect
 import queue
 import secrets
 import sqlite3
@@ -37,7 +36,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Literal, TypeVar
 
 LabelKind = Literal["grade", "rating", "nugget"]
 #: how the current labels of several annotators become one label per item
@@ -88,8 +87,6 @@ _LIVE = "kind = ? AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = events
 ItemKey = tuple[str, str, int]
 #: what a take-back returns: the span or label event taken back
 _Taken = TypeVar("_Taken")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -150,21 +147,6 @@ def _migrate(cur: sqlite3.Cursor) -> None:
             if "CREATE" in statement and "INDEX" in statement:
                 cur.execute(statement)
     cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-
-
-def _blocking(submit: Callable[_P, Future[_R]], name: str, doc: str) -> Callable[_P, _R]:
-    """``LabelDB.<name>`` (docstring ``doc``), the blocking form of the ``submit_*`` method
-    ``submit``: the same parameters; it queues the same job and returns the job's result
-    once committed (or raises its error)."""
-
-    def wait(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return submit(*args, **kwargs).result()
-
-    wait.__name__, wait.__qualname__, wait.__doc__ = name, f"LabelDB.{name}", doc
-    # help() and inspect show submit's parameters (returning the result, not a future)
-    params = inspect.signature(submit).replace(return_annotation=inspect.Signature.empty)
-    setattr(wait, "__signature__", params)  # noqa: B010 (mypy knows no such attribute)
-    return wait
 
 
 class LabelDB:
@@ -350,11 +332,19 @@ class LabelDB:
 
         return self._submit(_Job(work))
 
-    record = _blocking(
-        submit_record,
-        "record",
-        "Append (and commit) one label; the caller has validated ids and ``value``.",
-    )
+    def record(
+        self,
+        annotator: str,
+        kind: LabelKind,
+        query_id: str,
+        doc_id: str,
+        value: int,
+        *,
+        question: int | None = None,
+    ) -> LabelEvent:
+        """Append (and commit) one label; the caller has validated ids and ``value``."""
+        future = self.submit_record(annotator, kind, query_id, doc_id, value, question=question)
+        return future.result()
 
     def submit_span(
         self, annotator: str, query_id: str, doc_id: str, start: int, end: int, grade: int
@@ -428,12 +418,10 @@ class LabelDB:
         find = f"SELECT * FROM events WHERE annotator = ? AND {_LIVE} ORDER BY id DESC LIMIT 1"
         return self._submit_take_back(find, (annotator, kind), undo)
 
-    undo = _blocking(
-        submit_undo,
-        "undo",
-        "Take back the annotator's latest ``kind`` label not yet undone; ``None`` when there "
-        "is nothing to undo. Returns the event taken back.",
-    )
+    def undo(self, annotator: str, kind: LabelKind) -> LabelEvent | None:
+        """Take back the annotator's latest ``kind`` label not yet undone; ``None`` when
+        there is nothing to undo. Returns the event taken back."""
+        return self.submit_undo(annotator, kind).result()
 
     # -- reading ------------------------------------------------------------------------
     def current(
