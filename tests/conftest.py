@@ -110,5 +110,5 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         started.append(str(method))
         return real(method)
 
-    monkeypatch.setattr(forking.multiprocessing, "get_context", spy)
+    monkeypatch.setattr(multiprocessing, "get_context", spy)
     return started

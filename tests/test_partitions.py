@@ -755,6 +755,7 @@ def test_ray_cuts_a_trec_file_into_blocks_of_queries(
 def test_no_fork_is_said_once_and_changes_no_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import multiprocessing
     import warnings
 
     import ragmeter.evaluation.forking as forking
@@ -762,7 +763,7 @@ def test_no_fork_is_said_once_and_changes_no_value(
     _, qrels_path, folder = _data(2, tmp_path, parts=3)
     qrels = read_qrels(qrels_path)
     one = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=1, **_options("zero"))
-    monkeypatch.setattr(forking.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     monkeypatch.setattr(forking, "_warned", False)
     with pytest.warns(forking.SerialFallbackWarning, match="cannot fork"):
         two = ragmeter.evaluate(str(folder), qrels, MEASURES, workers=2, **_options("zero"))

@@ -102,7 +102,7 @@ def test_everyday_commands_import_no_heavy_library(
 #: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
 #: trace and stage modules (no such input), OpenSSL's digests and the JSON document reader
 #: (no provenance sidecar), the engines of partitioned and distributed runs (the default
-#: engine: this process)
+#: engine: this process) and multiprocessing (a file this small is evaluated in this process)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -127,6 +127,7 @@ NOT_FOR_RANKING = (
     "ragmeter.io._documents",
     "ragmeter.evaluation.partitioned",
     "ragmeter.evaluation.distributed",
+    "multiprocessing",
 )
 
 
