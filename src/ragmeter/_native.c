@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <math.h>
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
 #define RAGMETER_SSE2 1
@@ -39,6 +40,9 @@
 typedef struct {
     char *p;
     size_t len, cap;
+    /* bytes from p whose pages are ready (ahead of len: see vec_ahead); cap when not asked */
+    size_t ready;
+    size_t ahead; /* 0, or how far ahead of len pages are made ready */
 } vec;
 
 static int vec_grow(vec *v, size_t extra);
@@ -46,16 +50,58 @@ static int vec_grow(vec *v, size_t extra);
 /* Room for `extra` more bytes: the test inline (parsers call it for every line), the growth
    out of line. */
 HOT int vec_reserve(vec *v, size_t extra) {
-    return v->len + extra <= v->cap ? 0 : vec_grow(v, extra);
+    return v->len + extra <= v->ready ? 0 : vec_grow(v, extra);
+}
+
+/*
+ * Make the pages of base[from:to) present and writable in one call (Linux's
+ * MADV_POPULATE_WRITE, 5.14 on; their bytes unchanged) rather than one page fault at each
+ * first write: on a virtual machine a fault costs ≈ 3.5 µs a page, the call about half
+ * (200 MB: 0.19 → 0.10 s). Whole pages only; a no-op where the call is not known.
+ */
+static void ready_pages(char *base, size_t from, size_t to) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    static int works = 1;
+    static long page = 0;
+    if (!works) return;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t a = (uintptr_t)(base + from) & ~((uintptr_t)page - 1);
+    uintptr_t b = (uintptr_t)(base + to) & ~((uintptr_t)page - 1);
+    if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) != 0 &&
+        (errno == EINVAL || errno == ENOSYS))
+        works = 0; /* an older kernel: faults as before */
+#else
+    (void)base; (void)from; (void)to;
+#endif
+}
+
+/* Ask that `v`'s pages be made ready `ahead` bytes beyond what is written, a stretch at a
+   time, for a large output written front to back (see ready_pages). */
+static void vec_ahead(vec *v, size_t ahead) {
+    v->ahead = ahead;
+    if (v->ready > v->len) v->ready = v->len; /* what is reserved is not ready yet */
 }
 
 static int vec_grow(vec *v, size_t extra) {
-    size_t cap = v->cap ? v->cap : 4096;
-    while (cap < v->len + extra) cap *= 2;
-    char *p = realloc(v->p, cap);
-    if (!p) return -1;
-    v->p = p;
-    v->cap = cap;
+    if (v->len + extra > v->cap) {
+        size_t cap = v->cap ? v->cap : 4096;
+        while (cap < v->len + extra) cap *= 2;
+        char *old = v->p;
+        char *p = realloc(v->p, cap);
+        if (!p) return -1;
+        v->p = p;
+        v->cap = cap;
+        if (p != old && v->ready > v->len) v->ready = v->len; /* moved: copied up to len */
+    }
+    if (!v->ahead) {
+        v->ready = v->cap;
+        return 0;
+    }
+    size_t to = v->len + extra + v->ahead;
+    if (to > v->cap) to = v->cap;
+    if (to > v->ready) ready_pages(v->p, v->ready, to);
+    v->ready = to;
     return 0;
 }
 
@@ -102,7 +148,7 @@ static PyObject *vec_to_bytearray(vec *v) {
     if (!out) {
         free(v->p);
         v->p = NULL;
-        v->len = v->cap = 0;
+        v->len = v->cap = v->ready = 0;
         return NULL;
     }
     char *p = v->p;
@@ -113,14 +159,29 @@ static PyObject *vec_to_bytearray(vec *v) {
     out->p = p;
     out->len = (Py_ssize_t)v->len;
     v->p = NULL;
-    v->len = v->cap = 0;
+    v->len = v->cap = v->ready = 0;
     return (PyObject *)out;
 }
 
+/* outputs of this many bytes or more have their pages made ready at once (ready_pages) */
+#define READY_BYTES ((size_t)1 << 20)
+
+/* A bytearray of `size` bytes for an output that is written whole, its data in *data. */
 static PyObject *new_bytearray(Py_ssize_t size, char **data) {
     PyObject *out = PyByteArray_FromStringAndSize(NULL, size);
-    if (out) *data = PyByteArray_AS_STRING(out);
+    if (out) {
+        *data = PyByteArray_AS_STRING(out);
+        if ((size_t)size >= READY_BYTES) ready_pages(*data, 0, (size_t)size);
+    }
     return out;
+}
+
+/* vec_reserve for `extra` bytes that will all be written (in any order), their pages made
+   ready at once. */
+static int vec_reserve_whole(vec *v, size_t extra) {
+    if (vec_reserve(v, extra)) return -1;
+    if (extra >= READY_BYTES) ready_pages(v->p, v->len, v->len + extra);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- strings + hashing */
@@ -688,6 +749,11 @@ static PyObject *parse_trec(PyObject *self, PyObject *args) {
     if (vec_reserve(&qoffs, 8)) goto nomem;
     { int64_t z = 0; memcpy(qoffs.p, &z, 8); qoffs.len = 8; }
     { int32_t z = 0; memcpy(offs.p, &z, 4); offs.len = 4; }
+    /* the columns are written front to back: their pages made ready 4 MB at a time */
+    vec_ahead(&qcode, (size_t)4 << 20);
+    vec_ahead(&offs, (size_t)4 << 20);
+    vec_ahead(&vals, (size_t)4 << 20);
+    vec_ahead(&docs, (size_t)4 << 20);
 
     line_reader r = {.s = s, .len = len, .i = 0};
     for (;;) {
@@ -1034,7 +1100,7 @@ static PyObject *order(PyObject *self, PyObject *args) {
     memset(&sa, 0, sizeof(sa));
     PyObject *perm_obj = NULL, *offs_obj = NULL, *result = NULL;
     int64_t *tmp = NULL, *table = NULL, *seg = NULL;
-    vec perm_vec = {NULL, 0, 0};
+    vec perm_vec = {0};
     if (PyObject_GetBuffer(qrank_obj, &qb, PyBUF_FORMAT | PyBUF_ND)) goto done;
     have_q = 1;
     if (scores_obj != Py_None) {
@@ -1220,8 +1286,8 @@ static PyObject *take_strings(PyObject *self, PyObject *args) {
         total += n;
     }
     const int wide_out = wide || total > (size_t)INT32_MAX;
-    if (vec_reserve(&out_off, (size_t)(m + 1) * (wide_out ? 8 : 4)) ||
-        vec_reserve(&out_data, total ? total : 1)) {
+    if (vec_reserve_whole(&out_off, (size_t)(m + 1) * (wide_out ? 8 : 4)) ||
+        vec_reserve_whole(&out_data, total ? total : 1)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1289,8 +1355,8 @@ static PyObject *permute_offsets(PyObject *self, PyObject *args) {
         total += (size_t)(OLD(r + 1) - OLD(r));
     }
     const int wide_out = wide || total > (size_t)INT32_MAX;
-    if (vec_reserve(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4)) ||
-        vec_reserve(&inv, (size_t)(n ? n : 1) * (p32 ? 4 : 8))) {
+    if (vec_reserve_whole(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4)) ||
+        vec_reserve_whole(&inv, (size_t)(n ? n : 1) * (p32 ? 4 : 8))) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1548,7 +1614,7 @@ static PyObject *grouped_order(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
     const int d32 = n <= INT32_MAX;
-    if (vec_reserve(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
+    if (vec_reserve_whole(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
     v = malloc(maxlen * sizeof(int64_t));
     tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
     if (!v || !tmp) { PyErr_NoMemory(); goto done; }
@@ -1693,7 +1759,7 @@ static PyObject *place_rows(PyObject *self, PyObject *args) {
 #define DEST(i) (d32 ? (int64_t)((const int32_t *)db.buf)[i] : ((const int64_t *)db.buf)[i])
     /* a permutation keeps the total of the lengths */
     const int wide_out = wide || OLD(n) - OLD(0) > (int64_t)INT32_MAX;
-    if (vec_reserve(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
+    if (vec_reserve_whole(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
         PyErr_NoMemory();
         goto done;
     }
