@@ -102,7 +102,8 @@ def test_everyday_commands_import_no_heavy_library(
 #: families, the judges, the statistics of agreement, Arrow's compute kernels, the nugget,
 #: trace and stage modules (no such input), OpenSSL's digests and the JSON document reader
 #: (no provenance sidecar), the engines of partitioned and distributed runs (the default
-#: engine: this process) and multiprocessing (a file this small is evaluated in this process)
+#: engine: this process), multiprocessing (a file this small is evaluated in this process) and
+#: the label sources' data model (no provenance sidecar, no calibration)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -128,6 +129,7 @@ NOT_FOR_RANKING = (
     "ragmeter.evaluation.partitioned",
     "ragmeter.evaluation.distributed",
     "multiprocessing",
+    "ragmeter.core.provenance",
 )
 
 

@@ -29,10 +29,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.core.provenance import LabelProvenance, LabelSource, Pair
 from ragmeter.errors import InputError, RagmeterError
+
+if TYPE_CHECKING:
+    from ragmeter.core.provenance import LabelProvenance, LabelSource, Pair
+
+# ragmeter.core.provenance is imported where a label source is made: describing qrels without
+# a sidecar or a calibration (every evaluation's case) never needs it
 
 FORMAT_KEY = "ragmeter_calibration"
 FORMAT_VERSION = 1
@@ -58,6 +63,8 @@ class Calibration:
 
     @property
     def judge(self) -> LabelSource:
+        from ragmeter.core.provenance import LabelSource
+
         return LabelSource.from_json(self.content["judge"])
 
     @property
@@ -154,6 +161,8 @@ def calibration_judge(provenance: LabelProvenance | None, pairs: Iterable[Pair])
 
 def declared_judge(judge_id: str) -> LabelSource:
     """The judge named with ``--judge-id`` when the LLM labels carry no sidecar."""
+    from ragmeter.core.provenance import LabelSource
+
     if not judge_id.strip():
         raise CalibrationError("--judge-id must not be empty")
     return LabelSource(kind="judge", model=judge_id, note="declared with --judge-id")
@@ -262,6 +271,8 @@ def check_content(content: Mapping[str, Any], source: str) -> None:
     judge = content.get("judge")
     if not isinstance(judge, dict):
         raise bad("judge", "an object (the judge's label source)")
+    from ragmeter.core.provenance import LabelSource
+
     try:
         LabelSource.from_json(judge)
     except (TypeError, ValueError) as exc:
@@ -515,6 +526,8 @@ def span_label_description(spans: Path) -> LabelsDescription:
         f"{k:,} of {total:,} spans"
         for a, k in sorted(who.items(), key=lambda kv: (-kv[1], str(kv[0])))
     ]
+    from ragmeter.core.provenance import LabelSource
+
     line = "; ".join(parts) if total else "labels of unknown origin"
     known = {a for a in who if a is not None}
     return LabelsDescription(

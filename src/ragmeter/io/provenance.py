@@ -34,19 +34,16 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from ragmeter.core.provenance import (
-    ROWS_KINDS,
-    LabelProvenance,
-    LabelSource,
-    Pair,
-    RowsDigest,
-    RowsKind,
-    rows_digest,
-)
 from ragmeter.errors import InputError
 from ragmeter.io._common import PathLike, atomic_write_text, is_special_file
+
+if TYPE_CHECKING:
+    from ragmeter.core.provenance import LabelProvenance, LabelSource, Pair, RowsDigest, RowsKind
+
+# ragmeter.core.provenance (its dataclasses: ≈ 4 ms at every start) is imported where a
+# sidecar is read or written: an evaluation of qrels without one never needs it
 
 SUFFIX = ".provenance.jsonl"
 FORMAT_KEY = "ragmeter_label_provenance"
@@ -64,6 +61,8 @@ def provenance_path(labels_path: PathLike) -> Path:
 def pairs_digest(provenance: LabelProvenance) -> RowsDigest:
     """The digest of the pair lines a sidecar of ``provenance`` holds (its pairs whose
     source is not the default)."""
+    from ragmeter.core.provenance import rows_digest
+
     return rows_digest(
         "pairs",
         ((q, d, sid) for (q, d), sid in provenance.pairs.items() if sid != provenance.default),
@@ -110,6 +109,8 @@ def label_digest(labels_path: PathLike, kind: RowsKind = "qrels") -> RowsDigest:
     Remembered by the hash of the file's bytes — not by its modification time, which two
     writes within one clock tick share — so only parsing is saved, never a change missed."""
     import hashlib  # here: OpenSSL loads only where a digest is made (not at every start)
+
+    from ragmeter.core.provenance import rows_digest
 
     path = Path(labels_path)
     try:
@@ -213,6 +214,8 @@ def read_provenance(labels_path: PathLike) -> LabelProvenance | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the label provenance: {exc}", source=str(path)) from None
+    from ragmeter.core.provenance import LabelProvenance
+
     rows = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
     if not rows:
         raise InputError("empty label provenance file", source=str(path))
@@ -282,6 +285,8 @@ def _unverified(
 
 def _digest(value: Any, key: str, path: Path, n: int) -> RowsDigest:
     """A digest object of the header (``labels`` or ``pairs``), checked field by field."""
+    from ragmeter.core.provenance import ROWS_KINDS, RowsDigest
+
     if not isinstance(value, dict):
         raise InputError(
             "expected an object {rows, n, sha256}", source=str(path), line=n, field=key
@@ -300,7 +305,7 @@ def _digest(value: Any, key: str, path: Path, n: int) -> RowsDigest:
         )
     if not isinstance(sha, str) or len(sha) != 64:
         raise InputError("expected 64 hex digits", source=str(path), line=n, field=f"{key}.sha256")
-    return RowsDigest(cast(RowsKind, kind), count, sha)
+    return RowsDigest(cast("RowsKind", kind), count, sha)
 
 
 def _json(line: str, path: Path, n: int) -> dict[str, Any]:
@@ -339,6 +344,8 @@ def _default(value: Any, sources: dict[str, LabelSource], path: Path, n: int) ->
 
 def _sources(value: Any, path: Path, n: int) -> dict[str, LabelSource]:
     """The header's sources; ``{}`` (labels of unknown origin, with a note) is allowed."""
+    from ragmeter.core.provenance import LabelSource
+
     if not isinstance(value, dict):
         raise InputError("field 'sources': expected an object", source=str(path), line=n)
     out = {}
