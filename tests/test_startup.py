@@ -103,7 +103,8 @@ def test_everyday_commands_import_no_heavy_library(
 #: trace and stage modules (no such input), OpenSSL's digests and the JSON document reader
 #: (no provenance sidecar), the engines of partitioned and distributed runs (the default
 #: engine: this process), multiprocessing (a file this small is evaluated in this process) and
-#: the label sources' data model (no provenance sidecar, no calibration)
+#: the label sources' data model (no provenance sidecar, no calibration), the reader of
+#: partitioned inputs (files, not folders)
 NOT_FOR_RANKING = (
     "ragmeter.metrics.answers",
     "ragmeter.metrics.answer_text",
@@ -130,6 +131,7 @@ NOT_FOR_RANKING = (
     "ragmeter.evaluation.distributed",
     "multiprocessing",
     "ragmeter.core.provenance",
+    "ragmeter.io.partitions",
 )
 
 

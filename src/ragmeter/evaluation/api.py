@@ -305,7 +305,7 @@ def _listed(runs: Any) -> tuple[list[str | None] | None, list[RunSource]]:
 
 def _partitioned(sources: Sequence[RunSource]) -> bool:
     """Whether a path among ``sources`` names partitions (a folder or a glob)."""
-    from ragmeter.io.partitions import is_partitioned
+    from ragmeter.io._common import is_partitioned
 
     return any(is_run_path(s) and is_partitioned(s) for s in sources)  # type: ignore[arg-type]
 

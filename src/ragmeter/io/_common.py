@@ -52,6 +52,19 @@ def compression_of(head: bytes) -> str | None:
     return "bz2" if _BZIP2.match(head) else None
 
 
+#: characters that make a path a glob (when no file has that name)
+GLOB_CHARS = ("*", "?", "[")
+
+
+def is_partitioned(path: PathLike) -> bool:
+    """Whether ``path`` names partitions (:mod:`ragmeter.io.partitions`): a folder, or a glob
+    that is not an existing file. Here, not there: every reader asks, few read partitions."""
+    p = Path(path)
+    if p.is_dir():
+        return True
+    return not p.exists() and any(c in str(path) for c in GLOB_CHARS)
+
+
 def format_suffix(path: PathLike) -> str:
     """The lower-case extension naming a file's format, beneath a compression extension:
     ``.jsonl`` for ``judgments.jsonl.gz``, ``.txt`` for ``run.txt``, ``""`` for ``run``."""

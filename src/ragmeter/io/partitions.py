@@ -41,27 +41,20 @@ import pyarrow as pa
 from ragmeter import _accel
 from ragmeter.core.data import IntArray, Qrels, Run
 from ragmeter.errors import InputError
+
+# their home is io._common (every reader asks, few read partitions); named here as before
+from ragmeter.io._common import GLOB_CHARS as GLOB_CHARS
+from ragmeter.io._common import is_partitioned as is_partitioned
 from ragmeter.io.formats import FORMATS_REGISTRY
 
 _D = TypeVar("_D", Run, Qrels)
 
 PathLike = str | os.PathLike[str]
 
-#: characters that make a path a glob (when no file has that name)
-GLOB_CHARS = ("*", "?", "[")
-
 
 class PartitionError(InputError):
     """A partitioned input that cannot be read as one: empty, mixed formats, or a query in
     two partitions."""
-
-
-def is_partitioned(path: PathLike) -> bool:
-    """Whether ``path`` names partitions: a folder, or a glob that is not an existing file."""
-    p = Path(path)
-    if p.is_dir():
-        return True
-    return not p.exists() and any(c in str(path) for c in GLOB_CHARS)
 
 
 def _hidden(parts: Sequence[str]) -> bool:

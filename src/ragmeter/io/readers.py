@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ragmeter._accel import check_large_input
 from ragmeter.core.data import Qrels, Run
 from ragmeter.errors import InputError
+from ragmeter.io._common import is_partitioned
 from ragmeter.io.formats import FORMATS_REGISTRY, FileFormat
-from ragmeter.io.partitions import is_partitioned, read_partitioned_qrels, read_partitioned_run
 
 if TYPE_CHECKING:
     from ragmeter.io.samples import Samples, read_samples
@@ -78,6 +78,8 @@ def read_run(
     Files that are not traces have their own ids and rankings and ignore the three.
     """
     if is_partitioned(path):
+        from ragmeter.io.partitions import read_partitioned_run
+
         return read_partitioned_run(path, format=format, name=name)
     fmt = FORMATS_REGISTRY.for_path(path, format)
     asked = (query_id_from, doc_id_from, stage) != (None, None, None)
@@ -108,6 +110,8 @@ def read_qrels(path: PathLike, *, format: str | None = None, name: str | None = 
     if is_irds(path):
         return read_irds_qrels(path, name=name)
     if is_partitioned(path):
+        from ragmeter.io.partitions import read_partitioned_qrels
+
         return read_partitioned_qrels(path, format=format, name=name)
     qrels = FORMATS_REGISTRY.for_path(path, format).read_qrels(path, name)
     check_large_input(len(qrels), str(path))

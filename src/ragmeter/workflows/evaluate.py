@@ -350,7 +350,7 @@ def own_qrels(path: Path) -> Qrels:
     carries none (a TREC run, a rows or ``{qid: {doc: score}}`` run) is an error naming the
     missing option: read as its own qrels, a run would score itself perfect."""
     from ragmeter.errors import MissingInputError
-    from ragmeter.io.partitions import is_partitioned
+    from ragmeter.io._common import is_partitioned
     from ragmeter.io.readers import detect_format, holds_samples, read_qrels
 
     if is_partitioned(path) or not holds_samples(path):
