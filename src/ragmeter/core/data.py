@@ -579,6 +579,22 @@ class Qrels:
             del old_offsets, perm, perm_buf, inverse_buf
             docs = _docs_from_text(text, inverse, offsets_out, wide_out)
             del inverse
+        return cls._placed(dictionary, ranks, offsets_buf, docs, grades, name=name)
+
+    @classmethod
+    def _placed(
+        cls,
+        dictionary: pa.Array,
+        ranks: IntArray,
+        offsets_buf: Any,
+        docs: pa.Array,
+        grades: npt.NDArray[Any],
+        *,
+        name: str,
+    ) -> Qrels:
+        """The qrels of rows the C paths ordered: ``offsets_buf`` the int64 query segments,
+        the query ids read from ``dictionary`` by rank — made last, as their strings would
+        add to the peak of the steps before."""
         return cls(
             query_ids=_ids_by_rank(dictionary, ranks),
             offsets=np.frombuffer(offsets_buf, dtype=np.int64),
@@ -623,15 +639,7 @@ class Qrels:
             grades = np.frombuffer(grades_buf, dtype=np.int32)
             docs = _docs_from_text(text, dest, offsets_out, wide_out)
             del dest
-        return cls(
-            # made last: their strings would add to the peak of the steps above
-            query_ids=_ids_by_rank(dictionary, ranks),
-            offsets=np.frombuffer(offsets_buf, dtype=np.int64),
-            doc_ids=docs,
-            grades=grades,
-            name=name,
-            warnings=(),
-        )
+        return cls._placed(dictionary, ranks, offsets_buf, docs, grades, name=name)
 
     @classmethod
     def from_dict(
