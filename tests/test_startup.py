@@ -37,18 +37,27 @@ sys.stderr.write("PROBE " + json.dumps({"status": status, "imported": found}) + 
 """
 
 
-def _probe(args: list[str], watched: tuple[str, ...]) -> dict[str, object]:
+def _reported(
+    code: str, tag: str, args: list[str], env: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Run ``code`` in a fresh interpreter with ``args`` (and ``env``); the JSON it writes on
+    stderr after ``tag`` (its last such line)."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(watched), *args],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
-    lines = [line for line in done.stderr.splitlines() if line.startswith("PROBE ")]
+    lines = [line for line in done.stderr.splitlines() if line.startswith(f"{tag} ")]
     assert lines, done.stderr
-    result: dict[str, object] = json.loads(lines[-1][len("PROBE ") :])
+    result: dict[str, object] = json.loads(lines[-1][len(tag) + 1 :])
     return result
+
+
+def _probe(args: list[str], watched: tuple[str, ...]) -> dict[str, object]:
+    return _reported(PROBE, "PROBE", [json.dumps(watched), *args])
 
 
 @pytest.fixture(scope="module")
@@ -326,39 +335,34 @@ def test_the_command_line_ends_without_sweeping_what_lives_to_the_end(
     assert frozen and int(frozen[0].split()[1]) > 10_000
 
 
-#: runs the CLI's main() with the given arguments, then reports the threads of numpy's BLAS
-#: and the value of OPENBLAS_NUM_THREADS, on stderr
-BLAS_PROBE = """
-import json, os, sys
+#: runs the CLI's main() with the arguments after ``-c CODE`` (the start of the probes below)
+RUN_MAIN = """
+import gc, json, os, sys
 sys.argv = ["ragmeter", *sys.argv[1:]]
 from ragmeter.cli import main
 try:
     main()
 except SystemExit:
     pass
+"""
+
+#: then reports the threads of numpy's BLAS and the value of OPENBLAS_NUM_THREADS, on stderr
+BLAS_PROBE = (
+    RUN_MAIN
+    + """
 from threadpoolctl import threadpool_info
 threads = [p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]
 found = {"threads": threads, "variable": os.environ.get("OPENBLAS_NUM_THREADS")}
 sys.stderr.write("BLAS " + json.dumps(found) + "\\n")
 """
+)
 
 
 def _blas(args: list[str], variable: str | None = None) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
     if variable is not None:
         env["OPENBLAS_NUM_THREADS"] = variable
-    done = subprocess.run(
-        [sys.executable, "-c", BLAS_PROBE, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
-    lines = [line for line in done.stderr.splitlines() if line.startswith("BLAS ")]
-    assert lines, done.stderr
-    found: dict[str, object] = json.loads(lines[-1][len("BLAS ") :])
-    return found
+    return _reported(BLAS_PROBE, "BLAS", args, env)
 
 
 def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) -> None:
@@ -381,33 +385,19 @@ def test_evaluate_starts_numpy_blas_on_one_thread(trec_files: dict[str, str]) ->
         assert threads > 1
 
 
-#: runs the CLI's main() with the given arguments, then reports whether the cyclic collector
-#: is on and how many objects in reference cycles it finds, on stderr
-CYCLES_PROBE = """
-import gc, json, sys
-sys.argv = ["ragmeter", *sys.argv[1:]]
-from ragmeter.cli import main
-try:
-    main()
-except SystemExit:
-    pass
+#: then reports whether the cyclic collector is on and how many objects in reference cycles it
+#: finds, on stderr
+CYCLES_PROBE = (
+    RUN_MAIN
+    + """
 found = {"enabled": gc.isenabled(), "cycles": gc.collect()}
 sys.stderr.write("CYCLES " + json.dumps(found) + "\\n")
 """
+)
 
 
 def _cycles(args: list[str]) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", CYCLES_PROBE, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    lines = [line for line in done.stderr.splitlines() if line.startswith("CYCLES ")]
-    assert lines, done.stderr
-    found: dict[str, object] = json.loads(lines[-1][len("CYCLES ") :])
-    return found
+    return _reported(CYCLES_PROBE, "CYCLES", args)
 
 
 def test_scoring_commands_run_without_the_cycle_collector(
