@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import _accel
+from ragmeter.core.align import NOT_JUDGED
 from ragmeter.evaluation import EvalInputs
 from ragmeter.evaluation.blocks import evaluate_block
 from ragmeter.evaluation.engine import resolve_measures
@@ -368,6 +369,36 @@ def test_scan_orders_long_queries_and_long_ids(tmp_path: Path) -> None:
         assert one is not None
         assert one == _as_bytes(_two_passes(data, inputs, depth))
     _compare("".join(run_sorted).encode(), inputs, ["map", "ndcg@10", "P@5", "num_ret"])
+
+
+def test_scan_tells_apart_ids_sharing_their_first_and_last_words(tmp_path: Path) -> None:
+    """Doc and query ids of every length from 1 to 40 bytes, hashed as one or two words loaded
+    where they lie (overlapping under 16 bytes) or 16 bytes at a time: ids that differ in one
+    middle byte only, in their length only (a run of one byte) or past their first and last
+    8 bytes are each found as themselves, and only themselves."""
+    docs: list[str] = []
+    for n in range(1, 41):
+        docs.append("a" * n)  # the same bytes, every length
+        if n >= 3:
+            middle = n // 2
+            docs.append("a" * middle + "b" + "a" * (n - middle - 1))  # one middle byte differs
+    qids = ["q" * n for n in range(1, 20)]
+    judged = docs[::2]  # every other doc judged: the rest must not be found
+    qrels = "".join(f"{q} 0 {d} {1 + len(d) % 3}\n" for q in qids[::2] for d in judged)
+    (tmp_path / "q.txt").write_text(qrels)
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    run = "".join(
+        f"{q} Q0 {d} {r + 1} {len(docs) - r} t\n" for q in qids for r, d in enumerate(docs)
+    )
+    data = run.encode()
+    one = _as_bytes(_scan(data, inputs, -1))
+    assert one is not None
+    assert one == _as_bytes(_two_passes(data, inputs, -1))
+    grades = np.frombuffer(one[5], dtype=np.int32)  # type: ignore[arg-type]
+    judged_grades = {d: 1 + len(d) % 3 for d in judged}
+    expected = [judged_grades.get(d, NOT_JUDGED) for _q in qids[::2] for d in docs]
+    assert grades.tolist() == expected
+    _compare(data, inputs, ["map", "ndcg@10", "P@5", "num_ret"])
 
 
 def test_scan_declines_a_query_seen_before(tmp_path: Path) -> None:

@@ -218,34 +218,52 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
     return h;
 }
 
-/* A hash of (p, n) a word at a time (block_align's tables: doc ids are mostly 8 to 16
-   bytes, where hash_bytes's multiply per byte is most of the look-up). `end`: where the bytes
-   that may be read end; the last partial word is one load where 8 bytes can be read, else
-   gathered byte by byte (the same word: the same hash). */
-HOT uint64_t hash_words_in(const char *p, size_t n, const char *end) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 31;
-        p += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n && p + 8 <= end) {
-        memcpy(&w, p, 8);
-        w &= ~0ULL >> (64 - 8 * n); /* the n bytes at p (little endian: the low ones) */
-    } else
+/* The high and low halves of a * b folded into one word (wyhash's "mum": every bit of both
+   factors reaches both halves). */
+static inline uint64_t fold_product(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    const __uint128_t m = (__uint128_t)a * b;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
+#else /* no 128-bit product: a 64-bit mix of the two */
+    uint64_t h = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ULL ^ b;
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
 #endif
-        for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+}
+
+/* A hash of (p, n) a word at a time (block_align's and scan_block's tables: doc ids are mostly
+   8 to 16 bytes, where a multiply per byte was most of the look-up). Up to 16 bytes are two
+   words, loaded where they lie (overlapping when n < 16: the length, mixed in, tells strings
+   apart) and folded with one 128-bit product; longer ids fold 16 bytes at a time first. Ids
+   under 8 bytes are one word: one load where 8 bytes can be read before `end`, the bytes past
+   n masked off, else gathered byte by byte (the same word: the same hash). */
+HOT uint64_t hash_words_in(const char *p, size_t n, const char *end) {
+    const uint64_t k1 = 0xa0761d6478bd642fULL, k2 = 0xe7037ed1a0b428dbULL;
+    uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, a = 0, b = 0;
+    if (n > 16) {
+        const char *last = p + n - 16; /* the last 16 bytes, whatever is left before them */
+        for (; p < last; p += 16) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + 8, 8);
+            seed = fold_product(a ^ k1 ^ seed, b ^ k2);
+        }
+        memcpy(&a, last, 8);
+        memcpy(&b, last + 8, 8);
+    } else if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+    } else {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (n && p + 8 <= end) {
+            memcpy(&a, p, 8);
+            a &= ~0ULL >> (64 - 8 * n); /* the n bytes at p (little endian: the low ones) */
+        } else
+#endif
+            for (size_t i = 0; i < n; i++) a |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    }
     (void)end;
-    h = (h ^ w) * 0x94d049bb133111ebULL;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
-    return h;
+    return fold_product(a ^ k1 ^ seed, b ^ k2 ^ seed);
 }
 
 static inline uint64_t hash_words(const char *p, size_t n) { return hash_words_in(p, n, p); }
@@ -313,35 +331,35 @@ static inline int plain_decimal(const char *p, size_t n, double *out) {
 }
 
 /* plain_decimal of a score of at most 8 bytes without a loop over its bytes, where 8 bytes can
-   be read at p (before `end`): the dot found and taken out, the digits checked and converted 8
-   at a time (SWAR: the multiplications of simdjson's parse_eight_digits_unrolled). Any other
-   form goes to plain_decimal: the same value either way. */
+   be read at p (before `end`): the bytes moved to the top of a word with '0's below them
+   (leading zeros), the dot found and taken out (the bytes below it move up one, a '0' comes in
+   at the bottom), the digits checked and converted 8 at a time (SWAR: the multiplications of
+   simdjson's parse_eight_digits_unrolled). Any other form goes to plain_decimal: the same
+   value either way (the same digits, the same power of ten). */
 static inline int plain_decimal_at(const char *p, size_t n, const char *end, double *out) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n == 0 || n > 8 || p + 8 > end) return plain_decimal(p, n, out);
+    if (n - 1 > 7 || p + 8 > end) return plain_decimal(p, n, out); /* n outside 1..8 */
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    const uint64_t zeros = 0x30 * ones, nibbles = 0xf0 * ones;
     uint64_t w;
     memcpy(&w, p, 8);
-    const uint64_t in_n = n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1; /* the n bytes at p */
-    w &= in_n;
+    const unsigned pad = 64 - 8 * (unsigned)n; /* 0 to 56 */
+    w = (w << pad) | (zeros & ((1ULL << pad) - 1)); /* p[0] at byte 8 - n, the last at 7 */
     /* the first dot: the lowest zero byte of w ^ dots (exact for the lowest; a second dot
-       fails the digit check below) */
+       fails the digit check below); the padding's '0's are not dots */
     const uint64_t x = w ^ (0x2e * ones);
-    const uint64_t dots = (x - ones) & ~x & highs & in_n;
-    size_t nd = n, fr = 0;
+    const uint64_t dots = (x - ones) & ~x & highs;
+    unsigned fr = 0;
     if (dots) {
-        const size_t k = (size_t)__builtin_ctzll(dots) / 8;
-        const uint64_t below = k ? (1ULL << (8 * k)) - 1 : 0;
-        w = (w & below) | (k + 1 < 8 ? (w >> (8 * (k + 1))) << (8 * k) : 0);
-        nd = n - 1;
-        fr = n - k - 1;
+        if (n == 1) return plain_decimal(p, n, out); /* a dot alone: not a number */
+        const unsigned j = (unsigned)__builtin_ctzll(dots) >> 3; /* the dot's byte */
+        const uint64_t below = (1ULL << (8 * j)) - 1;
+        w = (w & ~((below << 8) | 0xff)) | ((w & below) << 8) | 0x30;
+        fr = 7 - j; /* the digits after the dot: bytes j + 1 to 7 */
     }
-    if (nd == 0) return plain_decimal(p, n, out);
-    const uint64_t in_d = nd == 8 ? ~0ULL : (1ULL << (8 * nd)) - 1; /* the digits' bytes */
-    const uint64_t zeros = (0x30 * ones) & in_d, nibbles = (0xf0 * ones) & in_d;
-    if ((w & nibbles) != zeros || ((w + ((0x06 * ones) & in_d)) & nibbles) != zeros)
+    if ((w & nibbles) != zeros || ((w + 0x06 * ones) & nibbles) != zeros)
         return plain_decimal(p, n, out); /* not all digits */
-    uint64_t d = (w - zeros) << (8 * (8 - nd)); /* leading zeros in the low bytes */
+    uint64_t d = w - zeros;
     d = (d * 2561) >> 8;
     d = ((d & 0x00ff00ff00ff00ffULL) * 6553601) >> 16;
     const uint64_t m = ((d & 0x0000ffff0000ffffULL) * 42949672960001ULL) >> 32;
@@ -567,22 +585,23 @@ static inline int next_fields(line_reader *r, const char **fp, size_t *fn, int n
     if (window && nl) {
         const int e = __builtin_ctzll(nl);
         const uint64_t below = (1ULL << e) - 1; /* the line's bytes (e < 64) */
-        const uint64_t field = ~nonfield & below;
-        uint64_t st = field & ~(field << 1), en = field & ~(field >> 1);
+        const uint64_t field = ~nonfield & below; /* bit 63 clear: e < 64 */
+        uint64_t st = field & ~(field << 1);
         const char *line = s + i;
         r->i = i + (size_t)e + 1;
-        if (!st || line[__builtin_ctzll(st)] == '#') return LINE_SKIP; /* blank, comment */
-        /* the fields from the lowest bits (no popcount: not an instruction of every x86-64,
-           a library call without -mpopcnt) */
+        if (!st) return LINE_SKIP; /* blank */
+        if (line[__builtin_ctzll(st)] == '#') return LINE_SKIP; /* comment */
+        /* the fields' starts from the lowest bits (no popcount: not an instruction of every
+           x86-64, a library call without -mpopcnt); a wanted field's length is the run of
+           field bits from its start (the complement's lowest bit past it: bit 63 at most) */
         for (; k < nf; k++) {
             if (!st) return LINE_DECLINED; /* too few fields */
             if (want >> k & 1) {
-                const int a = __builtin_ctzll(st), b = __builtin_ctzll(en) + 1;
+                const int a = __builtin_ctzll(st);
                 fp[k] = line + a;
-                fn[k] = (size_t)(b - a);
+                fn[k] = (size_t)__builtin_ctzll(~(field >> a));
             }
             st &= st - 1;
-            en &= en - 1;
         }
         return st ? LINE_DECLINED : LINE_FIELDS; /* extra fields: the Python path warns */
     }
@@ -3166,29 +3185,38 @@ static int scan_finish(scan_state *st, int32_t code, const char *p, size_t n, sc
     int32_t *out_rows = (int32_t *)st->rows.p + st->w;
     int32_t *out_grades = (int32_t *)st->grades.p + st->w;
     int64_t *out_label = (int64_t *)st->item_label.p + st->w;
-    int64_t kept = 0;
+    /* the state's fields in locals: the outputs' stores could alias them, and would have
+       them loaded again for every item */
+    int32_t *const table = st->table;
+    const hashed_row *const ltable = st->ltable;
+    const int32_t *const lgrades = st->lgrades;
+    const int64_t *const rank_of = st->rank_of;
+    const int64_t limit = st->depth >= 0 ? st->depth : INT64_MAX;
+    int64_t kept = 0, dupes = 0;
     for (size_t i = 0; i < n_items; i++) {
-        if (repeats(v, (int32_t)i, st->table, mask, stamp)) { st->dupes++; continue; }
-        if (st->depth >= 0 && kept >= st->depth) continue; /* beyond depth: repeats counted */
+        if (repeats(v, (int32_t)i, table, mask, stamp)) { dupes++; continue; }
+        if (kept >= limit) continue; /* beyond depth: repeats counted */
         int64_t hit = -1;
         /* the first row of the doc's (linear probing finds the earliest inserted first) */
         if (judged_bits >> (v[i].hash >> 58) & 1) {
-            for (size_t slot = v[i].hash & lmask; LROW_IS_OURS(slot); slot = (slot + 1) & lmask) {
-                if (st->ltable[slot].hash != v[i].hash) continue;
+            for (size_t slot = v[i].hash & lmask; (uint64_t)(ltable[slot].row - la) < (uint64_t)nl;
+                 slot = (slot + 1) & lmask) {
+                if (ltable[slot].hash != v[i].hash) continue;
                 const char *d;
                 size_t dn;
-                str_at(st->ls, st->ltable[slot].row, &d, &dn);
+                str_at(st->ls, ltable[slot].row, &d, &dn);
                 if (dn == v[i].doc_len && memcmp(d, v[i].doc, dn) == 0) {
-                    hit = st->ltable[slot].row;
+                    hit = ltable[slot].row;
                     break;
                 }
             }
         }
         out_rows[kept] = v[i].line;
-        out_grades[kept] = hit >= 0 ? st->lgrades[hit] : INT32_MIN;
-        out_label[kept] = hit >= 0 ? st->rank_of[hit - la] : -1;
+        out_grades[kept] = hit >= 0 ? lgrades[hit] : INT32_MIN;
+        out_label[kept] = hit >= 0 ? rank_of[hit - la] : -1;
         kept++;
     }
+    st->dupes += dupes;
 #undef LROW_IS_OURS
     scan_query q = {pos, kept, (int64_t)nl};
     memcpy(st->queries.p + st->queries.len, &q, sizeof(q));
@@ -3251,6 +3279,34 @@ static int unjudged_repeat(const vec *unjudged, const vec *qoffs, const vec *qda
     }
     free(slots);
     return found;
+}
+
+/* The query id (q, qn) as one word masked to its bytes, where it has 8 bytes at most and 8
+   can be read at q (qmask 0 otherwise). */
+static inline void query_word(const char *q, size_t qn, const char *end, uint64_t *word,
+                              uint64_t *mask) {
+    *word = *mask = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (qn - 1 < 8 && end - q >= 8) {
+        memcpy(word, q, 8);
+        *mask = ~0ULL >> (64 - 8 * qn);
+        *word &= *mask;
+    }
+#else
+    (void)q; (void)qn; (void)end;
+#endif
+}
+
+/* Whether the id at p (of the query's length qn) is the query's: one load and a masked
+   compare for a short id (query_word), else byte-wise. */
+static inline int same_query(const char *p, const char *q, size_t qn, uint64_t word,
+                             uint64_t mask, const char *end) {
+    if (mask && end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return ((x ^ word) & mask) == 0;
+    }
+    return same_bytes_in(p, q, qn, end);
 }
 
 /*
@@ -3318,6 +3374,10 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
     const char *end = (const char *)data.buf + data.len;
     const char *q = NULL; /* the current query's id, and its lines in `items` */
     size_t qn = 0, n_items = 0;
+    size_t next_look = 12; /* the line count at which the next look-up step is due */
+    /* an id of at most 8 bytes, as one masked word (qmask 0: longer, compared byte-wise): a
+       line of six fields has 11 bytes at least from its query id on, so 8 can be read there */
+    uint64_t qword = 0, qmask = 0;
     int64_t pos = -2; /* the current query's position, once looked up */
     int32_t nq = 0, line = 0;
     for (;;) {
@@ -3326,7 +3386,7 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
         const int got = next_fields(&r, fp, fn, 6, 0x15u); /* query, doc, score */
         if (got == LINE_SKIP) continue;
         if (got == LINE_DECLINED) { declined = 1; goto done; }
-        if (got == LINE_END || !(q && fn[0] == qn && same_bytes_in(fp[0], q, qn, end))) {
+        if (got == LINE_END || !(q && fn[0] == qn && same_query(fp[0], q, qn, qword, qmask, end))) {
             if (q && scan_finish(&st, nq - 1, q, qn, (scan_item *)items.p, n_items, pos))
                 goto nomem;
             if (got == LINE_END) break;
@@ -3334,7 +3394,9 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
             q = fp[0];
             qn = fn[0];
             n_items = 0;
+            next_look = 12;
             pos = -2;
+            query_word(q, qn, end, &qword, &qmask);
             if (qn <= (size_t)st.width)
                 __builtin_prefetch(&st.slots[hash_words(q, qn) & st.slot_mask]);
             if (vec_reserve(&qdata, qn) || vec_reserve(&qoffs, 8)) goto nomem;
@@ -3360,6 +3422,8 @@ static PyObject *scan_block(PyObject *self, PyObject *args) {
            grades and doc ids: megabytes of qrels): prefetched 12 lines apart while the
            query's lines are read, each once the one before has arrived (8 apart left a
            million-query run 15 % slower: a miss and its page walk take longer than 8 lines) */
+        if (n_items != next_look) continue;
+        next_look += 12;
         if (n_items == 12) {
             const size_t slot = hash_words(q, qn) & st.slot_mask;
             if (st.slots[slot] >= 0)
