@@ -3001,11 +3001,23 @@ static PyObject *key_slots(PyObject *self, PyObject *args) {
     /* no Python object is touched: another thread may run meanwhile (stream.py finds the
        run file's cuts while this is built) */
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t k = 0; k < nkeys; k++) {
-        const char *p = keys + k * width;
-        size_t slot = hash_words(p, key_length(p, width)) & (cap - 1);
-        while (slots[slot] >= 0) slot = (slot + 1) & (cap - 1);
-        slots[slot] = (int32_t)k;
+    /* the slots of 16 keys hashed and prefetched before they are written, in key order (the
+       same table as one at a time): a million keys' slots are 8 MB of random writes, most of
+       them cache misses waited for one by one */
+    enum { BATCH = 16 };
+    size_t first[BATCH];
+    for (Py_ssize_t k0 = 0; k0 < nkeys; k0 += BATCH) {
+        const Py_ssize_t n = nkeys - k0 < BATCH ? nkeys - k0 : BATCH;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            const char *p = keys + (k0 + j) * width;
+            first[j] = hash_words(p, key_length(p, width)) & (cap - 1);
+            __builtin_prefetch(&slots[first[j]], 1);
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            size_t slot = first[j];
+            while (slots[slot] >= 0) slot = (slot + 1) & (cap - 1);
+            slots[slot] = (int32_t)(k0 + j);
+        }
     }
     Py_END_ALLOW_THREADS
 done:
