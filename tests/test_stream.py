@@ -501,6 +501,60 @@ def test_a_dead_worker_is_an_error_not_a_hang(
         )  # fmt: skip
 
 
+_PREPARED: list[int] = []
+
+
+def _prepare() -> None:
+    import os
+
+    _PREPARED.append(os.getpid())
+
+
+def _prepared_in(job: object, item: int) -> tuple[int, list[int]]:
+    import os
+
+    return os.getpid(), list(_PREPARED)
+
+
+def test_a_forked_worker_is_prepared_once_before_its_items() -> None:
+    """``prepare`` runs in each forked worker once, before the worker's first item, and not
+    in the process that forks them."""
+    import os
+
+    from ragmeter.evaluation.forking import forked_map
+
+    _PREPARED.clear()
+    done = list(forked_map(_prepared_in, None, list(range(12)), 2, what="t", prepare=_prepare))
+    assert _PREPARED == []
+    assert len(done) == 12
+    for pid, prepared in done:
+        assert pid != os.getpid()
+        assert prepared == [pid]
+
+
+def test_the_stream_workers_keep_their_freed_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run file's workers are prepared by ``keep_freed_heap`` (their blocks' buffers are
+    not mapped afresh for every block); the values are those of one process."""
+    import ragmeter.evaluation.stream as stream
+
+    seen: dict[str, object] = {}
+    real = stream.forked_map
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen["prepare"] = kwargs.get("prepare")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "forked_map", spy)
+    run_path, qrels_path = _files(5, tmp_path)
+    inputs = EvalInputs(qrels=read_trec_qrels(qrels_path))
+    two = evaluate_run_files(run_path, inputs, ["map", "ndcg@10"], workers=2, block_bytes=300)
+    one = evaluate_run_files(run_path, inputs, ["map", "ndcg@10"], workers=1)
+    assert seen["prepare"] is ragmeter._accel.keep_freed_heap
+    _assert_same(two, one)
+
+
 def test_a_large_file_on_the_pure_path_is_said_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -62,9 +62,11 @@ def forked_map(
     workers: int,
     *,
     what: str,
+    prepare: Callable[[], None] | None = None,
 ) -> Generator[Result, None, None]:
     """``function(job, item)`` for each of ``items``, in order: in ``workers`` forked
     processes when there are several items and ``fork`` exists, else in this process.
+    ``prepare`` runs once in each forked worker before its first item (not in this process).
 
     A worker that dies (killed for memory) is a :class:`RagmeterError` naming ``what``, not
     a hang. On an error, or when the caller stops early, the running pieces finish and the
@@ -91,7 +93,9 @@ def forked_map(
     from concurrent.futures.process import BrokenProcessPool
 
     _TASK = (function, job)
-    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        n, mp_context=multiprocessing.get_context("fork"), initializer=prepare
+    )
     try:
         yield from pool.map(_call, items)
     except BrokenProcessPool:

@@ -239,7 +239,10 @@ def _stream_plain(
         index_before_fork(inputs.qrels)
     job = _Job(str(path), name, inputs, tuple(measures))
     merger = BlockMerger(name, inputs, measures)
-    with closing(forked_map(_evaluate_range, job, ranges, workers, what=str(path))) as done:
+    mapped = forked_map(
+        _evaluate_range, job, ranges, workers, what=str(path), prepare=_accel.keep_freed_heap
+    )
+    with closing(mapped) as done:
         _merge(merger, job, ranges, done)
     result, warnings = merger.result()
     return replace(result, run_file=str(path)), warnings
