@@ -416,6 +416,41 @@ def test_scan_declines_a_query_seen_before(tmp_path: Path) -> None:
     assert _as_bytes(_scan(together, inputs, -1)) == _as_bytes(_two_passes(together, inputs, -1))
 
 
+def test_scan_declines_a_judged_query_back_many_times_without_hanging(tmp_path: Path) -> None:
+    """A judged query whose lines come back forty times in one block (a shuffled file), each
+    time after an unjudged query's: each
+    visit's judgments table is its own, so the visits do not fill it for the next (they did,
+    and the probe for a free slot never ended); the block is declined as any block whose
+    queries are not together. Run in a child process, so that a hang fails the test."""
+    import subprocess
+    import sys
+
+    (tmp_path / "q.txt").write_text("a 0 d1 1\na 0 d2 2\nb 0 d3 1\n")
+    # between the visits an unjudged query (z), which leaves the judgments table as it is
+    lines = "".join(f"a Q0 d{i % 3 + 1} 1 1.0 t\nz Q0 d3 1 1.0 t\n" for i in range(40))
+    (tmp_path / "run.txt").write_text(lines)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[3]);"
+        "from pathlib import Path;"
+        "from ragmeter.evaluation import EvalInputs;"
+        "from ragmeter.io.trec import read_trec_qrels;"
+        "from test_native_blocks import _scan;"
+        "inputs = EvalInputs(qrels=read_trec_qrels(Path(sys.argv[1])));"
+        "print(_scan(Path(sys.argv[2]).read_bytes(), inputs, -1))"
+    )
+    here = str(Path(__file__).resolve().parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "q.txt"), str(tmp_path / "run.txt"), here],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
+    inputs = EvalInputs(qrels=read_trec_qrels(tmp_path / "q.txt"))
+    _compare(lines.encode(), inputs, ["map", "P@2", "num_ret"])
+
+
 def test_key_slots_find_every_key(tmp_path: Path) -> None:
     """The hash table of the qrels' query ids finds each id at its position, by its whole
     bytes (a prefix or an extension of an id is not it)."""

@@ -3076,8 +3076,9 @@ typedef struct {
     int32_t *table; /* the query's items by doc: stamp + item (below stamp: empty) */
     size_t table_cap;
     int32_t stamp;
-    hashed_row *ltable; /* the query's judgments by doc: hash and row (not its row: empty) */
+    hashed_row *ltable; /* the query's judgments by doc: hash and stamped row (below) */
     size_t ltable_cap;
+    int64_t lstamp; /* the next visit's first stamp in ltable */
     graded_row *sorted_labels;
     int64_t *rank_of;
     size_t sorted_cap, rank_cap;
@@ -3190,9 +3191,15 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
     while (lmask + 1 < 8 * nl) lmask = 2 * lmask + 1;
     if (grow_table((void **)&st->ltable, &st->ltable_cap, lmask + 1, sizeof(hashed_row)))
         return -1;
-    /* a slot is the query's when it holds one of its rows la..lb-1 (the rows of the queries
-       of a block do not overlap): any other is empty */
-#define LROW_IS_OURS(slot) ((uint64_t)(st->ltable[slot].row - la) < (uint64_t)nl)
+    /* a slot holds a stamp plus a row's place among the query's rows (la + place: the row),
+       and is this visit's when its value is one of this visit's stamps: any other is empty.
+       Each visit has stamps of its own, past those before it: a query whose lines come back
+       later in the block (which is then declined) finds its earlier visits' slots empty,
+       where its rows alone would have read as its own and, visit after visit, filled the
+       table. */
+    const int64_t lstamp = st->lstamp;
+    st->lstamp += (int64_t)nl;
+#define LROW_IS_OURS(slot) ((uint64_t)(st->ltable[slot].row - lstamp) < (uint64_t)nl)
     /* bit (hash >> 58) of each judged doc: most items' bit is not set, no table probe */
     uint64_t judged_bits = 0;
     for (int64_t r = la; r < lb; r++) {
@@ -3204,7 +3211,7 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
         size_t slot = h & lmask;
         while (LROW_IS_OURS(slot)) slot = (slot + 1) & lmask;
         st->ltable[slot].hash = h;
-        st->ltable[slot].row = r;
+        st->ltable[slot].row = lstamp + (r - la);
     }
     int32_t *out_rows = (int32_t *)st->rows.p + st->w;
     int32_t *out_grades = (int32_t *)st->grades.p + st->w;
@@ -3223,14 +3230,15 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
         int64_t hit = -1;
         /* the first row of the doc's (linear probing finds the earliest inserted first) */
         if (judged_bits >> (v[i].hash >> 58) & 1) {
-            for (size_t slot = v[i].hash & lmask; (uint64_t)(ltable[slot].row - la) < (uint64_t)nl;
-                 slot = (slot + 1) & lmask) {
+            for (size_t slot = v[i].hash & lmask;
+                 (uint64_t)(ltable[slot].row - lstamp) < (uint64_t)nl; slot = (slot + 1) & lmask) {
                 if (ltable[slot].hash != v[i].hash) continue;
+                const int64_t row = la + (ltable[slot].row - lstamp);
                 const char *d;
                 size_t dn;
-                str_at(st->ls, ltable[slot].row, &d, &dn);
+                str_at(st->ls, row, &d, &dn);
                 if (dn == v[i].doc_len && memcmp(d, v[i].doc, dn) == 0) {
-                    hit = ltable[slot].row;
+                    hit = row;
                     break;
                 }
             }
