@@ -642,6 +642,42 @@ class Qrels:
         return cls._placed(dictionary, ranks, offsets_buf, docs, grades, name=name)
 
     @classmethod
+    def _native_listed(
+        cls,
+        dictionary: pa.Array,
+        stretches: list[Any],
+        *,
+        text: bytes | mmap.mmap,
+        name: str,
+        split_at: int = -1,
+    ) -> Qrels | Literal["declined", "repeated"]:
+        """The qrels of a TREC text whose queries ``native.qrels_stretches`` found each on one
+        stretch of lines (``dictionary`` their ids, ``stretches`` a list of where each is,
+        emptied once used): every judgment read again from ``text`` into its final row
+        (``native.qrels_place``). ``"declined"`` where a grade is one the C parser declines,
+        ``"repeated"`` where a (query, doc) repeats: the other paths report them.
+        """
+        native = _accel.native
+        assert native is not None
+        ranks = _string_ranks(dictionary)
+        placed = native.qrels_place(
+            text, isinstance(text, mmap.mmap), stretches.pop(), ranks, 2**31 - 1, split_at
+        )
+        if placed is None:
+            return "declined"
+        if placed == 1:
+            return "repeated"
+        offsets_buf, doc_offsets, doc_data, grades_buf, wide = placed
+        del placed
+        docs = pa.Array.from_buffers(
+            pa.large_string() if wide else pa.string(),
+            len(grades_buf) // 4,
+            [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
+        )
+        grades = np.frombuffer(grades_buf, dtype=np.int32)
+        return cls._placed(dictionary, ranks, offsets_buf, docs, grades, name=name)
+
+    @classmethod
     def from_dict(
         cls,
         data: Mapping[str, Mapping[str, int] | Iterable[str]],
