@@ -2236,25 +2236,19 @@ static int finish_stretch(const place_part *t, int64_t c, judgment *v, judgment 
     const int64_t rank = t->ranks[c], row = t->row_at[rank], at = t->byte_at[rank];
     if (n <= RANKED_MAX) {
         /* as grouped_order: each judgment's place from how many prefixes are below its own,
-           without a branch per comparison; one comparison a pair (the later of two equal
-           prefixes counts the earlier as below), then where no two neighbours in the order
-           have one prefix, the prefixes decided every comparison and no doc repeats */
+           where no two prefixes are equal (then the places are n distinct ones: fewer where
+           two are equal), the prefixes in an array of their own for a tight loop */
         uint64_t p[RANKED_MAX];
-        size_t below[RANKED_MAX], order[RANKED_MAX];
+        size_t order[RANKED_MAX];
+        uint32_t taken = 0;
+        for (size_t k = 0; k < n; k++) p[k] = v[k].prefix;
         for (size_t k = 0; k < n; k++) {
-            p[k] = v[k].prefix;
-            below[k] = 0;
+            size_t below = 0;
+            for (size_t j = 0; j < n; j++) below += p[j] < p[k];
+            order[below] = k;
+            taken |= 1u << below;
         }
-        for (size_t k = 1; k < n; k++)
-            for (size_t j = 0; j < k; j++) {
-                const size_t b = p[j] <= p[k];
-                below[k] += b;
-                below[j] += 1 - b;
-            }
-        for (size_t k = 0; k < n; k++) order[below[k]] = k;
-        size_t tied = 0;
-        for (size_t k = 1; k < n; k++) tied |= p[order[k]] == p[order[k - 1]];
-        if (!tied) {
+        if (taken == (1u << n) - 1) {
             place_judgments(t, v, order, n, row, at);
             return PART_OK;
         }
