@@ -596,7 +596,7 @@ def test_qrels_listed_query_by_query_identical(
     order: str, mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
 ) -> None:
     """Qrels whose queries are each on one stretch of lines are ordered where they are
-    (``grouped_order``, ``place_rows``): the same Qrels, warnings and errors as the Python
+    (``qrels_stretches``, ``qrels_place``): the same Qrels, warnings and errors as the Python
     path, in whatever order the queries and docs come; a query on two stretches, and
     repeated judgments, take the other paths."""
     from ragmeter.io import trec
@@ -612,44 +612,9 @@ def test_qrels_listed_query_by_query_identical(
         assert fast.grades.flags.writeable and pure.grades.flags.writeable
 
 
-def test_grouped_order_by_hand() -> None:
-    """Row i goes to row dest[i]: queries by rank, docs in byte order within a query; None
-    when a query's rows are not together, dest None when no row moves, and a repeated
-    (query, doc) stops it."""
+def test_strings_placed_by_hand() -> None:
     native = _accel.native
     assert native is not None
-
-    def grouped(codes: list[int], ranks: list[int], docs: list[str]) -> Any:
-        buffers = _accel.string_buffers(pa.array(docs))
-        assert buffers is not None
-        c, r = np.array(codes, dtype=np.int32), np.array(ranks, dtype=np.int64)
-        return native.grouped_order(c, r, *buffers)
-
-    # query 0 ("10") ranks after query 1 ("9"): its rows go after
-    dest, offsets, dupes = grouped([0, 0, 0, 1, 1], [1, 0], ["c", "a", "b", "z", "y"])
-    assert np.frombuffer(dest, np.int32).tolist() == [4, 2, 3, 1, 0]
-    assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5] and dupes == 0
-    assert grouped([0, 0, 1], [0, 1], ["a", "b", "a"])[0] is None  # in place
-    assert grouped([0, 1, 0], [0, 1], ["a", "b", "c"]) is None  # query 0 twice
-    assert grouped([1, 0], [0, 1], ["a", "b"]) is None  # not in order of first appearance
-    assert grouped([0, 0, 1], [0, 1], ["a", "a", "b"]) == (None, None, 1)
-    with pytest.raises(ValueError, match="permutation"):
-        grouped([0, 1], [0, 0], ["a", "b"])
-
-
-def test_place_rows_and_strings_at_by_hand() -> None:
-    native = _accel.native
-    assert native is not None
-    docs = pa.array(["a", "bb", "ccc"])
-    _, offsets, _ = docs.buffers()
-    dest = np.array([1, 2, 0], dtype=np.int32)  # row i goes to dest[i]
-    grades = np.array([10, 20, 30], dtype=np.int32)
-    new_offsets, new_grades, wide = native.place_rows(offsets, False, 0, 3, dest, grades)
-    assert wide is False
-    assert np.frombuffer(new_offsets, np.int32).tolist() == [0, 3, 4, 6]  # ccc, a, bb
-    assert np.frombuffer(new_grades, np.int32).tolist() == [30, 10, 20]
-    with pytest.raises(IndexError):
-        native.place_rows(offsets, False, 0, 3, np.array([0, 1, 3], np.int32), grades)
     ids = pa.array(["x", "é", "", "zz", "ü€x"])
     buffers = _accel.string_buffers(ids)
     assert buffers is not None
@@ -762,37 +727,6 @@ def test_grouped_qrels_of_docs_sharing_prefixes_identical(
     assert _state(fast) == _state(pure)
 
 
-def test_grouped_order_and_place_rows_of_large_strings() -> None:
-    """int64 offsets (a large string array) in, int64 offsets out; the same places."""
-    native = _accel.native
-    assert native is not None
-    docs = ["b", "a", "cc", "zz", "y"]
-    codes, ranks = np.array([0, 0, 0, 1, 1], np.int32), np.array([1, 0], np.int64)
-    results = []
-    for kind in (pa.string(), pa.large_string()):
-        arr = pa.array(docs, type=kind)
-        buffers = _accel.string_buffers(arr)
-        assert buffers is not None
-        dest, offsets, _ = native.grouped_order(codes, ranks, *buffers)
-        assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5]
-        grades = np.arange(5, dtype=np.int32)
-        new_offsets, new_grades, wide = native.place_rows(
-            buffers[0], buffers[2], buffers[3], 5, np.frombuffer(dest, np.int32), grades
-        )
-        width = np.int64 if wide else np.int32
-        results.append(
-            (
-                np.frombuffer(dest, np.int32).tolist(),
-                np.frombuffer(new_offsets, width).tolist(),
-                np.frombuffer(new_grades, np.int32).tolist(),
-                wide,
-            )
-        )
-    # query 1 ("zz", "y") first: y, zz; then query 0: a, b, cc
-    assert results[0] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], False)
-    assert results[1] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], True)
-
-
 def _stretch_lines(order: str, rng: random.Random) -> list[str]:
     """Qrels lines of 40 queries, 1 to 20 judgments each (around the 16 that are placed by
     counting), listed as ``order`` says, with comment and blank lines among them."""
@@ -883,7 +817,7 @@ def test_qrels_stretches_by_hand() -> None:
 @pytest.mark.parametrize("wide_at", [0, 1, 17, 5000, 2**31 - 1])
 def test_qrels_place_widens_as_parse_trec(wide_at: int) -> None:
     """Past ``wide_at`` doc bytes the placed doc ids are a large string array with int64
-    offsets, as ``parse_trec``'s columns ordered by ``grouped_order`` are."""
+    offsets, as ``parse_trec``'s columns ordered by ``order`` and scattered from the text are."""
     from ragmeter.core.data import _string_ranks
     from ragmeter.io.trec import _query_dictionary
 

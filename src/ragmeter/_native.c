@@ -1065,7 +1065,7 @@ static inline int keyed_before(const strarr *s, const keyed_row *a, const keyed_
 /* Rows v[0..len) by doc ascending then row, for a query of few judgments (len <= KEYED_MAX):
    an insertion sort over the docs' prefixes, which mostly decide without reading the docs. */
 #define KEYED_MAX 64
-/* grouped_order places a query of up to this many rows by counting (len**2 comparisons) */
+/* qrels_place places a query of up to this many judgments by counting (len**2 comparisons) */
 #define RANKED_MAX 16
 static void keyed_sort(const strarr *s, int64_t *v, size_t len) {
     keyed_row r[KEYED_MAX];
@@ -1534,275 +1534,6 @@ done:
     return result;
 }
 
-/* ---------------------------------------------------------------- qrels listed query by query */
-
-/*
- * grouped_order(codes: int32[n] or int64[n], ranks: int64[nq], doc offsets, doc data, wide,
- *     base) -> None | (dest: read-only buffer int32[n] (int64 past 2**31 - 1 rows) or None,
- *     offsets: bytearray int64[nq+1], dupes: int)
- * `order` without a scores column, for rows whose queries are each on one stretch of rows
- * (codes in order of first appearance, each code's rows together: code[i+1] is code[i] or
- * code[i] + 1), the way most qrels files list them: row i goes to row dest[i] of the result
- * (queries by rank, docs in byte order within a query, rows of equal docs in row order), and
- * offsets are the result's query segments. None when the rows are not so grouped (the caller
- * takes `order`). Each query is ordered where its rows are, in row order, rather than the
- * rows gathered by rank first: the reads follow the rows, and only the writes of dest jump
- * from query to query. It stops at the first (query, doc) that repeats (dupes 1, dest None:
- * the caller's other path reports repeats). dest is None when every row stays in place.
- */
-static PyObject *grouped_order(PyObject *self, PyObject *args) {
-    PyObject *codes_obj, *ranks_obj, *off, *data;
-    int wide;
-    Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOOin", &codes_obj, &ranks_obj, &off, &data, &wide, &base))
-        return NULL;
-    Py_buffer cb, rb;
-    int have_c = 0, have_r = 0;
-    strargs sa;
-    memset(&sa, 0, sizeof(sa));
-    PyObject *offs_obj = NULL, *result = NULL;
-    int64_t *seg = NULL, *v = NULL, *tmp = NULL;
-    vec dest = {0};
-    if (PyObject_GetBuffer(codes_obj, &cb, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_c = 1;
-    if (PyObject_GetBuffer(ranks_obj, &rb, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_r = 1;
-    if (get_strarr(off, data, wide, base, &sa)) goto done;
-    if (rb.itemsize != 8 || (cb.itemsize != 4 && cb.itemsize != 8)) {
-        PyErr_SetString(PyExc_ValueError, "grouped_order: int32/int64 codes, int64 ranks");
-        goto done;
-    }
-    const int c32 = cb.itemsize == 4;
-    const Py_ssize_t n = cb.len / cb.itemsize, nq = rb.len / 8;
-    const int64_t *ranks = rb.buf;
-#define CODE(i) (c32 ? (int64_t)((const int32_t *)cb.buf)[i] : ((const int64_t *)cb.buf)[i])
-    /* the first row of each code's stretch; declined unless the codes go 0, 1, 2, ... by
-       stretches and every code has one */
-    seg = malloc(((size_t)nq + 1) * sizeof(int64_t));
-    if (!seg) { PyErr_NoMemory(); goto done; }
-    if (n == 0 || nq == 0 || CODE(0) != 0) goto declined;
-    seg[0] = 0;
-    {
-        int64_t prev = 0;
-        for (Py_ssize_t i = 1; i < n; i++) {
-            const int64_t c = CODE(i);
-            if (c == prev) continue;
-            if (c != prev + 1 || c >= nq) goto declined;
-            seg[c] = i;
-            prev = c;
-        }
-        if (prev != nq - 1) goto declined;
-    }
-    seg[nq] = n;
-#undef CODE
-    /* the result's query segments: the queries' lengths by rank, summed */
-    char *obuf = NULL;
-    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
-    if (!offs_obj) goto done;
-    int64_t *offs = (int64_t *)obuf;
-    memset(offs, 0, ((size_t)nq + 1) * 8);
-    size_t maxlen = 0;
-    for (Py_ssize_t c = 0; c < nq; c++) {
-        const int64_t r = ranks[c], len = seg[c + 1] - seg[c];
-        /* every stretch has a row: a rank already given a length is given twice */
-        if (r < 0 || r >= nq || offs[r + 1]) {
-            PyErr_SetString(PyExc_ValueError, "grouped_order: ranks are not a permutation");
-            goto done;
-        }
-        offs[r + 1] = len;
-        if ((size_t)len > maxlen) maxlen = (size_t)len;
-    }
-    for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
-    const int d32 = n <= INT32_MAX;
-    if (vec_reserve_whole(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
-    v = malloc(maxlen * sizeof(int64_t));
-    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
-    if (!v || !tmp) { PyErr_NoMemory(); goto done; }
-    order_ctx ctx = {NULL, &sa.s};
-    int identity = 1;
-    const char *pp, *cp;
-    size_t pn, cn;
-    for (Py_ssize_t c = 0; c < nq; c++) {
-        const int64_t a = seg[c], out = offs[ranks[c]];
-        const size_t len = (size_t)(seg[c + 1] - a);
-        if (len <= RANKED_MAX) {
-            /* each row's place from how many prefixes are below its own, without a branch
-               per comparison (an insertion sort's compares go either way at random: their
-               mispredictions were most of its time); only where no two prefixes are equal,
-               which makes them decide every comparison (and no doc repeat) */
-            uint64_t p[RANKED_MAX];
-            for (size_t k = 0; k < len; k++) p[k] = doc_prefix(&sa.s, a + (int64_t)k);
-            size_t equal = 0;
-            int64_t place[RANKED_MAX];
-            for (size_t k = 0; k < len; k++) {
-                size_t below = 0;
-                for (size_t j = 0; j < len; j++) {
-                    below += p[j] < p[k];
-                    equal += p[j] == p[k];
-                }
-                place[k] = (int64_t)below;
-            }
-            if (equal == len) { /* each prefix equals only itself */
-                for (size_t k = 0; k < len; k++) {
-                    if (place[k] != (int64_t)k) identity = 0;
-                    if (d32) ((int32_t *)dest.p)[a + (int64_t)k] = (int32_t)(out + place[k]);
-                    else ((int64_t *)dest.p)[a + (int64_t)k] = out + place[k];
-                }
-                if (out != a) identity = 0;
-                continue;
-            }
-        }
-        if (len <= KEYED_MAX) {
-            /* keyed_sort's insertion sort, its prefixes kept: two docs whose prefixes differ
-               differ (the repeat check below reads no doc bytes for them) */
-            keyed_row r[KEYED_MAX];
-            for (size_t k = 0; k < len; k++) {
-                const keyed_row x = {doc_prefix(&sa.s, a + (int64_t)k), a + (int64_t)k};
-                size_t j = k;
-                while (j > 0 && keyed_before(&sa.s, &x, &r[j - 1])) { r[j] = r[j - 1]; j--; }
-                r[j] = x;
-            }
-            for (size_t k = 1; k < len; k++) {
-                if (r[k].prefix != r[k - 1].prefix) continue;
-                str_at(&sa.s, r[k - 1].row, &pp, &pn);
-                str_at(&sa.s, r[k].row, &cp, &cn);
-                if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
-            }
-            if (out != a) identity = 0;
-            for (size_t k = 0; k < len; k++) {
-                const int64_t to = out + (int64_t)k;
-                if (r[k].row != a + (int64_t)k) identity = 0;
-                if (d32) ((int32_t *)dest.p)[r[k].row] = (int32_t)to;
-                else ((int64_t *)dest.p)[r[k].row] = to;
-            }
-            continue;
-        }
-        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
-        {
-            int sorted = 1;
-            for (size_t k = 1; k < len; k++)
-                if (!before(&ctx, v[k - 1], v[k])) { sorted = 0; break; }
-            if (!sorted) merge_sort(&ctx, v, tmp, len);
-        }
-        /* sorted by doc: a repeated doc is next to its first row */
-        str_at(&sa.s, v[0], &pp, &pn);
-        for (size_t k = 1; k < len; k++) {
-            str_at(&sa.s, v[k], &cp, &cn);
-            if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
-            pp = cp;
-            pn = cn;
-        }
-        if (out != a) identity = 0;
-        for (size_t k = 0; k < len; k++) {
-            const int64_t to = out + (int64_t)k;
-            if (v[k] != a + (int64_t)k) identity = 0;
-            if (d32) ((int32_t *)dest.p)[v[k]] = (int32_t)to;
-            else ((int64_t *)dest.p)[v[k]] = to;
-        }
-    }
-    if (identity) {
-        result = Py_BuildValue("(OOi)", Py_None, offs_obj, 0);
-    } else {
-        dest.len = (size_t)n * (d32 ? 4 : 8);
-        PyObject *d = vec_to_bytearray(&dest);
-        if (d) result = Py_BuildValue("(NOi)", d, offs_obj, 0);
-    }
-    goto done;
-repeated:
-    result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
-    goto done;
-declined:
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    if (have_c) PyBuffer_Release(&cb);
-    if (have_r) PyBuffer_Release(&rb);
-    release_strarr(&sa);
-    free(seg);
-    free(v);
-    free(tmp);
-    free(dest.p);
-    Py_XDECREF(offs_obj);
-    return result;
-}
-
-/*
- * place_rows(offsets, wide, base, n, dest: int32[n] or int64[n], values: int32[n]) ->
- * (new_offsets: int32[n+1] or int64[n+1], new_values: int32[n], wide_out: bool)
- * `permute_offsets` and the values' gather from dest (row i goes to row dest[i]; a
- * permutation of 0..n-1) rather than from the permutation: the offsets of the string array
- * whose row dest[i] is row i of the given one (lengths only: the bytes are not read), and the
- * values moved alike. Read in row order, as grouped_order and scatter_docs go.
- */
-static PyObject *place_rows(PyObject *self, PyObject *args) {
-    PyObject *off, *dest_obj, *val_obj;
-    int wide;
-    Py_ssize_t base, n;
-    if (!PyArg_ParseTuple(args, "OinnOO", &off, &wide, &base, &n, &dest_obj, &val_obj))
-        return NULL;
-    Py_buffer ob, db, vb;
-    int have_o = 0, have_d = 0, have_v = 0;
-    PyObject *result = NULL, *val_out = NULL;
-    vec out_off = {0};
-    if (PyObject_GetBuffer(off, &ob, PyBUF_SIMPLE)) goto done;
-    have_o = 1;
-    if (PyObject_GetBuffer(dest_obj, &db, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_d = 1;
-    if (PyObject_GetBuffer(val_obj, &vb, PyBUF_SIMPLE)) goto done;
-    have_v = 1;
-    const int d32 = db.itemsize == 4;
-    if (db.len / (d32 ? 4 : 8) != n || vb.len / 4 != n || ob.len / (wide ? 8 : 4) < base + n + 1) {
-        PyErr_SetString(PyExc_ValueError, "place_rows: length mismatch");
-        goto done;
-    }
-#define OLD(i) (wide ? ((const int64_t *)ob.buf)[base + (i)] : (int64_t)((const int32_t *)ob.buf)[base + (i)])
-#define DEST(i) (d32 ? (int64_t)((const int32_t *)db.buf)[i] : ((const int64_t *)db.buf)[i])
-    /* a permutation keeps the total of the lengths */
-    const int wide_out = wide || OLD(n) - OLD(0) > (int64_t)INT32_MAX;
-    if (vec_reserve_whole(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    /* a bytearray: writable, as the array numpy's gather makes */
-    char *vbuf = NULL;
-    val_out = new_bytearray(n * 4, &vbuf);
-    if (!val_out) goto done;
-    const int32_t *val = vb.buf;
-    int32_t *nval = (int32_t *)vbuf;
-    /* each row's length at its new place + 1, then summed in place into offsets */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const int64_t to = DEST(i), len = OLD(i + 1) - OLD(i);
-        if (to < 0 || to >= n) {
-            PyErr_SetString(PyExc_IndexError, "place_rows: position out of range");
-            goto done;
-        }
-        if (wide_out) ((int64_t *)out_off.p)[to + 1] = len;
-        else ((int32_t *)out_off.p)[to + 1] = (int32_t)len;
-        nval[to] = val[i];
-    }
-#undef OLD
-#undef DEST
-    if (wide_out) {
-        int64_t *o = (int64_t *)out_off.p;
-        o[0] = 0;
-        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
-    } else {
-        int32_t *o = (int32_t *)out_off.p;
-        o[0] = 0;
-        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
-    }
-    out_off.len = (size_t)(n + 1) * (wide_out ? 8 : 4);
-    PyObject *a = vec_to_bytearray(&out_off);
-    if (a) result = Py_BuildValue("(NOO)", a, val_out, wide_out ? Py_True : Py_False);
-done:
-    if (have_o) PyBuffer_Release(&ob);
-    if (have_d) PyBuffer_Release(&db);
-    if (have_v) PyBuffer_Release(&vb);
-    free(out_off.p);
-    Py_XDECREF(val_out);
-    return result;
-}
-
 /*
  * strings_placed(offsets, data, wide, base, places: int64[n]) -> list[str]
  * The first n rows of a string array (UTF-8) as Python strings, row k at places[k] of the
@@ -1868,10 +1599,11 @@ done:
  * judgments, how many doc bytes) and its id, and stores nothing per line; `qrels_place`, given
  * the queries' ranks, reads each stretch again, orders its lines by doc and writes doc ids,
  * offsets and grades straight into their final rows. Parsing every line into columns first,
- * then ordering them (grouped_order), moving the offsets and grades (place_rows) and reading
- * the doc ids again (scatter_docs) walked the rows four times and wrote 210 MB of columns at
- * 10 M judgments that were thrown away; a file of another layout, a line the parser declines
- * or a repeated judgment takes that path (or the line-by-line one) as before.
+ * then ordering them, moving the offsets and grades and reading the doc ids again
+ * (scatter_docs) walked the rows four times and wrote 210 MB of columns at 10 M judgments
+ * that were thrown away; a file of another layout or a line the parser declines
+ * takes parse_trec's path (its columns ordered by `order`), a repeated judgment the
+ * line-by-line one.
  */
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -2235,9 +1967,11 @@ static void place_judgments(const place_part *t, const judgment *v, const size_t
 static int finish_stretch(const place_part *t, int64_t c, judgment *v, judgment *tmp, size_t n) {
     const int64_t rank = t->ranks[c], row = t->row_at[rank], at = t->byte_at[rank];
     if (n <= RANKED_MAX) {
-        /* as grouped_order: each judgment's place from how many prefixes are below its own,
-           where no two prefixes are equal (then the places are n distinct ones: fewer where
-           two are equal), the prefixes in an array of their own for a tight loop */
+        /* each judgment's place from how many prefixes are below its own, without a branch
+           per comparison (an insertion sort's compares go either way at random: their
+           mispredictions were most of its time), where no two prefixes are equal (then the
+           places are n distinct ones: fewer where two are equal); the prefixes in an array of
+           their own for a tight loop */
         uint64_t p[RANKED_MAX];
         size_t order[RANKED_MAX];
         uint32_t taken = 0;
@@ -2321,8 +2055,8 @@ static void *place_stretches(void *arg) {
  *     None | 1 | (query offsets: bytearray int64[nq+1], doc offsets: int32[n+1] (int64 when
  *     wide), doc data, grades: bytearray int32[n], wide: bool)
  * The judgments of the stretches qrels_stretches found, read again and written in their
- * final rows: queries by rank, docs in byte order within a query (as grouped_order and
- * place_rows order them). Doc offsets are int64 where the doc bytes pass wide_at (parse_trec's
+ * final rows: queries by rank, docs in byte order within a query (as `order` orders
+ * parse_trec's columns). Doc offsets are int64 where the doc bytes pass wide_at (parse_trec's
  * rule). None where a grade is one parse_trec declines; 1 where a (query, doc) repeats (the
  * Python path reports it). The stretches are read in two parts, split at the first stretch
  * that starts at or after the line after byte `split_at` (as in qrels_stretches), at once.
@@ -4033,8 +3767,6 @@ static PyMethodDef methods[] = {
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
-    {"grouped_order", grouped_order, METH_VARARGS, "order of rows listed query by query."},
-    {"place_rows", place_rows, METH_VARARGS, "Offsets and values of rows moved to dest."},
     {"strings_placed", strings_placed, METH_VARARGS, "A string array's rows, placed in a list."},
     {"qrels_stretches", qrels_stretches, METH_VARARGS, "Each query's stretch of qrels lines."},
     {"qrels_place", qrels_place, METH_VARARGS, "Qrels stretches read into their final rows."},

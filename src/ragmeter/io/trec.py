@@ -21,7 +21,10 @@ Reading has three paths that give identical results: the C accelerator (``ragmet
 when built) for ASCII files with exactly the expected fields, Arrow's CSV parser for other
 regular single-delimiter files, and a line-by-line one that handles every other layout and
 produces the precise error (file, line, field, what was expected) for malformed input. Each
-fast path declines (returns ``None`` / raises ``ValueError``) rather than guess.
+fast path declines (returns ``None`` / raises ``ValueError``) rather than guess. Qrels that
+list each query's judgments together are read by the C accelerator in two passes over the
+text (each query's stretch of lines, then its judgments into their final rows), each in two
+threads; any other qrels file takes its general parser.
 """
 
 from __future__ import annotations
