@@ -855,3 +855,27 @@ def test_qrels_place_widens_as_parse_trec(wide_at: int) -> None:
         assert np.array_equal(np.frombuffer(new_offsets, width), np.frombuffer(old_offsets, width))
         assert bytes(new_data) == bytes(memoryview(old.doc_ids.buffers()[2]))
         assert np.frombuffer(new_grades, np.int32).tolist() == old.grades.tolist()
+
+
+def test_qrels_place_refuses_stretches_not_of_its_text() -> None:
+    """Ranks that are not a permutation, or stretches out of order or past the text, are an
+    error (they would make the reader leave the text), and so is a text whose lines are not
+    the ones counted."""
+    native = _accel.native
+    assert native is not None
+    text = b"q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n"
+    _, _, stretches = native.qrels_stretches(text, False, -1)
+    ranks = np.array([0, 1], np.int64)
+    assert native.qrels_place(text, False, stretches, ranks) is not None
+    starts = np.frombuffer(stretches, np.int64).copy()
+    for bad_ranks in ([0, 0], [0, 2]):
+        with pytest.raises(ValueError, match="permutation"):
+            native.qrels_place(text, False, stretches, np.array(bad_ranks, np.int64))
+    swapped = starts.reshape(2, 3)[::-1].copy()
+    past = starts.copy()
+    past[3] = len(text)
+    for bad in (swapped, past):
+        with pytest.raises(ValueError, match="permutation"):
+            native.qrels_place(text, False, bad.tobytes(), ranks)
+    with pytest.raises(ValueError, match="not the one"):
+        native.qrels_place(b"q1 0 a 1\nq1 0 bb 0\nq2 0 c 1\n", False, stretches, ranks)

@@ -2095,8 +2095,10 @@ static PyObject *qrels_place(PyObject *self, PyObject *args) {
     memset(row_at, 0, ((size_t)nq + 1) * 8);
     for (Py_ssize_t c = 0; c < nq; c++) {
         const int64_t r = ranks[c];
+        /* the parts' text ranges come from the starts: ascending, within the text */
         if (r < 0 || r >= nq || row_at[r + 1] || stretch[3 * c + 1] <= 0 ||
-            stretch[3 * c + 2] < 0 || (size_t)stretch[3 * c] >= len) {
+            stretch[3 * c + 2] < 0 || stretch[3 * c] < 0 || (size_t)stretch[3 * c] >= len ||
+            (c > 0 && stretch[3 * c] <= stretch[3 * c - 3])) {
             PyErr_SetString(PyExc_ValueError, "qrels_place: ranks are not a permutation, or "
                             "stretches not qrels_stretches' of this text");
             goto done;
