@@ -596,7 +596,7 @@ def test_qrels_listed_query_by_query_identical(
     order: str, mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
 ) -> None:
     """Qrels whose queries are each on one stretch of lines are ordered where they are
-    (``grouped_order``, ``place_rows``): the same Qrels, warnings and errors as the Python
+    (``qrels_stretches``, ``qrels_place``): the same Qrels, warnings and errors as the Python
     path, in whatever order the queries and docs come; a query on two stretches, and
     repeated judgments, take the other paths."""
     from ragmeter.io import trec
@@ -612,44 +612,9 @@ def test_qrels_listed_query_by_query_identical(
         assert fast.grades.flags.writeable and pure.grades.flags.writeable
 
 
-def test_grouped_order_by_hand() -> None:
-    """Row i goes to row dest[i]: queries by rank, docs in byte order within a query; None
-    when a query's rows are not together, dest None when no row moves, and a repeated
-    (query, doc) stops it."""
+def test_strings_placed_by_hand() -> None:
     native = _accel.native
     assert native is not None
-
-    def grouped(codes: list[int], ranks: list[int], docs: list[str]) -> Any:
-        buffers = _accel.string_buffers(pa.array(docs))
-        assert buffers is not None
-        c, r = np.array(codes, dtype=np.int32), np.array(ranks, dtype=np.int64)
-        return native.grouped_order(c, r, *buffers)
-
-    # query 0 ("10") ranks after query 1 ("9"): its rows go after
-    dest, offsets, dupes = grouped([0, 0, 0, 1, 1], [1, 0], ["c", "a", "b", "z", "y"])
-    assert np.frombuffer(dest, np.int32).tolist() == [4, 2, 3, 1, 0]
-    assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5] and dupes == 0
-    assert grouped([0, 0, 1], [0, 1], ["a", "b", "a"])[0] is None  # in place
-    assert grouped([0, 1, 0], [0, 1], ["a", "b", "c"]) is None  # query 0 twice
-    assert grouped([1, 0], [0, 1], ["a", "b"]) is None  # not in order of first appearance
-    assert grouped([0, 0, 1], [0, 1], ["a", "a", "b"]) == (None, None, 1)
-    with pytest.raises(ValueError, match="permutation"):
-        grouped([0, 1], [0, 0], ["a", "b"])
-
-
-def test_place_rows_and_strings_at_by_hand() -> None:
-    native = _accel.native
-    assert native is not None
-    docs = pa.array(["a", "bb", "ccc"])
-    _, offsets, _ = docs.buffers()
-    dest = np.array([1, 2, 0], dtype=np.int32)  # row i goes to dest[i]
-    grades = np.array([10, 20, 30], dtype=np.int32)
-    new_offsets, new_grades, wide = native.place_rows(offsets, False, 0, 3, dest, grades)
-    assert wide is False
-    assert np.frombuffer(new_offsets, np.int32).tolist() == [0, 3, 4, 6]  # ccc, a, bb
-    assert np.frombuffer(new_grades, np.int32).tolist() == [30, 10, 20]
-    with pytest.raises(IndexError):
-        native.place_rows(offsets, False, 0, 3, np.array([0, 1, 3], np.int32), grades)
     ids = pa.array(["x", "é", "", "zz", "ü€x"])
     buffers = _accel.string_buffers(ids)
     assert buffers is not None
@@ -762,32 +727,155 @@ def test_grouped_qrels_of_docs_sharing_prefixes_identical(
     assert _state(fast) == _state(pure)
 
 
-def test_grouped_order_and_place_rows_of_large_strings() -> None:
-    """int64 offsets (a large string array) in, int64 offsets out; the same places."""
+def _stretch_lines(order: str, rng: random.Random) -> list[str]:
+    """Qrels lines of 40 queries, 1 to 20 judgments each (around the 16 that are placed by
+    counting), listed as ``order`` says, with comment and blank lines among them."""
+    ids = [f"q{i}" for i in range(40)]
+    queries = {"numeric": ids, "bytes": sorted(ids), "shuffled": rng.sample(ids, len(ids))}[
+        order.split(",")[0]
+    ]
+    lines = []
+    for q in queries:
+        docs = [f"d{d:0{rng.choice([1, 9])}}" for d in rng.sample(range(300), rng.randint(1, 20))]
+        if rng.random() < 0.3:  # docs whose first 8 bytes are one prefix
+            docs = [f"doc-same-{d}" for d in docs]
+        lines += [f"{q} 0 {d} {rng.randrange(-1, 4)}\n" for d in docs]
+        if rng.random() < 0.2:
+            lines.append(rng.choice(["# a comment\n", "\n", "  \t\n"]))
+    if "query again" in order:  # the first query on a second stretch, near the end
+        lines.insert(len(lines) - 3, f"{queries[0]} 0 dagain 1\n")
+    if "repeat" in order:
+        lines.insert(len(lines) // 3, lines[len(lines) // 3])
+    if "bad grade" in order:
+        lines.insert(len(lines) - 2, f"{queries[-1]} 0 dbad 1.5\n")
+    if "CR" in order:
+        lines.insert(len(lines) - 2, f"{queries[-1]} 0 dcr 1\r\n")
+    return lines
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        "numeric",
+        "bytes",
+        "shuffled",
+        "numeric, query again",
+        "shuffled, query again",
+        "numeric, repeat",
+        "shuffled, bad grade",
+        "bytes, CR",
+    ],
+)
+@pytest.mark.parametrize("mapped", [False, True])
+def test_qrels_read_in_two_parts_identical(
+    order: str, mapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, both: Any
+) -> None:
+    """Qrels listed query by query are read in two parts at once (``qrels_stretches``,
+    ``qrels_place``): wherever the split falls (at the start, inside a query's stretch, on a
+    comment line, at the end), the same Qrels, warnings and errors as the Python path; a
+    query on two stretches (in one part or across the two), a repeated judgment, a grade or
+    a line the C parser declines take the other paths."""
+    from ragmeter.io import trec
+
+    text = "".join(_stretch_lines(order, random.Random(order)))
+    path = tmp_path / "qrels.txt"
+    path.write_text(text)
+    monkeypatch.setattr(trec, "MAP_THRESHOLD", 1 if mapped else 1 << 62)
+    _, pure = both(lambda: read_trec_qrels(path))
     native = _accel.native
     assert native is not None
-    docs = ["b", "a", "cc", "zz", "y"]
-    codes, ranks = np.array([0, 0, 0, 1, 1], np.int32), np.array([1, 0], np.int64)
-    results = []
-    for kind in (pa.string(), pa.large_string()):
-        arr = pa.array(docs, type=kind)
-        buffers = _accel.string_buffers(arr)
-        assert buffers is not None
-        dest, offsets, _ = native.grouped_order(codes, ranks, *buffers)
-        assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5]
-        grades = np.arange(5, dtype=np.int32)
-        new_offsets, new_grades, wide = native.place_rows(
-            buffers[0], buffers[2], buffers[3], 5, np.frombuffer(dest, np.int32), grades
+    line_starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+    for split in sorted({0, 1, 5, *line_starts[1:12], len(text) // 2, len(text) - 1, len(text)}):
+        monkeypatch.setattr(trec, "LISTED_SPLIT", split)
+        fast = _outcome(lambda: read_trec_qrels(path))
+        assert _state(fast) == _state(pure), split
+        found = native.qrels_stretches(text.encode(), False, split)
+        grouped = "again" not in order and "CR" not in order
+        assert (found is not None) == grouped, split
+        if grouped and "repeat" not in order and "bad" not in order:
+            assert fast.grades.flags.writeable
+
+
+def test_qrels_stretches_by_hand() -> None:
+    """Each query's first line (its byte position), judgments and doc bytes, the ids in order
+    of first appearance; a split inside a stretch joins its two halves; None for a query on
+    two stretches, found within a part or across the two (ids ascending or not)."""
+    native = _accel.native
+    assert native is not None
+    text = b"q2 0 ab 1\nq2 0 c 0\n# note\nq10 0 dddd 2\n\nq1 0 e 1\n"
+    for split in range(len(text) + 1):
+        offsets, data, stretches = native.qrels_stretches(text, False, split)
+        assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 5, 7], split
+        assert bytes(data) == b"q2q10q1"
+        assert np.frombuffer(stretches, np.int64).tolist() == [0, 2, 3, 26, 1, 4, 40, 1, 1]
+    for again in (b"q2 0 ab 1\nq1 0 c 0\nq2 0 d 1\n", b"q1 0 ab 1\nq2 0 c 0\nq1 0 d 1\n"):
+        for split in range(len(again) + 1):
+            assert native.qrels_stretches(again, False, split) is None, (again, split)
+    assert native.qrels_stretches(b"# only a comment\n\n", False, -1) is None
+
+
+@pytest.mark.parametrize("wide_at", [0, 1, 17, 5000, 2**31 - 1])
+def test_qrels_place_widens_as_parse_trec(wide_at: int) -> None:
+    """Past ``wide_at`` doc bytes the placed doc ids are a large string array with int64
+    offsets, as ``parse_trec``'s columns ordered by ``order`` and scattered from the text are."""
+    from ragmeter.core.data import _string_ranks
+    from ragmeter.io.trec import _query_dictionary
+
+    native = _accel.native
+    assert native is not None
+    text = "".join(_stretch_lines("shuffled", random.Random(3))).encode()
+    qid_offsets, qid_data, codes, doc_offsets, doc_data, grades, _, wide = native.parse_trec(
+        text, 1, False, wide_at
+    )
+    docs = pa.Array.from_buffers(
+        pa.large_string() if wide else pa.string(),
+        len(codes) // 4,
+        [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
+    )
+    columns = [
+        np.frombuffer(codes, np.int32),
+        _query_dictionary(qid_offsets, qid_data),
+        docs,
+        np.frombuffer(grades, np.int32),
+    ]
+    old = Qrels._native_from_encoded(columns, name="q", text=text)
+    assert old is not None
+    for split in (-1, 0, len(text) // 3):
+        offsets, data, stretches = native.qrels_stretches(text, False, split)
+        dictionary = _query_dictionary(offsets, data)
+        ranks = _string_ranks(dictionary)
+        q_offsets, new_offsets, new_data, new_grades, new_wide = native.qrels_place(
+            text, False, stretches, ranks, wide_at, split
         )
+        assert new_wide is wide and wide is (wide_at < len(doc_data))
         width = np.int64 if wide else np.int32
-        results.append(
-            (
-                np.frombuffer(dest, np.int32).tolist(),
-                np.frombuffer(new_offsets, width).tolist(),
-                np.frombuffer(new_grades, np.int32).tolist(),
-                wide,
-            )
-        )
-    # query 1 ("zz", "y") first: y, zz; then query 0: a, b, cc
-    assert results[0] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], False)
-    assert results[1] == ([3, 2, 4, 1, 0], [0, 1, 3, 4, 5, 7], [4, 3, 1, 0, 2], True)
+        assert np.frombuffer(q_offsets, np.int64).tolist() == old.offsets.tolist()
+        old_offsets = old.doc_ids.buffers()[1]
+        assert old_offsets is not None
+        assert np.array_equal(np.frombuffer(new_offsets, width), np.frombuffer(old_offsets, width))
+        assert bytes(new_data) == bytes(memoryview(old.doc_ids.buffers()[2]))
+        assert np.frombuffer(new_grades, np.int32).tolist() == old.grades.tolist()
+
+
+def test_qrels_place_refuses_stretches_not_of_its_text() -> None:
+    """Ranks that are not a permutation, or stretches out of order or past the text, are an
+    error (they would make the reader leave the text), and so is a text whose lines are not
+    the ones counted."""
+    native = _accel.native
+    assert native is not None
+    text = b"q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n"
+    _, _, stretches = native.qrels_stretches(text, False, -1)
+    ranks = np.array([0, 1], np.int64)
+    assert native.qrels_place(text, False, stretches, ranks) is not None
+    starts = np.frombuffer(stretches, np.int64).copy()
+    for bad_ranks in ([0, 0], [0, 2]):
+        with pytest.raises(ValueError, match="permutation"):
+            native.qrels_place(text, False, stretches, np.array(bad_ranks, np.int64))
+    swapped = starts.reshape(2, 3)[::-1].copy()
+    past = starts.copy()
+    past[3] = len(text)
+    for bad in (swapped, past):
+        with pytest.raises(ValueError, match="permutation"):
+            native.qrels_place(text, False, bad.tobytes(), ranks)
+    with pytest.raises(ValueError, match="not the one"):
+        native.qrels_place(b"q1 0 a 1\nq1 0 bb 0\nq2 0 c 1\n", False, stretches, ranks)

@@ -1096,7 +1096,7 @@ static inline int keyed_before(const strarr *s, const keyed_row *a, const keyed_
 /* Rows v[0..len) by doc ascending then row, for a query of few judgments (len <= KEYED_MAX):
    an insertion sort over the docs' prefixes, which mostly decide without reading the docs. */
 #define KEYED_MAX 64
-/* grouped_order places a query of up to this many rows by counting (len**2 comparisons) */
+/* qrels_place places a query of up to this many judgments by counting (len**2 comparisons) */
 #define RANKED_MAX 16
 static void keyed_sort(const strarr *s, int64_t *v, size_t len) {
     keyed_row r[KEYED_MAX];
@@ -1565,275 +1565,6 @@ done:
     return result;
 }
 
-/* ---------------------------------------------------------------- qrels listed query by query */
-
-/*
- * grouped_order(codes: int32[n] or int64[n], ranks: int64[nq], doc offsets, doc data, wide,
- *     base) -> None | (dest: read-only buffer int32[n] (int64 past 2**31 - 1 rows) or None,
- *     offsets: bytearray int64[nq+1], dupes: int)
- * `order` without a scores column, for rows whose queries are each on one stretch of rows
- * (codes in order of first appearance, each code's rows together: code[i+1] is code[i] or
- * code[i] + 1), the way most qrels files list them: row i goes to row dest[i] of the result
- * (queries by rank, docs in byte order within a query, rows of equal docs in row order), and
- * offsets are the result's query segments. None when the rows are not so grouped (the caller
- * takes `order`). Each query is ordered where its rows are, in row order, rather than the
- * rows gathered by rank first: the reads follow the rows, and only the writes of dest jump
- * from query to query. It stops at the first (query, doc) that repeats (dupes 1, dest None:
- * the caller's other path reports repeats). dest is None when every row stays in place.
- */
-static PyObject *grouped_order(PyObject *self, PyObject *args) {
-    PyObject *codes_obj, *ranks_obj, *off, *data;
-    int wide;
-    Py_ssize_t base;
-    if (!PyArg_ParseTuple(args, "OOOOin", &codes_obj, &ranks_obj, &off, &data, &wide, &base))
-        return NULL;
-    Py_buffer cb, rb;
-    int have_c = 0, have_r = 0;
-    strargs sa;
-    memset(&sa, 0, sizeof(sa));
-    PyObject *offs_obj = NULL, *result = NULL;
-    int64_t *seg = NULL, *v = NULL, *tmp = NULL;
-    vec dest = {0};
-    if (PyObject_GetBuffer(codes_obj, &cb, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_c = 1;
-    if (PyObject_GetBuffer(ranks_obj, &rb, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_r = 1;
-    if (get_strarr(off, data, wide, base, &sa)) goto done;
-    if (rb.itemsize != 8 || (cb.itemsize != 4 && cb.itemsize != 8)) {
-        PyErr_SetString(PyExc_ValueError, "grouped_order: int32/int64 codes, int64 ranks");
-        goto done;
-    }
-    const int c32 = cb.itemsize == 4;
-    const Py_ssize_t n = cb.len / cb.itemsize, nq = rb.len / 8;
-    const int64_t *ranks = rb.buf;
-#define CODE(i) (c32 ? (int64_t)((const int32_t *)cb.buf)[i] : ((const int64_t *)cb.buf)[i])
-    /* the first row of each code's stretch; declined unless the codes go 0, 1, 2, ... by
-       stretches and every code has one */
-    seg = malloc(((size_t)nq + 1) * sizeof(int64_t));
-    if (!seg) { PyErr_NoMemory(); goto done; }
-    if (n == 0 || nq == 0 || CODE(0) != 0) goto declined;
-    seg[0] = 0;
-    {
-        int64_t prev = 0;
-        for (Py_ssize_t i = 1; i < n; i++) {
-            const int64_t c = CODE(i);
-            if (c == prev) continue;
-            if (c != prev + 1 || c >= nq) goto declined;
-            seg[c] = i;
-            prev = c;
-        }
-        if (prev != nq - 1) goto declined;
-    }
-    seg[nq] = n;
-#undef CODE
-    /* the result's query segments: the queries' lengths by rank, summed */
-    char *obuf = NULL;
-    offs_obj = new_bytearray((nq + 1) * 8, &obuf);
-    if (!offs_obj) goto done;
-    int64_t *offs = (int64_t *)obuf;
-    memset(offs, 0, ((size_t)nq + 1) * 8);
-    size_t maxlen = 0;
-    for (Py_ssize_t c = 0; c < nq; c++) {
-        const int64_t r = ranks[c], len = seg[c + 1] - seg[c];
-        /* every stretch has a row: a rank already given a length is given twice */
-        if (r < 0 || r >= nq || offs[r + 1]) {
-            PyErr_SetString(PyExc_ValueError, "grouped_order: ranks are not a permutation");
-            goto done;
-        }
-        offs[r + 1] = len;
-        if ((size_t)len > maxlen) maxlen = (size_t)len;
-    }
-    for (Py_ssize_t q = 0; q < nq; q++) offs[q + 1] += offs[q];
-    const int d32 = n <= INT32_MAX;
-    if (vec_reserve_whole(&dest, (size_t)n * (d32 ? 4 : 8))) { PyErr_NoMemory(); goto done; }
-    v = malloc(maxlen * sizeof(int64_t));
-    tmp = malloc((maxlen / 2 + 1) * sizeof(int64_t));
-    if (!v || !tmp) { PyErr_NoMemory(); goto done; }
-    order_ctx ctx = {NULL, &sa.s};
-    int identity = 1;
-    const char *pp, *cp;
-    size_t pn, cn;
-    for (Py_ssize_t c = 0; c < nq; c++) {
-        const int64_t a = seg[c], out = offs[ranks[c]];
-        const size_t len = (size_t)(seg[c + 1] - a);
-        if (len <= RANKED_MAX) {
-            /* each row's place from how many prefixes are below its own, without a branch
-               per comparison (an insertion sort's compares go either way at random: their
-               mispredictions were most of its time); only where no two prefixes are equal,
-               which makes them decide every comparison (and no doc repeat) */
-            uint64_t p[RANKED_MAX];
-            for (size_t k = 0; k < len; k++) p[k] = doc_prefix(&sa.s, a + (int64_t)k);
-            size_t equal = 0;
-            int64_t place[RANKED_MAX];
-            for (size_t k = 0; k < len; k++) {
-                size_t below = 0;
-                for (size_t j = 0; j < len; j++) {
-                    below += p[j] < p[k];
-                    equal += p[j] == p[k];
-                }
-                place[k] = (int64_t)below;
-            }
-            if (equal == len) { /* each prefix equals only itself */
-                for (size_t k = 0; k < len; k++) {
-                    if (place[k] != (int64_t)k) identity = 0;
-                    if (d32) ((int32_t *)dest.p)[a + (int64_t)k] = (int32_t)(out + place[k]);
-                    else ((int64_t *)dest.p)[a + (int64_t)k] = out + place[k];
-                }
-                if (out != a) identity = 0;
-                continue;
-            }
-        }
-        if (len <= KEYED_MAX) {
-            /* keyed_sort's insertion sort, its prefixes kept: two docs whose prefixes differ
-               differ (the repeat check below reads no doc bytes for them) */
-            keyed_row r[KEYED_MAX];
-            for (size_t k = 0; k < len; k++) {
-                const keyed_row x = {doc_prefix(&sa.s, a + (int64_t)k), a + (int64_t)k};
-                size_t j = k;
-                while (j > 0 && keyed_before(&sa.s, &x, &r[j - 1])) { r[j] = r[j - 1]; j--; }
-                r[j] = x;
-            }
-            for (size_t k = 1; k < len; k++) {
-                if (r[k].prefix != r[k - 1].prefix) continue;
-                str_at(&sa.s, r[k - 1].row, &pp, &pn);
-                str_at(&sa.s, r[k].row, &cp, &cn);
-                if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
-            }
-            if (out != a) identity = 0;
-            for (size_t k = 0; k < len; k++) {
-                const int64_t to = out + (int64_t)k;
-                if (r[k].row != a + (int64_t)k) identity = 0;
-                if (d32) ((int32_t *)dest.p)[r[k].row] = (int32_t)to;
-                else ((int64_t *)dest.p)[r[k].row] = to;
-            }
-            continue;
-        }
-        for (size_t k = 0; k < len; k++) v[k] = a + (int64_t)k;
-        {
-            int sorted = 1;
-            for (size_t k = 1; k < len; k++)
-                if (!before(&ctx, v[k - 1], v[k])) { sorted = 0; break; }
-            if (!sorted) merge_sort(&ctx, v, tmp, len);
-        }
-        /* sorted by doc: a repeated doc is next to its first row */
-        str_at(&sa.s, v[0], &pp, &pn);
-        for (size_t k = 1; k < len; k++) {
-            str_at(&sa.s, v[k], &cp, &cn);
-            if (cn == pn && memcmp(cp, pp, cn) == 0) goto repeated;
-            pp = cp;
-            pn = cn;
-        }
-        if (out != a) identity = 0;
-        for (size_t k = 0; k < len; k++) {
-            const int64_t to = out + (int64_t)k;
-            if (v[k] != a + (int64_t)k) identity = 0;
-            if (d32) ((int32_t *)dest.p)[v[k]] = (int32_t)to;
-            else ((int64_t *)dest.p)[v[k]] = to;
-        }
-    }
-    if (identity) {
-        result = Py_BuildValue("(OOi)", Py_None, offs_obj, 0);
-    } else {
-        dest.len = (size_t)n * (d32 ? 4 : 8);
-        PyObject *d = vec_to_bytearray(&dest);
-        if (d) result = Py_BuildValue("(NOi)", d, offs_obj, 0);
-    }
-    goto done;
-repeated:
-    result = Py_BuildValue("(OOi)", Py_None, Py_None, 1);
-    goto done;
-declined:
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    if (have_c) PyBuffer_Release(&cb);
-    if (have_r) PyBuffer_Release(&rb);
-    release_strarr(&sa);
-    free(seg);
-    free(v);
-    free(tmp);
-    free(dest.p);
-    Py_XDECREF(offs_obj);
-    return result;
-}
-
-/*
- * place_rows(offsets, wide, base, n, dest: int32[n] or int64[n], values: int32[n]) ->
- * (new_offsets: int32[n+1] or int64[n+1], new_values: int32[n], wide_out: bool)
- * `permute_offsets` and the values' gather from dest (row i goes to row dest[i]; a
- * permutation of 0..n-1) rather than from the permutation: the offsets of the string array
- * whose row dest[i] is row i of the given one (lengths only: the bytes are not read), and the
- * values moved alike. Read in row order, as grouped_order and scatter_docs go.
- */
-static PyObject *place_rows(PyObject *self, PyObject *args) {
-    PyObject *off, *dest_obj, *val_obj;
-    int wide;
-    Py_ssize_t base, n;
-    if (!PyArg_ParseTuple(args, "OinnOO", &off, &wide, &base, &n, &dest_obj, &val_obj))
-        return NULL;
-    Py_buffer ob, db, vb;
-    int have_o = 0, have_d = 0, have_v = 0;
-    PyObject *result = NULL, *val_out = NULL;
-    vec out_off = {0};
-    if (PyObject_GetBuffer(off, &ob, PyBUF_SIMPLE)) goto done;
-    have_o = 1;
-    if (PyObject_GetBuffer(dest_obj, &db, PyBUF_FORMAT | PyBUF_ND)) goto done;
-    have_d = 1;
-    if (PyObject_GetBuffer(val_obj, &vb, PyBUF_SIMPLE)) goto done;
-    have_v = 1;
-    const int d32 = db.itemsize == 4;
-    if (db.len / (d32 ? 4 : 8) != n || vb.len / 4 != n || ob.len / (wide ? 8 : 4) < base + n + 1) {
-        PyErr_SetString(PyExc_ValueError, "place_rows: length mismatch");
-        goto done;
-    }
-#define OLD(i) (wide ? ((const int64_t *)ob.buf)[base + (i)] : (int64_t)((const int32_t *)ob.buf)[base + (i)])
-#define DEST(i) (d32 ? (int64_t)((const int32_t *)db.buf)[i] : ((const int64_t *)db.buf)[i])
-    /* a permutation keeps the total of the lengths */
-    const int wide_out = wide || OLD(n) - OLD(0) > (int64_t)INT32_MAX;
-    if (vec_reserve_whole(&out_off, (size_t)(n + 1) * (wide_out ? 8 : 4))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    /* a bytearray: writable, as the array numpy's gather makes */
-    char *vbuf = NULL;
-    val_out = new_bytearray(n * 4, &vbuf);
-    if (!val_out) goto done;
-    const int32_t *val = vb.buf;
-    int32_t *nval = (int32_t *)vbuf;
-    /* each row's length at its new place + 1, then summed in place into offsets */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const int64_t to = DEST(i), len = OLD(i + 1) - OLD(i);
-        if (to < 0 || to >= n) {
-            PyErr_SetString(PyExc_IndexError, "place_rows: position out of range");
-            goto done;
-        }
-        if (wide_out) ((int64_t *)out_off.p)[to + 1] = len;
-        else ((int32_t *)out_off.p)[to + 1] = (int32_t)len;
-        nval[to] = val[i];
-    }
-#undef OLD
-#undef DEST
-    if (wide_out) {
-        int64_t *o = (int64_t *)out_off.p;
-        o[0] = 0;
-        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
-    } else {
-        int32_t *o = (int32_t *)out_off.p;
-        o[0] = 0;
-        for (Py_ssize_t k = 0; k < n; k++) o[k + 1] += o[k];
-    }
-    out_off.len = (size_t)(n + 1) * (wide_out ? 8 : 4);
-    PyObject *a = vec_to_bytearray(&out_off);
-    if (a) result = Py_BuildValue("(NOO)", a, val_out, wide_out ? Py_True : Py_False);
-done:
-    if (have_o) PyBuffer_Release(&ob);
-    if (have_d) PyBuffer_Release(&db);
-    if (have_v) PyBuffer_Release(&vb);
-    free(out_off.p);
-    Py_XDECREF(val_out);
-    return result;
-}
-
 /*
  * strings_placed(offsets, data, wide, base, places: int64[n]) -> list[str]
  * The first n rows of a string array (UTF-8) as Python strings, row k at places[k] of the
@@ -1888,6 +1619,598 @@ done:
     release_strarr(&sa);
     if (have_p) PyBuffer_Release(&pb);
     return list;
+}
+
+/* ---------------------------------------------------------------- qrels read in two passes */
+
+/*
+ * A qrels file that lists each query's judgments together (the usual layout) is read in two
+ * passes over its text, each split in two parts that two threads read at once, the GIL
+ * released: `qrels_stretches` finds each query's stretch of lines (where it starts, how many
+ * judgments, how many doc bytes) and its id, and stores nothing per line; `qrels_place`, given
+ * the queries' ranks, reads each stretch again, orders its lines by doc and writes doc ids,
+ * offsets and grades straight into their final rows. Parsing every line into columns first,
+ * then ordering them, moving the offsets and grades and reading the doc ids again
+ * (scatter_docs) walked the rows four times and wrote 210 MB of columns at 10 M judgments
+ * that were thrown away; a file of another layout or a line the parser declines
+ * takes parse_trec's path (its columns ordered by `order`), a repeated judgment the
+ * line-by-line one.
+ */
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define RAGMETER_THREADS 1
+#else
+#define RAGMETER_THREADS 0
+#endif
+
+/* parsed stretches of a mapped file leave the resident set this often: two threads read at
+   once, and each holds up to this much of the file (64 MB, parse_trec's, would add 128 MB) */
+#define LISTED_RELEASE ((size_t)8 << 20)
+
+/* Run part(arg0) and part(arg1), at once where `two` (the second in a new thread), else one
+   after the other (also where threads are not built or one cannot be started); the caller
+   has released the GIL. */
+static void run_two(void *(*part)(void *), void *arg0, void *arg1, int two) {
+#if RAGMETER_THREADS
+    pthread_t th;
+    if (two && pthread_create(&th, NULL, part, arg1) == 0) {
+        part(arg0);
+        pthread_join(th, NULL);
+        return;
+    }
+#else
+    (void)two;
+#endif
+    part(arg0);
+    part(arg1);
+}
+
+/* The position after the newline at or after `at` (or len): where a part of the text that
+   starts on a line may begin. -1: the middle of a text of 1 MB or more, else len (one part:
+   a thread costs more than it saves on a small file). */
+static size_t split_point(const char *s, size_t len, Py_ssize_t at) {
+    size_t pos;
+    if (at < 0) {
+        if (len < ((size_t)1 << 20)) return len;
+        pos = len / 2;
+    } else {
+        pos = (size_t)at < len ? (size_t)at : len;
+    }
+    if (pos == 0) return 0;
+    const char *nl = memchr(s + pos - 1, '\n', len - (pos - 1));
+    return nl ? (size_t)(nl - s) + 1 : len;
+}
+
+enum { PART_OK = 0, PART_DECLINED = 1, PART_REPEATED = 2, PART_NOMEM = 3, PART_CHANGED = 4 };
+
+/* one part's queries, in qrels_stretches */
+typedef struct {
+    const char *s;
+    size_t len, lo, hi; /* the whole text, and this part's lines [lo, hi) */
+    int mapped;
+    int *stop; /* set by a part that declines: the other one stops too */
+    vec qoffs, qdata; /* the queries' ids: int64 offsets from 0, bytes */
+    vec stretch;      /* int64 triples: text position of the first line, lines, doc bytes */
+    qtable qt;
+    int byte_up, num_up; /* as in parse_trec: ids ascending in byte or (length, byte) order */
+    int status;
+} stretch_part;
+
+static void *find_stretches(void *arg) {
+    stretch_part *t = arg;
+    const char *s = t->s;
+    line_reader r = {.s = s + t->lo, .len = t->hi - t->lo, .i = 0};
+    const char *prev_q = NULL;
+    size_t prev_qn = 0, released = t->lo;
+    int32_t nq = 0;
+    int64_t *cur = NULL; /* the current stretch's triple */
+    t->byte_up = t->num_up = 1;
+    t->status = PART_OK;
+    if (vec_reserve(&t->qoffs, 8)) goto nomem;
+    { int64_t z = 0; memcpy(t->qoffs.p, &z, 8); t->qoffs.len = 8; }
+    for (;;) {
+        const size_t at = t->lo + r.i;
+        if (t->mapped && at - released >= LISTED_RELEASE) {
+            /* keep the current query id's bytes: prev_q points into them */
+            const size_t keep = prev_q ? (size_t)(prev_q - s) : at;
+            if (keep > released) {
+                release_pages(s, released, keep);
+                released = keep;
+            }
+        }
+        const char *fp[4];
+        size_t fn[4];
+        const int got = next_fields(&r, fp, fn, 4, 0x05u); /* the query and doc ids */
+        if (got == LINE_END) break;
+        if (got == LINE_SKIP) continue;
+        if (got == LINE_DECLINED) goto declined;
+        if (!(prev_q && fn[0] == prev_qn && same_bytes_in(fp[0], prev_q, prev_qn, s + t->len))) {
+            if (__atomic_load_n(t->stop, __ATOMIC_RELAXED)) goto declined;
+            if (prev_q && !t->qt.slots) {
+                const int c = cmp_bytes(fp[0], fn[0], prev_q, prev_qn);
+                t->byte_up = t->byte_up && c > 0;
+                t->num_up = t->num_up && (fn[0] > prev_qn || (fn[0] == prev_qn && c > 0));
+                if (!t->byte_up && !t->num_up) {
+                    size_t cap = 1024;
+                    while (cap < 2 * ((size_t)nq + 1)) cap *= 2;
+                    if (qtable_resize(&t->qt, cap, &t->qoffs, &t->qdata, nq)) goto nomem;
+                }
+            }
+            size_t slot = 0;
+            if (t->qt.slots) {
+                slot = qtable_find(&t->qt, &t->qoffs, &t->qdata, fp[0], fn[0]);
+                if (t->qt.slots[slot] >= 0) goto declined; /* a query seen before: not grouped */
+            }
+            if (nq >= INT32_MAX - 1) goto declined;
+            if (vec_reserve(&t->qdata, fn[0]) || vec_reserve(&t->qoffs, 8) ||
+                vec_reserve(&t->stretch, 24))
+                goto nomem;
+            memcpy(t->qdata.p + t->qdata.len, fp[0], fn[0]);
+            t->qdata.len += fn[0];
+            { int64_t o = (int64_t)t->qdata.len; memcpy(t->qoffs.p + t->qoffs.len, &o, 8); t->qoffs.len += 8; }
+            cur = (int64_t *)(t->stretch.p + t->stretch.len);
+            cur[0] = (int64_t)at;
+            cur[1] = cur[2] = 0;
+            t->stretch.len += 24;
+            if (t->qt.slots) {
+                t->qt.slots[slot] = nq;
+                if ((size_t)(nq + 1) * 2 > t->qt.cap &&
+                    qtable_resize(&t->qt, t->qt.cap * 2, &t->qoffs, &t->qdata, nq + 1))
+                    goto nomem;
+            }
+            nq++;
+            prev_q = fp[0];
+            prev_qn = fn[0];
+        }
+        cur[1]++;
+        cur[2] += (int64_t)fn[2];
+    }
+    goto done;
+nomem:
+    t->status = PART_NOMEM;
+    __atomic_store_n(t->stop, 1, __ATOMIC_RELAXED);
+    goto done;
+declined:
+    t->status = PART_DECLINED;
+    __atomic_store_n(t->stop, 1, __ATOMIC_RELAXED);
+done:
+    if (t->mapped && t->hi > released) release_pages(s, released, t->hi);
+    return NULL;
+}
+
+static void free_stretch_part(stretch_part *t) {
+    free(t->qoffs.p); free(t->qdata.p); free(t->stretch.p); free(t->qt.slots);
+}
+
+/* Query `k` of part t's ids. */
+static inline void part_qid(const stretch_part *t, int64_t k, const char **p, size_t *n) {
+    const int64_t *o = (const int64_t *)t->qoffs.p;
+    *p = t->qdata.p + o[k];
+    *n = (size_t)(o[k + 1] - o[k]);
+}
+
+/* Part b's queries after part a's: a's last stretch goes on into b's first where they are one
+   query's; PART_DECLINED where another query of b is one of a's (not grouped). */
+static int join_parts(stretch_part *a, stretch_part *b) {
+    const int64_t na = (int64_t)(a->stretch.len / 24), nb = (int64_t)(b->stretch.len / 24);
+    int64_t from = 0;
+    const char *p, *q;
+    size_t pn, qn;
+    if (na && nb) {
+        part_qid(a, na - 1, &p, &pn);
+        part_qid(b, 0, &q, &qn);
+        if (pn == qn && memcmp(p, q, pn) == 0) { /* the split fell inside a query's stretch */
+            int64_t *last = (int64_t *)a->stretch.p + 3 * (na - 1);
+            const int64_t *first = (const int64_t *)b->stretch.p;
+            last[1] += first[1];
+            last[2] += first[2];
+            from = 1;
+        }
+    }
+    if (na && from < nb) {
+        /* each part's ids ascending in one order, a's last before b's first in it: every id
+           of b is new; else each of b's ids is looked up among a's */
+        part_qid(a, na - 1, &p, &pn);
+        part_qid(b, from, &q, &qn);
+        const int c = cmp_bytes(q, qn, p, pn);
+        const int up = (a->byte_up && b->byte_up && c > 0) ||
+                       (a->num_up && b->num_up && (qn > pn || (qn == pn && c > 0)));
+        if (!up) {
+            if (!a->qt.slots) {
+                size_t cap = 1024;
+                while (cap < 2 * ((size_t)na + 1)) cap *= 2;
+                if (qtable_resize(&a->qt, cap, &a->qoffs, &a->qdata, (int32_t)na))
+                    return PART_NOMEM;
+            }
+            for (int64_t k = from; k < nb; k++) {
+                part_qid(b, k, &q, &qn);
+                if (a->qt.slots[qtable_find(&a->qt, &a->qoffs, &a->qdata, q, qn)] >= 0)
+                    return PART_DECLINED;
+            }
+        }
+    }
+    if (na + (nb - from) >= INT32_MAX - 1) return PART_DECLINED;
+    /* b's ids and stretches appended to a's */
+    const int64_t *bo = (const int64_t *)b->qoffs.p;
+    const size_t bytes = (size_t)(bo[nb] - bo[from]), shift = a->qdata.len;
+    if (vec_reserve(&a->qdata, bytes + 1) || vec_reserve(&a->qoffs, (size_t)(nb - from) * 8) ||
+        vec_reserve(&a->stretch, (size_t)(nb - from) * 24 + 1))
+        return PART_NOMEM;
+    if (bytes) memcpy(a->qdata.p + a->qdata.len, b->qdata.p + bo[from], bytes);
+    a->qdata.len += bytes;
+    for (int64_t k = from + 1; k <= nb; k++) {
+        const int64_t o = bo[k] - bo[from] + (int64_t)shift;
+        memcpy(a->qoffs.p + a->qoffs.len, &o, 8);
+        a->qoffs.len += 8;
+    }
+    if (nb > from) memcpy(a->stretch.p + a->stretch.len, b->stretch.p + from * 24, (size_t)(nb - from) * 24);
+    a->stretch.len += (size_t)(nb - from) * 24;
+    return PART_OK;
+}
+
+/*
+ * qrels_stretches(data, mapped, split_at=-1) -> None | (qid_offsets: int64[nq+1], qid_data,
+ *     stretches: int64[3 nq])
+ * The queries of a qrels text each on one stretch of lines, in order of first appearance: their
+ * ids (as parse_trec's dictionary), and for each the text position of its first line, its
+ * number of judgments and the total length of their doc ids. None where a query's lines are
+ * not together, there is no judgment, or a line is one parse_trec declines (the caller takes
+ * parse_trec's path, which decides). Grades are read by qrels_place. The text is read in two
+ * parts, split at the line after byte `split_at` (-1: the middle of a text of 1 MB or more,
+ * else one part), at once; a mapped file's parsed pages are released as in parse_trec.
+ */
+static PyObject *qrels_stretches(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int mapped = 0;
+    Py_ssize_t split_at = -1;
+    if (!PyArg_ParseTuple(args, "y*|pn", &buf, &mapped, &split_at)) return NULL;
+    const char *s = buf.buf;
+    const size_t len = (size_t)buf.len;
+    int stop = 0, status;
+    stretch_part parts[2];
+    memset(parts, 0, sizeof(parts));
+    PyObject *result = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    const size_t mid = split_point(s, len, split_at);
+    for (int k = 0; k < 2; k++) {
+        parts[k].s = s;
+        parts[k].len = len;
+        parts[k].lo = k ? mid : 0;
+        parts[k].hi = k ? len : mid;
+        parts[k].mapped = mapped;
+        parts[k].stop = &stop;
+    }
+    run_two(find_stretches, &parts[0], &parts[1], mid > 0 && mid < len);
+    status = parts[0].status != PART_OK ? parts[0].status : parts[1].status;
+    if (status == PART_OK) status = join_parts(&parts[0], &parts[1]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    if (status == PART_NOMEM) {
+        PyErr_NoMemory();
+    } else if (status != PART_OK || parts[0].stretch.len == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        PyObject *a = vec_to_bytearray(&parts[0].qoffs), *b = vec_to_bytearray(&parts[0].qdata),
+                 *c = vec_to_bytearray(&parts[0].stretch);
+        if (a && b && c) result = Py_BuildValue("(NNN)", a, b, c);
+        else { Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c); }
+    }
+    free_stretch_part(&parts[0]);
+    free_stretch_part(&parts[1]);
+    return result;
+}
+
+/* a judgment of the stretch being placed: its doc id's first 8 bytes (see doc_prefix), the
+   doc id in the text, and its grade */
+typedef struct {
+    uint64_t prefix;
+    const char *p;
+    size_t n;
+    int32_t grade;
+} judgment;
+
+/* doc_prefix of a doc id in the text, which ends at `end` */
+static inline uint64_t text_prefix(const char *p, size_t n, const char *end) {
+    uint64_t k = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (end - p >= 8) {
+        memcpy(&k, p, 8);
+        k = __builtin_bswap64(k);
+        return n >= 8 ? k : n ? k & (~0ULL << (64 - 8 * n)) : 0; /* the first n bytes */
+    }
+#endif
+    (void)end;
+    for (size_t j = 0; j < 8; j++) k = (k << 8) | (j < n ? (unsigned char)p[j] : 0);
+    return k;
+}
+
+static inline int judgment_before(const judgment *a, const judgment *b) {
+    if (a->prefix != b->prefix) return a->prefix < b->prefix;
+    return cmp_bytes(a->p, a->n, b->p, b->n) < 0;
+}
+
+static void sort_judgments(judgment *v, judgment *tmp, size_t n) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            judgment x = v[i];
+            size_t j = i;
+            while (j > 0 && judgment_before(&x, &v[j - 1])) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_judgments(v, tmp, h);
+    sort_judgments(v + h, tmp, n - h);
+    if (!judgment_before(&v[h], &v[h - 1])) return;
+    memcpy(tmp, v, h * sizeof(judgment));
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) v[k++] = judgment_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h) v[k++] = tmp[i++];
+}
+
+/* ready_pages of the first (half 0) or second half of each of three outputs */
+typedef struct {
+    char *p[3];
+    size_t n[3];
+    int half;
+} ready_job;
+
+static void *ready_half(void *arg) {
+    const ready_job *j = arg;
+    for (int k = 0; k < 3; k++)
+        if (j->n[k] >= READY_BYTES)
+            ready_pages(j->p[k], j->half ? j->n[k] / 2 : 0, j->half ? j->n[k] : j->n[k] / 2);
+    return NULL;
+}
+
+/* one part's stretches, in qrels_place */
+typedef struct {
+    const char *s;
+    size_t len, lo, hi;
+    int mapped, wide;
+    int *stop;
+    const int64_t *stretch, *ranks, *row_at, *byte_at; /* row_at, byte_at: by rank */
+    int64_t c0, c1; /* the part's stretches */
+    void *offsets;  /* the outputs: doc offsets (int64 if wide), doc bytes, grades */
+    char *docs;
+    int32_t *grades;
+    int status;
+} place_part;
+
+/* Write a stretch's judgments v[0:n], in doc order, at row `row` and doc byte `at`. */
+static void place_judgments(const place_part *t, const judgment *v, const size_t *order,
+                            size_t n, int64_t row, int64_t at) {
+    for (size_t k = 0; k < n; k++) {
+        const judgment *x = order ? &v[order[k]] : &v[k];
+        if (t->wide) ((int64_t *)t->offsets)[row + (int64_t)k] = at;
+        else ((int32_t *)t->offsets)[row + (int64_t)k] = (int32_t)at;
+        copy_short(t->docs + at, x->p, x->n);
+        t->grades[row + (int64_t)k] = x->grade;
+        at += (int64_t)x->n;
+    }
+}
+
+/* Order stretch c's judgments v[0:n] by doc and write them in its rows: PART_REPEATED where a
+   doc repeats. */
+static int finish_stretch(const place_part *t, int64_t c, judgment *v, judgment *tmp, size_t n) {
+    const int64_t rank = t->ranks[c], row = t->row_at[rank], at = t->byte_at[rank];
+    if (n <= RANKED_MAX) {
+        /* each judgment's place from how many prefixes are below its own, without a branch
+           per comparison (an insertion sort's compares go either way at random: their
+           mispredictions were most of its time), where no two prefixes are equal (then the
+           places are n distinct ones: fewer where two are equal); the prefixes in an array of
+           their own for a tight loop */
+        uint64_t p[RANKED_MAX];
+        size_t order[RANKED_MAX];
+        uint32_t taken = 0;
+        for (size_t k = 0; k < n; k++) p[k] = v[k].prefix;
+        for (size_t k = 0; k < n; k++) {
+            size_t below = 0;
+            for (size_t j = 0; j < n; j++) below += p[j] < p[k];
+            order[below] = k;
+            taken |= 1u << below;
+        }
+        if (taken == (1u << n) - 1) {
+            place_judgments(t, v, order, n, row, at);
+            return PART_OK;
+        }
+    }
+    sort_judgments(v, tmp, n);
+    for (size_t k = 1; k < n; k++)
+        if (v[k].prefix == v[k - 1].prefix && v[k].n == v[k - 1].n &&
+            memcmp(v[k].p, v[k - 1].p, v[k].n) == 0)
+            return PART_REPEATED;
+    place_judgments(t, v, NULL, n, row, at);
+    return PART_OK;
+}
+
+static void *place_stretches(void *arg) {
+    place_part *t = arg;
+    const char *s = t->s, *end = s + t->len;
+    line_reader r = {.s = s + t->lo, .len = t->hi - t->lo, .i = 0};
+    size_t released = t->lo, cap = 0, got_n = 0;
+    judgment *v = NULL, *tmp = NULL;
+    int64_t c = t->c0, bytes = 0;
+    t->status = PART_OK;
+    while (c < t->c1) {
+        const size_t at = t->lo + r.i;
+        if (t->mapped && at - released >= LISTED_RELEASE) {
+            release_pages(s, released, at);
+            released = at;
+        }
+        const char *fp[4];
+        size_t fn[4];
+        const int got = next_fields(&r, fp, fn, 4, 0x0cu); /* the doc id and grade */
+        if (got == LINE_SKIP) continue;
+        if (got != LINE_FIELDS) { t->status = PART_CHANGED; break; }
+        int64_t g;
+        if (parse_grade(fp[3], fn[3], &g)) { t->status = PART_DECLINED; break; }
+        const int64_t *st = t->stretch + 3 * c;
+        bytes += (int64_t)fn[2];
+        if (bytes > st[2]) { t->status = PART_CHANGED; break; } /* not the text qrels_stretches read */
+        if (got_n == cap) {
+            const size_t want = cap ? 2 * cap : 64;
+            judgment *nv = realloc(v, want * sizeof(judgment));
+            if (!nv) { t->status = PART_NOMEM; break; }
+            v = nv;
+            free(tmp);
+            tmp = malloc((want / 2 + 1) * sizeof(judgment));
+            if (!tmp) { t->status = PART_NOMEM; break; }
+            cap = want;
+        }
+        v[got_n].prefix = text_prefix(fp[2], fn[2], end);
+        v[got_n].p = fp[2];
+        v[got_n].n = fn[2];
+        v[got_n].grade = (int32_t)g; /* parse_grade keeps it within ±(2**31 - 1) */
+        if ((int64_t)++got_n < st[1]) continue;
+        if (bytes != st[2]) { t->status = PART_CHANGED; break; }
+        t->status = finish_stretch(t, c, v, tmp, got_n);
+        if (t->status != PART_OK) break;
+        if (__atomic_load_n(t->stop, __ATOMIC_RELAXED)) break;
+        got_n = 0;
+        bytes = 0;
+        c++;
+    }
+    if (t->status != PART_OK) __atomic_store_n(t->stop, 1, __ATOMIC_RELAXED);
+    if (t->mapped && t->hi > released) release_pages(s, released, t->hi);
+    free(v);
+    free(tmp);
+    return NULL;
+}
+
+/*
+ * qrels_place(data, mapped, stretches, ranks: int64[nq], wide_at=2**31-1, split_at=-1) ->
+ *     None | 1 | (query offsets: bytearray int64[nq+1], doc offsets: int32[n+1] (int64 when
+ *     wide), doc data, grades: bytearray int32[n], wide: bool)
+ * The judgments of the stretches qrels_stretches found, read again and written in their
+ * final rows: queries by rank, docs in byte order within a query (as `order` orders
+ * parse_trec's columns). Doc offsets are int64 where the doc bytes pass wide_at (parse_trec's
+ * rule). None where a grade is one parse_trec declines; 1 where a (query, doc) repeats (the
+ * Python path reports it). The stretches are read in two parts, split at the first stretch
+ * that starts at or after the line after byte `split_at` (as in qrels_stretches), at once.
+ */
+static PyObject *qrels_place(PyObject *self, PyObject *args) {
+    Py_buffer buf, sb, rb;
+    int mapped;
+    PyObject *st_obj, *ranks_obj;
+    Py_ssize_t wide_at = INT32_MAX, split_at = -1;
+    if (!PyArg_ParseTuple(args, "y*pOO|nn", &buf, &mapped, &st_obj, &ranks_obj, &wide_at,
+                          &split_at))
+        return NULL;
+    if (wide_at < 0 || wide_at > INT32_MAX) wide_at = INT32_MAX;
+    int have_s = 0, have_r = 0, stop = 0, status = PART_OK;
+    PyObject *result = NULL, *qoffs_obj = NULL, *grades_obj = NULL;
+    int64_t *byte_at = NULL;
+    vec offs = {0}, docs = {0};
+    if (PyObject_GetBuffer(st_obj, &sb, PyBUF_SIMPLE)) goto done;
+    have_s = 1;
+    if (PyObject_GetBuffer(ranks_obj, &rb, PyBUF_FORMAT | PyBUF_ND)) goto done;
+    have_r = 1;
+    const Py_ssize_t nq = sb.len / 24;
+    if (rb.itemsize != 8 || rb.len / 8 != nq || nq == 0) {
+        PyErr_SetString(PyExc_ValueError, "qrels_place: int64 ranks, one per stretch");
+        goto done;
+    }
+    const int64_t *stretch = sb.buf, *ranks = rb.buf;
+    const char *s = buf.buf;
+    const size_t len = (size_t)buf.len;
+    /* the queries' first rows and doc bytes by rank */
+    char *qbuf;
+    qoffs_obj = new_bytearray((nq + 1) * 8, &qbuf);
+    byte_at = calloc((size_t)nq + 1, sizeof(int64_t));
+    if (!qoffs_obj || !byte_at) { if (qoffs_obj) PyErr_NoMemory(); goto done; }
+    int64_t *row_at = (int64_t *)qbuf;
+    memset(row_at, 0, ((size_t)nq + 1) * 8);
+    for (Py_ssize_t c = 0; c < nq; c++) {
+        const int64_t r = ranks[c];
+        /* the parts' text ranges come from the starts: ascending, within the text */
+        if (r < 0 || r >= nq || row_at[r + 1] || stretch[3 * c + 1] <= 0 ||
+            stretch[3 * c + 2] < 0 || stretch[3 * c] < 0 || (size_t)stretch[3 * c] >= len ||
+            (c > 0 && stretch[3 * c] <= stretch[3 * c - 3])) {
+            PyErr_SetString(PyExc_ValueError, "qrels_place: ranks are not a permutation, or "
+                            "stretches not qrels_stretches' of this text");
+            goto done;
+        }
+        row_at[r + 1] = stretch[3 * c + 1];
+        byte_at[r + 1] = stretch[3 * c + 2];
+    }
+    for (Py_ssize_t q = 0; q < nq; q++) {
+        row_at[q + 1] += row_at[q];
+        byte_at[q + 1] += byte_at[q];
+    }
+    const int64_t n = row_at[nq], total = byte_at[nq];
+    const int wide = total > (int64_t)wide_at;
+    grades_obj = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n * 4);
+    if (!grades_obj) goto done;
+    char *gbuf = PyByteArray_AS_STRING(grades_obj);
+    if (vec_reserve(&offs, (size_t)(n + 1) * (wide ? 8 : 4)) ||
+        vec_reserve(&docs, total ? (size_t)total : 1)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    place_part parts[2];
+    Py_BEGIN_ALLOW_THREADS
+    {
+        /* every page of the outputs is written, in no order: made ready first (ready_pages),
+           half by each thread */
+        ready_job jobs[2];
+        for (int k = 0; k < 2; k++)
+            jobs[k] = (ready_job){{gbuf, offs.p, docs.p},
+                                  {(size_t)n * 4, (size_t)(n + 1) * (wide ? 8 : 4), (size_t)total},
+                                  k};
+        run_two(ready_half, &jobs[0], &jobs[1], (size_t)total >= READY_BYTES);
+    }
+    const size_t mid = split_point(s, len, split_at);
+    int64_t cmid = 0; /* the first stretch of the second part */
+    while (cmid < nq && (size_t)stretch[3 * cmid] < mid) cmid++;
+    for (int k = 0; k < 2; k++) {
+        parts[k] = (place_part){.s = s, .len = len, .mapped = mapped, .wide = wide, .stop = &stop,
+                                .stretch = stretch, .ranks = ranks, .row_at = row_at,
+                                .byte_at = byte_at, .offsets = offs.p, .docs = docs.p,
+                                .grades = (int32_t *)gbuf};
+        parts[k].c0 = k ? cmid : 0;
+        parts[k].c1 = k ? nq : cmid;
+        parts[k].lo = parts[k].c0 < nq ? (size_t)stretch[3 * parts[k].c0] : len;
+        parts[k].hi = parts[k].c1 < nq ? (size_t)stretch[3 * parts[k].c1] : len;
+    }
+    run_two(place_stretches, &parts[0], &parts[1], cmid > 0 && cmid < nq);
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 2; k++)
+        if (parts[k].c0 < parts[k].c1 && parts[k].status != PART_OK && status == PART_OK)
+            status = parts[k].status;
+    if (status == PART_NOMEM) { PyErr_NoMemory(); goto done; }
+    if (status == PART_CHANGED) {
+        PyErr_SetString(PyExc_ValueError, "qrels_place: the text is not the one qrels_stretches read");
+        goto done;
+    }
+    if (status != PART_OK) {
+        result = status == PART_REPEATED ? PyLong_FromLong(1) : Py_None;
+        if (status != PART_REPEATED) Py_INCREF(result);
+        goto done;
+    }
+    if (wide) ((int64_t *)offs.p)[n] = total;
+    else ((int32_t *)offs.p)[n] = (int32_t)total;
+    offs.len = (size_t)(n + 1) * (wide ? 8 : 4);
+    docs.len = (size_t)total;
+    {
+        PyObject *a = vec_to_bytearray(&offs), *b = vec_to_bytearray(&docs);
+        if (a && b)
+            result = Py_BuildValue("(ONNOO)", qoffs_obj, a, b, grades_obj, wide ? Py_True : Py_False);
+        else { Py_XDECREF(a); Py_XDECREF(b); }
+    }
+done:
+    PyBuffer_Release(&buf);
+    if (have_s) PyBuffer_Release(&sb);
+    if (have_r) PyBuffer_Release(&rb);
+    Py_XDECREF(qoffs_obj);
+    Py_XDECREF(grades_obj);
+    free(byte_at);
+    free(offs.p);
+    free(docs.p);
+    return result;
 }
 
 /*
@@ -3542,9 +3865,9 @@ static PyMethodDef methods[] = {
     {"take_strings", take_strings, METH_VARARGS, "Rows of a string array, sized exactly."},
     {"permute_offsets", permute_offsets, METH_VARARGS, "Offsets of a permuted string array."},
     {"scatter_docs", scatter_docs, METH_VARARGS, "A TREC text's doc ids in a new row order."},
-    {"grouped_order", grouped_order, METH_VARARGS, "order of rows listed query by query."},
-    {"place_rows", place_rows, METH_VARARGS, "Offsets and values of rows moved to dest."},
     {"strings_placed", strings_placed, METH_VARARGS, "A string array's rows, placed in a list."},
+    {"qrels_stretches", qrels_stretches, METH_VARARGS, "Each query's stretch of qrels lines."},
+    {"qrels_place", qrels_place, METH_VARARGS, "Qrels stretches read into their final rows."},
     {"fixed_width", fixed_width, METH_VARARGS, "ASCII ids NUL-padded to one width."},
     {"required", required, METH_VARARGS, "Greedy required subset P* of each query."},
     {"ideal_alpha_dcg", ideal_alpha_dcg, METH_VARARGS, "ndeval's greedy ideal alpha-DCG."},

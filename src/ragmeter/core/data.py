@@ -544,13 +544,6 @@ class Qrels:
             return None
         columns.clear()
         ranks = _string_ranks(dictionary)
-        # A file listing each query's judgments together: each ordered where it is.
-        grouped = native.grouped_order(codes, ranks, *buffers) if text is not None else None
-        if grouped is not None and text is not None:
-            del codes, buffers
-            rest = [grouped, dictionary, docs, grade_arr]
-            del grouped, dictionary, docs, grade_arr
-            return cls._native_grouped(rest, ranks, name=name, text=text)
         # int32 keys and permutation: codes are int32, so there are fewer than 2**31 queries
         keys = ranks.astype(np.int32)[codes]
         del codes
@@ -605,40 +598,39 @@ class Qrels:
         )
 
     @classmethod
-    def _native_grouped(
+    def _native_listed(
         cls,
-        columns: list[Any],
-        ranks: IntArray,
+        dictionary: pa.Array,
+        stretches: list[Any],
         *,
-        name: str,
         text: bytes | mmap.mmap,
-    ) -> Qrels | None:
-        """The rest of :meth:`_native_from_encoded` after ``native.grouped_order`` ordered
-        rows listed query by query: ``columns`` = ``[its result, dictionary, docs, grades]``
-        (the list emptied, each let go once used); each row's doc id read again from
-        ``text`` into its new place, and its grade moved there, from ``dest`` (row i goes to
-        row ``dest[i]``), in row order.
+        name: str,
+        split_at: int = -1,
+    ) -> Qrels | Literal["declined", "repeated"]:
+        """The qrels of a TREC text whose queries ``native.qrels_stretches`` found each on one
+        stretch of lines (``dictionary`` their ids, ``stretches`` a list of where each is,
+        emptied once used): every judgment read again from ``text`` into its final row
+        (``native.qrels_place``). ``"declined"`` where a grade is one the C parser declines,
+        ``"repeated"`` where a (query, doc) repeats: the other paths report them.
         """
         native = _accel.native
         assert native is not None
-        (dest_buf, offsets_buf, dupes), dictionary, docs, grade_arr = columns
-        columns.clear()
-        if dupes:
-            return None
-        if dest_buf is None:  # every row in place
-            grades: npt.NDArray[np.int32] = grade_arr.copy()
-        else:
-            n, wide = len(docs), pa.types.is_large_string(docs.type)
-            dest = np.frombuffer(dest_buf, dtype=np.int32 if n < 2**31 else np.int64)
-            old_offsets, base = docs.buffers()[1], docs.offset
-            del docs, dest_buf  # the doc bytes go: read again from the text below
-            offsets_out, grades_buf, wide_out = native.place_rows(
-                old_offsets, wide, base, n, dest, grade_arr
-            )
-            del old_offsets, grade_arr
-            grades = np.frombuffer(grades_buf, dtype=np.int32)
-            docs = _docs_from_text(text, dest, offsets_out, wide_out)
-            del dest
+        ranks = _string_ranks(dictionary)
+        placed = native.qrels_place(
+            text, isinstance(text, mmap.mmap), stretches.pop(), ranks, 2**31 - 1, split_at
+        )
+        if placed is None:
+            return "declined"
+        if placed == 1:
+            return "repeated"
+        offsets_buf, doc_offsets, doc_data, grades_buf, wide = placed
+        del placed
+        docs = pa.Array.from_buffers(
+            pa.large_string() if wide else pa.string(),
+            len(grades_buf) // 4,
+            [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
+        )
+        grades = np.frombuffer(grades_buf, dtype=np.int32)
         return cls._placed(dictionary, ranks, offsets_buf, docs, grades, name=name)
 
     @classmethod

@@ -21,7 +21,10 @@ Reading has three paths that give identical results: the C accelerator (``ragmet
 when built) for ASCII files with exactly the expected fields, Arrow's CSV parser for other
 regular single-delimiter files, and a line-by-line one that handles every other layout and
 produces the precise error (file, line, field, what was expected) for malformed input. Each
-fast path declines (returns ``None`` / raises ``ValueError``) rather than guess.
+fast path declines (returns ``None`` / raises ``ValueError``) rather than guess. Qrels that
+list each query's judgments together are read by the C accelerator in two passes over the
+text (each query's stretch of lines, then its judgments into their final rows), each in two
+threads; any other qrels file takes its general parser.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -147,22 +150,51 @@ def _native_columns(
         len(codes),
         [None, pa.py_buffer(doc_offsets), pa.py_buffer(doc_data)],
     )
+    dictionary = _query_dictionary(qid_offsets, qid_data)
+    return codes, dictionary, docs, values, (tag.decode("ascii") if tag is not None else None)
+
+
+def _query_dictionary(qid_offsets: Any, qid_data: Any) -> pa.Array:
+    """The C parsers' query ids (int64 offsets, bytes) as an Arrow string array."""
     # Query ids are few: narrow their offsets here rather than through Array.cast, which
     # would import pyarrow.compute (0.1 s) on the fast path.
     offsets64 = np.frombuffer(qid_offsets, dtype=np.int64)
     if offsets64[-1] < 2**31:
-        dictionary = pa.Array.from_buffers(
+        return pa.Array.from_buffers(
             pa.string(),
             len(offsets64) - 1,
             [None, pa.py_buffer(offsets64.astype(np.int32)), pa.py_buffer(qid_data)],
         )
-    else:
-        dictionary = pa.Array.from_buffers(
-            pa.large_string(),
-            len(offsets64) - 1,
-            [None, pa.py_buffer(qid_offsets), pa.py_buffer(qid_data)],
-        )
-    return codes, dictionary, docs, values, (tag.decode("ascii") if tag is not None else None)
+    return pa.Array.from_buffers(
+        pa.large_string(),
+        len(offsets64) - 1,
+        [None, pa.py_buffer(qid_offsets), pa.py_buffer(qid_data)],
+    )
+
+
+#: where the C reader of qrels listed query by query splits the text for its two threads: a
+#: byte position (the part after it starts on the next line), or None for the middle of a
+#: file of 1 MB or more (a smaller one is read in one part). Tests set it low.
+LISTED_SPLIT: int | None = None
+
+
+def _native_listed(data: bytes | mmap.mmap, name: str) -> Qrels | Literal["declined", "repeated"]:
+    """Qrels whose queries each have one stretch of lines, read by the C reader's two passes
+    (``qrels_stretches``, then ``Qrels._native_listed``); ``"declined"`` for any other file,
+    which ``parse_trec``'s path then reads, ``"repeated"`` where a judgment repeats (the
+    line-by-line path reports it)."""
+    native = _accel.native
+    if native is None:
+        return "declined"
+    split = -1 if LISTED_SPLIT is None else LISTED_SPLIT
+    found = native.qrels_stretches(data, isinstance(data, mmap.mmap), split)
+    if found is None:
+        return "declined"
+    dictionary = _query_dictionary(found[0], found[1])
+    # a list holding the only reference: the stretches are let go once placed
+    stretches = [found[2]]
+    del found
+    return Qrels._native_listed(dictionary, stretches, text=data, name=name, split_at=split)
 
 
 def _fast_table(
@@ -379,9 +411,12 @@ def read_trec_qrels(path: str | os.PathLike[str], *, name: str | None = None) ->
 def parse_trec_qrels(data: bytes | mmap.mmap, *, source: str, name: str) -> Qrels:
     """TREC qrels from the file's content ``data`` (``source`` names it in messages)."""
     _check_bom(data, source)
-    native = _native_columns(data, 1)
+    listed = _native_listed(data, name)
+    if isinstance(listed, Qrels):
+        return listed
+    native = _native_columns(data, 1) if listed == "declined" else None
     # parsed by C but not returned below: only repeated judgments make the C path decline
-    parsed_natively = native is not None
+    parsed_natively = native is not None or listed == "repeated"
     if native is not None:
         codes, dictionary, docs, values, _ = native
         parsed = [codes, dictionary, docs, np.frombuffer(values, dtype=np.int32)]
