@@ -333,7 +333,10 @@ class BlockMerger:
         if len(again):
             raise RepeatedQueryError(str(self.inputs.qrels.query_ids[int(again[0])]))
         self._seen[pos] = True
-        self._values[pos] = block.values
+        # column by column: a column's scattered writes go up one contiguous array (one
+        # 2-D fancy assignment of the rows into the column-major array took 1.6 times as long)
+        for j in range(block.values.shape[1]):
+            self._values[pos, j] = block.values[:, j]
         self._unjudged.update(block.unjudged)
         self._warnings.extend(block.warnings)
         self._outside += block.pool_outside

@@ -118,7 +118,7 @@ def evaluate_block_bytes(
     unjudged = names[~judged]
     values = compute(aligned, measures)
     if scanned is not None:
-        positions, values = positions[by_position], values[by_position]
+        positions, values = positions[by_position], _rows_taken(values, by_position)
     return BlockValues(
         query_index=positions,
         values=values,
@@ -145,12 +145,20 @@ def join_arguments(inputs: EvalInputs) -> tuple[object, ...] | None:
     )
 
 
+def _rows_taken(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values[rows]`` of a column-major (query × measure) array, column by column: one
+    gather per measure (a 2-D fancy index of column-major rows took twice as long)."""
+    out = np.empty((len(rows), values.shape[1]), dtype=values.dtype, order="F")
+    for j in range(values.shape[1]):
+        np.take(values[:, j], rows, out=out[:, j])
+    return out
+
+
 def _query_ids(offsets: bytearray, data: bytearray) -> np.ndarray:
     """The block's query ids (parse_trec's dictionary, in order of first line) as strings."""
     bounds = np.frombuffer(offsets, dtype=np.int64)
     strings = pa.Array.from_buffers(
         pa.large_string(), len(bounds) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    out = np.empty(len(bounds) - 1, dtype=object)
-    out[:] = strings.to_pylist()
-    return out
+    # fromiter: assigning the list to an empty object array looks for nested sequences in it
+    return np.fromiter(strings.to_pylist(), dtype=object, count=len(bounds) - 1)
