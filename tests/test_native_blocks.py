@@ -46,6 +46,10 @@ MEASURES = [
     "success@3",
 ]
 
+#: measures whose families read no query id (``reads_query_ids=False``): the block's ids'
+#: strings are made only for its unjudged queries
+CLASSICAL = ["ndcg@10", "ndcg_exp@5", "map", "recall@5", "mrr@10", "P@3", "bpref", "rprec"]
+
 
 def _compare(data: bytes, inputs: EvalInputs, names: list[str]) -> None:
     measures = resolve_measures(names, default_k=inputs.default_k)
@@ -86,6 +90,7 @@ def test_one_pass_equals_parse_and_evaluate(
         rel_level=rel_level,
     )
     _compare(data, inputs, MEASURES)
+    _compare(data, inputs, CLASSICAL)
 
 
 def test_repeated_docs_warned_as_the_reader_does(tmp_path: Path) -> None:
@@ -424,3 +429,42 @@ def test_scan_reads_lines_of_any_length(seed: int) -> None:
         one, two = _as_bytes(_scan(data, inputs, -1)), _as_bytes(_two_passes(data, inputs, -1))
     assert one is not None
     assert one == two
+
+
+def _families_reading_no_ids() -> list[str]:
+    from ragmeter.measures import REGISTRY
+
+    return sorted(f.name for f in REGISTRY.families() if not f.reads_query_ids)
+
+
+@pytest.mark.parametrize("family", _families_reading_no_ids())
+def test_families_said_to_read_no_ids_read_none(family: str) -> None:
+    """A family that says ``reads_query_ids=False`` gives the same values on an alignment
+    whose ids are :class:`UnreadId` (any use of one as text raises)."""
+    from dataclasses import replace
+
+    from ragmeter.core.align import align
+    from ragmeter.core.data import Qrels, Run
+    from ragmeter.evaluation.native_blocks import unread_ids
+    from ragmeter.measures import REGISTRY, parse_measure
+
+    spec = REGISTRY.family(family)
+    cut = "@0.5" if spec.cutoff_type is float else "@3"
+    name = family + ("" if spec.cutoff == "none" else cut)
+    run = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d4": 1.0}})
+    qrels = Qrels.from_dict({"q1": {"d1": 1, "d3": 2, "d9": 0}, "q2": {"d5": 1}, "q3": {"d6": 2}})
+    al = align(run, qrels)
+    m = parse_measure(name)
+    want = m.spec.compute(al, m)
+    got = m.spec.compute(replace(al, query_ids=unread_ids(al.n_queries)), m)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+def test_unread_ids_refuse_to_be_text() -> None:
+    from ragmeter.evaluation.native_blocks import unread_ids
+
+    ids = unread_ids(2)
+    for use in (str, repr, lambda q: f"{q}"):
+        with pytest.raises(RuntimeError, match="reads_query_ids"):
+            use(ids[0])
