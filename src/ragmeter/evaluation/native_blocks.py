@@ -89,11 +89,10 @@ def evaluate_block_bytes(
     ids_read = any(m.spec.reads_query_ids for m in measures)
     names = _query_ids(qid_offsets, qid_data) if ids_read or len(codes) < len(qpos) else None
     # block_align gives the judged queries by position, the scan in the block's order (it
-    # checked that each is there once): its values are put in position order afterwards,
-    # rows of a few floats a query instead of every item of every query
-    by_position = np.argsort(qpos[codes], kind="stable")
+    # checked that each is there once), which the block's values keep: a merge puts each
+    # query's row where its position says
     if scanned is None:
-        codes = codes[by_position]
+        codes = codes[np.argsort(qpos[codes], kind="stable")]
     positions = qpos[codes]
     aligned = Aligned(
         query_ids=names[codes] if names is not None and ids_read else unread_ids(len(codes)),
@@ -119,12 +118,9 @@ def evaluate_block_bytes(
             "each doc keeps its best-ranked occurrence",
         )
     unjudged = [] if names is None else names[~judged].tolist()
-    values = compute(aligned, measures)
-    if scanned is not None:
-        positions, values = positions[by_position], _rows_taken(values, by_position)
     return BlockValues(
         query_index=positions,
-        values=values,
+        values=compute(aligned, measures),
         unjudged=tuple(sorted(unjudged, key=str.encode)),
         warnings=warnings,
         retrieved=retrieved,
@@ -175,15 +171,6 @@ def join_arguments(inputs: EvalInputs) -> tuple[object, ...] | None:
         np.ascontiguousarray(qrels.grades, dtype=np.int32),
         -1 if inputs.depth is None else int(inputs.depth),
     )
-
-
-def _rows_taken(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``values[rows]`` of a column-major (query × measure) array, column by column: one
-    gather per measure (a 2-D fancy index of column-major rows took twice as long)."""
-    out = np.empty((len(rows), values.shape[1]), dtype=values.dtype, order="F")
-    for j in range(values.shape[1]):
-        np.take(values[:, j], rows, out=out[:, j])
-    return out
 
 
 def _query_ids(offsets: bytearray, data: bytearray) -> np.ndarray:
