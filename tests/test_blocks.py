@@ -192,3 +192,22 @@ def test_absent_queries_scored_in_blocks(
     if run_path.stat().st_size == 0:
         return
     _same(run_path, qrels_path, 200, "zero")
+
+
+def test_a_block_in_any_order_merges_and_names_the_first_repeated_query() -> None:
+    """The one-pass path gives a block's queries in the block's order: rows land at their
+    positions, and a repeated query is named as with ascending positions (the first in the
+    qrels' order)."""
+    from ragmeter.core.data import Qrels
+    from ragmeter.evaluation.blocks import BlockValues, RepeatedQueryError
+
+    qrels = Qrels.from_dict({"a": {"d": 1}, "b": {"d": 1}, "c": {"d": 1}})
+    inputs = EvalInputs(qrels=qrels)
+    measures = resolve_measures(["P@1"], default_k=inputs.default_k)
+    merger = BlockMerger("r", inputs, measures)
+    merger.add(BlockValues(np.array([2, 0]), np.array([[0.25], [0.5]], order="F")))
+    merger.add(BlockValues(np.array([1]), np.array([[1.0]], order="F")))
+    result, _ = merger.result()
+    assert result.values[:, 0].tolist() == [0.5, 1.0, 0.25]
+    with pytest.raises(RepeatedQueryError, match="'a'"):
+        merger.add(BlockValues(np.array([2, 0]), np.array([[0.0], [0.0]], order="F")))

@@ -47,17 +47,24 @@ MEASURES = [
     "success@3",
 ]
 
+#: measures whose families read no query id (``reads_query_ids=False``): the block's ids'
+#: strings are made only for its unjudged queries
+CLASSICAL = ["ndcg@10", "ndcg_exp@5", "map", "recall@5", "mrr@10", "P@3", "bpref", "rprec"]
+
 
 def _compare(data: bytes, inputs: EvalInputs, names: list[str]) -> None:
     measures = resolve_measures(names, default_k=inputs.default_k)
     fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
     assert fast is not None
     slow = evaluate_block(parse_trec_run(data, source="run.txt", name="r"), inputs, measures)
-    assert fast.query_index.tolist() == slow.query_index.tolist()
+    # the one-pass path keeps the block's order of queries: compared by position
+    here, there = np.argsort(fast.query_index), np.argsort(slow.query_index)
+    assert fast.query_index[here].tolist() == slow.query_index[there].tolist()
+    assert len(set(fast.query_index.tolist())) == len(fast.query_index)
     assert fast.values.shape == slow.values.shape
     # bit for bit: the same doubles, NaN where NaN
-    assert np.array_equal(fast.values, slow.values, equal_nan=True)
-    assert (np.nan_to_num(fast.values) == np.nan_to_num(slow.values)).all()
+    assert np.array_equal(fast.values[here], slow.values[there], equal_nan=True)
+    assert (np.nan_to_num(fast.values[here]) == np.nan_to_num(slow.values[there])).all()
     assert sorted(fast.unjudged) == sorted(slow.unjudged)
     assert fast.warnings == slow.warnings
     assert (fast.retrieved, fast.judged) == (slow.retrieved, slow.judged)
@@ -87,6 +94,7 @@ def test_one_pass_equals_parse_and_evaluate(
         rel_level=rel_level,
     )
     _compare(data, inputs, MEASURES)
+    _compare(data, inputs, CLASSICAL)
 
 
 def test_repeated_docs_warned_as_the_reader_does(tmp_path: Path) -> None:
@@ -160,7 +168,8 @@ def test_query_ids_found_by_their_whole_bytes(tmp_path: Path) -> None:
     measures = resolve_measures(["P@1", "num_ret"], default_k=inputs.default_k)
     fast = evaluate_block_bytes(data, inputs, measures, source="run.txt")
     assert fast is not None
-    assert fast.query_index.tolist() == [0, 1, 2]  # q1, q10, q2 in byte order
+    # q1, q10, q2 are 0, 1, 2 in byte order; the block's order is q1, q10, q2
+    assert fast.query_index.tolist() == [0, 1, 2]
     assert fast.values[:, 0].tolist() == [0.0, 1.0, 1.0]
     assert sorted(fast.unjudged) == ["q", "q100"]
     _compare(data, inputs, ["P@1", "num_ret"])
@@ -490,3 +499,42 @@ def test_scan_reads_lines_of_any_length(seed: int) -> None:
         one, two = _as_bytes(_scan(data, inputs, -1)), _as_bytes(_two_passes(data, inputs, -1))
     assert one is not None
     assert one == two
+
+
+def _families_reading_no_ids() -> list[str]:
+    from ragmeter.measures import REGISTRY
+
+    return sorted(f.name for f in REGISTRY.families() if not f.reads_query_ids)
+
+
+@pytest.mark.parametrize("family", _families_reading_no_ids())
+def test_families_said_to_read_no_ids_read_none(family: str) -> None:
+    """A family that says ``reads_query_ids=False`` gives the same values on an alignment
+    whose ids are :class:`UnreadId` (any use of one as text raises)."""
+    from dataclasses import replace
+
+    from ragmeter.core.align import align
+    from ragmeter.core.data import Qrels, Run
+    from ragmeter.evaluation.native_blocks import unread_ids
+    from ragmeter.measures import REGISTRY, parse_measure
+
+    spec = REGISTRY.family(family)
+    cut = "@0.5" if spec.cutoff_type is float else "@3"
+    name = family + ("" if spec.cutoff == "none" else cut)
+    run = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d4": 1.0}})
+    qrels = Qrels.from_dict({"q1": {"d1": 1, "d3": 2, "d9": 0}, "q2": {"d5": 1}, "q3": {"d6": 2}})
+    al = align(run, qrels)
+    m = parse_measure(name)
+    want = m.spec.compute(al, m)
+    got = m.spec.compute(replace(al, query_ids=unread_ids(al.n_queries)), m)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+def test_unread_ids_refuse_to_be_text() -> None:
+    from ragmeter.evaluation.native_blocks import unread_ids
+
+    ids = unread_ids(2)
+    for use in (str, repr, lambda q: f"{q}"):
+        with pytest.raises(RuntimeError, match="reads_query_ids"):
+            use(ids[0])

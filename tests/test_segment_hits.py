@@ -12,6 +12,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragmeter.core.align import NOT_JUDGED, Aligned
 from ragmeter.measures import parse_measure
@@ -165,3 +167,51 @@ def test_classical_measures_match_per_query_loops(seed: int) -> None:
         ]
         assert got.tolist() == want, (name, k)
         assert got.view(np.int64).tolist() == np.array(want).view(np.int64).tolist()
+
+
+@st.composite
+def _runs(draw: st.DrawFn) -> tuple[list[list[int]], int, np.ndarray | None]:
+    """Segments of grades, of one depth or of any lengths, a floor and cutoffs (one for
+    all, one per segment, or none)."""
+    grade = st.sampled_from([int(NOT_JUDGED), -1, 0, 1, 2, 3])
+    n = draw(st.integers(0, 8))
+    if draw(st.booleans()):  # a run cut at one depth (hits() reads segments by division)
+        depth = draw(st.integers(1, 12))
+        segs = [draw(st.lists(grade, min_size=depth, max_size=depth)) for _ in range(n)]
+    else:
+        segs = [draw(st.lists(grade, max_size=12)) for _ in range(n)]
+    floor = draw(st.sampled_from([0, 1, 2, 3]))
+    kind = draw(st.sampled_from(["none", "one", "each"]))
+    if kind == "none":
+        return segs, floor, None
+    if kind == "one":
+        k = draw(st.integers(0, 14))
+        return segs, floor, np.full(n, k, dtype=np.int64)
+    return segs, floor, np.array([draw(st.integers(0, 14)) for _ in segs], dtype=np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_runs())
+def test_hits_and_windows_match_per_segment_loops(run: tuple) -> None:
+    """hits() (a bisection per segment, or a division when every segment has one depth) and
+    hit_window() (a prefix count of the ranks within a cutoff, one cutoff for all or one per
+    segment) against loops over each segment."""
+    segs, floor, k = run
+    values, offsets = _csr(segs)
+    h = hits(values, offsets, floor)
+    flat, ranks, counts, per_segment, within = [], [], [], [], []
+    for s, seg in enumerate(segs):
+        found = [i for i, g in enumerate(seg) if g >= floor]
+        flat += [int(offsets[s]) + i for i in found]
+        ranks += [i + 1 for i in found]
+        counts += list(range(1, len(found) + 1))
+        per_segment.append(len(found))
+        within.append(len([i for i in found if k is None or i < k[s]]))
+    for name, want in [("index", flat), ("ranks", ranks), ("counts", counts)]:
+        got = getattr(h, name)
+        assert got.tolist() == want and got.dtype == np.int64, name
+    assert h.bounds.tolist() == np.cumsum([0, *per_segment]).tolist()
+    assert h.bounds.dtype == np.int64
+    lo, hi = hit_window(h, offsets, np.diff(offsets), k)
+    assert lo.tolist() == h.bounds[:-1].tolist()
+    assert (hi - lo).tolist() == within

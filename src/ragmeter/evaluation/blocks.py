@@ -52,7 +52,8 @@ class BlockValues:
     """The per-query values of one block of queries.
 
     Attributes:
-        query_index: position of each evaluated query in the qrels' queries (ascending).
+        query_index: position of each evaluated query in the qrels' queries (each once; in
+            the block's order on the one-pass path, ascending on the others).
         values: float64 values (query × measure), NaN where NA.
         unjudged: the block's run queries without judgments (not evaluated).
         warnings: the block run's own warnings (from reading it).
@@ -330,10 +331,13 @@ class BlockMerger:
         """Add one block's values; :class:`RepeatedQueryError` if it repeats a query."""
         pos = block.query_index
         again = pos[self._seen[pos]]
-        if len(again):
-            raise RepeatedQueryError(str(self.inputs.qrels.query_ids[int(again[0])]))
+        if len(again):  # the first in the qrels' order, whatever the block's
+            raise RepeatedQueryError(str(self.inputs.qrels.query_ids[int(again.min())]))
         self._seen[pos] = True
-        self._values[pos] = block.values
+        # column by column: a column's scattered writes go up one contiguous array (one
+        # 2-D fancy assignment of the rows into the column-major array took 1.6 times as long)
+        for j in range(block.values.shape[1]):
+            self._values[pos, j] = block.values[:, j]
         self._unjudged.update(block.unjudged)
         self._warnings.extend(block.warnings)
         self._outside += block.pool_outside

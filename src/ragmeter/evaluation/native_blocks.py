@@ -83,17 +83,19 @@ def evaluate_block_bytes(
         del parsed, qcode, doc_offsets, doc_data, scores
     qpos = np.frombuffer(out[0], dtype=np.int64)
     judged = qpos >= 0
-    names = _query_ids(qid_offsets, qid_data)
     codes = np.flatnonzero(judged)
+    # the ids' strings (4,500 a block) are made for the unjudged queries' names and for
+    # measures that read the judged ones' ids; the classical ones read only their number
+    ids_read = any(m.spec.reads_query_ids for m in measures)
+    names = _query_ids(qid_offsets, qid_data) if ids_read or len(codes) < len(qpos) else None
     # block_align gives the judged queries by position, the scan in the block's order (it
-    # checked that each is there once): its values are put in position order afterwards,
-    # rows of a few floats a query instead of every item of every query
-    by_position = np.argsort(qpos[codes], kind="stable")
+    # checked that each is there once), which the block's values keep: a merge puts each
+    # query's row where its position says
     if scanned is None:
-        codes = codes[by_position]
+        codes = codes[np.argsort(qpos[codes], kind="stable")]
     positions = qpos[codes]
     aligned = Aligned(
-        query_ids=names[codes],
+        query_ids=names[codes] if names is not None and ids_read else unread_ids(len(codes)),
         offsets=np.frombuffer(out[1], dtype=np.int64),
         grades=np.frombuffer(out[3], dtype=np.int32),
         run_rows=np.frombuffer(out[2], dtype=np.int32),  # type: ignore[arg-type]
@@ -115,18 +117,44 @@ def evaluate_block_bytes(
             f"{source}: {dupes} duplicate (query, doc) row(s) dropped; "
             "each doc keeps its best-ranked occurrence",
         )
-    unjudged = names[~judged]
-    values = compute(aligned, measures)
-    if scanned is not None:
-        positions, values = positions[by_position], values[by_position]
+    unjudged = [] if names is None else names[~judged].tolist()
     return BlockValues(
         query_index=positions,
-        values=values,
-        unjudged=tuple(sorted(unjudged.tolist(), key=str.encode)),
+        values=compute(aligned, measures),
+        unjudged=tuple(sorted(unjudged, key=str.encode)),
         warnings=warnings,
         retrieved=retrieved,
         judged=retrieved - int(np.count_nonzero(aligned.grades == NOT_JUDGED)),
     )
+
+
+class UnreadId:
+    """The id of a query in an alignment whose measures read no id (their families say
+    ``reads_query_ids=False``): using it as text is an error, never a wrong id."""
+
+    __slots__ = ()
+
+    def _refuse(self) -> str:
+        raise RuntimeError(
+            "a query id was read by a measure whose family says reads_query_ids=False"
+        )
+
+    def __str__(self) -> str:
+        return self._refuse()
+
+    def __repr__(self) -> str:
+        return self._refuse()
+
+    def __format__(self, spec: str) -> str:
+        return self._refuse()
+
+
+_UNREAD = UnreadId()
+
+
+def unread_ids(n: int) -> np.ndarray:
+    """``n`` :class:`UnreadId` (one object, ``n`` references: no string made)."""
+    return np.full(n, _UNREAD, dtype=object)
 
 
 def join_arguments(inputs: EvalInputs) -> tuple[object, ...] | None:
@@ -151,6 +179,5 @@ def _query_ids(offsets: bytearray, data: bytearray) -> np.ndarray:
     strings = pa.Array.from_buffers(
         pa.large_string(), len(bounds) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    out = np.empty(len(bounds) - 1, dtype=object)
-    out[:] = strings.to_pylist()
-    return out
+    # fromiter: assigning the list to an empty object array looks for nested sequences in it
+    return np.fromiter(strings.to_pylist(), dtype=object, count=len(bounds) - 1)

@@ -235,8 +235,8 @@ class PieceMerger:
         if parts is not None:
             held = self._owner[block.query_index]
             again = np.flatnonzero(held >= 0)
-            if len(again):
-                i = int(again[0])
+            if len(again):  # the first in the qrels' order, whatever the block's
+                i = int(again[np.argmin(block.query_index[again])])
                 query = str(self._qrels_ids[int(block.query_index[i])])
                 raise parts.repeated(query, int(held[i]), index)
             self._owner[block.query_index] = index

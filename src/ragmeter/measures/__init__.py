@@ -169,6 +169,10 @@ class Family:
     #: the family reads the retrieved doc ids and scores: the evaluation joins them onto the
     #: alignment (``side["item_doc_ids"]``, ``side["item_scores"]``)
     reads_run: bool = False
+    #: the family reads the evaluated queries' ids (a message naming a query, a custom
+    #: measure's rankings); ``False``: only how many there are, and an evaluation in blocks
+    #: need not make the ids' strings for it (:mod:`ragmeter.evaluation.native_blocks`)
+    reads_query_ids: bool = True
     #: whether a larger value is better (comparisons mark ▲ / ▼ by it); ``None``: neither;
     #: ``"unset"``: the comparison's tables decide (the built-in families)
     higher_is_better: bool | Literal["unset"] | None = "unset"
@@ -639,6 +643,7 @@ def register(
     context: bool = False,
     default_context: str = "the whole ranking",
     shared_head: bool = False,
+    reads_query_ids: bool = True,
 ) -> Callable[[Callable[[_A, Measure], FloatArray]], Callable[[_A, Measure], FloatArray]]:
     """Decorator registering a compute function ``(aligned, measure) -> values`` as a family.
 
@@ -667,6 +672,7 @@ def register(
                 context=context,
                 default_context=default_context,
                 shared_head=shared_head,
+                reads_query_ids=reads_query_ids,
             )
         )
         return fn

@@ -175,13 +175,29 @@ class Hits:
 def hits(values: npt.NDArray[np.integer[Any]], offsets: IntArray, floor: int) -> Hits:
     """The elements ``values[i] >= floor`` of the CSR segments ``offsets``."""
     index = np.flatnonzero(values >= floor)
-    bounds = np.searchsorted(index, offsets)
-    per_segment = np.diff(bounds)
-    first = np.repeat(offsets[:-1].astype(np.int64), per_segment)
-    ranks = index - first + 1
+    depth = _fixed_depth(offsets)
+    if depth:  # a run cut at one depth: a hit's segment and rank are a division away
+        shifted = index - int(offsets[0])
+        per_segment = np.bincount(shifted // depth, minlength=len(offsets) - 1)
+        bounds = np.zeros(len(offsets), dtype=np.int64)
+        np.cumsum(per_segment, out=bounds[1:])
+        ranks = shifted % depth + 1
+    else:
+        bounds = np.searchsorted(index, offsets)
+        per_segment = np.diff(bounds)
+        ranks = index - np.repeat(offsets[:-1].astype(np.int64), per_segment) + 1
     counts = np.arange(1, len(index) + 1, dtype=np.int64)
     counts -= np.repeat(bounds[:-1], per_segment)
     return Hits(index, bounds, ranks, counts)
+
+
+def _fixed_depth(offsets: IntArray) -> int:
+    """The length of every CSR segment when they all have one (> 0), else 0."""
+    if len(offsets) < 2:
+        return 0
+    lengths = np.diff(offsets)
+    depth = int(lengths[0])
+    return depth if depth > 0 and bool((lengths == depth).all()) else 0
 
 
 def leading_hits(offsets: IntArray, counts: IntArray) -> Hits:
@@ -207,8 +223,14 @@ def hit_window(
         return lo, hi
     if h.leading:  # the first min(k, hits) of them
         return lo, lo + np.minimum(k, hi - lo)
-    _, ends = _segment_ends(offsets, lengths, k)
-    return lo, np.searchsorted(h.index, ends)
+    # a segment's hits are in rank order: those within its cutoff are the first of them, as
+    # many as have a rank ≤ k (a prefix count over the hits; a bisection per segment took
+    # three times as long)
+    lowest = int(k.min())  # k has an element: not every k is ≥ its length
+    cut = lowest if lowest == int(k.max()) else np.repeat(k, hi - lo)
+    inside = np.zeros(len(h.ranks) + 1, dtype=np.int64)
+    np.cumsum(h.ranks <= cut, out=inside[1:])
+    return lo, lo + (inside[hi] - inside[lo])
 
 
 def hit_sums(terms: FloatArray, lo: IntArray, hi: IntArray) -> FloatArray:

@@ -31,6 +31,9 @@ from ragmeter.metrics._segments import (
 )
 from ragmeter.metrics.gains import gain_dcg, gain_ndcg, parse_gains
 
+#: the classical measures read the queries' number, never their ids
+_register = functools.partial(register, reads_query_ids=False)
+
 
 def _positive(value: int | float) -> str | None:
     return None if value > 0 else "must be > 0"
@@ -127,7 +130,7 @@ def _relevant_in_cutoff(al: Aligned, m: Measure) -> tuple[FloatArray, np.ndarray
     return (hi - lo).astype(np.float64), cutoff_per_query(al, m)
 
 
-@register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
+@_register("hit", cutoff="required", params=(REL_LEVEL,), aliases=("hit_rate",))
 def hit(al: Aligned, m: Measure) -> FloatArray:
     """hit@k = 1 if D_k ∩ Rel ≠ ∅ else 0 (R = 0 → 0).
 
@@ -137,14 +140,14 @@ def hit(al: Aligned, m: Measure) -> FloatArray:
     return (count > 0).astype(np.float64)
 
 
-@register("success", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY))
+@_register("success", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY))
 @honours_judged_only
 def success(al: Aligned, m: Measure) -> FloatArray:
     """success@k = 1 if a relevant item is in the top k else 0 (trec_eval ``success_k``)."""
     return hit(al, m)
 
 
-@register("precision", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY), aliases=("P", "prec"))
+@_register("precision", cutoff="required", params=(REL_LEVEL, JUDGED_ONLY), aliases=("P", "prec"))
 @honours_judged_only
 def precision(al: Aligned, m: Measure) -> FloatArray:
     """precision@k = |D_k ∩ Rel| / k (k stays k when fewer than k items were retrieved).
@@ -155,7 +158,7 @@ def precision(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(count, cutoff_denominator(al, k))
 
 
-@register("recall", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rec",))
+@_register("recall", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rec",))
 @honours_judged_only
 def recall(al: Aligned, m: Measure) -> FloatArray:
     """recall@k = |D_k ∩ Rel| / R (R = 0 → 0, as trec_eval).
@@ -166,7 +169,7 @@ def recall(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(count, al.num_relevant(rel_level(al, m)))
 
 
-@register("f1", cutoff="required", params=(REL_LEVEL,))
+@_register("f1", cutoff="required", params=(REL_LEVEL,))
 def f1(al: Aligned, m: Measure) -> FloatArray:
     """f1@k = 2·P@k·R@k / (P@k + R@k) = 2·|D_k ∩ Rel| / (k + R); 0 when both are 0.
 
@@ -177,7 +180,7 @@ def f1(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(2.0 * count, den)
 
 
-@register("mrr", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rr",))
+@_register("mrr", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("rr",))
 @honours_judged_only
 def mrr(al: Aligned, m: Measure) -> FloatArray:
     """RR = 1 / rank of the first relevant item (within k if given), else 0.
@@ -191,7 +194,7 @@ def mrr(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(np.ones(al.n_queries), first)
 
 
-@register("map", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("ap",))
+@_register("map", cutoff="optional", params=(REL_LEVEL, JUDGED_ONLY), aliases=("ap",))
 @honours_judged_only
 def average_precision(al: Aligned, m: Measure) -> FloatArray:
     """AP = Σ_{i≤n} P@i · rel_i / R, n = k or the whole ranking; R = 0 → 0.
@@ -206,7 +209,7 @@ def average_precision(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(hit_sums(terms, lo, hi), al.num_relevant(level))
 
 
-@register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
+@_register("gm_map", params=(REL_LEVEL,), aggregate="gmean")
 def gm_map(al: Aligned, m: Measure) -> FloatArray:
     """Per query AP; aggregated as the geometric mean exp(mean(log(max(AP, 1e-5)))).
 
@@ -215,7 +218,7 @@ def gm_map(al: Aligned, m: Measure) -> FloatArray:
     return average_precision(al, m)
 
 
-@register("rprec", params=(REL_LEVEL, JUDGED_ONLY), aliases=("Rprec", "r_precision", "R-prec"))
+@_register("rprec", params=(REL_LEVEL, JUDGED_ONLY), aliases=("Rprec", "r_precision", "R-prec"))
 @honours_judged_only
 def r_precision(al: Aligned, m: Measure) -> FloatArray:
     """R-prec = |D_R ∩ Rel| / R, precision at rank R; R = 0 → 0."""
@@ -284,7 +287,7 @@ def _dcg_of(al: Aligned, m: Measure, gain_fn: GainFn, *, ideal: bool) -> FloatAr
     return hit_sums(terms, lo, hi)
 
 
-@register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
+@_register("dcg", cutoff="optional", params=(GAINS, GRADED_REL_LEVEL))
 def dcg(al: Aligned, m: Measure) -> FloatArray:
     """DCG@k = Σ_{i≤k} gain_i / log2(i + 1), gain = grade (negative → 0), added in rank order.
 
@@ -297,7 +300,7 @@ def dcg(al: Aligned, m: Measure) -> FloatArray:
     return _dcg(al, m, _linear_gain)
 
 
-@register(
+@_register(
     "ndcg",
     cutoff="optional",
     params=(GAINS, GRADED_REL_LEVEL, JUDGED_ONLY),
@@ -319,14 +322,14 @@ def ndcg(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(_dcg(al, m, _linear_gain), _ideal_dcg(al, m, _linear_gain))
 
 
-@register("ndcg_exp", cutoff="optional", params=(GRADED_REL_LEVEL, JUDGED_ONLY))
+@_register("ndcg_exp", cutoff="optional", params=(GRADED_REL_LEVEL, JUDGED_ONLY))
 @honours_judged_only
 def ndcg_exp(al: Aligned, m: Measure) -> FloatArray:
     """nDCG@k with exponential gain 2^g − 1 (Burges et al.); IDCG = 0 → 0."""
     return safe_divide(_dcg(al, m, _exp_gain), _ideal_dcg(al, m, _exp_gain))
 
 
-@register("judged", cutoff="required")
+@_register("judged", cutoff="required")
 def judged(al: Aligned, m: Measure) -> FloatArray:
     """judged@k = |{d ∈ D_k : d has a judgment (grade ≥ 0)}| / k.
 
@@ -338,25 +341,25 @@ def judged(al: Aligned, m: Measure) -> FloatArray:
     )
 
 
-@register("num_ret", aggregate="sum")
+@_register("num_ret", aggregate="sum")
 def num_ret(al: Aligned, m: Measure) -> FloatArray:
     """Number of retrieved items (after any depth limit)."""
     return al.lengths.astype(np.float64)
 
 
-@register("num_rel", params=(REL_LEVEL,), aggregate="sum")
+@_register("num_rel", params=(REL_LEVEL,), aggregate="sum")
 def num_rel(al: Aligned, m: Measure) -> FloatArray:
     """R: number of judged relevant items (grade ≥ rel_level)."""
     return al.num_relevant(rel_level(al, m)).astype(np.float64)
 
 
-@register("num_rel_ret", params=(REL_LEVEL,), aggregate="sum")
+@_register("num_rel_ret", params=(REL_LEVEL,), aggregate="sum")
 def num_rel_ret(al: Aligned, m: Measure) -> FloatArray:
     """Number of relevant items retrieved."""
     return np.diff(_relevant_hits(al, m).bounds).astype(np.float64)
 
 
-@register("bpref", params=(REL_LEVEL,))
+@_register("bpref", params=(REL_LEVEL,))
 def bpref(al: Aligned, m: Measure) -> FloatArray:
     """bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)).
 
@@ -378,7 +381,7 @@ def bpref(al: Aligned, m: Measure) -> FloatArray:
     return safe_divide(hit_sums(1.0 - penalty, rel.bounds[:-1], rel.bounds[1:]), r)
 
 
-@register(
+@_register(
     "iprec_at_recall",
     cutoff="required",
     cutoff_type=float,
@@ -398,7 +401,7 @@ def iprec_at_recall(al: Aligned, m: Measure) -> FloatArray:
     return interpolated_precision(al, m, np.floor(x * r + 0.5).astype(np.int64))
 
 
-@register(
+@_register(
     "iprec",
     cutoff="required",
     cutoff_type=float,
