@@ -316,6 +316,30 @@ static inline int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) 
     return (na > nb) - (na < nb);
 }
 
+/* A stable merge sort `name(v, tmp, n)` of n elements of `type` by `before(a, b)` (a goes
+   first): an insertion sort at 16 elements or fewer, and no merge where the two sorted halves
+   are already in order (most inputs here nearly are); tmp holds n / 2 elements. */
+#define DEFINE_MERGE_SORT(name, type, before)                                                \
+    static void name(type *v, type *tmp, size_t n) {                                        \
+        if (n <= 16) {                                                                      \
+            for (size_t i = 1; i < n; i++) {                                                \
+                type x = v[i];                                                              \
+                size_t j = i;                                                               \
+                while (j > 0 && before(&x, &v[j - 1])) { v[j] = v[j - 1]; j--; }            \
+                v[j] = x;                                                                   \
+            }                                                                               \
+            return;                                                                         \
+        }                                                                                   \
+        size_t h = n / 2;                                                                   \
+        name(v, tmp, h);                                                                    \
+        name(v + h, tmp, n - h);                                                            \
+        if (!before(&v[h], &v[h - 1])) return;                                              \
+        memcpy(tmp, v, h * sizeof(type));                                                   \
+        size_t i = 0, j = h, k = 0;                                                         \
+        while (i < h && j < n) v[k++] = before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];         \
+        while (i < h) v[k++] = tmp[i++];                                                    \
+    }
+
 /* ---------------------------------------------------------------- number parsing */
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -1931,25 +1955,7 @@ static inline int judgment_before(const judgment *a, const judgment *b) {
     return cmp_bytes(a->p, a->n, b->p, b->n) < 0;
 }
 
-static void sort_judgments(judgment *v, judgment *tmp, size_t n) {
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            judgment x = v[i];
-            size_t j = i;
-            while (j > 0 && judgment_before(&x, &v[j - 1])) { v[j] = v[j - 1]; j--; }
-            v[j] = x;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    sort_judgments(v, tmp, h);
-    sort_judgments(v + h, tmp, n - h);
-    if (!judgment_before(&v[h], &v[h - 1])) return;
-    memcpy(tmp, v, h * sizeof(judgment));
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) v[k++] = judgment_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
-    while (i < h) v[k++] = tmp[i++];
-}
+DEFINE_MERGE_SORT(sort_judgments, judgment, judgment_before)
 
 /* ready_pages of the first (half 0) or second half of each of three outputs */
 typedef struct {
@@ -3257,25 +3263,7 @@ static inline int item_before(const scan_item *a, const scan_item *b) {
     return a->line < b->line;
 }
 
-static void merge_items(scan_item *v, scan_item *tmp, size_t n) {
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            scan_item x = v[i];
-            size_t j = i;
-            while (j > 0 && item_before(&x, &v[j - 1])) { v[j] = v[j - 1]; j--; }
-            v[j] = x;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    merge_items(v, tmp, h);
-    merge_items(v + h, tmp, n - h);
-    if (!item_before(&v[h], &v[h - 1])) return;
-    memcpy(tmp, v, h * sizeof(scan_item));
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) v[k++] = item_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
-    while (i < h) v[k++] = tmp[i++];
-}
+DEFINE_MERGE_SORT(merge_items, scan_item, item_before)
 
 /* A query's lines in the run's order. Runs are mostly written in that order already, save
    tied scores: an insertion sort costs a comparison a line and a move per line out of place;
@@ -3522,7 +3510,8 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
        table. */
     const int64_t lstamp = st->lstamp;
     st->lstamp += (int64_t)nl;
-#define LROW_IS_OURS(slot) ((uint64_t)(st->ltable[slot].row - lstamp) < (uint64_t)nl)
+    hashed_row *const ltable = st->ltable; /* in a local: the outputs' stores could alias it */
+#define LROW_IS_OURS(slot) ((uint64_t)(ltable[slot].row - lstamp) < (uint64_t)nl)
     /* bit (hash >> 58) of each judged doc: most items' bit is not set, no table probe */
     uint64_t judged_bits = 0;
     for (int64_t r = la; r < lb; r++) {
@@ -3533,8 +3522,8 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
         judged_bits |= 1ULL << (h >> 58);
         size_t slot = h & lmask;
         while (LROW_IS_OURS(slot)) slot = (slot + 1) & lmask;
-        st->ltable[slot].hash = h;
-        st->ltable[slot].row = lstamp + (r - la);
+        ltable[slot].hash = h;
+        ltable[slot].row = lstamp + (r - la);
     }
     int32_t *out_rows = (int32_t *)st->rows.p + st->w;
     int32_t *out_grades = (int32_t *)st->grades.p + st->w;
@@ -3542,7 +3531,6 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
     /* the state's fields in locals: the outputs' stores could alias them, and would have
        them loaded again for every item */
     int32_t *const table = st->table;
-    const hashed_row *const ltable = st->ltable;
     const int32_t *const lgrades = st->lgrades;
     const int64_t *const rank_of = st->rank_of;
     const int64_t limit = st->depth >= 0 ? st->depth : INT64_MAX;
@@ -3553,8 +3541,7 @@ CLONED static int scan_finish(scan_state *st, int32_t code, const char *p, size_
         int64_t hit = -1;
         /* the first row of the doc's (linear probing finds the earliest inserted first) */
         if (judged_bits >> (v[i].hash >> 58) & 1) {
-            for (size_t slot = v[i].hash & lmask;
-                 (uint64_t)(ltable[slot].row - lstamp) < (uint64_t)nl; slot = (slot + 1) & lmask) {
+            for (size_t slot = v[i].hash & lmask; LROW_IS_OURS(slot); slot = (slot + 1) & lmask) {
                 if (ltable[slot].hash != v[i].hash) continue;
                 const int64_t row = la + (ltable[slot].row - lstamp);
                 const char *d;
