@@ -32,6 +32,24 @@ def _csr(segs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return values, offsets
 
 
+def _expected_hits(
+    segs: list[list[int]], offsets: np.ndarray, floor: int
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """By a loop over each segment: the hits' flat indices, their 1-based ranks, their running
+    counts within the segment, and each segment's number of hits."""
+    flat: list[int] = []
+    ranks: list[int] = []
+    counts: list[int] = []
+    per_segment: list[int] = []
+    for s, seg in enumerate(segs):
+        found = [i for i, g in enumerate(seg) if g >= floor]
+        flat += [int(offsets[s]) + i for i in found]
+        ranks += [i + 1 for i in found]
+        counts += list(range(1, len(found) + 1))
+        per_segment.append(len(found))
+    return flat, ranks, counts, per_segment
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_hits_are_the_elements_at_or_above_the_floor(seed: int) -> None:
     rng = random.Random(seed)
@@ -39,13 +57,7 @@ def test_hits_are_the_elements_at_or_above_the_floor(seed: int) -> None:
     values, offsets = _csr(segs)
     floor = rng.choice([0, 1, 2])
     h = hits(values, offsets, floor)
-    flat, ranks, counts, per_segment = [], [], [], []
-    for s, seg in enumerate(segs):
-        found = [i for i, g in enumerate(seg) if g >= floor]
-        flat += [int(offsets[s]) + i for i in found]
-        ranks += [i + 1 for i in found]
-        counts += list(range(1, len(found) + 1))
-        per_segment.append(len(found))
+    flat, ranks, counts, per_segment = _expected_hits(segs, offsets, floor)
     assert h.index.tolist() == flat
     assert h.ranks.tolist() == ranks
     assert h.counts.tolist() == counts
@@ -199,14 +211,11 @@ def test_hits_and_windows_match_per_segment_loops(run: tuple) -> None:
     segs, floor, k = run
     values, offsets = _csr(segs)
     h = hits(values, offsets, floor)
-    flat, ranks, counts, per_segment, within = [], [], [], [], []
-    for s, seg in enumerate(segs):
-        found = [i for i, g in enumerate(seg) if g >= floor]
-        flat += [int(offsets[s]) + i for i in found]
-        ranks += [i + 1 for i in found]
-        counts += list(range(1, len(found) + 1))
-        per_segment.append(len(found))
-        within.append(len([i for i in found if k is None or i < k[s]]))
+    flat, ranks, counts, per_segment = _expected_hits(segs, offsets, floor)
+    within = [
+        sum(1 for i, g in enumerate(seg) if g >= floor and (k is None or i < k[s]))
+        for s, seg in enumerate(segs)
+    ]
     for name, want in [("index", flat), ("ranks", ranks), ("counts", counts)]:
         got = getattr(h, name)
         assert got.tolist() == want and got.dtype == np.int64, name
